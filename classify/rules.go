@@ -1,0 +1,168 @@
+package classify
+
+import "strings"
+
+// codeClass maps specific upstream codes and types (lower case) to a class.
+// These win over wording and status: a provider that says
+// "server_is_overloaded" means it.
+var codeClass = map[string]Class{
+	// capacity
+	"server_is_overloaded":     Capacity,
+	"server_overloaded":        Capacity, // Codex session files: codex_error_info
+	"slow_down":                Capacity,
+	"overloaded_error":         Capacity,
+	"model_capacity_exhausted": Capacity,
+	"unavailable":              Capacity, // Gemini 503 UNAVAILABLE
+	// rate limits
+	"rate_limit_exceeded": RateLimit,
+	"rate_limit_error":    RateLimit,
+	"tokens":              RateLimit, // OpenAI 429 type for TPM
+	"requests":            RateLimit, // OpenAI 429 type for RPM
+	"tokens_usage_based":  RateLimit,
+	// quota and billing
+	"insufficient_quota":                Quota,
+	"credit_balance_exhausted":          Quota,
+	"organization_spend_limit_exceeded": Quota,
+	"project_spend_limit_exceeded":      Quota,
+	"organization_usage_limit_exceeded": Quota,
+	"usage_limit_reached":               Quota,
+	"billing_hard_limit_reached":        Quota,
+	"billing_not_active":                Quota,
+	"billing_error":                     Quota,
+	"enforced_spend_limit_reached":      Quota,
+	// auth
+	"invalid_api_key":                      Auth,
+	"invalid_authentication":               Auth,
+	"authentication_error":                 Auth,
+	"permission_error":                     Auth,
+	"unauthenticated":                      Auth,
+	"permission_denied":                    Auth,
+	"api_key_invalid":                      Auth,
+	"account_deactivated":                  Auth,
+	"unsupported_country_region_territory": Auth,
+	"invalid_organization":                 Auth,
+	// model
+	"model_not_found": ModelNotFound,
+	// context window
+	"context_length_exceeded": ContextLength,
+	// content
+	"content_policy_violation": ContentFilter,
+	"content_filter":           ContentFilter,
+	// server / timeout
+	"internal_error":    ServerError,
+	"internal":          ServerError,
+	"timeout_error":     Timeout,
+	"deadline_exceeded": Timeout,
+	"request_too_large": BadRequest,
+}
+
+// weakCodes name a family, not a cause: they count only when neither the
+// wording nor a specific code says more.
+var weakCodes = map[string]Class{
+	"invalid_request_error":     BadRequest,
+	"invalid_argument":          BadRequest,
+	"failed_precondition":       BadRequest,
+	"not_found_error":           ModelNotFound,
+	"not_found":                 ModelNotFound,
+	"api_error":                 ServerError,
+	"server_error":              ServerError,
+	"resource_exhausted":        RateLimit, // refined by Gemini quota ids
+	"service_unavailable_error": Capacity,
+}
+
+type rule struct {
+	class    Class
+	provider Provider
+	phrases  []string
+}
+
+// rules are tried in order on the lower-cased message or line. Order encodes
+// precedence: provider-side signals (capacity, quota, rate, auth, request
+// shape) before transport wording, so that "stream disconnected before
+// completion: Our servers are currently overloaded" is capacity, while a bare
+// "connection reset by peer" stays network.
+var rules = []rule{
+	{Capacity, OpenAI, []string{"selected model is at capacity", "server_is_overloaded", "servers are currently overloaded", "server is overloaded or not ready", "slow_down", "we're currently experiencing high demand"}},
+	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}},
+	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
+	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity"}},
+	// Gemini quota ids carry the period: PerDay is quota, PerMinute a rate limit.
+	{Quota, Gemini, []string{"perday", "per day"}},
+	{RateLimit, Gemini, []string{"perminute", "per minute"}},
+	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "you've hit your usage limit", "usage_limit_reached", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}},
+	{Quota, Anthropic, []string{"credit balance is too low", "enforced_spend_limit_reached", "billing_error"}},
+	{Quota, NoGuess, []string{"quota exceeded", "exceeded your current quota", "check your plan and billing", "usage limit", "spend limit", "out of credits", "insufficient credits", "billing"}},
+	{RateLimit, OpenAI, []string{"rate_limit_exceeded", "rate limit reached for", "requests per min", "tokens per min"}},
+	{RateLimit, Anthropic, []string{"rate_limit_error", "would exceed the rate limit", "would exceed your organization's rate limit"}},
+	{RateLimit, NoGuess, []string{"rate limit", "rate-limit", "ratelimit", "too many requests", "resource has been exhausted", "resource_exhausted"}},
+	{Auth, OpenAI, []string{"incorrect api key provided", "invalid_api_key", "you didn't provide an api key", "codex login"}},
+	{Auth, Anthropic, []string{"invalid x-api-key", "authentication_error", "oauth token has expired", "please run /login", "invalid bearer token"}},
+	{Auth, Gemini, []string{"api key not valid", "api_key_invalid"}},
+	{Auth, NoGuess, []string{"invalid api key", "api key is invalid", "missing api key", "no api key", "unauthorized", "unauthenticated", "authentication failed", "not logged in", "permission denied", "permission_denied", "does not have permission", "forbidden", "token expired", "access denied"}},
+	{ContextLength, OpenAI, []string{"context_length_exceeded", "maximum context length", "exceeds the context window", "ran out of room in the model's context window"}},
+	{ContextLength, Anthropic, []string{"prompt is too long"}},
+	{ContextLength, Gemini, []string{"input token count"}},
+	{ContextLength, NoGuess, []string{"context window", "context length", "too many tokens", "maximum number of tokens"}},
+	{ModelNotFound, OpenAI, []string{"model_not_found", "does not exist or you do not have access to it"}},
+	{ModelNotFound, Gemini, []string{"is not found for api version"}},
+	{ModelNotFound, NoGuess, []string{"model not found", "unknown model", "no such model", "invalid model", "model does not exist"}},
+	{ContentFilter, NoGuess, []string{"content_policy_violation", "content policy", "content filter", "content_filter", "safety system", "flagged as potentially violating"}},
+	{Timeout, NoGuess, []string{"idle timeout", "timed out", "timeout", "deadline exceeded", "deadline_exceeded", "etimedout"}},
+	{Network, NoGuess, []string{"stream disconnected", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}},
+	{ServerError, NoGuess, []string{"server had an error", "internal server error", "internal error", "bad gateway", "api_error"}},
+}
+
+// matchRules returns the first rule matching the lower-cased text.
+func matchRules(lower string) (Class, Provider, bool) {
+	for _, r := range rules {
+		for _, p := range r.phrases {
+			if strings.Contains(lower, p) {
+				return r.class, r.provider, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// statusClass is the fallback when neither code nor wording decides.
+func statusClass(status int, lowerMsg string) Class {
+	switch {
+	case status >= 200 && status < 300:
+		return OK
+	case status == 401 || status == 403:
+		return Auth
+	case status == 402:
+		return Quota
+	case status == 404:
+		if strings.Contains(lowerMsg, "model") {
+			return ModelNotFound
+		}
+		return BadRequest
+	case status == 408 || status == 504:
+		return Timeout
+	case status == 413:
+		return BadRequest
+	case status == 429:
+		return RateLimit
+	case status == 503 || status == 529:
+		return Capacity
+	case status >= 500 && status < 600:
+		return ServerError
+	case status >= 400 && status < 500:
+		return BadRequest
+	}
+	return Unknown
+}
+
+// guessText guesses the provider from words in a line.
+func guessText(lower string) Provider {
+	switch {
+	case strings.Contains(lower, "anthropic") || strings.Contains(lower, "claude") || strings.Contains(lower, "api error: 5") && strings.Contains(lower, "overloaded"):
+		return Anthropic
+	case strings.Contains(lower, "gemini") || strings.Contains(lower, "googleapis") || strings.Contains(lower, "[api error: got status"):
+		return Gemini
+	case strings.Contains(lower, "openai") || strings.Contains(lower, "codex") || strings.Contains(lower, "gpt-") || strings.Contains(lower, "chatgpt") || strings.Contains(lower, "unexpected status"):
+		return OpenAI
+	}
+	return ""
+}

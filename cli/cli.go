@@ -1,0 +1,137 @@
+// Package cli is spillway's command line: one cobra command per capability,
+// each a thin layer over the package that does the work.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/config"
+)
+
+// Version is set at build time with -ldflags "-X github.com/spillway/spillway/cli.Version=v1.2.3".
+var Version = ""
+
+// Exit codes shared by every command.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// App is one invocation's environment. Tests build their own.
+type App struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+
+	configPath string // --config
+}
+
+// exitError carries a specific exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func fail(code int, format string, a ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, a...)}
+}
+
+// Run executes spillway with args and returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+	return app.Run(ctx, args)
+}
+
+// Run executes one command line.
+func (a *App) Run(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(a.Stdin)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(a.Stderr, "spillway:", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command or flag, wrong argument count
+	fmt.Fprintln(a.Stderr, "spillway:", err)
+	fmt.Fprintln(a.Stderr, "Run 'spillway help' for usage.")
+	return ExitUsage
+}
+
+func (a *App) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "spillway",
+		Short: "Keep coding agents and LLM scripts working when a model is at capacity",
+		Long: `spillway tells capacity errors ("Selected model is at capacity", Anthropic 529,
+Gemini 503 "The model is overloaded") apart from every other failure and acts on
+each the right way: fall back to the next model of the tier chain, wait, or fail
+fast with a clear reason.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "configuration file (default $SPILLWAY_CONFIG or ~/.config/spillway/spillway.yaml)")
+	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd())
+	return root
+}
+
+// loadConfig reads the configuration named by --config, or the default file
+// if it exists, or the built-in defaults.
+func (a *App) loadConfig() (*config.Config, error) {
+	path, err := config.Find(a.configPath, a.Getenv)
+	if err != nil {
+		return nil, &exitError{code: ExitFail, err: err}
+	}
+	c, err := config.Load(path, a.Getenv)
+	if err != nil {
+		return nil, &exitError{code: ExitFail, err: err}
+	}
+	return c, nil
+}
+
+func (a *App) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := Version
+			rev := ""
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				if v == "" {
+					v = bi.Main.Version
+				}
+				for _, s := range bi.Settings {
+					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+						rev = " " + s.Value[:12]
+					}
+				}
+			}
+			if v == "" {
+				v = "(devel)"
+			}
+			fmt.Fprintf(a.Stdout, "spillway %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/classify/classifytest"
+)
+
+// run executes one spillway command line in-process.
+func run(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &App{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	code = app.Run(context.Background(), args)
+	return out.String(), errb.String(), code
+}
+
+func TestExplainCorpus(t *testing.T) {
+	for _, e := range classifytest.Load(t, "../testdata/classify") {
+		t.Run(e.File+"/"+e.Name, func(t *testing.T) {
+			args := []string{"explain", "--json"}
+			for k, v := range e.Headers {
+				args = append(args, "--header", k+": "+v)
+			}
+			stdin := ""
+			switch {
+			case e.Event != "":
+				stdin = fmt.Sprintf("event: %s\ndata: %s\n\n", e.Event, e.Body)
+			case e.Status != 0:
+				args = append(args, "--status", fmt.Sprint(e.Status))
+				stdin = e.Body
+			default:
+				stdin = e.Text
+			}
+			if strings.TrimSpace(stdin) == "" {
+				stdin = " " // explain refuses empty input; an empty 503 body is given as a blank
+				if e.Status == 0 {
+					t.Skip("no input")
+				}
+				args = append(args, " ")
+			} else {
+				args = append(args, "-")
+			}
+			out, errOut, code := run(t, nil, stdin, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got struct {
+				Class       string  `json:"class"`
+				Provider    string  `json:"provider"`
+				Retryable   bool    `json:"retryable"`
+				WaitSeconds float64 `json:"wait_seconds"`
+				Summary     string  `json:"summary"`
+				Action      string  `json:"action"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("bad json %q: %v", out, err)
+			}
+			if got.Class != e.Want.Class {
+				t.Errorf("class = %s, want %s", got.Class, e.Want.Class)
+			}
+			if e.Want.Provider != "" && got.Provider != e.Want.Provider {
+				t.Errorf("provider = %s, want %s", got.Provider, e.Want.Provider)
+			}
+			if e.Want.Retryable != nil && got.Retryable != *e.Want.Retryable {
+				t.Errorf("retryable = %v, want %v", got.Retryable, *e.Want.Retryable)
+			}
+			if w, ok := e.WantWait(t); ok && e.Now == "" && math.Abs(got.WaitSeconds-w.Seconds()) > 1e-6 {
+				t.Errorf("wait_seconds = %v, want %v", got.WaitSeconds, w.Seconds())
+			}
+			if got.Summary == "" || got.Action == "" {
+				t.Errorf("no summary/action: %s", out)
+			}
+		})
+	}
+}
+
+func TestExplainHuman(t *testing.T) {
+	out, _, code := run(t, nil, "", "explain", "ERROR: Selected model is at capacity. Please try a different model.")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := "capacity: the model's shared pool is full; this is not your account. Switch model or wait; spillway serve does it for you."
+	if first, _, _ := strings.Cut(out, "\n"); first != want {
+		t.Fatalf("first line = %q\nwant %q", first, want)
+	}
+	if !strings.Contains(out, "provider:  openai") || !strings.Contains(out, "retry:     yes") {
+		t.Fatalf("details missing:\n%s", out)
+	}
+}
+
+func TestExplainUsageErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"empty stdin", "", []string{"explain"}, "nothing to explain"},
+		{"bad header", "", []string{"explain", "--header", "nocolon", "x"}, "write it as 'Name: value'"},
+		{"bad status", "", []string{"explain", "--status", "999", "x"}, "from 100 to 599"},
+		{"huge input", strings.Repeat("x", maxExplainInput+10), []string{"explain", "-"}, "larger than 4 MiB"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, code := run(t, nil, c.stdin, c.args...)
+			if code != ExitUsage || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut, ExitUsage, c.want)
+			}
+		})
+	}
+}
+
+func TestExplainSecretsNeverPrinted(t *testing.T) {
+	body := `{"error":{"message":"Incorrect API key provided: sk-proj-AAAABBBBCCCCDDDDEEEE.","type":"invalid_request_error","code":"invalid_api_key"}}`
+	out, _, _ := run(t, nil, body, "explain", "--status", "401", "-")
+	if strings.Contains(out, "AAAABBBBCCCC") {
+		t.Fatalf("key printed:\n%s", out)
+	}
+	if !strings.Contains(out, "auth:") {
+		t.Fatalf("not auth:\n%s", out)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	out, _, code := run(t, nil, "", "config", "check")
+	if code != 0 || !strings.Contains(out, "# ok: built-in defaults") || !strings.Contains(out, "gpt-6-astra") {
+		t.Fatalf("defaults: exit %d\n%s", code, out)
+	}
+	out, _, code = run(t, map[string]string{"OPENAI_API_KEY": "sk-proj-TOPSECRETTOPSECRET"}, "", "config", "check", "../testdata/config/good/custom.yaml")
+	if code != 0 || !strings.Contains(out, "custom.yaml over the built-in defaults") || !strings.Contains(out, "gpt-6-mini") {
+		t.Fatalf("good file: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out, "TOPSECRET") || !strings.Contains(out, "env:OPENAI_API_KEY (set)") {
+		t.Fatalf("secret not masked:\n%s", out)
+	}
+	_, errOut, code := run(t, nil, "", "config", "check", "../testdata/config/bad/unknown_tier.yaml")
+	if code != ExitFail || !strings.Contains(errOut, "unknown_tier.yaml:4:11: models.my-model.tier: unknown tier \"huge\"; allowed: heavy, medium, light") {
+		t.Fatalf("bad file: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = run(t, nil, "", "config", "check", "does-not-exist.yaml")
+	if code != ExitFail || !strings.Contains(errOut, "does-not-exist.yaml") {
+		t.Fatalf("missing file: exit %d\n%s", code, errOut)
+	}
+	// --config and SPILLWAY_CONFIG are honoured
+	out, _, code = run(t, map[string]string{"SPILLWAY_CONFIG": "../testdata/config/good/custom.yaml"}, "", "config", "check", "-q")
+	if code != 0 || !strings.Contains(out, "ok: ../testdata/config/good/custom.yaml") {
+		t.Fatalf("SPILLWAY_CONFIG: exit %d\n%s", code, out)
+	}
+}
+
+func TestInit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "spillway.yaml")
+	out, _, code := run(t, nil, "", "init", path)
+	if code != 0 || !strings.Contains(out, "wrote "+path) {
+		t.Fatalf("init: exit %d\n%s", code, out)
+	}
+	if _, _, code := run(t, nil, "", "config", "check", "-q", path); code != 0 {
+		t.Fatal("starter file does not pass config check")
+	}
+	os.WriteFile(path, []byte("listen: 127.0.0.1:1\n"), 0o600)
+	_, errOut, code := run(t, nil, "", "init", path)
+	if code != ExitFail || !strings.Contains(errOut, "already exists; use --force") {
+		t.Fatalf("overwrite without --force: exit %d\n%s", code, errOut)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "listen: 127.0.0.1:1\n" {
+		t.Fatal("file changed without --force")
+	}
+	if _, _, code := run(t, nil, "", "init", "--force", path); code != 0 {
+		t.Fatal("--force failed")
+	}
+	if b, _ := os.ReadFile(path + ".bak"); string(b) != "listen: 127.0.0.1:1\n" {
+		t.Fatal("no backup kept")
+	}
+	// default location under HOME
+	home := t.TempDir()
+	if _, _, code := run(t, map[string]string{"HOME": home}, "", "init"); code != 0 {
+		t.Fatal("init to default path failed")
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "spillway", "spillway.yaml")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	out, _, code := run(t, nil, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "spillway ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	_, errOut, code := run(t, nil, "", "no-such-command")
+	if code != ExitUsage || !strings.Contains(errOut, "unknown command") {
+		t.Fatalf("unknown command: %d %q", code, errOut)
+	}
+	out, _, code = run(t, nil, "", "help")
+	if code != 0 || !strings.Contains(out, "explain") || !strings.Contains(out, "config") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+}

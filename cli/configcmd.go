@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/config"
+)
+
+func (a *App) configCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check and show the configuration",
+	}
+	var quiet bool
+	check := &cobra.Command{
+		Use:   "check [FILE]",
+		Short: "Validate a configuration file and print the effective configuration (secrets masked)",
+		Example: `  spillway config check
+  spillway config check ./spillway.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				a.configPath = args[0]
+			}
+			c, err := a.loadConfig()
+			if err != nil {
+				var ee *exitError
+				var ce *config.Error
+				if errors.As(err, &ee) && errors.As(ee.err, &ce) {
+					fmt.Fprintln(a.Stderr, ce.Error())
+					return fail(ExitFail, "%d problem(s) in %s", len(ce.Problems), ce.Problems[0].File)
+				}
+				return err
+			}
+			for _, w := range c.Warnings {
+				fmt.Fprintln(a.Stderr, "warning:", w)
+			}
+			src := "built-in defaults (no configuration file)"
+			if c.Source != "" {
+				src = c.Source + " over the built-in defaults"
+			}
+			if quiet {
+				fmt.Fprintf(a.Stdout, "ok: %s\n", src)
+				return nil
+			}
+			out, err := c.Effective()
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			fmt.Fprintf(a.Stdout, "# ok: %s; %d models, %d chains; secrets masked\n", src, len(c.Models), len(c.Chains))
+			_, err = a.Stdout.Write(out)
+			return err
+		},
+	}
+	check.Flags().BoolVarP(&quiet, "quiet", "q", false, "only say whether the file is valid")
+	cmd.AddCommand(check)
+	return cmd
+}
+
+func (a *App) initCmd() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init [PATH]",
+		Short: "Write a commented starter configuration file",
+		Long: `init writes a commented starter file (default: $SPILLWAY_CONFIG or
+~/.config/spillway/spillway.yaml). It refuses to overwrite an existing file
+unless --force is given; the old file is then kept as PATH.bak.`,
+		Example: `  spillway init
+  spillway init ./spillway.yaml --force`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := config.DefaultPath(a.Getenv)
+			if a.configPath != "" {
+				path = a.configPath
+			}
+			if len(args) == 1 {
+				path = args[0]
+			}
+			if _, err := os.Stat(path); err == nil {
+				if !force {
+					return fail(ExitFail, "%s already exists; use --force to overwrite it (the old file is kept as %s.bak)", path, path)
+				}
+				old, err := os.ReadFile(path)
+				if err != nil {
+					return fail(ExitFail, "%w", err)
+				}
+				if err := os.WriteFile(path+".bak", old, 0o600); err != nil {
+					return fail(ExitFail, "keeping a backup: %w", err)
+				}
+				fmt.Fprintf(a.Stderr, "kept the old file as %s.bak\n", path)
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return fail(ExitFail, "%w", err)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			if err := os.WriteFile(path, config.Starter, 0o600); err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			fmt.Fprintf(a.Stdout, "wrote %s\ncheck it with: spillway config check %s\n", path, path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file (keeping it as .bak)")
+	return cmd
+}

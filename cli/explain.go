@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/classify"
+)
+
+// maxExplainInput bounds what explain reads from stdin.
+const maxExplainInput = 4 << 20
+
+func (a *App) explainCmd() *cobra.Command {
+	var (
+		asJSON   bool
+		status   int
+		headers  []string
+		provider string
+	)
+	cmd := &cobra.Command{
+		Use:   "explain [TEXT | -]",
+		Short: "Tell what kind of failure an error is, and what to do",
+		Long: `explain classifies an error: a line printed by Codex CLI, Claude Code or Gemini
+CLI, a response body (with --status and --header), an SSE error event, or a log
+line. With no TEXT, or with -, it reads standard input.
+
+Classes: capacity, rate_limit, quota, auth, model_not_found, context_length,
+bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
+		Example: `  spillway explain "ERROR: Selected model is at capacity. Please try a different model."
+  spillway explain --status 429 --header 'retry-after: 20' '{"error":{"code":"rate_limit_exceeded","message":"..."}}'
+  codex exec "fix the tests" 2>&1 | spillway explain --json -`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := a.explainInput(args)
+			if err != nil {
+				return err
+			}
+			h := http.Header{}
+			for _, kv := range headers {
+				k, v, ok := strings.Cut(kv, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return fail(ExitUsage, "--header %q: write it as 'Name: value'", kv)
+				}
+				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+			}
+			if status != 0 && (status < 100 || status > 599) {
+				return fail(ExitUsage, "--status %d: an HTTP status is from 100 to 599", status)
+			}
+			in := classify.Input{Header: h, Provider: classify.Provider(provider), Now: time.Now()}
+			if status != 0 {
+				in.Status, in.Body = status, []byte(text)
+			} else {
+				in.Text = text
+			}
+			v := classify.Classify(in)
+			if asJSON {
+				enc := json.NewEncoder(a.Stdout)
+				return enc.Encode(v)
+			}
+			writeVerdict(a.Stdout, v)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"class","provider","retryable","wait_seconds","summary","action"}`)
+	cmd.Flags().IntVar(&status, "status", 0, "HTTP status of the response; TEXT is then its body")
+	cmd.Flags().StringArrayVar(&headers, "header", nil, "a response header 'Name: value' (repeatable), e.g. retry-after")
+	cmd.Flags().StringVar(&provider, "provider", "", "provider hint when the text does not tell: openai, anthropic, gemini")
+	return cmd
+}
+
+func (a *App) explainInput(args []string) (string, error) {
+	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
+		return strings.Join(args, " "), nil
+	}
+	if f, ok := a.Stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return "", fail(ExitUsage, "give the error as TEXT, or pipe it in: ... 2>&1 | spillway explain -")
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(a.Stdin, maxExplainInput+1))
+	if err != nil {
+		return "", fail(ExitFail, "reading standard input: %w", err)
+	}
+	if len(b) > maxExplainInput {
+		return "", fail(ExitUsage, "input is larger than %d MiB; pass the error lines, not the whole log", maxExplainInput>>20)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fail(ExitUsage, "nothing to explain: standard input was empty")
+	}
+	return string(b), nil
+}
+
+func writeVerdict(w io.Writer, v classify.Verdict) {
+	fmt.Fprintln(w, v.String())
+	retry := "no"
+	if v.Retryable {
+		retry = "yes"
+	}
+	if v.Wait > 0 {
+		retry += ", wait " + classify.FormatWait(v.Wait)
+	}
+	fmt.Fprintf(w, "  class:     %s\n", v.Class)
+	fmt.Fprintf(w, "  provider:  %s\n", v.Provider)
+	fmt.Fprintf(w, "  retry:     %s\n", retry)
+	if v.Status != 0 {
+		fmt.Fprintf(w, "  status:    %d\n", v.Status)
+	}
+	if v.Code != "" || v.Message != "" {
+		up := v.Message
+		if v.Code != "" {
+			up = strings.TrimSpace(v.Code + ": " + up)
+		}
+		fmt.Fprintf(w, "  upstream:  %s\n", up)
+	}
+}

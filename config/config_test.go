@@ -1,0 +1,205 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaultsValid(t *testing.T) {
+	c, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &loader{pos: nil}
+	l.validate(c)
+	if len(l.problems) > 0 {
+		t.Fatalf("defaults invalid: %v", (&Error{l.problems}).Error())
+	}
+	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
+		if _, ok := c.Models[m]; !ok {
+			t.Errorf("default model %s missing", m)
+		}
+	}
+	name, chain := c.ChainFor("gpt-6.1-sol")
+	if name != "codex" || !reflect.DeepEqual(chain, []string{"gpt-6.1-sol", "gpt-6-luna"}) {
+		t.Errorf("ChainFor(gpt-6.1-sol) = %s %v", name, chain)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	cases := []struct {
+		file string
+		want []string // substrings of the error, in order: location, field, advice
+	}{
+		{"unknown_tier.yaml", []string{"unknown_tier.yaml:4:11", "models.my-model.tier", `unknown tier "huge"; allowed: heavy, medium, light`}},
+		{"undefined_chain_model.yaml", []string{"undefined_chain_model.yaml:4:7", "chains.codex[1]", `model "gpt-7-nova" is not defined; defined models: `, "gpt-6-astra"}},
+		{"negative_duration.yaml", []string{"negative_duration.yaml:3:16", "retry.network_gap", "is negative"}},
+		{"unknown_field.yaml", []string{"unknown_field.yaml:2:1", "chians", `unknown field "chians"; allowed here: `, "chains"}},
+		{"bad_duration.yaml", []string{"bad_duration.yaml:2:12", "pacing.min_gap", "not a duration; write it like 500ms"}},
+		{"mixed_chain.yaml", []string{"mixed_chain.yaml:2:", "chains.mixed[1]", "speaks anthropic but the chain started with openai"}},
+		{"undefined_provider.yaml", []string{"undefined_provider.yaml:2:", "models.local-llama.provider", `provider "ollama" is not defined; defined providers: anthropic, gemini, openai`}},
+		{"wrong_type.yaml", []string{"wrong_type.yaml:2:", "models.gpt-6-astra.context", `must be a whole number, not "lots"`}},
+		{"syntax.yaml", []string{"syntax.yaml:3:", "YAML:"}},
+		{"bad_url.yaml", []string{"bad_url.yaml:3:15", "providers.openai.base_url", "is not an http(s) URL"}},
+		{"bad_state.yaml", []string{"bad_state.yaml:1:", "state", "allowed: memory, or a redis:// URL", "queue.db", "queue.concurrency"}},
+		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
+		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		seen[c.file] = true
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("..", "testdata", "config", "bad", c.file)
+			_, err := Load(path, env(nil))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *config.Error, got %v", err)
+			}
+			msg := err.Error()
+			rest := msg
+			for _, w := range c.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("error lacks %q (in order):\n%s", w, msg)
+				}
+				rest = rest[i+len(w):]
+			}
+			if !strings.Contains(msg, path) {
+				t.Fatalf("error does not name the file %s:\n%s", path, msg)
+			}
+		})
+	}
+	files, _ := filepath.Glob("../testdata/config/bad/*.yaml")
+	for _, f := range files {
+		if !seen[filepath.Base(f)] {
+			t.Errorf("bad config %s has no test case", f)
+		}
+	}
+}
+
+func TestGoodFileMergesOverDefaults(t *testing.T) {
+	c, err := Load("../testdata/config/good/custom.yaml", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:9787" {
+		t.Errorf("listen = %s", c.Listen)
+	}
+	if got := c.Providers["openai"]; got.BaseURL != "http://127.0.0.1:8790/v1" || got.Auth != "passthrough" || got.APIKey.Ref != "env:OPENAI_API_KEY" {
+		t.Errorf("openai provider not merged field by field: %+v", got)
+	}
+	if got := c.Models["gpt-6-astra"]; got.Context != 400000 || got.Tier != Heavy || got.Provider != "openai" {
+		t.Errorf("gpt-6-astra not merged: %+v", got)
+	}
+	if _, ok := c.Models["claude-opus-5-5"]; !ok {
+		t.Error("default models dropped")
+	}
+	if got := c.Retry.Budget.D(); got != 10*time.Second {
+		t.Errorf("budget = %v", got)
+	}
+	if got := c.Retry.NetworkGap.D(); got != 2*time.Second {
+		t.Errorf("network_gap default lost: %v", got)
+	}
+	if !reflect.DeepEqual(c.Chains["codex"], []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-mini"}) {
+		t.Errorf("codex chain = %v", c.Chains["codex"])
+	}
+}
+
+func TestStarterIsValidAndMatchesDefaults(t *testing.T) {
+	c, err := Parse("starter.yaml", Starter, env(nil))
+	if err != nil {
+		t.Fatalf("starter file invalid: %v", err)
+	}
+	d := Default()
+	d.resolve(env(nil))
+	c.Source = ""
+	c.Warnings = nil
+	if !reflect.DeepEqual(c, d) {
+		a, _ := c.Effective()
+		b, _ := d.Effective()
+		t.Fatalf("starter differs from defaults:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestSecretsMasked(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.yaml")
+	os.WriteFile(p, []byte("providers:\n  openai: { api_key: env:MY_KEY, auth: key }\n  anthropic: { api_key: sk-ant-literal-0123456789 }\n"), 0o600)
+	c, err := Load(p, env(map[string]string{"MY_KEY": "sk-proj-SECRETSECRETSECRET"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Providers["openai"].APIKey.Value != "sk-proj-SECRETSECRETSECRET" {
+		t.Fatal("env secret not resolved")
+	}
+	out, err := c.Effective()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("SECRETSECRET")) || bytes.Contains(out, []byte("literal-0123456789")) {
+		t.Fatalf("secret printed:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("env:MY_KEY (set)")) {
+		t.Fatalf("masked form missing:\n%s", out)
+	}
+	if len(c.Warnings) == 0 || !strings.Contains(strings.Join(c.Warnings, "\n"), "a key written in the file") {
+		t.Fatalf("literal key not warned about: %v", c.Warnings)
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Find("", env(map[string]string{"HOME": dir}))
+	if err != nil || p != "" {
+		t.Fatalf("no file: got %q %v", p, err)
+	}
+	cfgDir := filepath.Join(dir, ".config", "spillway")
+	os.MkdirAll(cfgDir, 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "spillway.yaml"), []byte("listen: 127.0.0.1:1\n"), 0o644)
+	p, err = Find("", env(map[string]string{"HOME": dir}))
+	if err != nil || p != filepath.Join(cfgDir, "spillway.yaml") {
+		t.Fatalf("home file: got %q %v", p, err)
+	}
+	if _, err := Find("", env(map[string]string{"SPILLWAY_CONFIG": filepath.Join(dir, "nope.yaml")})); err == nil {
+		t.Fatal("SPILLWAY_CONFIG naming a missing file must fail")
+	}
+}
+
+func TestEmptyAndCommentOnlyFiles(t *testing.T) {
+	for _, body := range []string{"", "# nothing\n", "---\n"} {
+		c, err := Parse("e.yaml", []byte(body), env(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if c.Listen != "127.0.0.1:8787" {
+			t.Fatalf("%q: defaults lost", body)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(Starter)
+	f.Add([]byte("models: {a: {provider: openai, tier: heavy, context: 1}}\nchains: {x: [a]}\n"))
+	f.Add([]byte("retry: {ladder: [1s, -1s]}\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("f.yaml", data, env(nil))
+		if err == nil && c == nil {
+			t.Fatal("nil config without error")
+		}
+		var ce *Error
+		if err != nil && !errors.As(err, &ce) {
+			t.Fatalf("unexpected error type %T: %v", err, err)
+		}
+	})
+}

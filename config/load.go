@@ -1,0 +1,597 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// Problem is one mistake in a configuration file.
+type Problem struct {
+	File  string
+	Line  int // 0 when the field is not in the file
+	Col   int
+	Field string // dotted path, e.g. chains.codex[1]
+	Msg   string
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	}
+	if p.Field != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, p.Field, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, p.Msg)
+}
+
+// Error lists every problem found in a file.
+type Error struct {
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// MaxFileSize bounds a configuration file.
+const MaxFileSize = 4 << 20
+
+// Load reads the file at path over the defaults. An empty path means the
+// defaults alone. getenv resolves env:VAR secrets.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	if path == "" {
+		c := Default()
+		c.resolve(getenv)
+		return c, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("config: %s is %d bytes; a configuration file is at most %d", path, st.Size(), MaxFileSize)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data, getenv)
+}
+
+// DefaultPath is where spillway looks for its file: $SPILLWAY_CONFIG, else
+// $XDG_CONFIG_HOME/spillway/spillway.yaml, else ~/.config/spillway/spillway.yaml.
+func DefaultPath(getenv func(string) string) string {
+	if p := getenv("SPILLWAY_CONFIG"); p != "" {
+		return p
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "spillway", "spillway.yaml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "spillway", "spillway.yaml")
+	}
+	return "spillway.yaml"
+}
+
+// Find returns the path Load should read: explicit if given (it must exist),
+// else DefaultPath if that file exists, else "" (defaults alone).
+func Find(explicit string, getenv func(string) string) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config: %w", err)
+		}
+		return explicit, nil
+	}
+	p := DefaultPath(getenv)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("config: %w", err)
+	} else if getenv("SPILLWAY_CONFIG") != "" {
+		return "", fmt.Errorf("config: SPILLWAY_CONFIG names %s: %w", p, err)
+	}
+	return "", nil
+}
+
+// Parse reads data (named name in messages) over the defaults.
+func Parse(name string, data []byte, getenv func(string) string) (*Config, error) {
+	l := &loader{file: name, pos: map[string]*token.Position{}}
+	cfg := Default()
+	cfg.Source = name
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		l.yamlErr(err)
+		return nil, &Error{l.problems}
+	}
+	var docs []*ast.DocumentNode
+	for _, d := range f.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) > 1 {
+		l.add(docs[1].Body.GetToken(), "", "a configuration file holds one YAML document; found "+strconv.Itoa(len(docs)))
+		return nil, &Error{l.problems}
+	}
+	if len(docs) == 1 {
+		body := docs[0].Body
+		if _, isNull := body.(*ast.NullNode); !isNull {
+			l.walk(body, reflect.TypeOf(Config{}), "")
+			if len(l.problems) > 0 {
+				return nil, &Error{l.problems}
+			}
+			l.decode(body, cfg)
+			if len(l.problems) > 0 {
+				return nil, &Error{l.problems}
+			}
+		}
+	}
+	cfg.resolve(getenv)
+	l.validate(cfg)
+	if len(l.problems) > 0 {
+		return nil, &Error{l.problems}
+	}
+	cfg.Warnings = l.warnings
+	return cfg, nil
+}
+
+type loader struct {
+	file     string
+	problems []Problem
+	warnings []string
+	pos      map[string]*token.Position // field path → position of its value
+}
+
+func (l *loader) add(tk *token.Token, field, msg string) {
+	p := Problem{File: l.file, Field: field, Msg: msg}
+	if tk != nil {
+		p.Line, p.Col = tk.Position.Line, tk.Position.Column
+	}
+	l.problems = append(l.problems, p)
+}
+
+// at reports a problem on a field by its path; fields not in the file come
+// from the defaults and are reported without a line.
+func (l *loader) at(field, msg string) {
+	p := Problem{File: l.file, Field: field, Msg: msg}
+	if pos, ok := l.pos[field]; ok {
+		p.Line, p.Col = pos.Line, pos.Column
+	} else if pos := l.nearest(field); pos != nil {
+		// the field is missing from an entry the file wrote: point at the entry
+		p.Line, p.Col = pos.Line, pos.Column
+	} else if l.file != "" {
+		p.Msg += " (from the built-in defaults)"
+	}
+	l.problems = append(l.problems, p)
+}
+
+// nearest is the position of the closest enclosing field written in the file.
+func (l *loader) nearest(field string) *token.Position {
+	for {
+		i := strings.LastIndexAny(field, ".[")
+		if i <= 0 {
+			return nil
+		}
+		field = field[:i]
+		if pos, ok := l.pos[field]; ok {
+			return pos
+		}
+	}
+}
+
+func (l *loader) warn(field, msg string) {
+	loc := l.file
+	if pos, ok := l.pos[field]; ok {
+		loc = fmt.Sprintf("%s:%d", l.file, pos.Line)
+	}
+	if loc == "" {
+		loc = "defaults"
+	}
+	l.warnings = append(l.warnings, fmt.Sprintf("%s: %s: %s", loc, field, msg))
+}
+
+func (l *loader) yamlErr(err error) {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		l.add(ye.GetToken(), "", "YAML: "+ye.GetMessage())
+		return
+	}
+	l.add(nil, "", "YAML: "+err.Error())
+}
+
+var (
+	durationType = reflect.TypeOf(Duration(0))
+	tierType     = reflect.TypeOf(Tier(""))
+	secretType   = reflect.TypeOf(Secret{})
+)
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// walk checks the file's shape against the Go type before decoding, so that
+// every mistake names its line and field and says what is allowed.
+func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
+	n = unwrap(n)
+	if n == nil {
+		return
+	}
+	if _, set := l.pos[path]; path != "" && !set {
+		l.pos[path] = n.GetToken().Position
+	}
+	if _, isNull := n.(*ast.NullNode); isNull {
+		return
+	}
+	switch {
+	case t == durationType:
+		s, ok := scalarText(n)
+		if !ok {
+			l.add(n.GetToken(), path, "must be a duration such as 500ms, 30s or 2m")
+			return
+		}
+		if _, err := parseDuration(s); err != nil {
+			l.add(n.GetToken(), path, err.Error())
+		}
+	case t == tierType:
+		s, _ := scalarText(n)
+		if Tier(s).Rank() == 0 {
+			l.add(n.GetToken(), path, fmt.Sprintf("unknown tier %q; allowed: heavy, medium, light", s))
+		}
+	case t == secretType:
+		if _, ok := scalarText(n); !ok {
+			l.add(n.GetToken(), path, "must be a string: env:VARIABLE (recommended) or the key itself")
+		}
+	case t.Kind() == reflect.Struct:
+		m, ok := mapping(n)
+		if !ok {
+			l.add(n.GetToken(), path, "must be a mapping of "+strings.Join(fieldNames(t), ", "))
+			return
+		}
+		fields := fieldIndex(t)
+		seen := map[string]bool{}
+		for _, kv := range m {
+			key := kv.Key.String()
+			kp := join(path, key)
+			if seen[key] {
+				l.add(kv.Key.GetToken(), kp, "is set twice")
+				continue
+			}
+			seen[key] = true
+			f, ok := fields[key]
+			if !ok {
+				l.add(kv.Key.GetToken(), kp, fmt.Sprintf("unknown field %q; allowed here: %s", key, strings.Join(fieldNames(t), ", ")))
+				continue
+			}
+			l.walk(kv.Value, f.Type, kp)
+		}
+	case t.Kind() == reflect.Map:
+		m, ok := mapping(n)
+		if !ok {
+			l.add(n.GetToken(), path, "must be a mapping of names to entries")
+			return
+		}
+		seen := map[string]bool{}
+		for _, kv := range m {
+			key := kv.Key.String()
+			kp := join(path, key)
+			if seen[key] {
+				l.add(kv.Key.GetToken(), kp, "is defined twice")
+				continue
+			}
+			seen[key] = true
+			l.pos[kp] = kv.Key.GetToken().Position
+			l.walk(kv.Value, t.Elem(), kp)
+		}
+	case t.Kind() == reflect.Slice:
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			l.add(n.GetToken(), path, "must be a list, e.g. [a, b]")
+			return
+		}
+		for i, v := range seq.Values {
+			l.walk(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case t.Kind() == reflect.Int:
+		if _, ok := n.(*ast.IntegerNode); !ok {
+			l.add(n.GetToken(), path, fmt.Sprintf("must be a whole number, not %q", n.String()))
+		}
+	case t.Kind() == reflect.String:
+		if _, ok := scalarText(n); !ok {
+			l.add(n.GetToken(), path, "must be a single value, not a list or mapping")
+		}
+	}
+}
+
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch x := n.(type) {
+		case *ast.TagNode:
+			n = x.Value
+		case *ast.AnchorNode:
+			n = x.Value
+		case *ast.CommentGroupNode:
+			return nil
+		default:
+			return n
+		}
+	}
+}
+
+func mapping(n ast.Node) ([]*ast.MappingValueNode, bool) {
+	switch x := n.(type) {
+	case *ast.MappingNode:
+		return x.Values, true
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{x}, true
+	}
+	return nil, false
+}
+
+func scalarText(n ast.Node) (string, bool) {
+	switch x := n.(type) {
+	case *ast.StringNode:
+		return x.Value, true
+	case ast.ScalarNode:
+		return fmt.Sprint(x.GetValue()), true
+	}
+	return "", false
+}
+
+func fieldIndex(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = f
+	}
+	return out
+}
+
+func fieldNames(t reflect.Type) []string {
+	var names []string
+	for n := range fieldIndex(t) {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decode merges the file into the defaults: sections field by field, and
+// named entries (providers, models, chains) one by one.
+func (l *loader) decode(body ast.Node, cfg *Config) {
+	m, _ := mapping(unwrap(body))
+	for _, kv := range m {
+		key := kv.Key.String()
+		val := unwrap(kv.Value)
+		if val == nil {
+			continue
+		}
+		if _, isNull := val.(*ast.NullNode); isNull {
+			continue
+		}
+		var err error
+		switch key {
+		case "providers":
+			err = mergeEntries(val, cfg.Providers)
+		case "models":
+			err = mergeEntries(val, cfg.Models)
+		case "chains":
+			err = mergeEntries(val, cfg.Chains)
+		default:
+			f := reflect.ValueOf(cfg).Elem().FieldByIndex(fieldIndex(reflect.TypeOf(*cfg))[key].Index)
+			err = yaml.NodeToValue(val, f.Addr().Interface())
+		}
+		if err != nil {
+			l.yamlErr(err)
+		}
+	}
+}
+
+func mergeEntries[V any](n ast.Node, into map[string]V) error {
+	m, _ := mapping(n)
+	for _, kv := range m {
+		v := into[kv.Key.String()] // the default entry, or zero
+		val := unwrap(kv.Value)
+		if val == nil {
+			continue
+		}
+		if err := yaml.NodeToValue(val, &v); err != nil {
+			return err
+		}
+		into[kv.Key.String()] = v
+	}
+	return nil
+}
+
+// resolve fills provider types and secret values.
+func (c *Config) resolve(getenv func(string) string) {
+	for name, p := range c.Providers {
+		if p.Type == "" && slices.Contains(providerTypes, name) {
+			p.Type = name
+		}
+		if p.Auth == "" {
+			p.Auth = "passthrough"
+		}
+		if p.APIKey.IsEnv() {
+			p.APIKey.Value = getenv(p.APIKey.EnvVar())
+		} else {
+			p.APIKey.Value = p.APIKey.Ref
+		}
+		c.Providers[name] = p
+	}
+}
+
+var providerTypes = []string{"openai", "anthropic", "gemini"}
+
+func (l *loader) validate(c *Config) {
+	if host, port, err := net.SplitHostPort(c.Listen); err != nil {
+		l.at("listen", fmt.Sprintf("%q is not host:port; write it like 127.0.0.1:8787", c.Listen))
+	} else {
+		if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+			l.at("listen", fmt.Sprintf("port %q must be a number from 0 to 65535", port))
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			l.warn("listen", fmt.Sprintf("%s is reachable from other machines; anyone who can reach it can use your keys", c.Listen))
+		}
+	}
+	for _, name := range sortedKeys(c.Providers) {
+		p := c.Providers[name]
+		fp := "providers." + name
+		if !slices.Contains(providerTypes, p.Type) {
+			if p.Type == "" {
+				l.at(fp+".type", fmt.Sprintf("provider %q needs a type; allowed: %s", name, strings.Join(providerTypes, ", ")))
+			} else {
+				l.at(fp+".type", fmt.Sprintf("unknown type %q; allowed: %s", p.Type, strings.Join(providerTypes, ", ")))
+			}
+		}
+		if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.at(fp+".base_url", fmt.Sprintf("%q is not an http(s) URL; write it like https://api.openai.com/v1", p.BaseURL))
+		}
+		switch p.Auth {
+		case "passthrough":
+		case "key":
+			if p.APIKey.Ref == "" {
+				l.at(fp+".api_key", "auth: key needs an api_key (env:VARIABLE)")
+			} else if p.APIKey.Value == "" {
+				l.warn(fp+".api_key", fmt.Sprintf("%s is not set in this environment; requests to %s will fail with auth", p.APIKey.EnvVar(), name))
+			}
+		default:
+			l.at(fp+".auth", fmt.Sprintf("unknown auth %q; allowed: passthrough (send the client's key), key (send api_key)", p.Auth))
+		}
+		if p.APIKey.Ref != "" && !p.APIKey.IsEnv() {
+			l.warn(fp+".api_key", "a key written in the file; prefer env:VARIABLE so the file can be shared")
+		}
+	}
+	modelNames := sortedKeys(c.Models)
+	for _, name := range modelNames {
+		m := c.Models[name]
+		fp := "models." + name
+		if _, ok := c.Providers[m.Provider]; !ok {
+			l.at(fp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", m.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+		}
+		if m.Tier.Rank() == 0 {
+			l.at(fp+".tier", fmt.Sprintf("unknown tier %q; allowed: heavy, medium, light", m.Tier))
+		}
+		if m.Context <= 0 {
+			l.at(fp+".context", fmt.Sprintf("context window must be a positive number of tokens, not %d", m.Context))
+		}
+	}
+	for _, name := range sortedKeys(c.Chains) {
+		chain := c.Chains[name]
+		fp := "chains." + name
+		if len(chain) == 0 {
+			l.at(fp, "a chain needs at least one model")
+			continue
+		}
+		seen := map[string]bool{}
+		ptype := ""
+		for i, m := range chain {
+			ip := fmt.Sprintf("%s[%d]", fp, i)
+			model, ok := c.Models[m]
+			if !ok {
+				l.at(ip, fmt.Sprintf("model %q is not defined; defined models: %s", m, strings.Join(modelNames, ", ")))
+				continue
+			}
+			if seen[m] {
+				l.at(ip, fmt.Sprintf("model %q appears twice in the chain", m))
+			}
+			seen[m] = true
+			t := c.ProviderType(model.Provider)
+			if ptype == "" {
+				ptype = t
+			} else if t != ptype {
+				l.at(ip, fmt.Sprintf("model %q speaks %s but the chain started with %s; a request can only fall back within one wire format", m, t, ptype))
+			}
+			if i > 0 {
+				if prev, ok := c.Models[chain[i-1]]; ok && model.Tier.Rank() > prev.Tier.Rank() {
+					l.warn(ip, fmt.Sprintf("%s (%s) comes after %s (%s): chains usually go heavy → medium → light", m, model.Tier, chain[i-1], prev.Tier))
+				}
+			}
+		}
+	}
+	if c.Pacing.MaxConcurrency < 1 {
+		l.at("pacing.max_concurrency", fmt.Sprintf("must be at least 1, not %d", c.Pacing.MaxConcurrency))
+	}
+	if c.Retry.NetworkRetries < 0 || c.Retry.NetworkRetries > 20 {
+		l.at("retry.network_retries", fmt.Sprintf("must be from 0 to 20, not %d", c.Retry.NetworkRetries))
+	}
+	for i := 1; i < len(c.Retry.Ladder); i++ {
+		if c.Retry.Ladder[i] < c.Retry.Ladder[i-1] {
+			l.warn(fmt.Sprintf("retry.ladder[%d]", i), "the ladder usually grows: each rung waits longer than the one before")
+		}
+	}
+	if c.Retry.BackoffMax < c.Retry.BackoffBase {
+		l.at("retry.backoff_max", fmt.Sprintf("must be at least backoff_base (%s)", c.Retry.BackoffBase.D()))
+	}
+	if c.Breaker.Failures < 1 {
+		l.at("breaker.failures", fmt.Sprintf("must be at least 1, not %d", c.Breaker.Failures))
+	}
+	if c.Breaker.Window <= 0 {
+		l.at("breaker.window", "must be more than 0s")
+	}
+	if c.Breaker.Cooldown <= 0 {
+		l.at("breaker.cooldown", "must be more than 0s")
+	}
+	if c.State != "memory" {
+		if u, err := url.Parse(c.State); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			l.at("state", fmt.Sprintf("%q: allowed: memory, or a redis:// URL such as redis://127.0.0.1:6379/0", c.State))
+		}
+	}
+	switch db := c.Queue.DB; {
+	case db == "sqlite", strings.HasPrefix(db, "sqlite:") && len(db) > len("sqlite:"):
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		if _, err := url.Parse(db); err != nil {
+			l.at("queue.db", "not a valid postgres:// URL")
+		}
+	default:
+		l.at("queue.db", fmt.Sprintf("%q: allowed: sqlite, sqlite:PATH, or a postgres:// URL", db))
+	}
+	if c.Queue.Concurrency < 1 || c.Queue.Concurrency > 64 {
+		l.at("queue.concurrency", fmt.Sprintf("must be from 1 to 64, not %d", c.Queue.Concurrency))
+	}
+	if c.Queue.GapMax < c.Queue.GapMin {
+		l.at("queue.gap_max", fmt.Sprintf("must be at least gap_min (%s)", c.Queue.GapMin.D()))
+	}
+	if c.Events.MaxSizeMB < 1 {
+		l.at("events.max_size_mb", fmt.Sprintf("must be at least 1, not %d", c.Events.MaxSizeMB))
+	}
+	if c.Events.Keep < 0 {
+		l.at("events.keep", fmt.Sprintf("must be 0 or more, not %d", c.Events.Keep))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,234 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spillway/spillway/redact"
+)
+
+// Tier ranks models by capability: heavy > medium > light.
+type Tier string
+
+// The tiers.
+const (
+	Heavy  Tier = "heavy"
+	Medium Tier = "medium"
+	Light  Tier = "light"
+)
+
+// Tiers lists the tiers from the most to the least capable.
+var Tiers = []Tier{Heavy, Medium, Light}
+
+// Rank is 3 for heavy, 2 for medium, 1 for light, 0 for anything else.
+func (t Tier) Rank() int {
+	switch t {
+	case Heavy:
+		return 3
+	case Medium:
+		return 2
+	case Light:
+		return 1
+	}
+	return 0
+}
+
+// ParseTier returns the named tier.
+func ParseTier(s string) (Tier, error) {
+	t := Tier(strings.ToLower(strings.TrimSpace(s)))
+	if t.Rank() == 0 {
+		return "", fmt.Errorf("unknown tier %q; allowed: heavy, medium, light", s)
+	}
+	return t, nil
+}
+
+// Duration is a time.Duration written in Go form (500ms, 30s, 2m).
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses the Go duration form. The loader has already checked
+// the text (so that the error can name the line), this only converts it.
+func (d *Duration) UnmarshalYAML(b []byte) error {
+	v, err := parseDuration(strings.Trim(strings.TrimSpace(string(b)), `"'`))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML prints the Go form.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration; write it like 500ms, 30s, 2m or 1h30m", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q is negative; durations must be zero or more", s)
+	}
+	return v, nil
+}
+
+// Secret is an API key: either env:VAR (resolved from the environment at load
+// time) or, discouraged, the key itself. It never prints its value.
+type Secret struct {
+	Ref   string // as written: "env:OPENAI_API_KEY" or the literal
+	Value string // resolved value; empty when unset
+}
+
+// IsEnv reports whether the secret is an env:VAR reference.
+func (s Secret) IsEnv() bool { return strings.HasPrefix(s.Ref, "env:") }
+
+// EnvVar is the variable name of an env:VAR reference.
+func (s Secret) EnvVar() string { return strings.TrimPrefix(s.Ref, "env:") }
+
+// String masks the value: "env:OPENAI_API_KEY (set)", "sk-**** (literal)".
+func (s Secret) String() string {
+	switch {
+	case s.Ref == "":
+		return ""
+	case s.IsEnv() && s.Value != "":
+		return s.Ref + " (set)"
+	case s.IsEnv():
+		return s.Ref + " (not set)"
+	default:
+		return redact.Mask(s.Ref) + " (literal key in file)"
+	}
+}
+
+// UnmarshalYAML reads the reference as written.
+func (s *Secret) UnmarshalYAML(b []byte) error {
+	s.Ref = strings.Trim(strings.TrimSpace(string(b)), `"'`)
+	return nil
+}
+
+// MarshalYAML prints the masked form, never the value.
+func (s Secret) MarshalYAML() (any, error) { return s.String(), nil }
+
+// Config is spillway's whole configuration.
+type Config struct {
+	Listen    string              `yaml:"listen"`
+	Providers map[string]Provider `yaml:"providers"`
+	Models    map[string]Model    `yaml:"models"`
+	Chains    map[string][]string `yaml:"chains"`
+	Pacing    Pacing              `yaml:"pacing"`
+	Retry     Retry               `yaml:"retry"`
+	Breaker   Breaker             `yaml:"breaker"`
+	State     string              `yaml:"state"`
+	Queue     Queue               `yaml:"queue"`
+	Events    Events              `yaml:"events"`
+
+	// Source is the file the configuration came from; empty for the
+	// built-in defaults alone.
+	Source string `yaml:"-"`
+	// Warnings are things that work but are probably not meant.
+	Warnings []string `yaml:"-"`
+}
+
+// Provider is an upstream API.
+type Provider struct {
+	// Type is the wire format: openai, anthropic or gemini. It defaults to
+	// the provider's name when the name is one of those.
+	Type    string `yaml:"type"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  Secret `yaml:"api_key"`
+	// Auth is passthrough (send the client's own key, the default) or key
+	// (replace it with APIKey).
+	Auth string `yaml:"auth"`
+}
+
+// Model is one model an upstream serves.
+type Model struct {
+	Provider string `yaml:"provider"`
+	Tier     Tier   `yaml:"tier"`
+	Context  int    `yaml:"context"`
+	// Upstream is the name sent to the provider when it differs from the
+	// name clients use (an alias). Empty means the same name.
+	Upstream string `yaml:"upstream,omitempty"`
+}
+
+// Pacing spaces requests to one model.
+type Pacing struct {
+	MinGap         Duration `yaml:"min_gap"`
+	Jitter         Duration `yaml:"jitter"`
+	MaxConcurrency int      `yaml:"max_concurrency"`
+}
+
+// Retry sets the waits of the policy engine.
+type Retry struct {
+	// Ladder is the long-wait ladder used once every model of a chain is at
+	// capacity (exec and queue); after its last rung: "global outage".
+	Ladder         []Duration `yaml:"ladder"`
+	NetworkRetries int        `yaml:"network_retries"`
+	NetworkGap     Duration   `yaml:"network_gap"`
+	// Budget is the most a single gateway request may spend waiting.
+	Budget      Duration `yaml:"budget"`
+	BackoffBase Duration `yaml:"backoff_base"`
+	BackoffMax  Duration `yaml:"backoff_max"`
+}
+
+// Breaker sets the per-(provider, model) circuit breakers.
+type Breaker struct {
+	Failures int      `yaml:"failures"`
+	Window   Duration `yaml:"window"`
+	Cooldown Duration `yaml:"cooldown"`
+}
+
+// Queue sets the task queue.
+type Queue struct {
+	// DB is "sqlite" (a file under the data dir), "sqlite:PATH" or a
+	// postgres:// URL.
+	DB          string   `yaml:"db"`
+	Concurrency int      `yaml:"concurrency"`
+	GapMin      Duration `yaml:"gap_min"`
+	GapMax      Duration `yaml:"gap_max"`
+}
+
+// Events sets the JSONL event log.
+type Events struct {
+	// Path of the log; empty means the default under the state dir.
+	Path      string `yaml:"path"`
+	MaxSizeMB int    `yaml:"max_size_mb"`
+	Keep      int    `yaml:"keep"`
+}
+
+// ChainFor returns the chain a request for model walks (from that model's
+// position on), and the chain's name. A model in no chain is a chain of one.
+func (c *Config) ChainFor(model string) (name string, chain []string) {
+	names := make([]string, 0, len(c.Chains))
+	for n := range c.Chains {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	for _, n := range names {
+		for i, m := range c.Chains[n] {
+			if m == model {
+				return n, c.Chains[n][i:]
+			}
+		}
+	}
+	if _, ok := c.Models[model]; ok {
+		return "", []string{model}
+	}
+	return "", nil
+}
+
+// ProviderType is the wire format of the named provider.
+func (c *Config) ProviderType(name string) string {
+	p, ok := c.Providers[name]
+	if !ok {
+		return ""
+	}
+	if p.Type != "" {
+		return p.Type
+	}
+	return name
+}

@@ -1,0 +1,47 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	cases := []struct {
+		name, in, secret string
+	}{
+		{"openai key", "Incorrect API key provided: sk-proj-abcdefghijklmnop1234.", "abcdefghijklmnop1234"},
+		{"anthropic key", "key sk-ant-api03-AAAABBBBCCCCDDDD-xyz failed", "AAAABBBBCCCCDDDD"},
+		{"bearer", "Authorization: Bearer tok_0123456789abcdef", "tok_0123456789abcdef"},
+		{"x-api-key header", "x-api-key: secretsecret123", "secretsecret123"},
+		{"json api_key", `{"api_key":"abcdef123456"}`, "abcdef123456"},
+		{"gemini query key", "POST /v1beta/models/x:generateContent?key=AIzaSyA-1234567890abcdefghij&alt=sse", "1234567890abcdefghij"},
+		{"jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := String(c.in)
+			if strings.Contains(got, c.secret) {
+				t.Fatalf("String(%q) = %q still contains the secret", c.in, got)
+			}
+			if !strings.Contains(got, "redacted") {
+				t.Fatalf("String(%q) = %q has no redaction marker", c.in, got)
+			}
+		})
+	}
+	plain := "Our servers are currently overloaded. Please try again later."
+	if got := String(plain); got != plain {
+		t.Fatalf("plain text changed: %q", got)
+	}
+}
+
+func TestMask(t *testing.T) {
+	if got := Mask("sk-proj-0123456789"); got != "sk-****" {
+		t.Fatalf("Mask = %q", got)
+	}
+	if got := Mask("short"); got != "****" {
+		t.Fatalf("Mask(short) = %q", got)
+	}
+	if got := Mask(""); got != "" {
+		t.Fatalf("Mask(empty) = %q", got)
+	}
+}

@@ -1,0 +1,107 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func readAll(t *testing.T, in string) ([]Event, error) {
+	t.Helper()
+	r := NewReader(strings.NewReader(in))
+	var out []Event
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, ev)
+	}
+}
+
+func TestReader(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      string
+		names   []string
+		data    []string
+		wantErr error
+	}{
+		{"responses frames", "event: response.created\ndata: {\"a\":1}\n\nevent: response.completed\ndata: {}\n\n",
+			[]string{"response.created", "response.completed"}, []string{`{"a":1}`, `{}`}, nil},
+		{"chat chunks with done", "data: {\"x\":1}\n\ndata: [DONE]\n\n", []string{"", ""}, []string{`{"x":1}`, "[DONE]"}, nil},
+		{"crlf", "event: error\r\ndata: {}\r\n\r\n", []string{"error"}, []string{"{}"}, nil},
+		{"multi data lines", "data: a\ndata: b\n\n", []string{""}, []string{"a\nb"}, nil},
+		{"keepalive comment", ": ping\n\ndata: x\n\n", []string{""}, []string{"x"}, nil},
+		{"no space after colon", "event:ping\ndata:1\n\n", []string{"ping"}, []string{"1"}, nil},
+		{"truncated", "event: response.created\ndata: {\"a\"", []string{}, []string{}, ErrTruncated},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			evs, err := readAll(t, c.in)
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("err = %v, want %v", err, c.wantErr)
+			}
+			if len(evs) != len(c.names) {
+				t.Fatalf("got %d events, want %d", len(evs), len(c.names))
+			}
+			for i, ev := range evs {
+				if ev.Name != c.names[i] || string(ev.Data) != c.data[i] {
+					t.Errorf("event %d = (%q,%q), want (%q,%q)", i, ev.Name, ev.Data, c.names[i], c.data[i])
+				}
+			}
+		})
+	}
+}
+
+func TestRawIsExactFrame(t *testing.T) {
+	in := "event: a\ndata: 1\n\nevent: b\ndata: 2\n\n"
+	evs, err := readAll(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined string
+	for _, ev := range evs {
+		joined += string(ev.Raw)
+	}
+	if joined != in {
+		t.Fatalf("raw frames %q != input %q", joined, in)
+	}
+}
+
+func TestLargeFrame(t *testing.T) {
+	big := strings.Repeat("x", 200<<10) // beyond bufio.Scanner's 64 KiB
+	evs, err := readAll(t, "data: "+big+"\n\n")
+	if err != nil || len(evs) != 1 || len(evs[0].Data) != len(big) {
+		t.Fatalf("large frame: err=%v n=%d", err, len(evs))
+	}
+	r := NewReader(strings.NewReader("data: " + big + "\n\n"))
+	r.SetMaxFrame(1 << 10)
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("want frame limit error, got %v", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add("event: a\ndata: 1\n\n")
+	f.Add("data: [DONE]\r\n\r\n")
+	f.Add(": x\n\nevent:\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewReader(strings.NewReader(in))
+		total := 0
+		for i := 0; i < 10000; i++ {
+			ev, err := r.Next()
+			if err != nil {
+				break
+			}
+			total += len(ev.Raw)
+			if total > len(in) {
+				t.Fatalf("raw bytes %d exceed input %d", total, len(in))
+			}
+		}
+	})
+}

@@ -454,10 +454,15 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 		}
 	}
 	if class == Quota {
+		// A quota resets on the plan's schedule; a Retry-After on it would
+		// invite a pointless retry, so only an explicit reset time counts.
+		v.Wait = 0
 		if !info.resetsAt.IsZero() {
 			v.Wait = clampWait(max(info.resetsAt.Sub(now), 0))
 		} else if info.resetsIn > 0 {
 			v.Wait = info.resetsIn
+		} else if w, ok := TextWait(raw); ok {
+			v.Wait = w
 		}
 	}
 	// Gemini says "You exceeded your current quota" for per-minute limits too;

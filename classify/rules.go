@@ -161,7 +161,8 @@ func guessText(lower string) Provider {
 		return Anthropic
 	case strings.Contains(lower, "gemini") || strings.Contains(lower, "googleapis") || strings.Contains(lower, "[api error: got status"):
 		return Gemini
-	case strings.Contains(lower, "openai") || strings.Contains(lower, "codex") || strings.Contains(lower, "gpt-") || strings.Contains(lower, "chatgpt") || strings.Contains(lower, "unexpected status"):
+	case strings.Contains(lower, "openai") || strings.Contains(lower, "codex") || strings.Contains(lower, "gpt-") || strings.Contains(lower, "chatgpt") || strings.Contains(lower, "unexpected status") ||
+		strings.Contains(lower, "stream disconnected before completion") || strings.Contains(lower, "response.completed"):
 		return OpenAI
 	}
 	return ""

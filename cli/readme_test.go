@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeExample is one "$ command" line of a ```sh block of the README, with
+// the output lines shown under it.
+type readmeExample struct {
+	line     int
+	command  string
+	exitCode int
+	output   []string
+}
+
+var exitsRe = regexp.MustCompile(`\s+#\s*exits\s+(\d+)\s*$`)
+
+func readmeExamples(t *testing.T, path string) []readmeExample {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []readmeExample
+	inSh := false
+	cur := -1 // index of the example output lines attach to, within one block
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "```"):
+			inSh = line == "```sh"
+			cur = -1
+		case inSh && strings.HasPrefix(line, "$ "):
+			ex := readmeExample{line: n, command: strings.TrimPrefix(line, "$ ")}
+			if m := exitsRe.FindStringSubmatch(ex.command); m != nil {
+				ex.exitCode, _ = strconv.Atoi(m[1])
+				ex.command = ex.command[:len(ex.command)-len(m[0])]
+			}
+			out = append(out, ex)
+			cur = len(out) - 1
+		case inSh && cur >= 0 && strings.TrimSpace(line) != "":
+			out[cur].output = append(out[cur].output, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// TestReadmeExamples runs every "$ …" example of the README with a freshly
+// built spillway, from the repository root with an empty HOME, and checks the
+// exit status and that each output line shown appears in what it printed.
+func TestReadmeExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	root, _ := filepath.Abs("..")
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "spillway"), "./cmd/spillway")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	examples := readmeExamples(t, filepath.Join(root, "README.md"))
+	if len(examples) < 8 {
+		t.Fatalf("found only %d README examples", len(examples))
+	}
+	home := t.TempDir()
+	for _, ex := range examples {
+		t.Run("README.md:"+strconv.Itoa(ex.line), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "bash", "-c", ex.command)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "HOME="+home, "PATH="+bin+":"+os.Getenv("PATH"), "XDG_CONFIG_HOME=", "SPILLWAY_CONFIG=")
+			got, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != ex.exitCode {
+				t.Fatalf("%s\nexit %d, README says %d\n%s", ex.command, code, ex.exitCode, got)
+			}
+			text := strings.ReplaceAll(string(got), home, "~")
+			for _, want := range ex.output {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s\noutput lacks the README's line %q; got:\n%s", ex.command, want, text)
+				}
+			}
+		})
+	}
+}

@@ -75,7 +75,18 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("found only %d README examples", len(examples))
 	}
 	home := t.TempDir()
+	// Examples that talk to a simulator on 127.0.0.1:8790 get one started
+	// for them (calm scenario) on a free port.
+	simAddr := ""
 	for _, ex := range examples {
+		if strings.Contains(ex.command, "127.0.0.1:8790") && simAddr == "" {
+			simAddr = startReadmeSim(t, filepath.Join(bin, "spillway"))
+		}
+	}
+	for _, ex := range examples {
+		if simAddr != "" {
+			ex.command = strings.ReplaceAll(ex.command, "127.0.0.1:8790", simAddr)
+		}
 		t.Run("README.md:"+strconv.Itoa(ex.line), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -100,4 +111,28 @@ func TestReadmeExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startReadmeSim runs `spillway sim` on a free port and returns its address.
+func startReadmeSim(t *testing.T, bin string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "sim", "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("sim banner: %v", err)
+	}
+	m := regexp.MustCompile(`listening on http://(\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("sim banner: %q", line)
+	}
+	return m[1]
 }

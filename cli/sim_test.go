@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSimCommandServes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: pw, Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- app.Run(ctx, []string{"sim", "--listen", "127.0.0.1:0", "--scenario", "peak", "--clock", "fast:60", "--token-rate", "0"})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line)
+	if m == nil || !strings.Contains(line, "scenario peak, clock fast:60 at 2026-11-25T11:0") {
+		t.Fatalf("banner: %q", line)
+	}
+	resp, err := http.Get(m[1] + "/_sim/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Scenario string    `json:"scenario"`
+		Clock    time.Time `json:"clock"`
+	}
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.Scenario != "peak" || st.Clock.Before(time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)) {
+		t.Fatalf("stats: %+v", st)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sim did not stop on cancel")
+	}
+}
+
+func TestSimCommandBadFlags(t *testing.T) {
+	cases := map[string][]string{
+		"unknown scenario": {"sim", "--scenario", "tsunami"},
+		"bad clock":        {"sim", "--clock", "fast:zero"},
+		"bad start":        {"sim", "--start", "tomorrow"},
+		"bad scenario":     {"sim", "--scenario", "../testdata/sim/bad.yaml"},
+	}
+	for name, args := range cases {
+		_, errOut, code := run(t, nil, "", args...)
+		if code != ExitUsage || errOut == "" {
+			t.Errorf("%s: exit %d %q", name, code, errOut)
+		}
+	}
+}

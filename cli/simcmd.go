@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/sim"
+)
+
+func (a *App) simCmd() *cobra.Command {
+	var (
+		listen, scenario, clock, start string
+		seed                           int64
+		tokenRate                      float64
+		maxBody                        int64
+	)
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run a capacity-limited fake provider (OpenAI, Anthropic, Gemini wire formats)",
+		Long: `sim runs a simulated provider that the real Codex CLI, Claude Code and the official
+SDKs accept, and that runs out of capacity the way real pools do. It serves the
+configured models (the built-in catalog by default) on:
+
+  OpenAI:    POST /v1/chat/completions, POST /v1/responses, POST /v1/embeddings, GET /v1/models
+  Anthropic: POST /v1/messages
+  Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent (?alt=sse)
+  Control:   POST|GET|DELETE /_sim/faults, GET|DELETE /_sim/stats, GET /_sim/scenario
+
+Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
+		Example: `  spillway sim --scenario peak
+  spillway sim --scenario peak --clock fast:60 --seed 7
+  curl -s -X POST localhost:8790/_sim/faults -d '{"model":"gpt-6-astra","fault":"capacity","count":-1}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			scn, err := sim.LoadScenario(scenario)
+			if err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			var startT time.Time
+			if start == "" {
+				start = scn.Start
+			}
+			if start != "" {
+				if startT, err = time.Parse(time.RFC3339, start); err != nil {
+					return fail(ExitUsage, "--start %q: write an RFC 3339 time such as 2026-11-25T11:00:00Z", start)
+				}
+			}
+			clk, err := sim.ParseClock(clock, startT)
+			if err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: seed, Clock: clk, TokenRate: tokenRate, MaxBody: maxBody})
+			if err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			err = srv.ListenAndServe(cmd.Context(), listen, func(addr net.Addr) {
+				fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
+					scn.Name, clockName(clock), clk.Now().Format(time.RFC3339), addr)
+				fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic base URL http://%s; any key works unless the scenario names it\n", addr, addr)
+			})
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:8790", "address to listen on")
+	f.StringVar(&scenario, "scenario", "calm", "built-in scenario name or YAML file")
+	f.Int64Var(&seed, "seed", 1, "seed of the load noise and random faults")
+	f.StringVar(&clock, "clock", "real", "real, or fast:X (X simulated seconds per real second)")
+	f.StringVar(&start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
+	f.Float64Var(&tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
+	f.Int64Var(&maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")
+	return cmd
+}
+
+func clockName(c string) string {
+	if c == "" {
+		return "real"
+	}
+	return c
+}

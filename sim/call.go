@@ -1,0 +1,479 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// call is one request on its way through the simulated provider.
+type call struct {
+	proto    protocol
+	model    modelInfo
+	stream   bool
+	key      string
+	prompt   string
+	inTokens int
+	id       string
+	// includeUsage: Chat Completions stream_options.include_usage
+	includeUsage bool
+}
+
+type usage struct{ in, out int }
+
+// failure is an answer that is not a success.
+type failure struct {
+	class      string // capacity, rate_limit, quota, auth, server_error, model_not_found, bad_request, context_length, too_large
+	message    string // overrides the provider's usual text
+	retryAfter time.Duration
+	rate       *rateVerdict
+}
+
+// protocol is one wire format's way of writing answers and errors.
+type protocol interface {
+	provider() string
+	writeError(w http.ResponseWriter, c *call, f failure)
+	// streams
+	open(sw *stream, c *call) error
+	token(sw *stream, c *call, i int, tok string) error
+	streamError(sw *stream, c *call, f failure) error
+	close(sw *stream, c *call, text string, u usage) error
+	// failEarly reports a failure in the stream before any output, where the
+	// provider puts it (response.failed after response.created, …).
+	failEarly(sw *stream, c *call, f failure) error
+	complete(w http.ResponseWriter, c *call, text string, u usage)
+}
+
+// stream writes SSE frames and flushes each.
+type stream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+	seq     int
+}
+
+func newStream(w http.ResponseWriter) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w)}
+}
+
+func (sw *stream) begin() {
+	if sw.started {
+		return
+	}
+	sw.started = true
+	h := sw.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	sw.w.WriteHeader(http.StatusOK)
+}
+
+// event writes one frame; name may be empty (data-only frames).
+func (sw *stream) event(name string, v any) error {
+	sw.begin()
+	var data []byte
+	switch x := v.(type) {
+	case string:
+		data = []byte(x)
+	case []byte:
+		data = x
+	default:
+		var err error
+		if data, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 0, len(data)+len(name)+16)
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := sw.w.Write(buf); err != nil {
+		return err
+	}
+	sw.seq++
+	return sw.rc.Flush()
+}
+
+// raw writes bytes as they are (malformed frames).
+func (sw *stream) raw(b string) error {
+	sw.begin()
+	if _, err := sw.w.Write([]byte(b)); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}
+
+// run takes a parsed request through keys, faults, limits and the pool, and
+// answers it.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
+	s.count(c.model.name, func(st *ModelStats) { st.Received++ })
+	ctx := r.Context()
+	reject := func(f failure) {
+		s.count(c.model.name, func(st *ModelStats) { st.Rejected[f.class]++ })
+		c.proto.writeError(w, c, f)
+	}
+
+	switch s.keyState(c.key) {
+	case "invalid":
+		reject(failure{class: "auth"})
+		return
+	case "quota":
+		reject(failure{class: "quota"})
+		return
+	}
+
+	fault := s.takeFault(c.model.name)
+	if fault == nil {
+		fault = s.randomFault()
+	}
+	if fault != nil {
+		s.count(c.model.name, func(st *ModelStats) {
+			if st.Faults == nil {
+				st.Faults = map[string]int{}
+			}
+			st.Faults[fault.Kind]++
+		})
+		ra := time.Duration(fault.RetryAfter * float64(time.Second))
+		switch fault.Kind {
+		case "capacity":
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
+			s.capacityError(w, c, failure{class: "capacity", retryAfter: ra}, fault.Style)
+			return
+		case "rate_limit", "quota", "auth", "server_error":
+			if ra == 0 && fault.Kind == "rate_limit" {
+				ra = time.Second
+			}
+			reject(failure{class: fault.Kind, retryAfter: ra})
+			return
+		case "reset", "stall":
+			if fault.AfterTokens == nil {
+				s.count(c.model.name, func(st *ModelStats) { st.Rejected[faultClass(fault.Kind)]++ })
+				if fault.Kind == "reset" {
+					resetConn(w)
+				} else {
+					s.stall(ctx)
+				}
+				return
+			}
+		}
+	}
+
+	if c.inTokens > c.model.context {
+		reject(failure{class: "context_length"})
+		return
+	}
+
+	now := s.clock.Now()
+	lim := s.limitsFor(c.key)
+	if rv := s.checkRate(c.key, c.model.name, lim, c.inTokens, now); !rv.ok {
+		real := s.toReal(rv.wait)
+		reject(failure{class: "rate_limit", rate: &rv, retryAfter: real})
+		return
+	} else if lim.RPM > 0 || lim.TPM > 0 {
+		s.rateHeaders(w.Header(), c, &rv)
+	}
+
+	cost := s.cost(c.inTokens)
+	if ok, _ := s.admit(c.model.name, cost, now); !ok {
+		s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
+		s.capacityError(w, c, failure{class: "capacity"}, "")
+		return
+	}
+	defer s.release(c.model.name, cost)
+	s.count(c.model.name, func(st *ModelStats) {
+		st.Starts = append(st.Starts, time.Now().UnixMilli())
+		if len(st.Starts) > 1000 {
+			st.Starts = st.Starts[len(st.Starts)-1000:]
+		}
+	})
+
+	text := Answer(c.model.name, c.prompt, s.scn.AnswerTokens)
+	toks := Tokens(text)
+	u := usage{in: c.inTokens, out: len(toks)}
+	delay := s.tokenDelay()
+	if fault != nil && fault.Kind == "slow" {
+		delay = 250 * time.Millisecond
+		if fault.DelayMS > 0 {
+			delay = time.Duration(fault.DelayMS) * time.Millisecond
+		}
+	}
+	if !c.stream {
+		s.completeNonStream(ctx, w, c, fault, text, u, delay*time.Duration(len(toks)))
+		return
+	}
+	s.streamAnswer(ctx, w, c, fault, text, toks, u, delay)
+}
+
+func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, u usage, wait time.Duration) {
+	if !s.sleep(ctx, wait) {
+		return
+	}
+	if fault != nil {
+		switch fault.Kind {
+		case "midstream", "reset":
+			// the answer starts, then the connection is cut mid-body
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["network"]++ })
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "4096")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"id":"` + c.id + `","object":`))
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		case "stall":
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["timeout"]++ })
+			s.stall(ctx)
+			return
+		case "malformed":
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["malformed"]++ })
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"id":"` + c.id + `","choices":[{"index":0,"message":{"role":"assistant","content":"` + text[:len(text)/2]))
+			return
+		}
+	}
+	c.proto.complete(w, c, text, u)
+	s.count(c.model.name, func(st *ModelStats) { st.Served++; st.TokensIn += u.in; st.TokensOut += u.out })
+}
+
+func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, toks []string, u usage, delay time.Duration) {
+	sw := newStream(w)
+	if err := c.proto.open(sw, c); err != nil {
+		return
+	}
+	failAt := -1
+	if fault != nil {
+		switch fault.Kind {
+		case "reset", "stall", "midstream", "malformed":
+			failAt = 3
+			if fault.AfterTokens != nil {
+				failAt = *fault.AfterTokens
+			}
+			failAt = min(failAt, len(toks))
+		}
+	}
+	for i, tok := range toks {
+		if i == failAt {
+			s.streamFault(ctx, sw, c, fault)
+			return
+		}
+		if i > 0 && !s.sleep(ctx, delay) {
+			return
+		}
+		if err := c.proto.token(sw, c, i, tok); err != nil {
+			return
+		}
+	}
+	if failAt == len(toks) {
+		s.streamFault(ctx, sw, c, fault)
+		return
+	}
+	if err := c.proto.close(sw, c, text, u); err != nil {
+		return
+	}
+	s.count(c.model.name, func(st *ModelStats) { st.Served++; st.TokensIn += u.in; st.TokensOut += u.out })
+}
+
+func (s *Server) streamFault(ctx context.Context, sw *stream, c *call, fault *Fault) {
+	s.count(c.model.name, func(st *ModelStats) { st.Rejected[faultClass(fault.Kind)]++ })
+	switch fault.Kind {
+	case "reset":
+		panic(http.ErrAbortHandler) // the stream stops without its end
+	case "stall":
+		s.stall(ctx)
+	case "midstream":
+		_ = c.proto.streamError(sw, c, failure{class: "capacity"})
+	case "malformed":
+		_ = sw.raw("data: {\"type\":\"response.output_text.delta\",\"delta\":\"unterminated\n\nevent: \x00garbage\ndata: }{\n\n")
+	}
+}
+
+func faultClass(kind string) string {
+	switch kind {
+	case "reset":
+		return "network"
+	case "stall":
+		return "timeout"
+	case "midstream":
+		return "capacity"
+	}
+	return kind
+}
+
+// capacityError answers a full pool in the provider's place for this call.
+func (s *Server) capacityError(w http.ResponseWriter, c *call, f failure, style string) {
+	if style == "" {
+		style = s.scn.CapacityStyle
+	}
+	if style == "auto" || style == "" {
+		style = "status"
+		if c.stream && c.proto.provider() == "openai-responses" {
+			style = "event"
+		}
+	}
+	if style == "event" && c.stream {
+		_ = c.proto.failEarly(newStream(w), c, f)
+		return
+	}
+	c.proto.writeError(w, c, f)
+}
+
+// randomFault draws the scenario's network faults.
+func (s *Server) randomFault() *Fault {
+	n := s.scn.Network
+	switch {
+	case s.chance(n.Reset):
+		return &Fault{Kind: "reset"}
+	case s.chance(n.Stall):
+		zero := 0
+		return &Fault{Kind: "stall", AfterTokens: &zero}
+	case s.chance(n.Midstream):
+		return &Fault{Kind: "midstream"}
+	}
+	return nil
+}
+
+// stall holds the request open, silent, until the client gives up, the
+// scenario's stall_for passes, or the server closes.
+func (s *Server) stall(ctx context.Context) {
+	limit := s.scn.Network.StallFor.D()
+	if limit <= 0 {
+		limit = 10 * time.Minute
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+	case <-t.C:
+	}
+}
+
+// resetConn closes the connection with a TCP reset before any byte.
+func resetConn(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (s *Server) tokenDelay() time.Duration {
+	if s.tokenRate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / s.tokenRate)
+}
+
+// toReal converts a simulated duration into the real time a client waits.
+func (s *Server) toReal(d time.Duration) time.Duration {
+	f := s.clock.Factor()
+	if f <= 0 {
+		f = 1
+	}
+	return time.Duration(float64(d) / f)
+}
+
+func (s *Server) keyState(key string) string {
+	if key == "" {
+		return "invalid"
+	}
+	if k, ok := s.scn.Keys[key]; ok && k.State != "" {
+		return k.State
+	}
+	return "ok"
+}
+
+func (s *Server) limitsFor(key string) Limits {
+	lim := s.scn.RateLimit
+	if k, ok := s.scn.Keys[key]; ok {
+		if k.RPM > 0 {
+			lim.RPM = k.RPM
+		}
+		if k.TPM > 0 {
+			lim.TPM = k.TPM
+		}
+	}
+	return lim
+}
+
+// rateHeaders writes the OpenAI and Anthropic rate-limit headers, in real
+// time, for the protocol of c.
+func (s *Server) rateHeaders(h http.Header, c *call, rv *rateVerdict) {
+	if rv.limitReq <= 0 && rv.limitTok <= 0 {
+		return
+	}
+	resetReq, resetTok := s.toReal(rv.resetReq), s.toReal(rv.resetTok)
+	switch c.proto.provider() {
+	case "anthropic":
+		now := time.Now().UTC()
+		if rv.limitReq > 0 {
+			h.Set("anthropic-ratelimit-requests-limit", strconv.Itoa(rv.limitReq))
+			h.Set("anthropic-ratelimit-requests-remaining", strconv.Itoa(rv.remainReq))
+			h.Set("anthropic-ratelimit-requests-reset", now.Add(resetReq).Format(time.RFC3339))
+		}
+		if rv.limitTok > 0 {
+			h.Set("anthropic-ratelimit-input-tokens-limit", strconv.Itoa(rv.limitTok))
+			h.Set("anthropic-ratelimit-input-tokens-remaining", strconv.Itoa(rv.remainTok))
+			h.Set("anthropic-ratelimit-input-tokens-reset", now.Add(resetTok).Format(time.RFC3339))
+		}
+	default:
+		if rv.limitReq > 0 {
+			h.Set("x-ratelimit-limit-requests", strconv.Itoa(rv.limitReq))
+			h.Set("x-ratelimit-remaining-requests", strconv.Itoa(rv.remainReq))
+			h.Set("x-ratelimit-reset-requests", roundDur(resetReq).String())
+		}
+		if rv.limitTok > 0 {
+			h.Set("x-ratelimit-limit-tokens", strconv.Itoa(rv.limitTok))
+			h.Set("x-ratelimit-remaining-tokens", strconv.Itoa(rv.remainTok))
+			h.Set("x-ratelimit-reset-tokens", roundDur(resetTok).String())
+		}
+	}
+}
+
+// retryHeaders sets retry-after (whole seconds, rounded up, as the HTTP
+// header allows) and retry-after-ms (exact).
+func retryHeaders(h http.Header, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	h.Set("retry-after", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+	h.Set("retry-after-ms", strconv.FormatInt(int64(math.Ceil(float64(d)/float64(time.Millisecond))), 10))
+}
+
+func roundDur(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+var errBadJSON = errors.New("bad json")

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Clock is the simulator's notion of time. Pool load and rate-limit windows
+// follow it; token streaming and the waits clients are told (retry-after)
+// are in real time, converted with Factor.
+type Clock interface {
+	Now() time.Time
+	// Factor is how many simulated seconds pass per real second.
+	Factor() float64
+}
+
+// RealClock is wall-clock time.
+type RealClock struct{}
+
+// Now returns time.Now.
+func (RealClock) Now() time.Time { return time.Now() }
+
+// Factor is 1.
+func (RealClock) Factor() float64 { return 1 }
+
+// FastClock runs Speed simulated seconds per real second from Start.
+type FastClock struct {
+	Start     time.Time // simulated time at RealStart
+	RealStart time.Time
+	Speed     float64
+	Real      func() time.Time // wall clock; time.Now when nil
+}
+
+// Now is the simulated time.
+func (c *FastClock) Now() time.Time {
+	real := time.Now
+	if c.Real != nil {
+		real = c.Real
+	}
+	el := real().Sub(c.RealStart)
+	return c.Start.Add(time.Duration(float64(el) * c.Speed))
+}
+
+// Factor is Speed.
+func (c *FastClock) Factor() float64 { return c.Speed }
+
+// ManualClock is set by hand; tests use it to walk through a day.
+type ManualClock struct {
+	T time.Time
+}
+
+// Now returns T.
+func (c *ManualClock) Now() time.Time { return c.T }
+
+// Factor is 1.
+func (c *ManualClock) Factor() float64 { return 1 }
+
+// ParseClock reads "real" or "fast:X" (X simulated seconds per real second).
+// start, when not zero, is the simulated time the clock starts at.
+func ParseClock(spec string, start time.Time) (Clock, error) {
+	switch {
+	case spec == "" || spec == "real":
+		if !start.IsZero() {
+			return &FastClock{Start: start, RealStart: time.Now(), Speed: 1}, nil
+		}
+		return RealClock{}, nil
+	case strings.HasPrefix(spec, "fast:"):
+		x, err := strconv.ParseFloat(strings.TrimPrefix(spec, "fast:"), 64)
+		if err != nil || x <= 0 || x > 1e6 {
+			return nil, fmt.Errorf("--clock %q: write fast:X with X a speed-up from 0 to 1000000, e.g. fast:60 (an hour per minute)", spec)
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		return &FastClock{Start: start, RealStart: time.Now(), Speed: x}, nil
+	}
+	return nil, fmt.Errorf("--clock %q: allowed: real, fast:X", spec)
+}

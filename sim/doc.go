@@ -1,0 +1,26 @@
+// Package sim is spillway's simulated provider: an HTTP server that speaks the
+// OpenAI (Chat Completions, Responses, models, embeddings), Anthropic
+// (Messages) and Gemini (generateContent, streamGenerateContent) wire formats
+// closely enough that the real Codex CLI, Claude Code and the official SDKs
+// accept it, and that runs out of capacity the way real pools do.
+//
+// Capacity model: each model has a pool of slots. A request takes slots in
+// proportion to its input size (fat requests need more, so they are the first
+// refused when the pool is nearly full). A background load, following a
+// day/week curve on the simulator's clock (weekday 10:00–16:00 peak, quiet
+// nights and weekends) with seeded per-minute noise, occupies part of each
+// pool. A request that does not fit gets that provider's real capacity error
+// in the place the provider puts it: OpenAI HTTP 503 server_is_overloaded, or
+// response.failed right after response.created on a Responses stream;
+// Anthropic 529 overloaded_error or an event: error; Gemini 503 UNAVAILABLE.
+// Per-key RPM/TPM limits answer 429 with honest retry-after and rate-limit
+// headers; scenario keys can be out of quota or invalid.
+//
+// Faults can be injected on demand through the control API (POST
+// /_sim/faults), and GET /_sim/stats counts everything per model; tests
+// assert on both. Answers are deterministic (see Answer), so a test can check
+// the exact text a client printed and which model produced it.
+//
+// The clock is injectable: real time, or fast:X to replay a simulated week of
+// diurnal load in minutes.
+package sim

@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// FaultKinds are the faults the control API accepts.
+var FaultKinds = []string{"capacity", "rate_limit", "quota", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed"}
+
+// Fault is one injected failure, consumed by matching requests.
+type Fault struct {
+	// Model it applies to; empty or "*" for every model.
+	Model string `json:"model"`
+	Kind  string `json:"fault"`
+	// Count is how many requests it hits; -1 until cleared. 0 means 1.
+	Count int `json:"count"`
+	// AfterTokens, for reset, stall, midstream and malformed on streams:
+	// fail after this many answer tokens. Unset: before any byte (reset,
+	// stall) or after 3 tokens (midstream, malformed).
+	AfterTokens *int `json:"after_tokens,omitempty"`
+	// RetryAfter is the retry-after (seconds) sent with capacity, rate_limit
+	// and server_error.
+	RetryAfter float64 `json:"retry_after,omitempty"`
+	// DelayMS is the gap between tokens for slow (default 250).
+	DelayMS int `json:"delay_ms,omitempty"`
+	// Style, for capacity: status (HTTP error) or event (in the stream).
+	Style string `json:"style,omitempty"`
+}
+
+func (f *Fault) matches(model string) bool {
+	return f.Model == "" || f.Model == "*" || f.Model == model
+}
+
+// AddFault registers f.
+func (s *Server) AddFault(f Fault) error {
+	ok := false
+	for _, k := range FaultKinds {
+		if f.Kind == k {
+			ok = true
+		}
+	}
+	if !ok {
+		return fmt.Errorf("unknown fault %q; allowed: %s", f.Kind, strings.Join(FaultKinds, ", "))
+	}
+	if f.Count == 0 {
+		f.Count = 1
+	}
+	if f.Count < -1 {
+		return fmt.Errorf("count %d: a number of requests, or -1 until cleared", f.Count)
+	}
+	if f.Style != "" && f.Style != "status" && f.Style != "event" {
+		return fmt.Errorf("style %q; allowed: status, event", f.Style)
+	}
+	if f.AfterTokens != nil && *f.AfterTokens < 0 {
+		return fmt.Errorf("after_tokens must be 0 or more")
+	}
+	if f.Model != "" && f.Model != "*" {
+		if _, known := s.models[f.Model]; !known {
+			return fmt.Errorf("unknown model %q; the simulator serves: %s", f.Model, strings.Join(s.modelNames(), ", "))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &f)
+	return nil
+}
+
+// ClearFaults removes every fault (of one model, when model is not empty).
+func (s *Server) ClearFaults(model string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if model == "" {
+		s.faults = nil
+		return
+	}
+	kept := s.faults[:0]
+	for _, f := range s.faults {
+		if f.Model != model {
+			kept = append(kept, f)
+		}
+	}
+	s.faults = kept
+}
+
+// takeFault consumes the first fault matching model.
+func (s *Server) takeFault(model string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if !f.matches(model) {
+			continue
+		}
+		taken := *f
+		if f.Count > 0 {
+			f.Count--
+			if f.Count == 0 {
+				s.faults = append(s.faults[:i], s.faults[i+1:]...)
+			}
+		}
+		return &taken
+	}
+	return nil
+}
+
+func (s *Server) modelNames() []string {
+	var out []string
+	for _, m := range s.sortedModels("") {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+func (s *Server) handleFaultsList(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	list := make([]Fault, 0, len(s.faults))
+	for _, f := range s.faults {
+		list = append(list, *f)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"faults": list})
+}
+
+func (s *Server) handleFaultsAdd(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	// one fault or a list of them
+	var list []Fault
+	trimmed := strings.TrimSpace(string(body))
+	if strings.HasPrefix(trimmed, "[") {
+		err = json.Unmarshal(body, &list)
+	} else {
+		var f Fault
+		dec := json.NewDecoder(strings.NewReader(trimmed))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&f)
+		list = []Fault{f}
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad fault JSON: " + err.Error() +
+			`; send {"model":"gpt-6-astra","fault":"capacity","count":3}`})
+		return
+	}
+	for _, f := range list {
+		if err := s.AddFault(f); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+	}
+	s.handleFaultsListStatus(w, http.StatusCreated)
+}
+
+func (s *Server) handleFaultsListStatus(w http.ResponseWriter, status int) {
+	s.mu.Lock()
+	list := make([]Fault, 0, len(s.faults))
+	for _, f := range s.faults {
+		list = append(list, *f)
+	}
+	s.mu.Unlock()
+	writeJSON(w, status, map[string]any{"faults": list})
+}
+
+func (s *Server) handleFaultsClear(w http.ResponseWriter, r *http.Request) {
+	s.ClearFaults(r.URL.Query().Get("model"))
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+type geminiProto struct {
+	s   *Server
+	sse bool // streamGenerateContent?alt=sse
+}
+
+func (p geminiProto) provider() string { return "gemini" }
+
+func (p geminiProto) writeError(w http.ResponseWriter, c *call, f failure) {
+	status, rpc, msg := 500, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+	var details []any
+	switch f.class {
+	case "capacity":
+		status, rpc, msg = 503, "UNAVAILABLE", "The model is overloaded. Please try again later."
+	case "rate_limit":
+		status, rpc = 429, "RESOURCE_EXHAUSTED"
+		msg = fmt.Sprintf("You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\nPlease retry in %s.", formatProtoDuration(f.retryAfter))
+		details = []any{
+			map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
+				"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": "GenerateRequestsPerMinutePerProjectPerModel",
+				"quotaDimensions": map[string]any{"location": "global", "model": c.model.name}}}},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": formatProtoDuration(f.retryAfter)},
+		}
+	case "quota":
+		status, rpc, msg = 429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."
+		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
+			"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}}}}
+	case "auth":
+		status, rpc, msg = 400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."
+		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}}
+	case "model_not_found":
+		status, rpc, msg = 404, "NOT_FOUND", fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", c.model.name)
+	case "context_length":
+		status, rpc, msg = 400, "INVALID_ARGUMENT", fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", c.inTokens, c.model.context)
+	case "bad_json", "bad_request":
+		status, rpc, msg = 400, "INVALID_ARGUMENT", "Invalid JSON payload received."
+	case "too_large":
+		status, rpc, msg = 413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."
+	}
+	if f.message != "" && f.class != "rate_limit" && f.class != "bad_json" {
+		msg = f.message
+	}
+	e := map[string]any{"code": status, "message": msg, "status": rpc}
+	if details != nil {
+		e["details"] = details
+	}
+	if f.class != "rate_limit" {
+		retryHeaders(w.Header(), f.retryAfter)
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+func formatProtoDuration(d time.Duration) string {
+	if d <= 0 {
+		d = time.Second
+	}
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + "s"
+}
+
+func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
+	target := r.PathValue("target")
+	model, action, _ := strings.Cut(target, ":")
+	p := geminiProto{s: s, sse: r.URL.Query().Get("alt") == "sse"}
+	key := r.Header.Get("x-goog-api-key")
+	if key == "" {
+		key = r.URL.Query().Get("key")
+	}
+	if action != "generateContent" && action != "streamGenerateContent" {
+		p.writeError(w, &call{proto: p, id: s.nextID("")}, failure{class: "bad_request", message: fmt.Sprintf("unknown method %q; the simulator serves generateContent and streamGenerateContent", action)})
+		return
+	}
+	c, m, ok := s.prepare(w, r, p, key)
+	if !ok || !s.lookup(w, c, model, "gemini") {
+		return
+	}
+	c.stream = action == "streamGenerateContent"
+	c.prompt = lastUser(m["contents"], "role", "parts", false)
+	if !c.stream || p.sse {
+		s.run(w, r, c)
+		return
+	}
+	// streamGenerateContent without alt=sse answers one JSON array
+	c.stream = false
+	c.proto = geminiArray{p}
+	s.run(w, r, c)
+}
+
+func (p geminiProto) chunk(c *call, text string, finish string, u *usage) map[string]any {
+	cand := map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"}, "index": 0}
+	if finish != "" {
+		cand["finishReason"] = finish
+	}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.model.name, "responseId": c.id}
+	if u != nil {
+		out["usageMetadata"] = map[string]any{"promptTokenCount": u.in, "candidatesTokenCount": u.out, "totalTokenCount": u.in + u.out}
+	}
+	return out
+}
+
+func (p geminiProto) open(sw *stream, c *call) error { sw.begin(); return nil }
+
+func (p geminiProto) token(sw *stream, c *call, _ int, tok string) error {
+	return sw.event("", p.chunk(c, tok, "", nil))
+}
+
+func (p geminiProto) streamError(sw *stream, c *call, f failure) error {
+	return sw.event("", map[string]any{"error": map[string]any{"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})
+}
+
+func (p geminiProto) failEarly(sw *stream, c *call, f failure) error { return p.streamError(sw, c, f) }
+
+func (p geminiProto) close(sw *stream, c *call, _ string, u usage) error {
+	return sw.event("", p.chunk(c, "", "STOP", &u))
+}
+
+func (p geminiProto) complete(w http.ResponseWriter, c *call, text string, u usage) {
+	writeJSON(w, http.StatusOK, p.chunk(c, text, "STOP", &u))
+}
+
+// geminiArray answers streamGenerateContent without alt=sse: a JSON array of chunks.
+type geminiArray struct{ geminiProto }
+
+func (p geminiArray) complete(w http.ResponseWriter, c *call, text string, u usage) {
+	var chunks []any
+	for _, t := range Tokens(text) {
+		chunks = append(chunks, p.chunk(c, t, "", nil))
+	}
+	chunks = append(chunks, p.chunk(c, "", "STOP", &u))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(chunks)
+}

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/spillway/spillway/config"
+)
+
+// Scenario describes the simulated world: pools, their load over the day,
+// rate limits, special keys, outages and random network faults.
+type Scenario struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	// Start is the simulated time the clock starts at (RFC 3339); empty means now.
+	Start string `yaml:"start" json:"start,omitempty"`
+	// TokenRate is how many answer tokens per second are streamed; 0 streams
+	// as fast as possible.
+	TokenRate float64 `yaml:"token_rate" json:"token_rate"`
+	// AnswerTokens pads answers to at least this many tokens.
+	AnswerTokens int `yaml:"answer_tokens" json:"answer_tokens"`
+	// CapacityStyle is where a full pool is reported on streams: auto (the
+	// provider's usual place: response.failed after response.created on
+	// Responses streams, HTTP status elsewhere), status, or event.
+	CapacityStyle string `yaml:"capacity_style" json:"capacity_style"`
+	// FatTokens is how many input tokens take one more pool slot.
+	FatTokens int `yaml:"fat_tokens" json:"fat_tokens"`
+	// Noise is the amplitude of the per-minute random load change, as a
+	// fraction of the pool.
+	Noise     float64          `yaml:"noise" json:"noise"`
+	Tiers     map[string]Pool  `yaml:"tiers" json:"tiers"`
+	Models    map[string]Pool  `yaml:"models" json:"models,omitempty"`
+	Keys      map[string]Key   `yaml:"keys" json:"keys,omitempty"`
+	RateLimit Limits           `yaml:"rate_limit" json:"rate_limit"`
+	Outages   []Outage         `yaml:"outages" json:"outages,omitempty"`
+	Network   NetworkFaults    `yaml:"network" json:"network"`
+	Extra     map[string]Model `yaml:"extra_models" json:"extra_models,omitempty"`
+}
+
+// Pool is one model's (or tier's) capacity.
+type Pool struct {
+	// Size is the number of concurrent slots.
+	Size int `yaml:"pool" json:"pool"`
+	// PeakLoad is the background load at the weekday peak, as a fraction of
+	// the pool; QuietLoad at night.
+	PeakLoad  float64 `yaml:"peak_load" json:"peak_load"`
+	QuietLoad float64 `yaml:"quiet_load" json:"quiet_load"`
+}
+
+// Key is a special API key.
+type Key struct {
+	// State is ok, quota (out of credits) or invalid.
+	State string `yaml:"state" json:"state"`
+	RPM   int    `yaml:"rpm" json:"rpm,omitempty"`
+	TPM   int    `yaml:"tpm" json:"tpm,omitempty"`
+}
+
+// Limits are per key and model, per simulated minute; 0 means none.
+type Limits struct {
+	RPM int `yaml:"rpm" json:"rpm"`
+	TPM int `yaml:"tpm" json:"tpm"`
+}
+
+// Outage fills pools completely for a while, counted from the clock start.
+type Outage struct {
+	After  config.Duration `yaml:"after" json:"after"`
+	For    config.Duration `yaml:"for" json:"for"`
+	Models []string        `yaml:"models" json:"models,omitempty"` // empty: all
+}
+
+// NetworkFaults are per-request probabilities of transport failures.
+type NetworkFaults struct {
+	Reset     float64         `yaml:"reset" json:"reset"`
+	Stall     float64         `yaml:"stall" json:"stall"`
+	StallFor  config.Duration `yaml:"stall_for" json:"stall_for"`
+	Midstream float64         `yaml:"midstream" json:"midstream"`
+}
+
+// Model is a model the scenario adds to the configured ones.
+type Model struct {
+	Provider string `yaml:"provider" json:"provider"` // openai, anthropic, gemini
+	Tier     string `yaml:"tier" json:"tier"`
+	Context  int    `yaml:"context" json:"context"`
+}
+
+func d(t time.Duration) config.Duration { return config.Duration(t) }
+
+// base returns the defaults every scenario starts from.
+func base(name, desc string) *Scenario {
+	return &Scenario{
+		Name: name, Description: desc,
+		TokenRate: 200, AnswerTokens: 16, CapacityStyle: "auto", FatTokens: 8000, Noise: 0.05,
+		Tiers: map[string]Pool{
+			"heavy":  {Size: 8, PeakLoad: 0.3, QuietLoad: 0.05},
+			"medium": {Size: 16, PeakLoad: 0.2, QuietLoad: 0},
+			"light":  {Size: 32, PeakLoad: 0.1, QuietLoad: 0},
+		},
+		Network: NetworkFaults{StallFor: d(30 * time.Second)},
+	}
+}
+
+// BuiltinNames lists the built-in scenarios.
+var BuiltinNames = []string{"calm", "peak", "outage", "ratelimited", "flaky-network"}
+
+// Builtin returns a built-in scenario by name.
+func Builtin(name string) (*Scenario, bool) {
+	switch name {
+	case "calm":
+		return base("calm", "plenty of room everywhere; nothing fails unless a fault is injected"), true
+	case "peak":
+		s := base("peak", "weekday peak: heavy tier mostly full, medium often, light rarely")
+		s.Start = "2026-11-25T11:00:00Z" // a Wednesday, mid-peak
+		s.Noise = 0.1
+		s.Tiers = map[string]Pool{
+			"heavy":  {Size: 4, PeakLoad: 0.82, QuietLoad: 0.3},
+			"medium": {Size: 8, PeakLoad: 0.85, QuietLoad: 0.1},
+			"light":  {Size: 16, PeakLoad: 0.4, QuietLoad: 0},
+		}
+		return s, true
+	case "outage":
+		s := base("outage", "every pool full for the first 10 simulated minutes, then calm")
+		s.Outages = []Outage{{After: 0, For: d(10 * time.Minute)}}
+		return s, true
+	case "ratelimited":
+		s := base("ratelimited", "calm pools, but every key is held to 20 requests and 40000 tokens per minute")
+		s.RateLimit = Limits{RPM: 20, TPM: 40000}
+		return s, true
+	case "flaky-network":
+		s := base("flaky-network", "calm pools, but connections reset, stall and break mid-stream")
+		s.Network = NetworkFaults{Reset: 0.1, Stall: 0.03, StallFor: d(20 * time.Second), Midstream: 0.05}
+		return s, true
+	}
+	return nil, false
+}
+
+// LoadScenario returns a built-in scenario by name, or reads a YAML file.
+// A file starts from the calm defaults and overrides what it writes.
+func LoadScenario(nameOrFile string) (*Scenario, error) {
+	if nameOrFile == "" {
+		nameOrFile = "calm"
+	}
+	if s, ok := Builtin(nameOrFile); ok {
+		return s, nil
+	}
+	data, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "./") {
+			return nil, fmt.Errorf("unknown scenario %q; built-in: %s, or a YAML file", nameOrFile, strings.Join(BuiltinNames, ", "))
+		}
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return ParseScenario(nameOrFile, data)
+}
+
+// ParseScenario reads a scenario file's YAML.
+func ParseScenario(name string, data []byte) (*Scenario, error) {
+	s := base(strings.TrimSuffix(name, ".yaml"), "")
+	s.Tiers = nil
+	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
+		return nil, fmt.Errorf("scenario %s:\n%s", name, yaml.FormatError(err, false, true))
+	}
+	if s.Tiers == nil {
+		s.Tiers = base("", "").Tiers
+	} else {
+		def := base("", "").Tiers
+		for t, p := range def {
+			if _, ok := s.Tiers[t]; !ok {
+				s.Tiers[t] = p
+			}
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Validate checks ranges and names.
+func (s *Scenario) Validate() error {
+	var errs []string
+	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if s.Start != "" {
+		if _, err := time.Parse(time.RFC3339, s.Start); err != nil {
+			add("start: %q is not an RFC 3339 time such as 2026-11-25T11:00:00Z", s.Start)
+		}
+	}
+	if s.TokenRate < 0 {
+		add("token_rate: must be 0 (no delay) or more")
+	}
+	switch s.CapacityStyle {
+	case "", "auto", "status", "event":
+	default:
+		add("capacity_style: %q; allowed: auto, status, event", s.CapacityStyle)
+	}
+	if s.FatTokens < 1 {
+		add("fat_tokens: must be at least 1")
+	}
+	if s.Noise < 0 || s.Noise > 1 {
+		add("noise: must be from 0 to 1")
+	}
+	checkPool := func(where string, p Pool) {
+		if p.Size < 1 {
+			add("%s.pool: must be at least 1", where)
+		}
+		if p.PeakLoad < 0 || p.PeakLoad > 1 || p.QuietLoad < 0 || p.QuietLoad > 1 {
+			add("%s: peak_load and quiet_load are fractions from 0 to 1", where)
+		}
+	}
+	for _, t := range sortedKeys(s.Tiers) {
+		if _, err := config.ParseTier(t); err != nil {
+			add("tiers.%s: %v", t, err)
+		}
+		checkPool("tiers."+t, s.Tiers[t])
+	}
+	for _, m := range sortedKeys(s.Models) {
+		checkPool("models."+m, s.Models[m])
+	}
+	for _, k := range sortedKeys(s.Keys) {
+		switch s.Keys[k].State {
+		case "", "ok", "quota", "invalid":
+		default:
+			add("keys.%s.state: %q; allowed: ok, quota, invalid", k, s.Keys[k].State)
+		}
+	}
+	for i, o := range s.Outages {
+		if o.For <= 0 {
+			add("outages[%d].for: must be more than 0s", i)
+		}
+	}
+	for name, p := range map[string]float64{"reset": s.Network.Reset, "stall": s.Network.Stall, "midstream": s.Network.Midstream} {
+		if p < 0 || p > 1 {
+			add("network.%s: a probability from 0 to 1", name)
+		}
+	}
+	for _, m := range sortedKeys(s.Extra) {
+		e := s.Extra[m]
+		switch e.Provider {
+		case "openai", "anthropic", "gemini":
+		default:
+			add("extra_models.%s.provider: %q; allowed: openai, anthropic, gemini", m, e.Provider)
+		}
+		if _, err := config.ParseTier(e.Tier); err != nil {
+			add("extra_models.%s.tier: %v", m, err)
+		}
+		if e.Context < 1 {
+			add("extra_models.%s.context: must be a positive number of tokens", m)
+		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,305 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spillway/spillway/config"
+)
+
+// DefaultMaxBody is the request body limit; larger bodies get 413.
+const DefaultMaxBody = 32 << 20
+
+// Options configure a Server.
+type Options struct {
+	Scenario *Scenario
+	// Config supplies the models (with provider and tier) the simulator
+	// serves; config.Default() when nil.
+	Config *config.Config
+	Seed   int64
+	Clock  Clock // RealClock, or the scenario's start at real speed, when nil
+	// TokenRate, when not negative, overrides the scenario's streaming rate.
+	TokenRate float64
+	MaxBody   int64
+	Logger    *slog.Logger
+}
+
+type modelInfo struct {
+	name     string
+	provider string // wire format: openai, anthropic, gemini
+	tier     string
+	context  int
+}
+
+// Server is the simulated provider.
+type Server struct {
+	scn       *Scenario
+	seed      int64
+	clock     Clock
+	start     time.Time
+	tokenRate float64
+	maxBody   int64
+	log       *slog.Logger
+	models    map[string]modelInfo
+
+	mu     sync.Mutex
+	stats  map[string]*ModelStats
+	rates  map[string]*rateWindow
+	faults []*Fault
+	rng    *rand.Rand
+	seq    uint64
+
+	done chan struct{} // closed by Close: stalled handlers give up
+	once sync.Once
+}
+
+// New builds a Server.
+func New(o Options) (*Server, error) {
+	scn := o.Scenario
+	if scn == nil {
+		scn, _ = Builtin("calm")
+	}
+	if err := scn.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	clock := o.Clock
+	if clock == nil {
+		var start time.Time
+		if scn.Start != "" {
+			start, _ = time.Parse(time.RFC3339, scn.Start)
+		}
+		var err error
+		if clock, err = ParseClock("real", start); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		scn: scn, seed: o.Seed, clock: clock, start: clock.Now(),
+		tokenRate: scn.TokenRate, maxBody: o.MaxBody, log: o.Logger,
+		models: map[string]modelInfo{},
+		stats:  map[string]*ModelStats{}, rates: map[string]*rateWindow{},
+		rng:  rand.New(rand.NewPCG(uint64(o.Seed), 0x5b111)),
+		done: make(chan struct{}),
+	}
+	if o.TokenRate >= 0 && o.TokenRate != s.tokenRate {
+		s.tokenRate = o.TokenRate
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for name, m := range cfg.Models {
+		upstream := name
+		if m.Upstream != "" {
+			upstream = m.Upstream
+		}
+		s.models[upstream] = modelInfo{name: upstream, provider: cfg.ProviderType(m.Provider), tier: string(m.Tier), context: m.Context}
+	}
+	for name, m := range scn.Extra {
+		s.models[name] = modelInfo{name: name, provider: m.Provider, tier: m.Tier, context: m.Context}
+	}
+	return s, nil
+}
+
+// Close makes stalled requests give up; the HTTP server is the caller's.
+func (s *Server) Close() { s.once.Do(func() { close(s.done) }) }
+
+// Clock returns the simulator's clock.
+func (s *Server) Clock() Clock { return s.clock }
+
+// Handler routes every endpoint.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1/models/{model}", s.handleModel)
+	mux.HandleFunc("POST /v1/messages", s.handleMessages)
+	mux.HandleFunc("POST /v1beta/models/{target}", s.handleGemini)
+	mux.HandleFunc("POST /v1/models/{target}", s.handleGemini)
+	mux.HandleFunc("GET /_sim/faults", s.handleFaultsList)
+	mux.HandleFunc("POST /_sim/faults", s.handleFaultsAdd)
+	mux.HandleFunc("DELETE /_sim/faults", s.handleFaultsClear)
+	mux.HandleFunc("GET /_sim/stats", s.handleStats)
+	mux.HandleFunc("DELETE /_sim/stats", s.handleStatsReset)
+	mux.HandleFunc("GET /_sim/scenario", s.handleScenario)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), "type": "invalid_request_error", "param": nil, "code": nil}})
+	})
+	return mux
+}
+
+// ListenAndServe serves on addr until ctx ends. ready, when not nil, gets the
+// bound address once listening.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		s.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// ModelStats are one model's counters.
+type ModelStats struct {
+	Received        int            `json:"received"`
+	Served          int            `json:"served"`
+	Rejected        map[string]int `json:"rejected"`
+	PeakConcurrency int            `json:"peak_concurrency"`
+	Inflight        int            `json:"inflight"`
+	TokensIn        int            `json:"tokens_in"`
+	TokensOut       int            `json:"tokens_out"`
+	// Starts are the real times (Unix ms) requests were admitted, the last
+	// 1000; tests check pacing with them.
+	Starts       []int64        `json:"starts_ms,omitempty"`
+	Faults       map[string]int `json:"faults,omitempty"`
+	inflightCost float64
+}
+
+func (s *Server) stat(model string) *ModelStats {
+	st := s.stats[model]
+	if st == nil {
+		st = &ModelStats{Rejected: map[string]int{}}
+		s.stats[model] = st
+	}
+	return st
+}
+
+func (s *Server) count(model string, f func(*ModelStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.stat(model))
+}
+
+// Stats is the /_sim/stats document.
+type Stats struct {
+	Clock    time.Time              `json:"clock"`
+	Scenario string                 `json:"scenario"`
+	Models   map[string]*ModelStats `json:"models"`
+	Load     map[string]float64     `json:"load"`
+}
+
+// Snapshot returns a copy of the counters.
+func (s *Server) Snapshot() Stats {
+	now := s.clock.Now()
+	out := Stats{Clock: now, Scenario: s.scn.Name, Models: map[string]*ModelStats{}, Load: map[string]float64{}}
+	names := make([]string, 0, len(s.models))
+	for n := range s.models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out.Load[n] = float64(int(s.Load(n, now)*1000)) / 1000
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n, st := range s.stats {
+		c := *st
+		c.Rejected = map[string]int{}
+		for k, v := range st.Rejected {
+			c.Rejected[k] = v
+		}
+		c.Starts = append([]int64(nil), st.Starts...)
+		out.Models[n] = &c
+	}
+	return out
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Snapshot())
+}
+
+func (s *Server) handleStatsReset(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	for n, st := range s.stats {
+		s.stats[n] = &ModelStats{Rejected: map[string]int{}, Inflight: st.Inflight, inflightCost: st.inflightCost}
+	}
+	s.rates = map[string]*rateWindow{}
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleScenario(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.scn)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+func (s *Server) nextID(prefix string) string {
+	s.mu.Lock()
+	s.seq++
+	n := s.seq
+	s.mu.Unlock()
+	return fmt.Sprintf("%s%08x%04x", prefix, uint32(s.seed), n)
+}
+
+// chance draws from the seeded source.
+func (s *Server) chance(p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64() < p
+}
+
+// sortedModels lists the served models of one wire format.
+func (s *Server) sortedModels(provider string) []modelInfo {
+	var out []modelInfo
+	for _, m := range s.models {
+		if provider == "" || m.provider == provider {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func maskKey(k string) string {
+	if len(k) <= 8 {
+		return strings.Repeat("*", len(k))
+	}
+	return k[:3] + "***" + k[len(k)-3:]
+}

@@ -1,8 +1,12 @@
-package sim_test
+// Package simsdk_test drives the simulator with the official Go SDKs. It
+// lives apart from package sim's tests so that fuzzing sim does not have to
+// instrument the SDKs.
+package simsdk_test
 
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -126,4 +130,15 @@ func TestAnthropicGoStreams(t *testing.T) {
 			t.Fatal("a stream that broke must not end without error")
 		}
 	})
+}
+
+func newSim(t *testing.T, scn *sim.Scenario, clock sim.Clock) (*sim.Server, string) {
+	t.Helper()
+	srv, err := sim.New(sim.Options{Scenario: scn, Clock: clock, Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return srv, hs.URL
 }

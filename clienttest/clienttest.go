@@ -1,0 +1,278 @@
+// Package clienttest runs the real Codex CLI and Claude Code, as installed
+// by scripts/install-clients into .tools/npm, for tests that point them at a
+// local server (spillway sim, or spillway itself).
+//
+// Every run is sealed off from the developer's machine: a fresh HOME, config
+// directory, working directory and TMPDIR, and an environment built from
+// scratch (PATH plus the variables the run needs), so no credentials or
+// settings (OPENAI_API_KEY, ANTHROPIC_API_KEY, CODEX_HOME, ~/.codex,
+// ~/.claude …) leak in. Telemetry, analytics, plugins and update checks are
+// off, so the clients talk to the given base URL only. Always give a
+// 127.0.0.1 URL.
+//
+// When a client is not installed, tests that need it are skipped, or fail
+// when CI=true.
+package clienttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// DefaultTimeout bounds a client run when the options give none.
+const DefaultTimeout = 90 * time.Second
+
+// Result is what a client run left behind.
+type Result struct {
+	Stdout, Stderr string
+	// ExitCode is the client's exit status; -1 when it was killed (see
+	// TimedOut).
+	ExitCode int
+	// TimedOut is true when the run was killed at its timeout or when ctx
+	// ended.
+	TimedOut bool
+	Elapsed  time.Duration
+	// CodexHome is the CODEX_HOME of a Codex run (sessions/, config.toml).
+	CodexHome string
+}
+
+// Codex returns the path of the installed codex binary, or skips t (fails
+// it when CI=true) when it is not installed.
+func Codex(t testing.TB) string { t.Helper(); return tool(t, "codex", "Codex CLI") }
+
+// Claude returns the path of the installed claude binary, or skips t (fails
+// it when CI=true) when it is not installed.
+func Claude(t testing.TB) string { t.Helper(); return tool(t, "claude", "Claude Code") }
+
+func tool(t testing.TB, bin, name string) string {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatalf("clienttest: %v", err)
+	}
+	path := filepath.Join(root, ".tools", "npm", "node_modules", ".bin", bin)
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not installed at %s (CI=true, so this is a failure): run scripts/install-clients", name, path)
+		}
+		t.Skipf("SKIPPED: %s not installed (run scripts/install-clients)", name)
+	}
+	return path
+}
+
+// repoRoot walks up from the working directory to the directory holding
+// go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// CodexOptions configure one `codex exec` run.
+type CodexOptions struct {
+	// BaseURL is the Responses API base, such as http://127.0.0.1:PORT/v1.
+	BaseURL string
+	Model   string
+	Prompt  string
+	// APIKey is sent as the bearer token (through env SPILLWAY_TEST_KEY).
+	APIKey string
+	// JSON adds --json: JSONL events on stdout.
+	JSON bool
+	// RequestMaxRetries is the provider's request_max_retries (HTTP
+	// retries); nil keeps Codex's default (4).
+	RequestMaxRetries *int
+	// StreamMaxRetries is the provider's stream_max_retries (reconnects
+	// after a broken stream); nil means 0, so failures show at once.
+	StreamMaxRetries *int
+	// ExtraArgs go after the other flags, before the prompt.
+	ExtraArgs []string
+	// Timeout bounds the run; DefaultTimeout when 0.
+	Timeout time.Duration
+}
+
+// RunCodex runs `codex exec` with a fresh CODEX_HOME whose config.toml
+// defines the provider "spillway" at opts.BaseURL.
+func RunCodex(t testing.TB, ctx context.Context, opts CodexOptions) Result {
+	t.Helper()
+	bin := Codex(t)
+	home := t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.Mkdir(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	streamRetries := 0
+	if opts.StreamMaxRetries != nil {
+		streamRetries = *opts.StreamMaxRetries
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "model_provider = \"spillway\"\n\n")
+	fmt.Fprintf(&cfg, "[model_providers.spillway]\n")
+	fmt.Fprintf(&cfg, "name = \"Spillway\"\n")
+	fmt.Fprintf(&cfg, "base_url = %s\n", strconv.Quote(opts.BaseURL))
+	fmt.Fprintf(&cfg, "wire_api = \"responses\"\n")
+	fmt.Fprintf(&cfg, "env_key = \"SPILLWAY_TEST_KEY\"\n")
+	if opts.RequestMaxRetries != nil {
+		fmt.Fprintf(&cfg, "request_max_retries = %d\n", *opts.RequestMaxRetries)
+	}
+	fmt.Fprintf(&cfg, "stream_max_retries = %d\n", streamRetries)
+	// Analytics would look up ab.chatgpt.com; plugins run a git fetch from
+	// github.com (see /work/notes/clients.md).
+	fmt.Fprintf(&cfg, "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n")
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	args := []string{"exec", "--skip-git-repo-check", "-m", opts.Model}
+	if opts.JSON {
+		args = append(args, "--json")
+	}
+	args = append(args, opts.ExtraArgs...)
+	args = append(args, opts.Prompt)
+	r := run(t, ctx, opts.Timeout, home, bin, args, []string{
+		"CODEX_HOME=" + codexHome,
+		"SPILLWAY_TEST_KEY=" + opts.APIKey,
+	})
+	r.CodexHome = codexHome
+	return r
+}
+
+// ClaudeOptions configure one `claude -p` run.
+type ClaudeOptions struct {
+	// BaseURL is the server root, such as http://127.0.0.1:PORT (no /v1).
+	BaseURL string
+	Model   string
+	Prompt  string
+	APIKey  string
+	// MaxRetries sets CLAUDE_CODE_MAX_RETRIES; nil keeps Claude's default
+	// (about ten retries over more than two minutes).
+	MaxRetries *int
+	// OutputFormat is --output-format (text, json, stream-json); empty
+	// leaves it out (text).
+	OutputFormat string
+	// ExtraArgs go after the other flags.
+	ExtraArgs []string
+	// Timeout bounds the run; DefaultTimeout when 0.
+	Timeout time.Duration
+}
+
+// RunClaude runs `claude -p` with a fresh HOME and CLAUDE_CONFIG_DIR against
+// opts.BaseURL.
+func RunClaude(t testing.TB, ctx context.Context, opts ClaudeOptions) Result {
+	t.Helper()
+	bin := Claude(t)
+	home := t.TempDir()
+	cfgDir := filepath.Join(home, ".claude")
+	if err := os.Mkdir(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-p", opts.Prompt, "--model", opts.Model}
+	if opts.OutputFormat != "" {
+		args = append(args, "--output-format", opts.OutputFormat)
+	}
+	args = append(args, opts.ExtraArgs...)
+	env := []string{
+		"CLAUDE_CONFIG_DIR=" + cfgDir,
+		"ANTHROPIC_BASE_URL=" + opts.BaseURL,
+		"ANTHROPIC_API_KEY=" + opts.APIKey,
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+	}
+	if opts.MaxRetries != nil {
+		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))
+	}
+	return run(t, ctx, opts.Timeout, home, bin, args, env)
+}
+
+// run starts bin in a working directory of its own under home, with stdin
+// from /dev/null and an environment made of PATH, HOME, TMPDIR and extra
+// only, and waits for it, killing its whole process group at the timeout.
+func run(t testing.TB, ctx context.Context, timeout time.Duration, home, bin string, args, extra []string) Result {
+	t.Helper()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	work := filepath.Join(home, "work")
+	tmp := filepath.Join(home, "tmp")
+	for _, d := range []string{work, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = work
+	// PATH is kept so the codex launcher finds node; it carries no secrets.
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}, extra...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr // Stdin nil: /dev/null
+	// The codex launcher is node running a native child: kill the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+
+	start := time.Now()
+	err := cmd.Run()
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		r.ExitCode, r.TimedOut = -1, true
+	case err == nil:
+	case errors.As(err, &exitErr):
+		r.ExitCode = exitErr.ExitCode()
+	default:
+		t.Fatalf("%s: %v", filepath.Base(bin), err)
+	}
+	if cmd.Process != nil {
+		// The group may outlive a clean exit (helpers the client left).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	t.Logf("%s %s: exit %d after %v (timed out: %v)\n--- stdout:\n%s\n--- stderr:\n%s",
+		filepath.Base(bin), quoteArgs(args), r.ExitCode, r.Elapsed.Round(time.Millisecond), r.TimedOut, clip(r.Stdout), clip(r.Stderr))
+	return r
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n\"'") {
+			q[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+// clip keeps logs readable: the last 4 KB of a long output.
+func clip(s string) string {
+	const max = 4096
+	if len(s) <= max {
+		return s
+	}
+	return "…" + s[len(s)-max:]
+}

@@ -1,0 +1,39 @@
+// Package events is spillway's attempt log: one JSON object per line, one
+// line per upstream attempt, written by the gateway, the agent wrapper, the
+// queue and the library, and read by `spillway report`.
+//
+// The field names are a contract (DESIGN.md): add fields, never rename them.
+package events
+
+import "time"
+
+// Sources of records.
+const (
+	SourceGateway = "gateway"
+	SourceExec    = "exec"
+	SourceQueue   = "queue"
+	SourceLibrary = "library"
+)
+
+// Record is one upstream attempt.
+type Record struct {
+	TS             time.Time `json:"ts"` // RFC 3339, UTC
+	RequestID      string    `json:"request_id"`
+	Attempt        int       `json:"attempt"` // 1-based within the request
+	Source         string    `json:"source"`
+	Provider       string    `json:"provider"`
+	Model          string    `json:"model"`
+	RequestedModel string    `json:"requested_model"`
+	Endpoint       string    `json:"endpoint"`
+	Status         int       `json:"status"`
+	Class          string    `json:"class"`
+	LatencyMS      int64     `json:"latency_ms"`
+	TTFBMS         int64     `json:"ttfb_ms"`
+	ReqBytes       int64     `json:"req_bytes"`
+	EstInputTokens int       `json:"est_input_tokens"`
+	OutputTokens   int       `json:"output_tokens"`
+	Stream         bool      `json:"stream"`
+	FallbackFrom   string    `json:"fallback_from"`
+	WaitMS         int64     `json:"wait_ms"` // waited before this attempt
+	Error          string    `json:"error"`   // redacted
+}

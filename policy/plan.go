@@ -1,0 +1,353 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+)
+
+// Candidate is one model a request may be sent to.
+type Candidate struct {
+	Model    string      // the name clients use
+	Upstream string      // the name sent upstream
+	Provider string      // provider name in the configuration
+	Type     string      // wire format: openai, anthropic, gemini
+	Tier     config.Tier // "" for a model the configuration does not know
+	Context  int         // 0 when unknown
+}
+
+// Key identifies the candidate's breaker.
+func (c Candidate) Key() string { return c.Provider + "/" + c.Upstream }
+
+// Request is what a plan is made for.
+type Request struct {
+	Model string
+	// Type is the wire format of the endpoint the client called; a model the
+	// configuration does not know goes to that type's provider as is.
+	Type        string
+	MinTier     config.Tier // "" for none
+	NoFallback  bool
+	InputTokens int
+	// Budget is the most the request may wait in total; 0 means the
+	// configuration's retry.budget.
+	Budget time.Duration
+}
+
+// Action is what to do next.
+type Action int
+
+// Actions.
+const (
+	Send Action = iota // send to Step.Candidate after Step.Wait
+	Done               // the last attempt succeeded
+	Fail               // give up; Step.Reason says why
+)
+
+// Step is the engine's decision.
+type Step struct {
+	Action    Action
+	Candidate Candidate
+	Wait      time.Duration
+	// FallbackFrom is the model the previous attempt went to when this
+	// step switches model.
+	FallbackFrom string
+	// Reason explains a Fail, naming the models tried, their classes and
+	// the time waited.
+	Reason string
+	// Verdict is the last failure (for Fail: what to answer the client).
+	Verdict classify.Verdict
+}
+
+// Hop is one attempt's outcome, for X-Spillway-Route and logs.
+type Hop struct {
+	Model string
+	Class classify.Class
+}
+
+// Rand returns a float in [0, 1).
+type Rand func() float64
+
+// Engine makes plans. It is safe for concurrent use.
+type Engine struct {
+	cfg      *config.Config
+	clock    Clock
+	rnd      Rand
+	rndMu    sync.Mutex
+	Breakers Breakers
+	Pacer    *Pacer
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithClock sets the clock (tests).
+func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
+
+// WithRand sets the random source (tests).
+func WithRand(r Rand) Option { return func(e *Engine) { e.rnd = r } }
+
+// WithBreakers replaces the in-memory breakers (a fleet shares them).
+func WithBreakers(b Breakers) Option { return func(e *Engine) { e.Breakers = b } }
+
+// New returns an engine for cfg.
+func New(cfg *config.Config, opts ...Option) *Engine {
+	e := &Engine{cfg: cfg, clock: RealClock{}}
+	src := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5b111))
+	e.rnd = src.Float64
+	for _, o := range opts {
+		o(e)
+	}
+	if e.Breakers == nil {
+		e.Breakers = NewMemoryBreakers(cfg.Breaker)
+	}
+	e.Pacer = NewPacer(cfg.Pacing, e.clock, e.random)
+	return e
+}
+
+// Clock is the engine's clock.
+func (e *Engine) Clock() Clock { return e.clock }
+
+func (e *Engine) random() float64 {
+	e.rndMu.Lock()
+	defer e.rndMu.Unlock()
+	return e.rnd()
+}
+
+// Backoff is exponential backoff with full jitter: a random wait in
+// [0, min(max, base·2^(n-1))], for the n-th consecutive wait (n ≥ 1).
+func (e *Engine) Backoff(n int) time.Duration {
+	base, ceil := e.cfg.Retry.BackoffBase.D(), e.cfg.Retry.BackoffMax.D()
+	if n < 1 {
+		n = 1
+	}
+	d := float64(base) * math.Pow(2, float64(n-1))
+	if d > float64(ceil) {
+		d = float64(ceil)
+	}
+	return time.Duration(e.random() * d)
+}
+
+// Candidates resolves the chain a request walks: the requested model, then
+// the rest of its chain at or above the minimum tier.
+func (e *Engine) Candidates(r Request) []Candidate {
+	_, chain := e.cfg.ChainFor(r.Model)
+	if len(chain) == 0 {
+		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: r.Type, Type: r.Type}}
+	}
+	var out []Candidate
+	for i, name := range chain {
+		m := e.cfg.Models[name]
+		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: e.cfg.ProviderType(m.Provider), Tier: m.Tier, Context: m.Context}
+		if m.Upstream != "" {
+			c.Upstream = m.Upstream
+		}
+		if i > 0 {
+			if r.NoFallback {
+				break
+			}
+			if r.MinTier != "" && c.Tier.Rank() < r.MinTier.Rank() {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Plan is one request's walk along its chain. It is not safe for
+// concurrent use; one request, one plan.
+type Plan struct {
+	e       *Engine
+	req     Request
+	chain   []Candidate
+	cur     int
+	walks   int
+	rateN   int
+	netN    map[string]int
+	srvN    map[string]int
+	skip    map[string]bool
+	waited  time.Duration
+	budget  time.Duration
+	route   []Hop
+	lastBad classify.Verdict
+}
+
+// NewPlan makes a plan for r.
+func (e *Engine) NewPlan(r Request) *Plan {
+	p := &Plan{e: e, req: r, chain: e.Candidates(r), netN: map[string]int{}, srvN: map[string]int{}, skip: map[string]bool{}}
+	p.budget = r.Budget
+	if p.budget <= 0 {
+		p.budget = e.cfg.Retry.Budget.D()
+	}
+	return p
+}
+
+// Chain is the candidates of the plan.
+func (p *Plan) Chain() []Candidate { return p.chain }
+
+// Route is the outcome of every attempt so far.
+func (p *Plan) Route() []Hop { return p.route }
+
+// Waited is the total wait the plan has asked for.
+func (p *Plan) Waited() time.Duration { return p.waited }
+
+// RouteString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
+func (p *Plan) RouteString() string {
+	parts := make([]string, len(p.route))
+	for i, h := range p.route {
+		parts[i] = h.Model + ":" + string(h.Class)
+	}
+	return strings.Join(parts, " > ")
+}
+
+// Start is the first step: the first model of the chain whose breaker is not
+// open (so requests start at medium while heavy is open) and whose context
+// window fits the request.
+func (p *Plan) Start() Step {
+	for i, c := range p.chain {
+		if i < len(p.chain)-1 && (p.e.Breakers.Open(c.Key()) || !p.fits(c)) {
+			if p.e.Breakers.Open(c.Key()) {
+				p.route = append(p.route, Hop{Model: c.Model, Class: "breaker_open"})
+			}
+			continue
+		}
+		p.cur = i
+		return Step{Action: Send, Candidate: c}
+	}
+	p.cur = len(p.chain) - 1
+	return Step{Action: Send, Candidate: p.chain[p.cur]}
+}
+
+func (p *Plan) fits(c Candidate) bool {
+	return c.Context == 0 || p.req.InputTokens == 0 || p.req.InputTokens <= c.Context
+}
+
+// After records the outcome of the attempt sent to the current candidate and
+// returns the next step.
+func (p *Plan) After(v classify.Verdict) Step {
+	c := p.chain[p.cur]
+	p.route = append(p.route, Hop{Model: c.Model, Class: v.Class})
+	if v.Class == classify.OK {
+		return Step{Action: Done, Candidate: c}
+	}
+	p.lastBad = v
+	switch v.Class {
+	case classify.Capacity:
+		return p.onCapacity(c, v)
+	case classify.ServerError:
+		p.srvN[c.Model]++
+		if p.srvN[c.Model] <= 1 {
+			return p.retrySame(c, max(v.Wait, p.e.Backoff(1)), v)
+		}
+		return p.onCapacity(c, v)
+	case classify.RateLimit:
+		p.rateN++
+		wait := v.Wait
+		if wait <= 0 {
+			wait = p.e.Backoff(p.rateN)
+		}
+		if p.waited+wait <= p.budget {
+			return p.retrySame(c, wait, v)
+		}
+		if next, ok := p.next(p.cur+1, nil); ok {
+			return p.switchTo(next, c)
+		}
+		return p.fail(v, fmt.Sprintf("rate limited; the provider asked for %s, more than the wait budget left", classify.FormatWait(wait)))
+	case classify.Network, classify.Timeout:
+		p.netN[c.Model]++
+		if p.netN[c.Model] > p.e.cfg.Retry.NetworkRetries {
+			return p.fail(v, fmt.Sprintf("%s failures persisted after %d retries on the same model", v.Class, p.e.cfg.Retry.NetworkRetries))
+		}
+		return p.retrySame(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D()), v)
+	case classify.ModelNotFound:
+		p.skip[c.Model] = true
+		if next, ok := p.next(p.cur+1, nil); ok {
+			return p.switchTo(next, c)
+		}
+		return p.fail(v, "no model in the chain exists for this key")
+	case classify.ContextLength:
+		bigger := func(n Candidate) bool { return c.Context > 0 && n.Context > c.Context }
+		if next, ok := p.next(p.cur+1, bigger); ok {
+			return p.switchTo(next, c)
+		}
+		return p.fail(v, "the request is larger than every remaining model's context window")
+	}
+	return p.fail(v, "")
+}
+
+func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
+	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.Breakers.Open(n.Key()) }); ok {
+		return p.switchTo(next, c)
+	}
+	if next, ok := p.next(p.cur+1, nil); ok { // every breaker open: try anyway
+		return p.switchTo(next, c)
+	}
+	// The chain is exhausted: back off, then walk it again from the top.
+	p.walks++
+	wait := max(p.e.Backoff(p.walks), v.Wait)
+	if p.waited+wait > p.budget {
+		return p.fail(v, "every model of the chain is at capacity")
+	}
+	i, ok := p.next(0, nil)
+	if !ok {
+		return p.fail(v, "every model of the chain is at capacity")
+	}
+	p.waited += wait
+	p.cur = i
+	first := p.chain[i]
+	s := Step{Action: Send, Candidate: first, Wait: wait}
+	if first.Model != c.Model {
+		s.FallbackFrom = c.Model
+	}
+	return s
+}
+
+func (p *Plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) Step {
+	if p.waited+wait > p.budget {
+		return p.fail(v, fmt.Sprintf("waiting %s more would exceed the wait budget of %s", classify.FormatWait(wait), p.budget))
+	}
+	p.waited += wait
+	return Step{Action: Send, Candidate: c, Wait: wait}
+}
+
+func (p *Plan) switchTo(i int, from Candidate) Step {
+	p.cur = i
+	return Step{Action: Send, Candidate: p.chain[i], FallbackFrom: from.Model}
+}
+
+// next finds the first usable candidate at or after i.
+func (p *Plan) next(i int, ok func(Candidate) bool) (int, bool) {
+	for ; i < len(p.chain); i++ {
+		c := p.chain[i]
+		if p.skip[c.Model] || !p.fits(c) {
+			continue
+		}
+		if ok != nil && !ok(c) {
+			continue
+		}
+		return i, true
+	}
+	return 0, false
+}
+
+func (p *Plan) fail(v classify.Verdict, why string) Step {
+	var tried []string
+	for _, h := range p.route {
+		tried = append(tried, fmt.Sprintf("%s (%s)", h.Model, h.Class))
+	}
+	reason := fmt.Sprintf("spillway: %s", v.Class)
+	if why != "" {
+		reason += ": " + why
+	}
+	reason += fmt.Sprintf("; tried %s; waited %s", strings.Join(tried, ", "), classify.FormatWait(p.waited))
+	if v.Message != "" {
+		reason += "; last upstream message: " + v.Message
+	}
+	return Step{Action: Fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
+}

@@ -1,0 +1,251 @@
+package policy
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+)
+
+// fakeClock advances only when slept on.
+type fakeClock struct {
+	mu  sync.Mutex
+	t   time.Time
+	log []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d > 0 {
+		c.t = c.t.Add(d)
+		c.log = append(c.log, d)
+	}
+	return ctx.Err()
+}
+
+func testEngine(t *testing.T, mut func(*config.Config)) *Engine {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Retry.Budget = config.Duration(45 * time.Second)
+	cfg.Breaker.Failures = 3
+	if mut != nil {
+		mut(cfg)
+	}
+	return New(cfg, WithClock(&fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}), WithRand(func() float64 { return 0.5 }))
+}
+
+func v(c classify.Class, wait time.Duration) classify.Verdict { return classify.Verdict{Class: c, Wait: wait} }
+
+func TestPolicyTable(t *testing.T) {
+	type want struct {
+		action Action
+		model  string
+		wait   time.Duration
+	}
+	cases := []struct {
+		name    string
+		req     Request
+		mut     func(*config.Config)
+		verdict []classify.Verdict // outcomes fed in order
+		want    []want             // the step after each
+	}{
+		{"capacity switches at once down the chain", Request{Model: "gpt-6-astra"},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 0), v(classify.Capacity, 0), v(classify.OK, 0)},
+			[]want{{Send, "gpt-6.1-sol", 0}, {Send, "gpt-6-luna", 0}, {Done, "gpt-6-luna", 0}}},
+		{"capacity: exhausted chain backs off then walks again from the top", Request{Model: "gpt-6-astra"},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 0), v(classify.Capacity, 0), v(classify.Capacity, 0), v(classify.Capacity, 0)},
+			// backoff base 1s × rand 0.5 = 500ms for the first walk
+			[]want{{Send, "gpt-6.1-sol", 0}, {Send, "gpt-6-luna", 0}, {Send, "gpt-6-astra", 500 * time.Millisecond}, {Send, "gpt-6.1-sol", 0}}},
+		{"capacity: retry-after is a floor on the backoff", Request{Model: "gpt-6-luna"},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 7*time.Second)},
+			[]want{{Send, "gpt-6-luna", 7 * time.Second}}},
+		{"capacity never goes below the minimum tier", Request{Model: "gpt-6-astra", MinTier: config.Medium},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 0), v(classify.Capacity, 0)},
+			[]want{{Send, "gpt-6.1-sol", 0}, {Send, "gpt-6-astra", 500 * time.Millisecond}}},
+		{"no fallback stays on the model", Request{Model: "claude-opus-5-5", NoFallback: true},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 0)},
+			[]want{{Send, "claude-opus-5-5", 500 * time.Millisecond}}},
+		{"capacity fails when the budget is spent", Request{Model: "gpt-6-luna", Budget: 5 * time.Second},
+			nil,
+			[]classify.Verdict{v(classify.Capacity, 4*time.Second), v(classify.Capacity, 4*time.Second)},
+			[]want{{Send, "gpt-6-luna", 4 * time.Second}, {Fail, "", 0}}},
+		{"rate limit waits on the same model", Request{Model: "gpt-6-astra"},
+			nil,
+			[]classify.Verdict{v(classify.RateLimit, 11*time.Second), v(classify.OK, 0)},
+			[]want{{Send, "gpt-6-astra", 11 * time.Second}, {Done, "gpt-6-astra", 0}}},
+		{"rate limit switches only when the wait exceeds the budget", Request{Model: "gpt-6-astra"},
+			nil,
+			[]classify.Verdict{v(classify.RateLimit, 60*time.Second)},
+			[]want{{Send, "gpt-6.1-sol", 0}}},
+		{"rate limit without a hint backs off", Request{Model: "gpt-6-astra"},
+			nil,
+			[]classify.Verdict{v(classify.RateLimit, 0), v(classify.RateLimit, 0)},
+			[]want{{Send, "gpt-6-astra", 500 * time.Millisecond}, {Send, "gpt-6-astra", time.Second}}},
+		{"quota fails fast", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.Quota, time.Hour)}, []want{{Fail, "", 0}}},
+		{"auth fails fast", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.Auth, 0)}, []want{{Fail, "", 0}}},
+		{"bad request fails fast", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.BadRequest, 0)}, []want{{Fail, "", 0}}},
+		{"content filter fails fast", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.ContentFilter, 0)}, []want{{Fail, "", 0}}},
+		{"model not found skips the model", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.ModelNotFound, 0), v(classify.Capacity, 0), v(classify.Capacity, 0)},
+			[]want{{Send, "gpt-6.1-sol", 0}, {Send, "gpt-6-luna", 0}, {Send, "gpt-6.1-sol", 500 * time.Millisecond}}},
+		{"context length goes to a larger window", Request{Model: "gpt-6-astra"},
+			func(c *config.Config) { c.Chains["codex"] = []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra"} },
+			[]classify.Verdict{v(classify.ContextLength, 0)},
+			[]want{{Send, "gpt-6.1-terra", 0}}},
+		{"context length with no larger window fails", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.ContextLength, 0)}, []want{{Fail, "", 0}}},
+		{"server error: one short retry, then as capacity", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.ServerError, 0), v(classify.ServerError, 0)},
+			[]want{{Send, "gpt-6-astra", 500 * time.Millisecond}, {Send, "gpt-6.1-sol", 0}}},
+		{"network: fixed gap on the same model, never a switch", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.Network, 0), v(classify.Timeout, 0), v(classify.Network, 0), v(classify.Network, 0)},
+			[]want{{Send, "gpt-6-astra", 2 * time.Second}, {Send, "gpt-6-astra", 2 * time.Second}, {Send, "gpt-6-astra", 2 * time.Second}, {Fail, "", 0}}},
+		{"unknown model passes through as a chain of one", Request{Model: "my-finetune", Type: "openai"}, nil,
+			[]classify.Verdict{v(classify.Capacity, 0)},
+			[]want{{Send, "my-finetune", 500 * time.Millisecond}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := testEngine(t, c.mut)
+			p := e.NewPlan(c.req)
+			st := p.Start()
+			if st.Action != Send || st.Candidate.Model != c.req.Model {
+				t.Fatalf("start = %+v", st)
+			}
+			for i, verdict := range c.verdict {
+				st = p.After(verdict)
+				w := c.want[i]
+				if st.Action != w.action || (w.model != "" && st.Candidate.Model != w.model) || (w.action == Send && st.Wait != w.wait) {
+					t.Fatalf("after %s (#%d): got action %v model %s wait %v; want %v %s %v\nroute %s", verdict.Class, i+1, st.Action, st.Candidate.Model, st.Wait, w.action, w.model, w.wait, p.RouteString())
+				}
+				if st.Action == Fail && (!strings.Contains(st.Reason, string(verdict.Class)) || !strings.Contains(st.Reason, "tried ") || !strings.Contains(st.Reason, "waited")) {
+					t.Fatalf("fail reason does not name classes, models and wait: %q", st.Reason)
+				}
+			}
+		})
+	}
+}
+
+func TestRouteString(t *testing.T) {
+	e := testEngine(t, nil)
+	p := e.NewPlan(Request{Model: "gpt-6-astra"})
+	p.Start()
+	p.After(v(classify.Capacity, 0))
+	p.After(v(classify.OK, 0))
+	if got := p.RouteString(); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
+		t.Fatalf("route %q", got)
+	}
+}
+
+func TestBackoffFullJitterCapped(t *testing.T) {
+	cfg := config.Default()
+	for _, r := range []float64{0, 0.25, 0.999} {
+		e := New(cfg, WithRand(func() float64 { return r }))
+		for n := 1; n < 12; n++ {
+			ceil := min(time.Second<<(n-1), 20*time.Second)
+			d := e.Backoff(n)
+			if d < 0 || d > ceil || d != time.Duration(r*float64(ceil)) {
+				t.Fatalf("Backoff(%d) with rand %v = %v, ceiling %v", n, r, d, ceil)
+			}
+		}
+	}
+}
+
+func TestBreakerOpenProbeClose(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 3, Window: config.Duration(time.Minute), Cooldown: config.Duration(80 * time.Millisecond)}
+	e := New(cfg, WithRand(func() float64 { return 0.5 }))
+	key := "openai/gpt-6-astra"
+	for i := 0; i < 3; i++ {
+		done, ok := e.Breakers.Allow(key)
+		if !ok {
+			t.Fatalf("closed breaker refused attempt %d", i)
+		}
+		done(v(classify.Capacity, 0))
+	}
+	if !e.Breakers.Open(key) {
+		t.Fatal("breaker not open after 3 capacity errors")
+	}
+	if _, ok := e.Breakers.Allow(key); ok {
+		t.Fatal("open breaker let a request through")
+	}
+	// while heavy is open, new plans start at medium
+	if st := e.NewPlan(Request{Model: "gpt-6-astra"}).Start(); st.Candidate.Model != "gpt-6.1-sol" {
+		t.Fatalf("start while heavy open = %s", st.Candidate.Model)
+	}
+	// gobreaker reads the wall clock: wait out the short cooldown
+	time.Sleep(120 * time.Millisecond)
+	probe, ok := e.Breakers.Allow(key)
+	if !ok {
+		t.Fatal("no probe after cooldown")
+	}
+	if _, ok := e.Breakers.Allow(key); ok {
+		t.Fatal("a second request got through while the probe is out")
+	}
+	probe(v(classify.OK, 0))
+	if e.Breakers.Open(key) || e.Breakers.States()[key] != "closed" {
+		t.Fatalf("breaker not closed after a good probe: %v", e.Breakers.States())
+	}
+	// network errors neither open nor close it
+	for i := 0; i < 10; i++ {
+		done, _ := e.Breakers.Allow(key)
+		done(v(classify.Network, 0))
+	}
+	if e.Breakers.Open(key) {
+		t.Fatal("network errors opened the breaker")
+	}
+}
+
+func TestPacerGapsAndConcurrency(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	cfg := config.Pacing{MinGap: config.Duration(500 * time.Millisecond), Jitter: config.Duration(time.Second), MaxConcurrency: 2}
+	p := NewPacer(cfg, clk, func() float64 { return 0.5 })
+	ctx := context.Background()
+	var starts []time.Time
+	var releases []func()
+	for i := 0; i < 2; i++ {
+		rel, _, err := p.Acquire(ctx, "m", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, clk.Now())
+		releases = append(releases, rel)
+	}
+	if gap := starts[1].Sub(starts[0]); gap != time.Second { // 500ms + 0.5×1s
+		t.Fatalf("gap %v, want 1s", gap)
+	}
+	// a third must wait for a slot
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, _, err := p.Acquire(cctx, "m", "k"); err == nil {
+		t.Fatal("third request got a slot beyond max_concurrency")
+	}
+	releases[0]()
+	if _, _, err := p.Acquire(ctx, "m", "k"); err != nil {
+		t.Fatal(err)
+	}
+	// a rate limit slows the key
+	p.SlowDown("m", "k")
+	if p.Slowness("m", "k") != 2 || p.Slowness("m", "other") != 1 {
+		t.Fatal("slowdown not per key")
+	}
+	p.Recover("m", "k")
+	if p.Slowness("m", "k") != 1 {
+		t.Fatal("recover did not restore the pace")
+	}
+}

@@ -26,6 +26,7 @@ func Default() *Config {
 		State:   "memory",
 		Queue:   Queue{DB: "sqlite", Concurrency: 2, GapMin: d(500 * time.Millisecond), GapMax: d(2 * time.Second)},
 		Events:  Events{MaxSizeMB: 50, Keep: 5},
+		Gateway: Gateway{MaxBodyMB: 32, FirstToken: d(90 * time.Second), Idle: d(120 * time.Second)},
 	}
 }
 

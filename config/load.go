@@ -580,6 +580,15 @@ func (l *loader) validate(c *Config) {
 	if c.Events.MaxSizeMB < 1 {
 		l.at("events.max_size_mb", fmt.Sprintf("must be at least 1, not %d", c.Events.MaxSizeMB))
 	}
+	if c.Gateway.MaxBodyMB < 1 || c.Gateway.MaxBodyMB > 1024 {
+		l.at("gateway.max_body_mb", fmt.Sprintf("must be from 1 to 1024, not %d", c.Gateway.MaxBodyMB))
+	}
+	if c.Gateway.FirstToken <= 0 {
+		l.at("gateway.first_token_timeout", "must be more than 0s")
+	}
+	if c.Gateway.Idle <= 0 {
+		l.at("gateway.idle_timeout", "must be more than 0s")
+	}
 	if c.Events.Keep < 0 {
 		l.at("events.keep", fmt.Sprintf("must be 0 or more, not %d", c.Events.Keep))
 	}

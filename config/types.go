@@ -125,6 +125,7 @@ type Config struct {
 	State     string              `yaml:"state"`
 	Queue     Queue               `yaml:"queue"`
 	Events    Events              `yaml:"events"`
+	Gateway   Gateway             `yaml:"gateway"`
 
 	// Source is the file the configuration came from; empty for the
 	// built-in defaults alone.
@@ -190,6 +191,19 @@ type Queue struct {
 	Concurrency int      `yaml:"concurrency"`
 	GapMin      Duration `yaml:"gap_min"`
 	GapMax      Duration `yaml:"gap_max"`
+}
+
+// Gateway sets the limits of `spillway serve`.
+type Gateway struct {
+	// MaxBodyMB is the largest request body accepted; larger gets 413.
+	MaxBodyMB int `yaml:"max_body_mb"`
+	// FirstToken is how long a stream may take to show its first output;
+	// past it the attempt counts as a timeout before any byte was sent to
+	// the client, and the policy decides what next.
+	FirstToken Duration `yaml:"first_token_timeout"`
+	// Idle is how long a stream may stay silent once output has started;
+	// past it the stream is cut and the client gets the protocol's error.
+	Idle Duration `yaml:"idle_timeout"`
 }
 
 // Events sets the JSONL event log.

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/gateway"
+)
+
+func (a *App) serveCmd() *cobra.Command {
+	var listen, eventsPath, logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the capacity-aware gateway (OpenAI- and Anthropic-compatible)",
+		Long: `serve runs the gateway. Point Codex CLI, Claude Code or any OpenAI/Anthropic SDK
+at it (see 'spillway setup'); when a model is at capacity the request moves down
+its tier chain, waits when waiting is right, and fails fast with a clear reason
+when waiting cannot help. Every upstream attempt is written to the event log.
+
+  OpenAI:    POST /v1/responses, /v1/chat/completions, /v1/embeddings; GET /v1/models
+  Anthropic: POST /v1/messages
+  Spillway:  GET /healthz, /metrics (Prometheus), /spillway/status (JSON)
+
+Requests may send X-Spillway-Min-Tier: heavy|medium|light and
+X-Spillway-No-Fallback: 1. Responses carry X-Spillway-Model, X-Spillway-Attempts
+and X-Spillway-Route.`,
+		Example: `  spillway serve
+  spillway serve --listen 127.0.0.1:9000 --events ./events.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				cfg.Listen = listen
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
+			}
+			logger := slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: level}))
+			for _, w := range cfg.Warnings {
+				logger.Warn("config", "warning", w)
+			}
+			if eventsPath == "" {
+				eventsPath = cfg.Events.Path
+			}
+			if eventsPath == "" {
+				eventsPath = events.DefaultPath(a.Getenv)
+			}
+			opts := gateway.Options{Config: cfg, Logger: logger}
+			var ew *events.Writer
+			if eventsPath != "-" {
+				ew, err = events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
+				if err != nil {
+					return fail(ExitFail, "event log: %w", err)
+				}
+				opts.Events, opts.Dropped = ew, ew.Dropped
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					ew.Close(ctx)
+				}()
+			}
+			gw, err := gateway.New(opts)
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
+				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
+				fmt.Fprintf(a.Stderr, "  events: %s\n", eventsPath)
+			})
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8787)")
+	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}

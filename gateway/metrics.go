@@ -1,0 +1,54 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the gateway's Prometheus series, on a registry of its own.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec   // endpoint, outcome
+	attempts  *prometheus.CounterVec   // model, class
+	fallbacks *prometheus.CounterVec   // from, to, class
+	latency   *prometheus.HistogramVec // endpoint
+	ttfb      *prometheus.HistogramVec // model
+	inflight  prometheus.Gauge
+	breaker   *prometheus.GaugeVec // key: 0 closed, 1 half-open, 2 open
+	dropped   prometheus.CounterFunc
+}
+
+func newMetrics(dropped func() float64) *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_requests_total",
+			Help: "Client requests by endpoint and outcome (ok, failed class)."}, []string{"endpoint", "outcome"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_attempts_total",
+			Help: "Upstream attempts by model and class."}, []string{"model", "class"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_fallbacks_total",
+			Help: "Model switches by from, to and the class that caused them."}, []string{"from", "to", "class"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "spillway_request_duration_seconds",
+			Help: "Client request duration, all attempts and waits included.", Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12)}, []string{"endpoint"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "spillway_upstream_ttfb_seconds",
+			Help: "Time to the upstream's response headers, per attempt.", Buckets: prometheus.ExponentialBuckets(0.002, 2.5, 12)}, []string{"model"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "spillway_inflight_requests", Help: "Client requests in progress."}),
+		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "spillway_breaker_state",
+			Help: "Breaker state per provider/model: 0 closed, 1 half-open, 2 open."}, []string{"key"}),
+	}
+	m.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_events_dropped_total",
+		Help: "Event records dropped because the log writer fell behind."}, dropped)
+	reg.MustRegister(m.requests, m.attempts, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func breakerValue(state string) float64 {
+	switch state {
+	case "open":
+		return 2
+	case "half-open":
+		return 1
+	}
+	return 0
+}

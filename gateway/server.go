@@ -1,0 +1,229 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+)
+
+// Options configure a Server.
+type Options struct {
+	Config *config.Config
+	// Engine is the policy engine; one is made from Config when nil.
+	Engine *policy.Engine
+	// Events receives one record per upstream attempt; nothing when nil.
+	Events events.Sink
+	// Dropped reports how many records the event writer dropped (metrics).
+	Dropped func() uint64
+	Logger  *slog.Logger
+	// Transport sends upstream requests; a tuned http.Transport when nil.
+	Transport http.RoundTripper
+}
+
+// Server is the gateway.
+type Server struct {
+	cfg     *config.Config
+	engine  *policy.Engine
+	client  *http.Client
+	events  events.Sink
+	log     *slog.Logger
+	metrics *metrics
+	maxBody int64
+
+	started  time.Time
+	inflight atomic.Int64
+	total    atomic.Int64
+
+	mu     sync.Mutex
+	recent []Fallback // newest last, at most 50
+}
+
+// Fallback is a model switch, for /spillway/status.
+type Fallback struct {
+	TS        time.Time `json:"ts"`
+	RequestID string    `json:"request_id"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Class     string    `json:"class"`
+}
+
+// New builds a gateway.
+func New(o Options) (*Server, error) {
+	if o.Config == nil {
+		return nil, errors.New("gateway: no configuration")
+	}
+	s := &Server{cfg: o.Config, engine: o.Engine, events: o.Events, log: o.Logger, started: time.Now()}
+	if s.engine == nil {
+		s.engine = policy.New(o.Config)
+	}
+	if s.events == nil {
+		s.events = events.Nop{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	tr := o.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	// No client timeout: streams last; first-token and idle timeouts bound them.
+	s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s.maxBody = int64(o.Config.Gateway.MaxBodyMB) << 20
+	dropped := o.Dropped
+	if dropped == nil {
+		dropped = func() uint64 { return 0 }
+	}
+	s.metrics = newMetrics(func() float64 { return float64(dropped()) })
+	if mb, ok := s.engine.Breakers.(*policy.MemoryBreakers); ok {
+		mb.OnChange = func(key, from, to string) {
+			s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
+			s.log.Warn("breaker", "key", key, "from", from, "to", to)
+		}
+	}
+	return s, nil
+}
+
+// Engine is the gateway's policy engine.
+func (s *Server) Engine() *policy.Engine { return s.engine }
+
+// Handler routes every endpoint.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, ep := range endpoints {
+		mux.HandleFunc("POST "+ep.path, func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, ep) })
+	}
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /spillway/status", s.handleStatus)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		status, body := errorBody(endpoint{typ: "openai"}, "bad_request",
+			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages and GET /v1/models", r.Method, r.URL.Path))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(min(status, http.StatusNotFound))
+		w.Write(body)
+	})
+	return mux
+}
+
+// ListenAndServe serves on addr until ctx ends. ready gets the bound address.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 15 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+func (s *Server) noteFallback(f Fallback) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recent = append(s.recent, f)
+	if len(s.recent) > 50 {
+		s.recent = s.recent[len(s.recent)-50:]
+	}
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		Name     string `json:"name"`
+		Provider string `json:"provider"`
+		Tier     string `json:"tier"`
+		Context  int    `json:"context"`
+		Breaker  string `json:"breaker"`
+	}
+	states := s.engine.Breakers.States()
+	var models []model
+	for name, m := range s.cfg.Models {
+		up := name
+		if m.Upstream != "" {
+			up = m.Upstream
+		}
+		st := states[m.Provider+"/"+up]
+		if st == "" {
+			st = "closed"
+		}
+		models = append(models, model{name, m.Provider, string(m.Tier), m.Context, st})
+	}
+	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
+	s.mu.Lock()
+	recent := append([]Fallback(nil), s.recent...)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"listen": s.cfg.Listen, "uptime_s": int(time.Since(s.started).Seconds()),
+		"requests": s.total.Load(), "inflight": s.inflight.Load(),
+		"chains": s.cfg.Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
+	})
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
+	names := make([]string, 0, len(s.cfg.Models))
+	for n, m := range s.cfg.Models {
+		t := s.cfg.ProviderType(m.Provider)
+		if (anthropic && t == "anthropic") || (!anthropic && t == "openai") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	data := make([]any, 0, len(names))
+	for _, n := range names {
+		if anthropic {
+			data = append(data, map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"})
+		} else {
+			data = append(data, map[string]any{"id": n, "object": "model", "created": 1767225600, "owned_by": "spillway"})
+		}
+	}
+	if anthropic {
+		writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

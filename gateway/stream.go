@@ -1,0 +1,247 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sse"
+)
+
+type frameKind int
+
+const (
+	frameHold     frameKind = iota // opening event: held until output starts
+	frameOutput                    // real output: commit and pass through
+	frameTerminal                  // the stream's normal end
+	frameError                     // the provider's error event
+)
+
+// kindOf tells what a frame means for the hold-until-output rule.
+func kindOf(ep endpoint, ev sse.Event) frameKind {
+	switch ep.kind {
+	case "responses":
+		switch ev.Name {
+		case "response.failed", "error":
+			return frameError
+		case "response.created", "response.in_progress", "response.queued":
+			return frameHold
+		case "response.completed", "response.incomplete":
+			return frameTerminal
+		}
+		return frameOutput
+	case "messages":
+		switch ev.Name {
+		case "error":
+			return frameError
+		case "message_start", "ping", "":
+			return frameHold
+		case "message_stop":
+			return frameTerminal
+		}
+		return frameOutput
+	}
+	// Chat Completions: data-only chunks
+	d := bytes.TrimSpace(ev.Data)
+	if string(d) == "[DONE]" {
+		return frameTerminal
+	}
+	var chunk struct {
+		Error   json.RawMessage `json:"error"`
+		Choices []struct {
+			Delta struct {
+				Content   *string         `json:"content"`
+				ToolCalls json.RawMessage `json:"tool_calls"`
+				Refusal   *string         `json:"refusal"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(d, &chunk) != nil {
+		return frameOutput // not ours to judge: pass it on
+	}
+	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+		return frameError
+	}
+	for _, c := range chunk.Choices {
+		if (c.Delta.Content != nil && *c.Delta.Content != "") || len(c.Delta.ToolCalls) > 0 || c.Delta.Refusal != nil || c.FinishReason != nil {
+			return frameOutput
+		}
+	}
+	if len(chunk.Choices) == 0 && len(chunk.Usage) > 0 {
+		return frameOutput
+	}
+	return frameHold
+}
+
+// chatFinished reports a Chat Completions chunk with a finish_reason: some
+// providers end there without [DONE].
+func chatFinished(ev sse.Event) bool {
+	return bytes.Contains(ev.Data, []byte(`"finish_reason":"`))
+}
+
+type relayOut struct {
+	committed    bool
+	verdict      classify.Verdict
+	outputTokens int
+}
+
+type evMsg struct {
+	ev  sse.Event
+	err error
+}
+
+// relay streams an upstream SSE answer to the client. Until the first real
+// output it holds the frames, so that an error or a first-token timeout can
+// still be retried by the plan; after that it passes every frame through at
+// once, and makes sure a stream that does not end properly ends with the
+// protocol's error event.
+func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, resp *http.Response,
+	req *request, cand policy.Candidate, header func()) relayOut {
+	ep := req.ep
+	ch := make(chan evMsg)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		rd := sse.NewReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			select {
+			case ch <- evMsg{ev, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	rc := http.NewResponseController(w)
+	firstToken, idle := s.cfg.Gateway.FirstToken.D(), s.cfg.Gateway.Idle.D()
+	timer := time.NewTimer(firstToken)
+	defer timer.Stop()
+	var held [][]byte
+	out := relayOut{verdict: classify.Verdict{Class: classify.OK}}
+	terminal := false
+	write := func(b []byte) bool {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	breakStream := func(v classify.Verdict) relayOut {
+		cancel()
+		write(streamErrorFrame(ep, v.Class, "spillway: "+v.Message))
+		out.verdict = v
+		return out
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			cancel()
+			out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
+			out.committed = true // nothing more to do for this client
+			return out
+		case <-timer.C:
+			if !out.committed {
+				cancel()
+				out.verdict = classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf("no output within %s (gateway.first_token_timeout)", firstToken)}
+				return out
+			}
+			return breakStream(classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf("the upstream stream went silent for %s (gateway.idle_timeout) after output started", idle)})
+		case m := <-ch:
+			if m.err != nil {
+				if terminal && errors.Is(m.err, io.EOF) {
+					return out
+				}
+				why := "the upstream stream ended before its final event"
+				if !errors.Is(m.err, io.EOF) {
+					why += ": " + m.err.Error()
+				}
+				v := classify.Verdict{Class: classify.Network, Message: why}
+				if !out.committed {
+					out.verdict = v
+					return out
+				}
+				return breakStream(v)
+			}
+			ev := m.ev
+			kind := kindOf(ep, ev)
+			if !out.committed {
+				switch kind {
+				case frameError:
+					cancel()
+					out.verdict = classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
+					if out.verdict.Class == classify.OK || out.verdict.Class == classify.Unknown {
+						out.verdict.Class = classify.ServerError
+					}
+					return out
+				case frameHold:
+					held = append(held, ev.Raw)
+					continue
+				}
+				// output or terminal: commit
+				header()
+				w.WriteHeader(http.StatusOK)
+				out.committed = true
+				for _, h := range held {
+					if _, err := w.Write(h); err != nil {
+						cancel()
+						return out
+					}
+				}
+				held = nil
+			}
+			if !write(ev.Raw) {
+				cancel()
+				out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
+				return out
+			}
+			timer.Reset(idle)
+			switch {
+			case kind == frameTerminal:
+				terminal = true
+				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+				if ev.Name == "response.incomplete" {
+					out.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
+				}
+			case kind == frameError:
+				// after output: the client has seen it; the attempt is over
+				out.verdict = classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
+				terminal = true
+			case ep.kind == "chat" && chatFinished(ev):
+				terminal = true
+				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+			case ev.Name == "message_delta" || (ep.kind == "chat" && bytes.Contains(ev.Data, []byte(`"usage"`))):
+				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+			}
+		}
+	}
+}
+
+// usageTokens finds output tokens in a frame's usage, whichever protocol.
+func usageTokens(data []byte) int {
+	var u struct {
+		Usage struct {
+			OutputTokens     int `json:"output_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+		Response struct {
+			Usage struct {
+				OutputTokens int `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(data, &u) != nil {
+		return 0
+	}
+	return max(u.Usage.OutputTokens, u.Usage.CompletionTokens, u.Response.Usage.OutputTokens)
+}

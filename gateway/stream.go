@@ -31,7 +31,9 @@ func kindOf(ep endpoint, ev sse.Event) frameKind {
 		switch ev.Name {
 		case "response.failed", "error":
 			return frameError
-		case "response.created", "response.in_progress", "response.queued":
+		case "response.created", "response.in_progress", "response.queued",
+			"response.output_item.added", "response.content_part.added":
+			// no content yet: a failure can still be hidden from the client
 			return frameHold
 		case "response.completed", "response.incomplete":
 			return frameTerminal
@@ -41,7 +43,7 @@ func kindOf(ep endpoint, ev sse.Event) frameKind {
 		switch ev.Name {
 		case "error":
 			return frameError
-		case "message_start", "ping", "":
+		case "message_start", "ping", "content_block_start", "":
 			return frameHold
 		case "message_stop":
 			return frameTerminal

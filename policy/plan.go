@@ -120,7 +120,9 @@ func (e *Engine) random() float64 {
 }
 
 // Backoff is exponential backoff with full jitter: a random wait in
-// [0, min(max, base·2^(n-1))], for the n-th consecutive wait (n ≥ 1).
+// [0, min(max, base·2^(n-1))] for the n-th consecutive wait (n ≥ 1), with a
+// floor of base/4 so that a full chain is never walked again at once (full
+// jitter alone can draw a wait of nothing, and then nothing again).
 func (e *Engine) Backoff(n int) time.Duration {
 	base, ceil := e.cfg.Retry.BackoffBase.D(), e.cfg.Retry.BackoffMax.D()
 	if n < 1 {
@@ -130,7 +132,7 @@ func (e *Engine) Backoff(n int) time.Duration {
 	if d > float64(ceil) {
 		d = float64(ceil)
 	}
-	return time.Duration(e.random() * d)
+	return max(time.Duration(e.random()*d), min(base/4, time.Duration(d)))
 }
 
 // Candidates resolves the chain a request walks: the requested model, then
@@ -198,10 +200,17 @@ func (p *Plan) Route() []Hop { return p.route }
 func (p *Plan) Waited() time.Duration { return p.waited }
 
 // RouteString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
+// A long route keeps its first and last five hops.
 func (p *Plan) RouteString() string {
-	parts := make([]string, len(p.route))
+	parts := make([]string, 0, len(p.route))
 	for i, h := range p.route {
-		parts[i] = h.Model + ":" + string(h.Class)
+		if n := len(p.route); n > 12 && i >= 5 && i < n-5 {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("… %d more …", n-10))
+			}
+			continue
+		}
+		parts = append(parts, h.Model+":"+string(h.Class))
 	}
 	return strings.Join(parts, " > ")
 }
@@ -337,15 +346,27 @@ func (p *Plan) next(i int, ok func(Candidate) bool) (int, bool) {
 }
 
 func (p *Plan) fail(v classify.Verdict, why string) Step {
-	var tried []string
+	// name each model once, with the classes it answered
+	var order []string
+	classes := map[string][]string{}
 	for _, h := range p.route {
-		tried = append(tried, fmt.Sprintf("%s (%s)", h.Model, h.Class))
+		if _, seen := classes[h.Model]; !seen {
+			order = append(order, h.Model)
+		}
+		cs := classes[h.Model]
+		if len(cs) == 0 || cs[len(cs)-1] != string(h.Class) {
+			classes[h.Model] = append(cs, string(h.Class))
+		}
+	}
+	tried := make([]string, len(order))
+	for i, m := range order {
+		tried[i] = fmt.Sprintf("%s (%s)", m, strings.Join(classes[m], ", "))
 	}
 	reason := fmt.Sprintf("spillway: %s", v.Class)
 	if why != "" {
 		reason += ": " + why
 	}
-	reason += fmt.Sprintf("; tried %s; waited %s", strings.Join(tried, ", "), classify.FormatWait(p.waited))
+	reason += fmt.Sprintf("; tried %s in %d attempts; waited %s", strings.Join(tried, ", "), len(p.route), classify.FormatWait(p.waited))
 	if v.Message != "" {
 		reason += "; last upstream message: " + v.Message
 	}

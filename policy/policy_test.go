@@ -40,7 +40,9 @@ func testEngine(t *testing.T, mut func(*config.Config)) *Engine {
 	return New(cfg, WithClock(&fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}), WithRand(func() float64 { return 0.5 }))
 }
 
-func v(c classify.Class, wait time.Duration) classify.Verdict { return classify.Verdict{Class: c, Wait: wait} }
+func v(c classify.Class, wait time.Duration) classify.Verdict {
+	return classify.Verdict{Class: c, Wait: wait}
+}
 
 func TestPolicyTable(t *testing.T) {
 	type want struct {
@@ -159,7 +161,8 @@ func TestBackoffFullJitterCapped(t *testing.T) {
 		for n := 1; n < 12; n++ {
 			ceil := min(time.Second<<(n-1), 20*time.Second)
 			d := e.Backoff(n)
-			if d < 0 || d > ceil || d != time.Duration(r*float64(ceil)) {
+			want := max(time.Duration(r*float64(ceil)), 250*time.Millisecond)
+			if d < 250*time.Millisecond || d > ceil || d != want {
 				t.Fatalf("Backoff(%d) with rand %v = %v, ceiling %v", n, r, d, ceil)
 			}
 		}

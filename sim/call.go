@@ -183,7 +183,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		s.rateHeaders(w.Header(), c, &rv)
 	}
 
-	cost := s.cost(c.inTokens)
+	cost := s.cost(c.model.name, c.inTokens)
 	if ok, _ := s.admit(c.model.name, cost, now); !ok {
 		s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
 		s.capacityError(w, c, failure{class: "capacity"}, "")

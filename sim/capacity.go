@@ -79,9 +79,12 @@ func (s *Server) poolSpec(model string) Pool {
 	return Pool{Size: 8}
 }
 
-// cost is how many pool slots a request of inputTokens takes.
-func (s *Server) cost(inputTokens int) float64 {
-	return 1 + float64(inputTokens/s.scn.FatTokens)
+// cost is how many pool slots a request of inputTokens takes: one, plus one
+// per fat_tokens of input, but never more than half the pool, so that a
+// request that fits the context window can always be served by a quiet pool.
+func (s *Server) cost(model string, inputTokens int) float64 {
+	c := 1 + float64(inputTokens/s.scn.FatTokens)
+	return math.Min(c, math.Max(1, float64(s.poolSpec(model).Size)/2))
 }
 
 // admit takes room in the model's pool, or says it is full. The caller must

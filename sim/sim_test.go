@@ -358,9 +358,10 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestFatRequestsRejectedFirst(t *testing.T) {
-	// pool of 4 with half taken by background load: 2 free slots. A small
-	// request costs 1 slot; one of ~5000 input tokens costs 1+5000/1000 = 6.
-	scn := quietScenario(4, 0.5)
+	// pool of 8 with three quarters taken by background load: 2 free slots.
+	// A small request costs 1 slot; one of ~5000 input tokens costs
+	// 1+5000/1000 = 6, capped at half the pool: 4.
+	scn := quietScenario(8, 0.75)
 	scn.FatTokens = 1000
 	srv, base := newSim(t, scn, nil)
 	small := reqSpec{"small", "/v1/chat/completions", `{"model":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`, oaKey}

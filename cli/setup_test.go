@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/setup"
+)
+
+// runSetup executes "spillway setup ARGS" through the command setupCmd
+// returns, as the root command will once it is registered.
+func runSetup(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	cmd := app.setupCmd()
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	err := cmd.Execute()
+	if err == nil {
+		return out.String(), errb.String(), ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return out.String(), errb.String() + ee.Error(), ee.code
+	}
+	return out.String(), errb.String() + err.Error(), ExitUsage
+}
+
+// setupEnv is an environment with its own HOME (no spillway.yaml there) and
+// CODEX_HOME.
+func setupEnv(t *testing.T) (env map[string]string, codexHome string) {
+	t.Helper()
+	home := t.TempDir()
+	codexHome = filepath.Join(home, ".codex-test")
+	return map[string]string{"HOME": home, "CODEX_HOME": codexHome}, codexHome
+}
+
+func TestSetupCodexPrint(t *testing.T) {
+	env, codexHome := setupEnv(t)
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"defaults", env, []string{"codex", "--print"}, setup.CodexBlock("http://127.0.0.1:8787", "OPENAI_API_KEY")},
+		{"url and key", env, []string{"codex", "--print", "--url", "http://127.0.0.1:9000/v1", "--env-key", "SPILLWAY_KEY"},
+			setup.CodexBlock("http://127.0.0.1:9000", "SPILLWAY_KEY")},
+		{"listen from the config, wildcard host", withConfig(t, env, "listen: 0.0.0.0:9787\n"), []string{"codex", "--print"},
+			setup.CodexBlock("http://127.0.0.1:9787", "OPENAI_API_KEY")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runSetup(t, tt.env, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if out != tt.want {
+				t.Errorf("stdout:\n%s\nwant:\n%s", out, tt.want)
+			}
+			if !strings.Contains(errOut, "before the first [table]") {
+				t.Errorf("stderr: %q", errOut)
+			}
+		})
+	}
+	if _, err := os.Stat(codexHome); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--print touched %s: %v", codexHome, err)
+	}
+	if !strings.Contains(tests[2].want, `base_url = "http://127.0.0.1:9787/v1"`) {
+		t.Error("listen not used")
+	}
+}
+
+// withConfig adds a spillway.yaml with this text to a copy of env.
+func withConfig(t *testing.T, env map[string]string, yaml string) map[string]string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "spillway.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := map[string]string{"SPILLWAY_CONFIG": p}
+	for k, v := range env {
+		e[k] = v
+	}
+	return e
+}
+
+func TestSetupCodexWrite(t *testing.T) {
+	t.Run("existing config: merged, backup, undo, then nothing to do", func(t *testing.T) {
+		env, codexHome := setupEnv(t)
+		if err := os.MkdirAll(codexHome, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(codexHome, "config.toml")
+		old := "model = \"gpt-6.1-sol\"\nmodel_provider = \"openai\"\n\n[profiles.fast]\nmodel = \"gpt-6-luna\"\n"
+		if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runSetup(t, env, "codex")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		want, err := setup.ApplyCodex([]byte(old), "http://127.0.0.1:8787", "OPENAI_API_KEY")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readTestFile(t, path); got != string(want) {
+			t.Errorf("config.toml:\n%s", got)
+		}
+		backups, _ := filepath.Glob(filepath.Join(codexHome, "config.toml.spillway-backup-*"))
+		if len(backups) != 1 || readTestFile(t, backups[0]) != old {
+			t.Fatalf("backups %v", backups)
+		}
+		for _, s := range []string{"updated " + path, "http://127.0.0.1:8787/v1", "[model_providers.spillway]",
+			"old file kept as " + backups[0], "undo: cp " + backups[0] + " " + path, "spillway serve"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("stdout lacks %q:\n%s", s, out)
+			}
+		}
+		if !strings.Contains(errOut, "OPENAI_API_KEY is not set") {
+			t.Errorf("stderr: %q", errOut)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode: %v %v", fi.Mode(), err)
+		}
+
+		env["OPENAI_API_KEY"] = "sk-test"
+		out, errOut, code = runSetup(t, env, "codex")
+		if code != 0 || !strings.Contains(out, "nothing changed") || errOut != "" {
+			t.Errorf("second run: exit %d\n%s\n%s", code, out, errOut)
+		}
+		if got := readTestFile(t, path); got != string(want) {
+			t.Errorf("second run changed the file:\n%s", got)
+		}
+		if b, _ := filepath.Glob(filepath.Join(codexHome, "config.toml.spillway-backup-*")); len(b) != 1 {
+			t.Errorf("backups after the second run: %v", b)
+		}
+	})
+
+	t.Run("no config yet, --codex-home, --env-key, --url", func(t *testing.T) {
+		env, _ := setupEnv(t)
+		dir := filepath.Join(t.TempDir(), "elsewhere")
+		out, errOut, code := runSetup(t, env, "codex", "--codex-home", dir, "--env-key", "GW_KEY", "--url", "http://localhost:9000")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		path := filepath.Join(dir, "config.toml")
+		if got := readTestFile(t, path); got != setup.CodexBlock("http://localhost:9000", "GW_KEY") {
+			t.Errorf("config.toml:\n%s", got)
+		}
+		if !strings.Contains(out, "wrote "+path) || !strings.Contains(out, "undo: rm "+path) || strings.Contains(out, "old file kept") {
+			t.Errorf("stdout:\n%s", out)
+		}
+		if !strings.Contains(errOut, "GW_KEY is not set") {
+			t.Errorf("stderr: %q", errOut)
+		}
+		if _, err := os.Stat(filepath.Join(env["CODEX_HOME"], "config.toml")); !errors.Is(err, os.ErrNotExist) {
+			t.Error("CODEX_HOME written despite --codex-home")
+		}
+	})
+
+	t.Run("HOME/.codex when CODEX_HOME is unset", func(t *testing.T) {
+		home := t.TempDir()
+		_, errOut, code := runSetup(t, map[string]string{"HOME": home, "OPENAI_API_KEY": "x"}, "codex")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		readTestFile(t, filepath.Join(home, ".codex", "config.toml"))
+	})
+
+	t.Run("invalid config.toml", func(t *testing.T) {
+		env, codexHome := setupEnv(t)
+		if err := os.MkdirAll(codexHome, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(codexHome, "config.toml")
+		old := "model = \"o3\"\n\n[tui\n"
+		if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runSetup(t, env, "codex")
+		if code != ExitFail || out != "" || !strings.Contains(errOut, path+": line 3") || !strings.Contains(errOut, "[tui") {
+			t.Errorf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
+		}
+		if readTestFile(t, path) != old {
+			t.Error("file changed")
+		}
+	})
+
+	for _, args := range [][]string{
+		{"codex", "--env-key", "NOT-A-VAR"},
+		{"codex", "--url", "127.0.0.1:8787"},
+		{"codex", "extra"},
+	} {
+		env, codexHome := setupEnv(t)
+		if _, errOut, code := runSetup(t, env, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+		if _, err := os.Stat(codexHome); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v wrote %s", args, codexHome)
+		}
+	}
+	if _, errOut, code := runSetup(t, map[string]string{}, "codex", "--url", "http://127.0.0.1:8787"); code != ExitUsage || !strings.Contains(errOut, "--codex-home") {
+		t.Errorf("no home: exit %d: %s", code, errOut)
+	}
+}
+
+func TestSetupClaude(t *testing.T) {
+	env, _ := setupEnv(t)
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		line string
+	}{
+		{"sh", env, []string{"claude", "--shell", "sh"}, "export ANTHROPIC_BASE_URL=http://127.0.0.1:8787"},
+		{"fish", env, []string{"claude", "--shell", "fish"}, "set -gx ANTHROPIC_BASE_URL http://127.0.0.1:8787"},
+		{"powershell", env, []string{"claude", "--shell", "powershell"}, `$env:ANTHROPIC_BASE_URL = "http://127.0.0.1:8787"`},
+		{"default sh", env, []string{"claude"}, "export ANTHROPIC_BASE_URL=http://127.0.0.1:8787"},
+		{"default from $SHELL", withConfig(t, map[string]string{"HOME": env["HOME"], "SHELL": "/usr/bin/fish"}, "listen: 127.0.0.1:9787\n"),
+			[]string{"claude"}, "set -gx ANTHROPIC_BASE_URL http://127.0.0.1:9787"},
+		{"--url drops /v1", env, []string{"claude", "--shell", "bash", "--url", "http://127.0.0.1:9000/v1"}, "export ANTHROPIC_BASE_URL=http://127.0.0.1:9000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runSetup(t, tt.env, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if !strings.HasSuffix(out, "\n"+tt.line+"\n") {
+				t.Errorf("stdout:\n%s\nwant last line %s", out, tt.line)
+			}
+			if !strings.Contains(out, "ANTHROPIC_API_KEY") {
+				t.Errorf("no word on the key:\n%s", out)
+			}
+		})
+	}
+	if _, errOut, code := runSetup(t, env, "claude", "--shell", "tcsh"); code != ExitUsage || !strings.Contains(errOut, "sh, fish, powershell") {
+		t.Errorf("bad shell: exit %d: %s", code, errOut)
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:8787": "127.0.0.1:8787",
+		"0.0.0.0:8787":   "127.0.0.1:8787",
+		":8787":          "127.0.0.1:8787",
+		"[::]:8787":      "[::1]:8787",
+		"[::1]:8787":     "[::1]:8787",
+		"localhost:9":    "localhost:9",
+	} {
+		if got := clientAddr(in); got != want {
+			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

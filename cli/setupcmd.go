@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/setup"
+)
+
+func (a *App) setupCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Point Codex CLI or Claude Code at the spillway gateway",
+	}
+	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd())
+	return cmd
+}
+
+// gatewayURL is --url, or http://<listen> from the configuration.
+func (a *App) gatewayURL(flag string) (string, error) {
+	if flag != "" {
+		if err := setup.CheckURL(flag); err != nil {
+			return "", fail(ExitUsage, "--url: %w", err)
+		}
+		return setup.BaseURL(flag), nil
+	}
+	c, err := a.loadConfig()
+	if err != nil {
+		return "", err
+	}
+	return "http://" + clientAddr(c.Listen), nil
+}
+
+// clientAddr is the address a client on this machine dials for a listen
+// address: a wildcard host (0.0.0.0, ::, empty) becomes the loopback.
+func clientAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func (a *App) setupCodexCmd() *cobra.Command {
+	var (
+		printOnly            bool
+		codexHome, envKey, u string
+	)
+	cmd := &cobra.Command{
+		Use:   "codex",
+		Short: "Add a spillway model provider to Codex CLI's config.toml",
+		Long: `codex merges into $CODEX_HOME/config.toml (default ~/.codex/config.toml) the
+root key model_provider = "spillway" and a [model_providers.spillway] table
+whose base_url is the gateway's /v1. Everything else in the file is kept as it
+is; the old file is first copied to config.toml.spillway-backup-<time>.
+Running it again changes nothing. --print only prints the text to add.`,
+		Example: `  spillway setup codex
+  spillway setup codex --print
+  spillway setup codex --codex-home ~/work/.codex --env-key SPILLWAY_OPENAI_KEY`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := setup.CheckEnvKey(envKey); err != nil {
+				return fail(ExitUsage, "--env-key: %w", err)
+			}
+			if envKey == "" {
+				envKey = setup.DefaultEnvKey
+			}
+			base, err := a.gatewayURL(u)
+			if err != nil {
+				return err
+			}
+			block := setup.CodexBlock(base, envKey)
+			if printOnly {
+				fmt.Fprintln(a.Stderr, "# model_provider must come before the first [table] of config.toml; without --print, setup merges it for you.")
+				_, err := fmt.Fprint(a.Stdout, block)
+				return err
+			}
+			if codexHome == "" {
+				codexHome = setup.CodexHome(a.Getenv)
+			}
+			if codexHome == "" {
+				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
+			}
+			_, statErr := os.Stat(filepath.Join(codexHome, "config.toml"))
+			path, backup, err := setup.WriteCodex(codexHome, base, envKey, time.Now())
+			if err != nil {
+				var pe *setup.ParseError
+				if errors.As(err, &pe) && pe.Context != "" {
+					fmt.Fprintln(a.Stderr, strings.TrimRight(pe.Context, "\n"))
+				}
+				return fail(ExitFail, "%w", err)
+			}
+			switch {
+			case backup != "":
+				fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s/v1. Merged:\n\n%s\n", path, base, block)
+				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
+			case statErr == nil:
+				fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s/v1; nothing changed\n", path, base)
+			default:
+				fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s/v1:\n\n%s\n", path, base, block)
+				fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
+			}
+			if a.Getenv(envKey) == "" {
+				fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", envKey, path)
+			}
+			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&printOnly, "print", false, "print the TOML to add instead of writing config.toml")
+	cmd.Flags().StringVar(&codexHome, "codex-home", "", "Codex's directory (default $CODEX_HOME or ~/.codex)")
+	cmd.Flags().StringVar(&envKey, "env-key", setup.DefaultEnvKey, "environment variable whose value Codex sends as the Bearer key")
+	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	return cmd
+}
+
+func (a *App) setupClaudeCmd() *cobra.Command {
+	var shell, u string
+	cmd := &cobra.Command{
+		Use:   "claude",
+		Short: "Print the environment that points Claude Code at spillway",
+		Long: `claude prints ANTHROPIC_BASE_URL for the gateway in the syntax of a shell
+(default: the one $SHELL names, else sh). Claude Code keeps its own
+ANTHROPIC_API_KEY or login; spillway passes it through.`,
+		Example: `  eval "$(spillway setup claude)"
+  spillway setup claude --shell fish | source
+  spillway setup claude --shell powershell | Invoke-Expression`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sh := "sh"
+			if shell != "" {
+				var ok bool
+				if sh, ok = setup.Shell(shell); !ok {
+					return fail(ExitUsage, "--shell %q: use one of %s", shell, strings.Join(setup.Shells, ", "))
+				}
+			} else if s, ok := setup.Shell(a.Getenv("SHELL")); ok {
+				sh = s
+			}
+			base, err := a.gatewayURL(u)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(a.Stdout, setup.ClaudeEnv(base, sh))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
+	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	return cmd
+}
+
+// shArg quotes s for a POSIX shell when it needs it.
+func shArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

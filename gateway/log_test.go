@@ -1,0 +1,26 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+)
+
+// lockedWriter lets the gateway log into a buffer the test reads.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func newTestLogger(b *bytes.Buffer, mu *sync.Mutex) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lockedWriter{mu, b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+var _ = context.Background

@@ -77,15 +77,23 @@ func TestReadmeExamples(t *testing.T) {
 	home := t.TempDir()
 	// Examples that talk to a simulator on 127.0.0.1:8790 get one started
 	// for them (calm scenario) on a free port.
-	simAddr := ""
+	// Examples that talk to a gateway on 127.0.0.1:8787 get one in front of
+	// that simulator.
+	simAddr, gwAddr := "", ""
 	for _, ex := range examples {
-		if strings.Contains(ex.command, "127.0.0.1:8790") && simAddr == "" {
+		if (strings.Contains(ex.command, "127.0.0.1:8790") || strings.Contains(ex.command, "127.0.0.1:8787")) && simAddr == "" {
 			simAddr = startReadmeSim(t, filepath.Join(bin, "spillway"))
+		}
+		if strings.Contains(ex.command, "127.0.0.1:8787") && gwAddr == "" {
+			gwAddr = startReadmeGateway(t, filepath.Join(bin, "spillway"), simAddr)
 		}
 	}
 	for _, ex := range examples {
 		if simAddr != "" {
 			ex.command = strings.ReplaceAll(ex.command, "127.0.0.1:8790", simAddr)
+		}
+		if gwAddr != "" {
+			ex.command = strings.ReplaceAll(ex.command, "127.0.0.1:8787", gwAddr)
 		}
 		t.Run("README.md:"+strconv.Itoa(ex.line), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -116,8 +124,26 @@ func TestReadmeExamples(t *testing.T) {
 // startReadmeSim runs `spillway sim` on a free port and returns its address.
 func startReadmeSim(t *testing.T, bin string) string {
 	t.Helper()
+	return startReadmeServer(t, bin, "sim", "--listen", "127.0.0.1:0")
+}
+
+// startReadmeGateway runs `spillway serve` in front of the simulator.
+func startReadmeGateway(t *testing.T, bin, simAddr string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "spillway.yaml")
+	body := "providers:\n  openai: { base_url: \"http://" + simAddr + "/v1\" }\n  anthropic: { base_url: \"http://" + simAddr + "\" }\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startReadmeServer(t, bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--events", "-")
+}
+
+// startReadmeServer runs a spillway server command and returns the address
+// its banner names.
+func startReadmeServer(t *testing.T, bin string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "sim", "--listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

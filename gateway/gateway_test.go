@@ -565,3 +565,51 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("bad input was sent upstream")
 	}
 }
+
+func TestPacingAsTheUpstreamSeesIt(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) {
+		c.Pacing = config.Pacing{MinGap: config.Duration(80 * time.Millisecond), MaxConcurrency: 2}
+	})
+	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 15})
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, _ := r.do(t, chat("gpt-6-luna", "pace", true)); resp.StatusCode != 200 {
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	st := r.sim.Snapshot().Models["gpt-6-luna"]
+	if st.PeakConcurrency > 2 || len(st.Starts) != 6 {
+		t.Fatalf("peak concurrency %d (limit 2), starts %d", st.PeakConcurrency, len(st.Starts))
+	}
+	for i := 1; i < len(st.Starts); i++ {
+		if gap := st.Starts[i] - st.Starts[i-1]; gap < 75 { // 80ms, less clock granularity
+			t.Fatalf("starts %v: gap %dms under min_gap 80ms", st.Starts, gap)
+		}
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	scn, _ := sim.Builtin("calm")
+	scn.Keys = map[string]sim.Key{"sk-client-revoked-000": {State: "invalid"}}
+	c := chat("gpt-6-luna", "hi", false)
+	c.header["Authorization"] = "Bearer sk-client-revoked-000"
+	// passthrough (default): the client's own key reaches the provider
+	r := newRig(t, scn, nil)
+	if resp, _ := r.do(t, c); resp.StatusCode != 401 {
+		t.Fatalf("passthrough: %d, want the provider's 401 for the client's key", resp.StatusCode)
+	}
+	// auth: key: the configured key replaces it
+	r = newRig(t, scn, func(cfg *config.Config) {
+		p := cfg.Providers["openai"]
+		p.Auth, p.APIKey = "key", config.Secret{Ref: "env:X", Value: "sk-configured-key-123"}
+		cfg.Providers["openai"] = p
+	})
+	if resp, body := r.do(t, c); resp.StatusCode != 200 {
+		t.Fatalf("auth key: %d %s", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/sim"
+)
+
+func (a *App) demoCmd() *cobra.Command {
+	var (
+		n, conc  int
+		seed     int64
+		scenario string
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "See spillway work: a simulated peak hour through the gateway, no key, no network",
+		Long: `demo starts a simulated provider (scenario peak: a weekday at 11:00, the heavy
+tier mostly full) and the gateway in this process, both on 127.0.0.1, then sends
+requests through the gateway the way Codex CLI (Responses API, gpt-6-astra) and
+Claude Code (Messages API, claude-opus-5-5) do, a few at a time. It shows each
+request's route as it completes and ends with a summary. Nothing leaves this
+machine.`,
+		Example: `  spillway demo
+  spillway demo --requests 60 --concurrency 4 --seed 7`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n < 1 || n > 1000 || conc < 1 || conc > 32 {
+				return fail(ExitUsage, "--requests is 1..1000 and --concurrency 1..32")
+			}
+			return a.runDemo(cmd.Context(), n, conc, seed, scenario)
+		},
+	}
+	cmd.Flags().IntVar(&n, "requests", 36, "how many requests to send")
+	cmd.Flags().IntVar(&conc, "concurrency", 3, "how many at a time")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the simulated load")
+	cmd.Flags().StringVar(&scenario, "scenario", "peak", "simulator scenario (name or file)")
+	return cmd
+}
+
+type demoResult struct {
+	i       int
+	asked   string
+	model   string
+	route   string
+	status  int
+	elapsed time.Duration
+	err     error
+}
+
+func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	scn, err := sim.LoadScenario(scenario)
+	if err != nil {
+		return fail(ExitUsage, "%w", err)
+	}
+	start := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
+	if scn.Start != "" {
+		start, _ = time.Parse(time.RFC3339, scn.Start)
+	}
+	clock, _ := sim.ParseClock("fast:60", start) // a simulated minute per second: the load moves
+	simSrv, err := sim.New(sim.Options{Scenario: scn, Seed: seed, Clock: clock, TokenRate: -1})
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	simAddr, err := serveInBackground(ctx, simSrv.Handler())
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	cfg := config.Default()
+	for name, typ := range map[string]string{"openai": "/v1", "anthropic": ""} {
+		p := cfg.Providers[name]
+		p.BaseURL = "http://" + simAddr + typ
+		cfg.Providers[name] = p
+	}
+	// A demo should take seconds: a lighter pace than the default.
+	cfg.Pacing = config.Pacing{MinGap: config.Duration(50 * time.Millisecond), Jitter: config.Duration(100 * time.Millisecond), MaxConcurrency: 3}
+	gw, err := gateway.New(gateway.Options{Config: cfg})
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	gwAddr, err := serveInBackground(ctx, gw.Handler())
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	out := a.Stdout
+	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %d requests, %d at a time\n",
+		scn.Name, clock.Now().Format("Mon 15:04"), n, conc)
+	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5 (heavy)\n\n")
+
+	results := make(chan demoResult)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 2 * time.Minute}
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results <- demoRequest(ctx, client, gwAddr, i)
+			}
+		}()
+	}
+	go func() {
+		for i := 1; i <= n; i++ {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+			}
+		}
+		close(jobs)
+		wg.Wait()
+		close(results)
+	}()
+	var all []demoResult
+	for r := range results {
+		all = append(all, r)
+		what := "ok"
+		switch {
+		case r.err != nil:
+			what = "error: " + r.err.Error()
+		case r.status != 200:
+			what = fmt.Sprintf("failed (HTTP %d)", r.status)
+		case r.model != r.asked:
+			what = "fell back"
+		}
+		fmt.Fprintf(out, "  #%02d %-16s → %-18s %-10s %6dms  %s\n", r.i, r.asked, r.model, what, r.elapsed.Milliseconds(), r.route)
+	}
+	if ctx.Err() != nil {
+		return fail(ExitFail, "interrupted")
+	}
+	// summary
+	answered, fellBack, firstFull := 0, 0, 0
+	byModel := map[string]int{}
+	var lat []time.Duration
+	for _, r := range all {
+		if r.err == nil && r.status == 200 {
+			answered++
+			byModel[r.model]++
+			lat = append(lat, r.elapsed)
+		}
+		if r.model != r.asked && r.status == 200 {
+			fellBack++
+		}
+		if strings.HasPrefix(r.route, r.asked+":capacity") || strings.HasPrefix(r.route, r.asked+":breaker_open") {
+			firstFull++
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	models := make([]string, 0, len(byModel))
+	for m, c := range byModel {
+		models = append(models, fmt.Sprintf("%s %d", m, c))
+	}
+	sort.Strings(models)
+	fmt.Fprintf(out, "\nsummary: %d/%d answered; %d fell back to a lighter model; answered by: %s\n", answered, n, fellBack, strings.Join(models, ", "))
+	if len(lat) > 0 {
+		fmt.Fprintf(out, "  latency p50 %dms, p95 %dms (including fallbacks and waits)\n", lat[len(lat)/2].Milliseconds(), lat[len(lat)*95/100].Milliseconds())
+	}
+	fmt.Fprintf(out, "  %d of %d requests found their first-choice model full (or its breaker open); without spillway they would have stopped at \"model at capacity\"\n", firstFull, n)
+	st := simSrv.Snapshot()
+	var rej []string
+	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
+		if ms := st.Models[m]; ms != nil {
+			rej = append(rej, fmt.Sprintf("%s %d/%d", m, ms.Rejected["capacity"], ms.Received))
+		}
+	}
+	fmt.Fprintf(out, "  simulator capacity rejections (rejected/received): %s\n", strings.Join(rej, ", "))
+	if answered != n {
+		return fail(ExitFail, "%d requests were not answered", n-answered)
+	}
+	return nil
+}
+
+func demoRequest(ctx context.Context, client *http.Client, addr string, i int) demoResult {
+	r := demoResult{i: i}
+	var req *http.Request
+	prompt := fmt.Sprintf("demo request %d: refactor the parser", i)
+	if i%2 == 1 {
+		r.asked = "gpt-6-astra"
+		req, _ = http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/responses",
+			strings.NewReader(fmt.Sprintf(`{"model":"gpt-6-astra","stream":true,"input":%q}`, prompt)))
+		req.Header.Set("Authorization", "Bearer sk-demo-not-a-real-key")
+	} else {
+		r.asked = "claude-opus-5-5"
+		req, _ = http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/messages?beta=true",
+			strings.NewReader(fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":true,"messages":[{"role":"user","content":%q}]}`, prompt)))
+		req.Header.Set("x-api-key", "sk-ant-demo-not-a-real-key")
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	r.elapsed = time.Since(t0)
+	r.err = err
+	r.status = resp.StatusCode
+	r.model = resp.Header.Get("X-Spillway-Model")
+	r.route = resp.Header.Get("X-Spillway-Route")
+	return r
+}
+
+// serveInBackground serves h on a free loopback port until ctx ends.
+func serveInBackground(ctx context.Context, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	return ln.Addr().String(), nil
+}

@@ -299,7 +299,7 @@ func (s *Server) fail(w http.ResponseWriter, req *request, plan *policy.Plan, st
 	class := step.Verdict.Class
 	h := w.Header()
 	s.routeHeaders(h, req, plan, step.Candidate, false)
-	h.Set("X-Spillway-Model", "")
+	h.Del("X-Spillway-Model") // no model answered
 	s.log.Warn("request failed", "request_id", req.id, "class", class, "route", plan.RouteString(), "reason", redact.String(step.Reason))
 	// Fail-fast classes pass the upstream's own error through: it is the
 	// most precise account of what is wrong with the key or the request.
@@ -308,6 +308,7 @@ func (s *Server) fail(w http.ResponseWriter, req *request, plan *policy.Plan, st
 	if passThrough[class] && last != nil && last.status != 0 {
 		copyHeaders(h, last.header)
 		s.routeHeaders(h, req, plan, step.Candidate, false)
+		h.Del("X-Spillway-Model")
 		h.Set("X-Should-Retry", "false")
 		w.WriteHeader(last.status)
 		w.Write(last.body)

@@ -37,7 +37,18 @@ type Request struct {
 	// Budget is the most the request may wait in total; 0 means the
 	// configuration's retry.budget.
 	Budget time.Duration
+	// Models, when set, is the chain to walk instead of the configured one
+	// (spillway exec --models); unknown names are taken as they are.
+	Models []string
+	// Ladder, when set, replaces backoff once the whole chain is at
+	// capacity: the n-th exhausted walk waits Ladder[n-1], and after the
+	// last rung the plan fails with a global outage (exec and the queue).
+	Ladder []time.Duration
 }
+
+// GlobalOutage starts the reason of a plan that climbed its whole ladder
+// with every model at capacity.
+const GlobalOutage = "global outage"
 
 // Action is what to do next.
 type Action int
@@ -139,13 +150,19 @@ func (e *Engine) Backoff(n int) time.Duration {
 // the rest of its chain at or above the minimum tier.
 func (e *Engine) Candidates(r Request) []Candidate {
 	_, chain := e.cfg.ChainFor(r.Model)
+	if len(r.Models) > 0 {
+		chain = r.Models
+	}
 	if len(chain) == 0 {
 		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: r.Type, Type: r.Type}}
 	}
 	var out []Candidate
 	for i, name := range chain {
-		m := e.cfg.Models[name]
+		m, known := e.cfg.Models[name]
 		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: e.cfg.ProviderType(m.Provider), Tier: m.Tier, Context: m.Context}
+		if !known {
+			c = Candidate{Model: name, Upstream: name, Provider: r.Type, Type: r.Type}
+		}
 		if m.Upstream != "" {
 			c.Upstream = m.Upstream
 		}
@@ -186,6 +203,15 @@ func (e *Engine) NewPlan(r Request) *Plan {
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
+	}
+	if len(r.Ladder) > 0 && r.Budget <= 0 {
+		// with a ladder the capacity waits are the ladder's; other waits
+		// (rate limits, network gaps) still get a budget
+		var sum time.Duration
+		for _, d := range r.Ladder {
+			sum += d
+		}
+		p.budget = max(p.budget, sum)
 	}
 	return p
 }
@@ -297,11 +323,20 @@ func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
 	if next, ok := p.next(p.cur+1, nil); ok { // every breaker open: try anyway
 		return p.switchTo(next, c)
 	}
-	// The chain is exhausted: back off, then walk it again from the top.
+	// The chain is exhausted: back off (or climb the ladder), then walk it
+	// again from the top.
 	p.walks++
-	wait := max(p.e.Backoff(p.walks), v.Wait)
-	if p.waited+wait > p.budget {
-		return p.fail(v, "every model of the chain is at capacity")
+	var wait time.Duration
+	if len(p.req.Ladder) > 0 {
+		if p.walks > len(p.req.Ladder) {
+			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
+		}
+		wait = max(p.req.Ladder[p.walks-1], v.Wait)
+	} else {
+		wait = max(p.e.Backoff(p.walks), v.Wait)
+		if p.waited+wait > p.budget {
+			return p.fail(v, "every model of the chain is at capacity")
+		}
 	}
 	i, ok := p.next(0, nil)
 	if !ok {

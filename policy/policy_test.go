@@ -252,3 +252,29 @@ func TestPacerGapsAndConcurrency(t *testing.T) {
 		t.Fatal("recover did not restore the pace")
 	}
 }
+
+func TestLadderAndExplicitModels(t *testing.T) {
+	e := testEngine(t, nil)
+	p := e.NewPlan(Request{Models: []string{"gpt-6-astra", "my-own-model"}, Model: "gpt-6-astra", Type: "openai",
+		Ladder: []time.Duration{30 * time.Second, 2 * time.Minute}})
+	if st := p.Start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatal(st)
+	}
+	steps := []struct {
+		model string
+		wait  time.Duration
+	}{{"my-own-model", 0}, {"gpt-6-astra", 30 * time.Second}, {"my-own-model", 0}, {"gpt-6-astra", 2 * time.Minute}, {"my-own-model", 0}}
+	for i, want := range steps {
+		st := p.After(v(classify.Capacity, 0))
+		if st.Action != Send || st.Candidate.Model != want.model || st.Wait != want.wait {
+			t.Fatalf("step %d: %+v", i, st)
+		}
+	}
+	st := p.After(v(classify.Capacity, 0))
+	if st.Action != Fail || !strings.Contains(st.Reason, GlobalOutage) {
+		t.Fatalf("after the last rung: %+v", st)
+	}
+	if p.Waited() != 150*time.Second {
+		t.Fatalf("waited %v", p.Waited())
+	}
+}

@@ -1,0 +1,155 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// maxListed is how many malformed line numbers a MalformedError keeps.
+const maxListed = 5
+
+// MalformedError reports lines that were not JSON objects decoding into a
+// Record. Reading went on past them: every good record was delivered.
+type MalformedError struct {
+	Path  string // the file, when known
+	Count int    // malformed lines in all
+	Lines []int  // 1-based numbers of the first few (at most 5)
+}
+
+func (e *MalformedError) Error() string {
+	var b strings.Builder
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	fmt.Fprintf(&b, "%d malformed event line", e.Count)
+	if e.Count != 1 {
+		b.WriteString("s")
+	}
+	for i, n := range e.Lines {
+		if i == 0 {
+			b.WriteString(" (line ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(n))
+	}
+	if e.Count > len(e.Lines) {
+		b.WriteString(", …")
+	}
+	if len(e.Lines) > 0 {
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Read streams the records of a JSONL event log to fn, in order. Lines may
+// be of any length; blank lines are skipped; a line that is not a record is
+// counted and skipped, and after the whole input a *MalformedError lists
+// them. Unknown fields are ignored (the format only grows). An error from
+// fn stops reading and is returned as is.
+func Read(r io.Reader, fn func(Record) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var bad MalformedError
+	var buf []byte
+	for n := 1; ; n++ {
+		var err error
+		buf, err = readLine(br, buf[:0])
+		if line := bytes.TrimSpace(buf); len(line) > 0 {
+			var rec Record
+			if line[0] != '{' || json.Unmarshal(line, &rec) != nil {
+				bad.Count++
+				if len(bad.Lines) < maxListed {
+					bad.Lines = append(bad.Lines, n)
+				}
+			} else if ferr := fn(rec); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("events: read line %d: %w", n, err)
+		}
+	}
+	if bad.Count > 0 {
+		return &bad
+	}
+	return nil
+}
+
+// readLine appends the next line (with its '\n', if any) to buf, however
+// long it is.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
+}
+
+// ReadFile is Read on the file at path; a *MalformedError names the file.
+func ReadFile(path string, fn func(Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer f.Close()
+	err = Read(f, fn)
+	if me, ok := err.(*MalformedError); ok {
+		me.Path = path
+	}
+	return err
+}
+
+// ReadRotated reads a rotated log in chronological order: path.N, …,
+// path.1, then path. Missing files are skipped, but if none exists the
+// error wraps fs.ErrNotExist. Malformed lines in several files come back
+// joined (errors.As finds the first *MalformedError); an error from fn
+// stops reading.
+func ReadRotated(path string, fn func(Record) error) error {
+	nums, err := rotatedNumbers(path)
+	if err != nil {
+		return err
+	}
+	files := make([]string, 0, len(nums)+1)
+	for _, n := range slices.Backward(nums) {
+		files = append(files, rotatedName(path, n))
+	}
+	files = append(files, path)
+
+	var malformed []error
+	found := false
+	for _, name := range files {
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // absent, or rotated away since the listing
+		}
+		if err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		found = true
+		err = Read(f, fn)
+		f.Close()
+		if me, ok := err.(*MalformedError); ok {
+			me.Path = name
+			malformed = append(malformed, me)
+		} else if err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("events: no log at %s: %w", path, os.ErrNotExist)
+	}
+	return errors.Join(malformed...)
+}

@@ -1,0 +1,413 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spillway/spillway/redact"
+)
+
+// Sink receives attempt records. Write must not block on I/O: it is called on
+// request paths. Packages that produce records take a Sink; pass Nop{} (or a
+// nil *Writer) to record nothing.
+type Sink interface {
+	Write(Record)
+}
+
+// Nop is a Sink that discards every record.
+type Nop struct{}
+
+// Write discards r.
+func (Nop) Write(Record) {}
+
+// SinkFunc adapts a function to a Sink (handy in tests). The function is
+// called on the caller's goroutine, so it must be fast and safe for
+// concurrent use.
+type SinkFunc func(Record)
+
+// Write calls f(r).
+func (f SinkFunc) Write(r Record) { f(r) }
+
+// Compile-time interface guards.
+var (
+	_ Sink = (*Writer)(nil)
+	_ Sink = Nop{}
+	_ Sink = SinkFunc(nil)
+)
+
+// DefaultQueueSize is the number of records a Writer buffers in memory
+// before it starts dropping them.
+const DefaultQueueSize = 4096
+
+// Option configures a Writer.
+type Option func(*config)
+
+type config struct {
+	queueSize int
+	onError   func(error)
+	// open opens the log file for appending; tests replace it to slow down
+	// or fail the underlying writes.
+	open func(path string) (io.WriteCloser, error)
+}
+
+// WithQueueSize sets how many records may wait in memory for the disk
+// (DefaultQueueSize if n < 1).
+func WithQueueSize(n int) Option { return func(c *config) { c.queueSize = n } }
+
+// WithErrorHandler sets a function called with every I/O or encoding error
+// the background goroutine meets (opening, writing, rotating). It runs on
+// that goroutine and must not block. Without it such errors are only visible
+// through Dropped, Flush and Close.
+func WithErrorHandler(fn func(error)) Option { return func(c *config) { c.onError = fn } }
+
+func openAppend(path string) (io.WriteCloser, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+// Writer appends records to a JSONL file from a single background goroutine,
+// rotating the file by size. Write only enqueues, so a slow disk never
+// slows the caller: when the queue is full the record is dropped and
+// counted. All methods are safe for concurrent use, and on a nil *Writer
+// they do nothing.
+type Writer struct {
+	path     string
+	maxBytes int64
+	keep     int
+	cfg      config
+
+	mu     sync.RWMutex // guards closed against Write racing close(ch)
+	closed bool
+	ch     chan Record
+
+	flushReq chan chan error // Flush asks the goroutine to flush
+	dropped  atomic.Uint64
+	closing  sync.Once
+	done     chan struct{} // closed when the goroutine has exited
+	closeErr error         // set before done is closed
+
+	// Owned by the background goroutine.
+	f       io.WriteCloser // nil after a failed open; reopened on the next record
+	bw      *bufio.Writer
+	size    int64 // bytes in the current file, including bw's buffer
+	pending int   // records in bw's buffer, lost if the flush fails
+	torn    bool  // a write failed, maybe mid-line: start with a newline
+	line    bytes.Buffer
+	enc     *json.Encoder
+}
+
+// NewWriter opens path for appending (creating its directory with mode 0700
+// and the file with mode 0600) and starts the background goroutine. When
+// writing a record would take the file past maxBytes, the file is rotated:
+// path.keep is deleted, path.N renamed to path.N+1 and path to path.1, so at
+// most keep old files remain (keep 0 simply starts the file over). maxBytes
+// <= 0 disables rotation. Call Close to flush and stop.
+func NewWriter(path string, maxBytes int64, keep int, opts ...Option) (*Writer, error) {
+	if path == "" {
+		return nil, errors.New("events: empty log path")
+	}
+	cfg := config{queueSize: DefaultQueueSize, open: openAppend}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.queueSize < 1 {
+		cfg.queueSize = DefaultQueueSize
+	}
+	w := &Writer{
+		path:     path,
+		maxBytes: maxBytes,
+		keep:     max(keep, 0),
+		cfg:      cfg,
+		ch:       make(chan Record, cfg.queueSize),
+		flushReq: make(chan chan error),
+		done:     make(chan struct{}),
+		bw:       bufio.NewWriterSize(nil, 64<<10),
+	}
+	w.enc = json.NewEncoder(&w.line)
+	w.enc.SetEscapeHTML(false) // error strings often quote HTML; keep them readable
+	if err := w.openFile(); err != nil {
+		return nil, err
+	}
+	go w.run()
+	return w, nil
+}
+
+// Write enqueues r without blocking. A zero r.TS is set to the current
+// time. If the queue is full or the Writer is closed, r is dropped and
+// counted in Dropped.
+func (w *Writer) Write(r Record) {
+	if w == nil {
+		return
+	}
+	if r.TS.IsZero() {
+		r.TS = time.Now()
+	}
+	w.mu.RLock()
+	if !w.closed {
+		select {
+		case w.ch <- r:
+			w.mu.RUnlock()
+			return
+		default:
+		}
+	}
+	w.mu.RUnlock()
+	w.dropped.Add(1)
+}
+
+// Dropped reports how many records never reached the file: refused because
+// the queue was full or the Writer closed, or lost to an open or write
+// error. (A write that fails part-way may leave part of a line in the file;
+// the next record starts on a new line and readers report the fragment as
+// malformed.)
+func (w *Writer) Dropped() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.dropped.Load()
+}
+
+// Flush waits until every record enqueued before the call has been written
+// to the file (not fsynced), or until ctx is done. After Close it waits for
+// Close to finish and returns its result.
+func (w *Writer) Flush(ctx context.Context) error {
+	if w == nil {
+		return nil
+	}
+	reply := make(chan error, 1)
+	select {
+	case w.flushReq <- reply:
+	case <-w.done:
+		return w.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting records, writes everything already queued, flushes
+// and closes the file. It returns ctx.Err() if ctx ends first (the
+// goroutine then finishes in the background). Close is idempotent: later
+// calls wait for the same shutdown and return the same error.
+func (w *Writer) Close(ctx context.Context) error {
+	if w == nil {
+		return nil
+	}
+	w.closing.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		close(w.ch)
+		w.mu.Unlock()
+	})
+	select {
+	case <-w.done:
+		return w.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wireRecord is a Record as written: the same fields in the same order,
+// except that ts is always UTC with exactly three fractional digits, so
+// that lines compare as text in time order (time.Time's own encoding keeps
+// the zone and trims trailing zeros).
+type wireRecord struct {
+	TS string `json:"ts"` // shadows Record.TS
+	*Record
+}
+
+const tsLayout = "2006-01-02T15:04:05.000Z" // with a UTC time
+
+// run is the background goroutine: it owns the file.
+func (w *Writer) run() {
+	defer close(w.done)
+	for {
+		select {
+		case r, ok := <-w.ch:
+			if !ok {
+				w.closeErr = w.closeFile()
+				return
+			}
+			w.write(r)
+			if len(w.ch) == 0 {
+				// Momentarily idle: let readers (tail -f) see what we have.
+				w.flush()
+			}
+		case reply := <-w.flushReq:
+			// Everything enqueued before Flush was called is in ch now.
+			for n := len(w.ch); n > 0; n-- {
+				r, ok := <-w.ch
+				if !ok {
+					break
+				}
+				w.write(r)
+			}
+			reply <- w.flush()
+		}
+	}
+}
+
+// write encodes r as one line, rotating the file first if the line would
+// take it past maxBytes.
+func (w *Writer) write(r Record) {
+	ts := r.TS.UTC()
+	if y := ts.Year(); y < 0 || y > 9999 {
+		w.drop(fmt.Errorf("events: record %q: timestamp %v out of range", r.RequestID, r.TS))
+		return
+	}
+	if r.Error != "" {
+		r.Error = redact.String(r.Error)
+	}
+	w.line.Reset()
+	if err := w.enc.Encode(wireRecord{TS: ts.Format(tsLayout), Record: &r}); err != nil { // appends '\n'
+		w.drop(fmt.Errorf("events: encode record %q: %w", r.RequestID, err))
+		return
+	}
+	n := int64(w.line.Len())
+	if w.f != nil && w.maxBytes > 0 && w.size > 0 && w.size+n > w.maxBytes {
+		w.rotate()
+	}
+	if w.f == nil {
+		if err := w.openFile(); err != nil {
+			w.drop(err)
+			return
+		}
+	}
+	if w.bw.Buffered() > 0 && w.bw.Available() <= int(n) {
+		// Flush ourselves rather than let bufio do it inside Write, so
+		// that a failure knows which records it lost.
+		w.flush()
+	}
+	if w.torn {
+		// End whatever half line a failed write left; readers skip
+		// the blank line this makes otherwise.
+		w.bw.WriteByte('\n')
+		w.size++
+		w.torn = false
+	}
+	if _, err := w.bw.Write(w.line.Bytes()); err != nil {
+		// Only a line larger than the buffer is written directly.
+		w.bw.Reset(w.f) // bufio errors are sticky; try afresh next time
+		w.torn = true
+		w.drop(fmt.Errorf("events: write %s: %w", w.path, err))
+		return
+	}
+	w.size += n
+	w.pending++
+}
+
+// flush writes out the buffer. On failure the buffered records count as
+// dropped and the error is also reported.
+func (w *Writer) flush() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.bw.Flush()
+	if err != nil {
+		w.bw.Reset(w.f)
+		w.torn = true
+		w.dropped.Add(uint64(w.pending))
+		err = fmt.Errorf("events: write %s: %w", w.path, err)
+		w.report(err)
+	}
+	w.pending = 0
+	return err
+}
+
+func (w *Writer) drop(err error) {
+	w.dropped.Add(1)
+	w.report(err)
+}
+
+func (w *Writer) report(err error) {
+	if err != nil && w.cfg.onError != nil {
+		w.cfg.onError(err)
+	}
+}
+
+// openFile opens the log and learns its current size.
+func (w *Writer) openFile() error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	f, err := w.cfg.open(w.path)
+	if err != nil {
+		return fmt.Errorf("events: open log: %w", err)
+	}
+	w.f, w.size, w.torn = f, 0, false
+	if fi, err := os.Stat(w.path); err == nil {
+		w.size = fi.Size()
+	}
+	w.bw.Reset(f)
+	return nil
+}
+
+// closeFile flushes and closes the current file, if any.
+func (w *Writer) closeFile() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.flush()
+	if cerr := w.f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("events: close %s: %w", w.path, cerr)
+		w.report(err)
+	}
+	w.f = nil
+	return err
+}
+
+// rotate closes the current file, shifts the old ones and opens a new one.
+// If renaming fails the writer goes on appending to the file it had; if
+// opening fails, the next record tries again.
+func (w *Writer) rotate() {
+	w.closeFile()
+	w.report(shift(w.path, w.keep))
+	w.report(w.openFile())
+}
+
+// shift makes room for a fresh path: it deletes path.N for N >= keep
+// (including leftovers of a larger keep), renames path.N to path.N+1 from
+// the top down, and path to path.1 (or deletes path when keep is 0).
+func shift(path string, keep int) error {
+	nums, err := rotatedNumbers(path)
+	if err != nil {
+		return err
+	}
+	for _, n := range nums {
+		if n >= keep {
+			if err := os.Remove(rotatedName(path, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("events: rotate: %w", err)
+			}
+		}
+	}
+	if keep == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("events: rotate: %w", err)
+		}
+		return nil
+	}
+	for n := keep - 1; n >= 1; n-- {
+		err := os.Rename(rotatedName(path, n), rotatedName(path, n+1))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("events: rotate: %w", err)
+		}
+	}
+	if err := os.Rename(path, rotatedName(path, 1)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("events: rotate: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Kind is a known agent.
+type Kind string
+
+// Known agents.
+const (
+	Codex  Kind = "codex"
+	Claude Kind = "claude"
+	Gemini Kind = "gemini"
+	Other  Kind = ""
+)
+
+// KindOf recognises an agent by its command name.
+func KindOf(command string) Kind {
+	switch strings.TrimSuffix(filepath.Base(command), ".exe") {
+	case "codex":
+		return Codex
+	case "claude":
+		return Claude
+	case "gemini":
+		return Gemini
+	}
+	return Other
+}
+
+// modelFlags are the flags that name the model, per agent.
+func modelFlags(k Kind) []string {
+	switch k {
+	case Codex, Gemini:
+		return []string{"-m", "--model"}
+	case Claude:
+		return []string{"--model"}
+	}
+	return nil
+}
+
+// ModelIn returns the model the command line names, if any.
+func ModelIn(args []string) string {
+	k := KindOf(args[0])
+	for i := 1; i < len(args); i++ {
+		for _, f := range modelFlags(k) {
+			if args[i] == f && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(args[i], f+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// WithModel returns args set to run model: {model} placeholders are
+// replaced; otherwise, for a known agent, its model flag is replaced or
+// added. ok is false when the model could not be set (an unknown command
+// without a placeholder).
+func WithModel(args []string, model string) (out []string, ok bool) {
+	out = make([]string, len(args))
+	placeholder := false
+	for i, a := range args {
+		if strings.Contains(a, "{model}") {
+			placeholder = true
+			a = strings.ReplaceAll(a, "{model}", model)
+		}
+		out[i] = a
+	}
+	if placeholder {
+		return out, true
+	}
+	k := KindOf(args[0])
+	flags := modelFlags(k)
+	if flags == nil {
+		return out, false
+	}
+	for i := 1; i < len(out); i++ {
+		for _, f := range flags {
+			if out[i] == f && i+1 < len(out) {
+				out[i+1] = model
+				return out, true
+			}
+			if strings.HasPrefix(out[i], f+"=") {
+				out[i] = f + "=" + model
+				return out, true
+			}
+		}
+	}
+	// add the flag after the subcommand (codex exec …) or the command
+	at := 1
+	if k == Codex && len(out) > 1 && out[1] == "exec" {
+		at = 2
+	}
+	res := append([]string{}, out[:at]...)
+	res = append(res, flags[0], model)
+	return append(res, out[at:]...), true
+}
+
+// resumeArgs turns the original command into one that continues session id
+// on model with prompt. ok is false when the agent cannot resume this way.
+func resumeArgs(args []string, id, model, prompt string) ([]string, bool) {
+	switch KindOf(args[0]) {
+	case Codex:
+		// codex exec [flags] PROMPT  →  codex exec [flags] resume ID -m MODEL PROMPT
+		if len(args) < 3 || args[1] != "exec" || id == "" {
+			return nil, false
+		}
+		flags := execFlags(args[2:])
+		out := append([]string{args[0], "exec"}, flags...)
+		return append(out, "resume", id, "-m", model, prompt), true
+	case Claude:
+		// claude -p PROMPT [flags]  →  claude -p PROMPT [flags] --resume ID (or --continue)
+		out, _ := WithModel(dropFlags(args, map[string]bool{"--resume": true, "-r": true}, map[string]bool{"--continue": true, "-c": true}), model)
+		out = replacePrompt(out, prompt)
+		if id != "" {
+			return append(out, "--resume", id), true
+		}
+		return append(out, "--continue"), true
+	}
+	return nil, false
+}
+
+// execFlags keeps the flags of a codex exec command line that still apply
+// when resuming, and drops the prompt and the model.
+func execFlags(rest []string) []string {
+	var out []string
+	withValue := map[string]bool{"-m": true, "--model": true, "-c": true, "--config": true, "-o": true, "--output-last-message": true,
+		"-s": true, "--sandbox": true, "-C": true, "--cd": true, "-p": true, "--profile": true, "--output-schema": true, "--color": true, "-i": true, "--image": true}
+	keepWithValue := map[string]bool{"-c": true, "--config": true, "-o": true, "--output-last-message": true, "-s": true, "--sandbox": true,
+		"-C": true, "--cd": true, "-p": true, "--profile": true, "--color": true}
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !strings.HasPrefix(a, "-") {
+			continue // the prompt
+		}
+		name, _, hasEq := strings.Cut(a, "=")
+		if withValue[name] && !hasEq {
+			if keepWithValue[name] && i+1 < len(rest) {
+				out = append(out, a, rest[i+1])
+			}
+			i++
+			continue
+		}
+		if name == "-m" || name == "--model" {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func dropFlags(args []string, withValue, bare map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if withValue[args[i]] {
+			i++
+			continue
+		}
+		if bare[args[i]] {
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// replacePrompt replaces the value of claude's -p/--print prompt.
+func replacePrompt(args []string, prompt string) []string {
+	out := append([]string{}, args...)
+	for i := 1; i < len(out)-1; i++ {
+		if out[i] == "-p" || out[i] == "--print" {
+			if !strings.HasPrefix(out[i+1], "-") {
+				out[i+1] = prompt
+			}
+			return out
+		}
+	}
+	return out
+}

@@ -1,0 +1,447 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/redact"
+)
+
+// Exit codes of spillway exec (DESIGN.md).
+const (
+	ExitCapacity = 75 // every model stayed at capacity through the whole ladder
+	ExitAuth     = 77 // auth or quota: a person has to act
+)
+
+// Options configure one wrapped run.
+type Options struct {
+	Command []string // the agent and its arguments
+	Config  *config.Config
+	Engine  *policy.Engine
+	// Models is the chain to walk; empty means the configured chain of the
+	// model the command names (or the agent's default chain).
+	Models []string
+	Chain  string // a configured chain by name
+	Ladder []time.Duration
+	// MaxWait bounds all waiting; 0 means the ladder's total.
+	MaxWait time.Duration
+	Resume  bool
+	// ResumePrompt is sent when a session is resumed on the next model.
+	ResumePrompt string
+	Archive      string // directory for failed attempts' output and sessions
+	Notify       string // URL to POST a JSON summary to on final failure
+	Stdin        io.Reader
+	Stdout       io.Writer
+	Stderr       io.Writer
+	Env          []string // the child's environment; os.Environ() when nil
+	Events       events.Sink
+	Getenv       func(string) string
+}
+
+// Attempt is one run of the agent.
+type Attempt struct {
+	Model    string  `json:"model"`
+	Class    string  `json:"class"`
+	ExitCode int     `json:"exit_code"`
+	Seconds  float64 `json:"seconds"`
+	WaitedS  float64 `json:"waited_s"`
+	Resumed  string  `json:"resumed_session,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	ExitCode int       `json:"exit_code"`
+	Class    string    `json:"class"`
+	Reason   string    `json:"reason,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	Command  string    `json:"command"`
+}
+
+// Run runs the agent until it succeeds or the policy gives up.
+func Run(ctx context.Context, o Options) Result {
+	res := Result{Command: redact.String(strings.Join(o.Command, " "))}
+	say := func(format string, a ...any) { fmt.Fprintf(o.Stderr, "spillway: "+format+"\n", a...) }
+	if o.Events == nil {
+		o.Events = events.Nop{}
+	}
+	kind := KindOf(o.Command[0])
+	requested := ModelIn(o.Command)
+	models := o.Models
+	if len(models) == 0 && o.Chain != "" {
+		models = o.Config.Chains[o.Chain]
+	}
+	if len(models) == 0 && requested == "" {
+		models = o.Config.Chains[string(kind)] // codex, claude, gemini
+	}
+	if requested == "" && len(models) > 0 {
+		requested = models[0]
+	}
+	if requested != "" && len(models) > 0 && models[0] != requested {
+		// the chain starts where the command's model stands in it
+		for i, m := range models {
+			if m == requested {
+				models = models[i:]
+				break
+			}
+		}
+	}
+	ladder := o.Ladder
+	if ladder == nil {
+		for _, d := range o.Config.Retry.Ladder {
+			ladder = append(ladder, d.D())
+		}
+	}
+	plan := o.Engine.NewPlan(policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait})
+	step := plan.Start()
+	runID := newID()
+	session := ""
+	for n := 1; ; n++ {
+		if step.Action == policy.Fail {
+			return finish(o, res, step, say)
+		}
+		if step.Wait > 0 {
+			what := step.Candidate.Model
+			if what == "" {
+				what = "the command"
+			}
+			say("waiting %s before trying %s again (%s)", classify.FormatWait(step.Wait), what, res.Attempts[len(res.Attempts)-1].Class)
+			if err := o.Engine.Clock().Sleep(ctx, step.Wait); err != nil {
+				res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted while waiting"
+				return res
+			}
+		}
+		args := o.Command
+		model := step.Candidate.Model
+		resumed := ""
+		if o.Resume && n > 1 && (session != "" || kind == Claude) {
+			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
+				args, resumed = ra, session
+				if resumed == "" {
+					resumed = "--continue"
+				}
+			}
+		}
+		if resumed == "" && model != "" {
+			var ok bool
+			if args, ok = WithModel(o.Command, model); !ok && n == 1 && len(models) > 1 {
+				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
+			}
+		}
+		if step.FallbackFrom != "" {
+			if resumed != "" {
+				say("%s is at capacity; resuming session %s on %s", step.FallbackFrom, resumed, model)
+			} else {
+				say("%s is at capacity; rerunning on %s", step.FallbackFrom, model)
+			}
+		}
+		started := time.Now()
+		out := runOnce(ctx, o, args)
+		a := Attempt{Model: model, ExitCode: out.code, Seconds: time.Since(started).Seconds(), WaitedS: step.Wait.Seconds(), Resumed: resumed}
+		var v classify.Verdict
+		switch {
+		case out.interrupted:
+			res.Attempts = append(res.Attempts, a)
+			res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted"
+			return res
+		case out.startErr != nil:
+			res.Attempts = append(res.Attempts, a)
+			say("cannot run %s: %v", o.Command[0], out.startErr)
+			res.ExitCode, res.Class, res.Reason = 127, "unknown", out.startErr.Error()
+			return res
+		case out.code == 0:
+			v = classify.Verdict{Class: classify.OK}
+		default:
+			v = judge(kind, out)
+		}
+		a.Class, a.Message = string(v.Class), redact.String(v.Message)
+		res.Attempts = append(res.Attempts, a)
+		o.Events.Write(events.Record{TS: started.UTC(), RequestID: runID, Attempt: n, Source: events.SourceExec, Provider: step.Candidate.Provider,
+			Model: model, RequestedModel: requested, Endpoint: string(kind), Class: string(v.Class), LatencyMS: time.Since(started).Milliseconds(),
+			FallbackFrom: step.FallbackFrom, WaitMS: step.Wait.Milliseconds(), Error: a.Message})
+		if id := sessionOf(kind, out, o, started); id != "" {
+			session = id
+		}
+		if v.Class != classify.OK && o.Archive != "" {
+			archive(o, n, model, out, kind, session, say)
+		}
+		switch v.Class {
+		case classify.OK:
+			res.ExitCode, res.Class = 0, "ok"
+			return res
+		case classify.Capacity, classify.RateLimit, classify.Network, classify.Timeout, classify.ServerError, classify.ModelNotFound, classify.ContextLength:
+			step = plan.After(v)
+			if step.Action == policy.Fail {
+				res.ExitCode = out.code // the agent's own code unless finish says otherwise
+				return finish(o, res, step, say)
+			}
+		case classify.Auth, classify.Quota:
+			res.ExitCode, res.Class = ExitAuth, string(v.Class)
+			res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
+			say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))
+			notify(o, res, say)
+			return res
+		default:
+			// not a failure spillway handles: the agent's own exit code
+			res.ExitCode, res.Class = out.code, string(v.Class)
+			return res
+		}
+	}
+}
+
+func finish(o Options, res Result, step policy.Step, say func(string, ...any)) Result {
+	res.Class, res.Reason = string(step.Verdict.Class), step.Reason
+	if step.Verdict.Class == classify.Capacity && strings.Contains(step.Reason, policy.GlobalOutage) {
+		res.ExitCode = ExitCapacity
+		say("global outage: every model stayed at capacity through the whole wait ladder; giving up (exit %d). %s", ExitCapacity, step.Reason)
+	} else {
+		if res.ExitCode == 0 {
+			res.ExitCode = 1
+		}
+		say("giving up (exit %d): %s", res.ExitCode, step.Reason)
+	}
+	notify(o, res, say)
+	return res
+}
+
+func typeOf(k Kind) string {
+	switch k {
+	case Claude:
+		return "anthropic"
+	case Gemini:
+		return "gemini"
+	}
+	return "openai"
+}
+
+// runOut is what one run of the agent left.
+type runOut struct {
+	code        int
+	interrupted bool
+	startErr    error
+	stdout      *tail
+	stderr      *tail
+}
+
+// runOnce runs args with output passed through live and kept for judging.
+// Ctrl-C (ctx) sends the child SIGINT, then kills it 5 s later.
+func runOnce(ctx context.Context, o Options, args []string) runOut {
+	out := runOut{stdout: newTail(1 << 20), stderr: newTail(1 << 20)}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin = o.Stdin
+	cmd.Stdout = io.MultiWriter(o.Stdout, out.stdout)
+	cmd.Stderr = io.MultiWriter(o.Stderr, out.stderr)
+	cmd.Env = o.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		out.startErr = err
+		return out
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		out.interrupted = true
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case err = <-done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		out.code = ee.ExitCode()
+		if out.code < 0 {
+			out.code = 128 + 9
+		}
+	default:
+		out.code = 1
+	}
+	return out
+}
+
+// errorLine picks the lines an agent prints about a failure, so that a test
+// log that happens to say "timeout" is never taken for one.
+var errorLine = regexp.MustCompile(`(?i)^\s*(error:|api error|\[api error|reconnecting\.\.\.|\{"type":"(error|turn\.failed|result)"|stream (disconnected|closed)|✕|⎿\s*api error)`)
+
+// judge classifies what a failed run printed.
+func judge(kind Kind, out runOut) classify.Verdict {
+	best := classify.Verdict{Class: classify.Unknown}
+	for _, t := range []*tail{out.stderr, out.stdout} {
+		var lines []string
+		for _, l := range strings.Split(t.String(), "\n") {
+			if errorLine.MatchString(l) {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if len(lines) > 50 {
+			lines = lines[len(lines)-50:]
+		}
+		v := classify.Classify(classify.Input{Text: strings.Join(lines, "\n"), Provider: classify.Provider(typeOf(kind))})
+		if v.Class != classify.Unknown && !v.Notice {
+			return v
+		}
+	}
+	return best
+}
+
+var (
+	uuidRe   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	threadRe = regexp.MustCompile(`"type":"thread\.started","thread_id":"([^"]+)"`)
+	claudeRe = regexp.MustCompile(`"session_id":"([^"]+)"`)
+)
+
+// sessionOf finds the session the run used: Codex's thread.started line
+// (--json) or its newest rollout file; Claude's session_id (json output).
+func sessionOf(kind Kind, out runOut, o Options, since time.Time) string {
+	switch kind {
+	case Codex:
+		if m := threadRe.FindStringSubmatch(out.stdout.String()); m != nil {
+			return m[1]
+		}
+		if f := newestRollout(codexHome(o), since); f != "" {
+			return uuidRe.FindString(filepath.Base(f))
+		}
+	case Claude:
+		if m := claudeRe.FindStringSubmatch(out.stdout.String()); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+func codexHome(o Options) string {
+	for _, kv := range o.Env {
+		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
+			return v
+		}
+	}
+	if o.Env == nil {
+		if v := o.Getenv("CODEX_HOME"); v != "" {
+			return v
+		}
+	}
+	home := o.Getenv("HOME")
+	for _, kv := range o.Env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// newestRollout is the newest $CODEX_HOME/sessions/**/rollout-*.jsonl
+// written since t.
+func newestRollout(home string, since time.Time) string {
+	best, bestT := "", since.Add(-2*time.Second)
+	_ = filepath.WalkDir(filepath.Join(home, "sessions"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(bestT) {
+			best, bestT = p, fi.ModTime()
+		}
+		return nil
+	})
+	return best
+}
+
+func archive(o Options, n int, model string, out runOut, kind Kind, session string, say func(string, ...any)) {
+	if err := os.MkdirAll(o.Archive, 0o700); err != nil {
+		say("archive: %v", err)
+		return
+	}
+	base := filepath.Join(o.Archive, fmt.Sprintf("%s-attempt%d-%s", time.Now().UTC().Format("20060102T150405Z"), n, model))
+	_ = os.WriteFile(base+".stdout", []byte(redact.String(out.stdout.String())), 0o600)
+	_ = os.WriteFile(base+".stderr", []byte(redact.String(out.stderr.String())), 0o600)
+	if kind == Codex && session != "" {
+		_ = filepath.WalkDir(filepath.Join(codexHome(o), "sessions"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.Contains(d.Name(), session) {
+				if b, err := os.ReadFile(p); err == nil {
+					_ = os.WriteFile(base+".session.jsonl", b, 0o600)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+func notify(o Options, res Result, say func(string, ...any)) {
+	if o.Notify == "" {
+		return
+	}
+	body, _ := json.Marshal(res)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.Notify, bytes.NewReader(body))
+	if err != nil {
+		say("notify: %v", err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		say("notify %s: %v", redact.String(o.Notify), err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		say("notify %s: HTTP %d", redact.String(o.Notify), resp.StatusCode)
+	}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTail(max int) *tail { return &tail{max: max} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func newID() string {
+	return fmt.Sprintf("exec-%x", time.Now().UnixNano())
+}

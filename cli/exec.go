@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/agent"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+)
+
+func (a *App) execCmd() *cobra.Command {
+	var (
+		models, ladder, chain, archive, notify, eventsPath, resumePrompt string
+		maxWait                                                           time.Duration
+		resume, asJSON                                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "exec [flags] -- COMMAND [ARGS...]",
+		Short: "Run a CLI agent and rerun or resume it on the next model when one is at capacity",
+		Long: `exec runs an agent (codex exec, claude -p, gemini, or any command), passing its
+input and output through live, and reads what it printed:
+
+  capacity          rerun at once on the next model of the chain; once every model
+                    has failed, wait along the ladder and walk again; after the last
+                    rung stop: "global outage" (exit 75)
+  rate limit        wait what the agent or provider said, same model
+  network           short fixed retries on the same model
+  auth, quota       stop at once and say which (exit 77)
+  anything else     exit with the agent's own code, untouched
+
+{model} in ARGS is replaced by the current model; for codex, claude and gemini
+the model flag is added or replaced when there is no placeholder. With --resume,
+a rerun continues the session (codex exec resume <id>, claude --resume <id>)
+instead of starting over.`,
+		Example: `  spillway exec -- codex exec "fix the failing tests"
+  spillway exec --models gpt-6-astra,gpt-6.1-sol --ladder 30s,2m --resume -- codex exec --json "refactor the parser"
+  spillway exec --chain claude --archive ./spillway-archive -- claude -p "write the migration"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg), Chain: chain, MaxWait: maxWait,
+				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
+				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv}
+			if models != "" {
+				for _, m := range strings.Split(models, ",") {
+					if m = strings.TrimSpace(m); m != "" {
+						o.Models = append(o.Models, m)
+					}
+				}
+			}
+			if chain != "" {
+				if _, ok := cfg.Chains[chain]; !ok {
+					return fail(ExitUsage, "--chain %q is not configured; chains: %s", chain, strings.Join(keys(cfg.Chains), ", "))
+				}
+			}
+			if ladder != "" {
+				o.Ladder = []time.Duration{}
+				for _, s := range strings.Split(ladder, ",") {
+					d, err := time.ParseDuration(strings.TrimSpace(s))
+					if err != nil || d < 0 {
+						return fail(ExitUsage, "--ladder %q: a comma-separated list of durations such as 30s,2m,10m,30m", ladder)
+					}
+					o.Ladder = append(o.Ladder, d)
+				}
+			}
+			if eventsPath == "" {
+				eventsPath = cfg.Events.Path
+			}
+			if eventsPath == "" {
+				eventsPath = events.DefaultPath(a.Getenv)
+			}
+			if eventsPath != "-" && eventsPath != "" {
+				ew, err := events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
+				if err != nil {
+					return fail(ExitFail, "event log: %w", err)
+				}
+				o.Events = ew
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					ew.Close(ctx)
+				}()
+			}
+			res := agent.Run(cmd.Context(), o)
+			if asJSON {
+				b, _ := json.Marshal(res)
+				fmt.Fprintln(a.Stderr, string(b))
+			}
+			if res.ExitCode != 0 {
+				return &exitError{code: res.ExitCode, err: fmt.Errorf("")}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&models, "models", "", "the chain to walk, e.g. gpt-6-astra,gpt-6.1-sol,gpt-6-luna (default: the configured chain of the agent's model)")
+	f.StringVar(&chain, "chain", "", "a configured chain by name (codex, claude, …)")
+	f.StringVar(&ladder, "ladder", "", "waits once every model is full, e.g. 30s,2m,10m,30m (default: retry.ladder)")
+	f.DurationVar(&maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
+	f.BoolVar(&resume, "resume", false, "continue the agent's session on the next model instead of starting over")
+	f.StringVar(&resumePrompt, "resume-prompt", "Continue the task from where you left off.", "the prompt sent when resuming")
+	f.StringVar(&archive, "archive", "", "save each failed attempt's output (and Codex session file) in this directory")
+	f.StringVar(&notify, "notify", "", "POST a JSON summary to this URL on final failure")
+	f.BoolVar(&asJSON, "json", false, "print a JSON summary of the attempts on stderr at the end")
+	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
+	f.SetInterspersed(false)
+	return cmd
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+var _ = os.Stdin

@@ -1,0 +1,171 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sse"
+)
+
+// held is what holding a stream found.
+type held struct {
+	output  bool   // output started: the caller gets bytes, then the live rest
+	bytes   []byte // every byte read from the body so far
+	verdict classify.Verdict
+	frame   bool  // the verdict comes from the provider's error event
+	err     error // the read error when the stream broke
+}
+
+// recorder keeps every byte read through it, so that what the SSE reader
+// took (including what it buffered ahead) can be replayed exactly.
+type recorder struct {
+	r   io.Reader
+	buf bytes.Buffer
+}
+
+func (c *recorder) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.buf.Write(p[:n])
+	return n, err
+}
+
+// hold reads a 2xx event stream up to its first real output, the way the
+// gateway's relay does (gateway/stream.go): opening events are held; an
+// error event, an early end or no output within gateway.first_token_timeout
+// ends the attempt before the caller has seen a byte. cancel ends the
+// attempt's request.
+func (t *Transport) hold(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep endpoint, cand policy.Candidate) held {
+	rec := &recorder{r: resp.Body}
+	ch := make(chan held, 1)
+	go func() {
+		rd := sse.NewReader(rec)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				why := "the upstream stream ended before its final event"
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				} else {
+					why += ": " + err.Error()
+				}
+				ch <- held{verdict: classify.Verdict{Class: classify.Network, Message: why}, err: err}
+				return
+			}
+			switch kindOf(ep, ev) {
+			case frameHold:
+				continue
+			case frameError:
+				v := classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
+				if v.Class == classify.OK || v.Class == classify.Unknown {
+					v.Class = classify.ServerError
+				}
+				ch <- held{verdict: v, frame: true}
+				return
+			}
+			ch <- held{output: true} // output or the stream's end: commit
+			return
+		}
+	}()
+	var timeout <-chan time.Time
+	if d := t.cfg.Gateway.FirstToken.D(); d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var h held
+	select {
+	case h = <-ch:
+	case <-timeout:
+		cancel()
+		resp.Body.Close()
+		<-ch
+		h = held{verdict: classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf("no output within %s (gateway.first_token_timeout)", t.cfg.Gateway.FirstToken.D())}}
+	case <-ctx.Done():
+		cancel()
+		resp.Body.Close()
+		<-ch
+		h = held{verdict: classify.Err(ctx.Err()), err: ctx.Err()}
+	}
+	h.bytes = rec.buf.Bytes()
+	return h
+}
+
+type frameKind int
+
+const (
+	frameHold     frameKind = iota // opening event: held until output starts
+	frameOutput                    // real output: commit and pass through
+	frameTerminal                  // the stream's normal end
+	frameError                     // the provider's error event
+)
+
+// kindOf tells what a frame means for the hold-until-output rule.
+//
+// It is a copy of kindOf in gateway/stream.go and must stay identical to it
+// until both move to one shared package; change them together.
+func kindOf(ep endpoint, ev sse.Event) frameKind {
+	switch ep.kind {
+	case "responses":
+		switch ev.Name {
+		case "response.failed", "error":
+			return frameError
+		case "response.created", "response.in_progress", "response.queued",
+			"response.output_item.added", "response.content_part.added":
+			// no content yet: a failure can still be hidden from the client
+			return frameHold
+		case "response.completed", "response.incomplete":
+			return frameTerminal
+		}
+		return frameOutput
+	case "messages":
+		switch ev.Name {
+		case "error":
+			return frameError
+		case "message_start", "ping", "content_block_start", "":
+			return frameHold
+		case "message_stop":
+			return frameTerminal
+		}
+		return frameOutput
+	}
+	// Chat Completions: data-only chunks
+	d := bytes.TrimSpace(ev.Data)
+	if string(d) == "[DONE]" {
+		return frameTerminal
+	}
+	var chunk struct {
+		Error   json.RawMessage `json:"error"`
+		Choices []struct {
+			Delta struct {
+				Content   *string         `json:"content"`
+				ToolCalls json.RawMessage `json:"tool_calls"`
+				Refusal   *string         `json:"refusal"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(d, &chunk) != nil {
+		return frameOutput // not ours to judge: pass it on
+	}
+	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+		return frameError
+	}
+	for _, c := range chunk.Choices {
+		if (c.Delta.Content != nil && *c.Delta.Content != "") || len(c.Delta.ToolCalls) > 0 || c.Delta.Refusal != nil || c.FinishReason != nil {
+			return frameOutput
+		}
+	}
+	if len(chunk.Choices) == 0 && len(chunk.Usage) > 0 {
+		return frameOutput
+	}
+	return frameHold
+}

@@ -1,0 +1,537 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/sim"
+	"github.com/spillway/spillway/transport"
+)
+
+// rig is the simulator on loopback and a Transport in front of it.
+type rig struct {
+	sim *sim.Server
+	url string
+	tr  *transport.Transport
+	mu  sync.Mutex
+	rec []events.Record
+}
+
+func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *rig {
+	t.Helper()
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+	cfg.Retry.Budget = config.Duration(5 * time.Second)
+	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
+	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
+	cfg.Retry.NetworkGap = config.Duration(30 * time.Millisecond)
+	cfg.Breaker.Failures = 1000 // breakers are policy's to test
+	if mut != nil {
+		mut(cfg)
+	}
+	r := &rig{sim: srv, url: hs.URL}
+	sink := events.SinkFunc(func(rec events.Record) {
+		r.mu.Lock()
+		r.rec = append(r.rec, rec)
+		r.mu.Unlock()
+	})
+	r.tr = transport.New(cfg, append([]transport.Option{transport.WithEvents(sink)}, opts...)...)
+	return r
+}
+
+func (r *rig) fault(t *testing.T, f sim.Fault) {
+	t.Helper()
+	if err := r.sim.AddFault(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *rig) records() []events.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]events.Record(nil), r.rec...)
+}
+
+// route is the event log's account: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
+func (r *rig) route() string {
+	var parts []string
+	for _, rec := range r.records() {
+		parts = append(parts, rec.Model+":"+rec.Class)
+	}
+	return strings.Join(parts, " > ")
+}
+
+func (r *rig) received(model string) int {
+	if st := r.sim.Snapshot().Models[model]; st != nil {
+		return st.Received
+	}
+	return 0
+}
+
+func (r *rig) openai() *openai.Client {
+	c := openai.NewClient(option.WithBaseURL(r.url+"/v1/"), option.WithAPIKey("sk-test-key-0123456789"),
+		option.WithMaxRetries(0), option.WithHTTPClient(&http.Client{Transport: r.tr}))
+	return &c
+}
+
+func (r *rig) anthropic() *anthropic.Client {
+	c := anthropic.NewClient(aoption.WithBaseURL(r.url), aoption.WithAPIKey("sk-ant-test-key-0123456789"),
+		aoption.WithMaxRetries(0), aoption.WithHTTPClient(&http.Client{Transport: r.tr}))
+	return &c
+}
+
+// sdkCall is one SDK call: it returns the answer's text and the HTTP
+// answer (for its headers). Streams are read to their end and closed.
+type sdkCall func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error)
+
+// protocol is one SDK and endpoint, with its chain's models.
+type protocol struct {
+	name          string
+	heavy, medium string
+	call          sdkCall
+}
+
+var (
+	chat = protocol{"openai chat", "gpt-6-astra", "gpt-6.1-sol", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		c, err := r.openai().Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: model,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}, option.WithResponseInto(&hr))
+		if err != nil {
+			return "", hr, err
+		}
+		return c.Choices[0].Message.Content, hr, nil
+	}}
+	chatStream = protocol{"openai chat stream", "gpt-6-astra", "gpt-6.1-sol", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		s := r.openai().Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: model,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}, option.WithResponseInto(&hr))
+		defer s.Close()
+		var text strings.Builder
+		for s.Next() {
+			if ch := s.Current(); len(ch.Choices) > 0 {
+				text.WriteString(ch.Choices[0].Delta.Content)
+			}
+		}
+		return text.String(), hr, s.Err()
+	}}
+	resp = protocol{"openai responses", "gpt-6-astra", "gpt-6.1-sol", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		res, err := r.openai().Responses.New(ctx, responses.ResponseNewParams{Model: model,
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}, option.WithResponseInto(&hr))
+		if err != nil {
+			return "", hr, err
+		}
+		return res.OutputText(), hr, nil
+	}}
+	respStream = protocol{"openai responses stream", "gpt-6-astra", "gpt-6.1-sol", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		s := r.openai().Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: model,
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}, option.WithResponseInto(&hr))
+		defer s.Close()
+		var text strings.Builder
+		for s.Next() {
+			switch ev := s.Current(); ev.Type {
+			case "response.output_text.delta":
+				text.WriteString(ev.Delta)
+			case "response.failed":
+				return "", hr, errors.New("the caller saw response.failed")
+			}
+		}
+		return text.String(), hr, s.Err()
+	}}
+	msgs = protocol{"anthropic messages", "claude-opus-5-5", "claude-sonnet-5-5", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		m, err := r.anthropic().Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 64,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))}}, aoption.WithResponseInto(&hr))
+		if err != nil {
+			return "", hr, err
+		}
+		return m.Content[0].Text, hr, nil
+	}}
+	msgsStream = protocol{"anthropic messages stream", "claude-opus-5-5", "claude-sonnet-5-5", func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		var hr *http.Response
+		s := r.anthropic().Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 64,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))}}, aoption.WithResponseInto(&hr))
+		defer s.Close()
+		msg := anthropic.Message{}
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				return "", hr, err
+			}
+		}
+		if s.Err() != nil || len(msg.Content) == 0 {
+			return "", hr, s.Err()
+		}
+		return msg.Content[0].Text, hr, nil
+	}}
+	protocols = []protocol{chat, chatStream, resp, respStream, msgs, msgsStream}
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// The heavy model is full: every SDK and endpoint gets the medium model's
+// answer, the simulator saw each model named in its own attempt (the body
+// was rewound and rewritten), and the event log has one record per attempt.
+func TestCapacityFallsBack(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: p.heavy, Kind: "capacity", Count: -1})
+			prompt := "fall back please"
+			text, hr, err := p.call(testCtx(t), r, p.heavy, prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sim.Answer(p.medium, prompt, 16); text != want {
+				t.Fatalf("answer %q, want %q", text, want)
+			}
+			wantRoute := p.heavy + ":capacity > " + p.medium + ":ok"
+			if got := hr.Header.Get("X-Spillway-Route"); got != wantRoute {
+				t.Fatalf("X-Spillway-Route %q, want %q", got, wantRoute)
+			}
+			if hr.Header.Get("X-Spillway-Model") != p.medium || hr.Header.Get("X-Spillway-Attempts") != "2" {
+				t.Fatalf("headers %v", hr.Header)
+			}
+			if r.received(p.heavy) != 1 || r.received(p.medium) != 1 {
+				t.Fatalf("the simulator received heavy %d, medium %d; want 1 each", r.received(p.heavy), r.received(p.medium))
+			}
+			if got := r.route(); got != wantRoute {
+				t.Fatalf("event log route %q", got)
+			}
+			recs := r.records()
+			for i, rec := range recs {
+				if rec.Source != events.SourceLibrary || rec.Attempt != i+1 || rec.RequestedModel != p.heavy || rec.RequestID != recs[0].RequestID {
+					t.Fatalf("record %d: %+v", i, rec)
+				}
+			}
+			if recs[1].FallbackFrom != p.heavy || recs[1].Status != 200 || recs[0].Class != "capacity" {
+				t.Fatalf("records %+v", recs)
+			}
+		})
+	}
+}
+
+// A capacity error inside a Responses stream (response.created, then
+// response.failed) is retried before the caller sees any of it.
+func TestCapacityEventBeforeOutputIsInvisible(t *testing.T) {
+	r := newRig(t, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Style: "event", Count: -1})
+	body := `{"model":"gpt-6-astra","stream":true,"input":"hidden"}`
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, r.url+"/v1/responses", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-test-key-0123456789")
+	res, err := (&http.Client{Transport: r.tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if strings.Contains(s, "response.failed") || strings.Count(s, "event: response.created") != 1 ||
+		!strings.Contains(s, `"model":"gpt-6.1-sol"`) || !strings.Contains(s, "event: response.completed") {
+		t.Fatalf("the caller's stream:\n%s", s)
+	}
+	if got := r.route(); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
+		t.Fatalf("route %q", got)
+	}
+	if st := r.sim.Snapshot().Models["gpt-6-astra"]; st.Rejected["capacity"] != 1 {
+		t.Fatalf("astra stats %+v", st)
+	}
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	for _, p := range []protocol{chat, msgs} {
+		t.Run(p.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: p.heavy, Kind: "rate_limit", Count: 1, RetryAfter: 0.3})
+			text, hr, err := p.call(testCtx(t), r, p.heavy, "wait for me")
+			if err != nil || text != sim.Answer(p.heavy, "wait for me", 16) {
+				t.Fatalf("%v %q", err, text)
+			}
+			if got, want := hr.Header.Get("X-Spillway-Route"), p.heavy+":rate_limit > "+p.heavy+":ok"; got != want {
+				t.Fatalf("route %q, want %q", got, want)
+			}
+			recs := r.records()
+			if len(recs) != 2 || recs[1].WaitMS < 300 {
+				t.Fatalf("records %+v", recs)
+			}
+			if gap := recs[1].TS.Sub(recs[0].TS); gap < 300*time.Millisecond {
+				t.Fatalf("the second attempt came %v after the first", gap)
+			}
+		})
+	}
+}
+
+func TestNetworkRetriesSameModel(t *testing.T) {
+	for _, p := range []protocol{chat, respStream, msgs, msgsStream} {
+		t.Run(p.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: p.heavy, Kind: "reset", Count: 2})
+			text, hr, err := p.call(testCtx(t), r, p.heavy, "again")
+			if err != nil || text != sim.Answer(p.heavy, "again", 16) {
+				t.Fatalf("%v %q", err, text)
+			}
+			want := p.heavy + ":network > " + p.heavy + ":network > " + p.heavy + ":ok"
+			if got := hr.Header.Get("X-Spillway-Route"); got != want {
+				t.Fatalf("route %q, want %q", got, want)
+			}
+			recs := r.records()
+			if len(recs) != 3 || recs[1].WaitMS < 30 || recs[2].WaitMS < 30 {
+				t.Fatalf("network retries without the fixed gap: %+v", recs)
+			}
+			if r.received(p.medium) != 0 {
+				t.Fatal("switched model for a network failure")
+			}
+		})
+	}
+}
+
+// Quota and auth fail at once, and the SDK reports its own typed error with
+// the provider's status.
+func TestFailFast(t *testing.T) {
+	cases := []struct {
+		kind   string
+		p      protocol
+		status int
+	}{
+		{"quota", chat, 429},
+		{"auth", chat, 401},
+		{"quota", respStream, 429},
+		{"auth", msgs, 401},
+		{"quota", msgsStream, 400}, // Anthropic says "credit balance is too low" with a 400
+	}
+	for _, c := range cases {
+		t.Run(c.kind+" "+c.p.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: "*", Kind: c.kind, Count: -1})
+			_, _, err := c.p.call(testCtx(t), r, c.p.heavy, "hi")
+			var status int
+			var hr *http.Response
+			var oe *openai.Error
+			var ae *anthropic.Error
+			switch {
+			case errors.As(err, &oe):
+				status, hr = oe.StatusCode, oe.Response
+			case errors.As(err, &ae):
+				status, hr = ae.StatusCode, ae.Response
+			default:
+				t.Fatalf("err %T %v, want the SDK's typed error", err, err)
+			}
+			if status != c.status {
+				t.Fatalf("status %d, want %d", status, c.status)
+			}
+			if n := len(r.records()); n != 1 {
+				t.Fatalf("%d attempts for a fail-fast class, want 1", n)
+			}
+			if got := hr.Header.Get("X-Spillway-Route"); got != c.p.heavy+":"+c.kind || hr.Header.Get("X-Should-Retry") != "false" {
+				t.Fatalf("headers %v", hr.Header)
+			}
+		})
+	}
+}
+
+func TestFirstTokenTimeout(t *testing.T) {
+	zero := 0
+	r := newRig(t, func(c *config.Config) { c.Gateway.FirstToken = config.Duration(200 * time.Millisecond) })
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "stall", AfterTokens: &zero, Count: 1})
+	text, hr, err := respStream.call(testCtx(t), r, "gpt-6-astra", "slow start")
+	if err != nil || text != sim.Answer("gpt-6-astra", "slow start", 16) {
+		t.Fatalf("%v %q", err, text)
+	}
+	if got := hr.Header.Get("X-Spillway-Route"); got != "gpt-6-astra:timeout > gpt-6-astra:ok" {
+		t.Fatalf("route %q", got)
+	}
+}
+
+// A persisting transport error comes back as an error that unwraps to a
+// *classify.Failure, through the SDK's own wrapping.
+func TestTransportErrorUnwrapsToFailure(t *testing.T) {
+	r := newRig(t, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: -1})
+	_, _, err := chat.call(testCtx(t), r, "gpt-6-astra", "hi")
+	var f *classify.Failure
+	if !errors.As(err, &f) || f.Verdict.Class != classify.Network {
+		t.Fatalf("err %v", err)
+	}
+	var te *transport.Error
+	if !errors.As(err, &te) || te.Err == nil || !strings.Contains(te.Route, "gpt-6-astra:network") {
+		t.Fatalf("err %#v", te)
+	}
+	if n := len(r.records()); n != 4 { // network_retries: 3
+		t.Fatalf("%d attempts", n)
+	}
+}
+
+func TestCall(t *testing.T) {
+	header := http.Header{"Authorization": {"Bearer sk-test-key-0123456789"}}
+	body := map[string]any{"model": "gpt-6-astra", "messages": []map[string]string{{"role": "user", "content": "script"}}}
+
+	t.Run("answer from the fallback model", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+		b, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body)
+		if err != nil || !strings.Contains(string(b), sim.Answer("gpt-6.1-sol", "script", 16)) {
+			t.Fatalf("%v %s", err, b)
+		}
+	})
+	t.Run("every model full", func(t *testing.T) {
+		r := newRig(t, nil, transport.WithBudget(300*time.Millisecond))
+		for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
+			r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+		}
+		_, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body)
+		var f *classify.Failure
+		if !errors.As(err, &f) || f.Verdict.Class != classify.Capacity {
+			t.Fatalf("err %v", err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity") || !strings.Contains(msg, "capacity") {
+			t.Fatalf("message %q", msg)
+		}
+		var te *transport.Error
+		if !errors.As(err, &te) || te.Status != 503 || len(te.Body) == 0 {
+			t.Fatalf("%+v", te)
+		}
+	})
+	t.Run("no fallback", func(t *testing.T) {
+		r := newRig(t, nil, transport.WithNoFallback(), transport.WithBudget(150*time.Millisecond))
+		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+		if _, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body); err == nil {
+			t.Fatal("no error")
+		}
+		for _, rec := range r.records() {
+			if rec.Model != "gpt-6-astra" {
+				t.Fatalf("switched model: %+v", rec)
+			}
+		}
+		if r.received("gpt-6.1-sol") != 0 || len(r.records()) < 2 {
+			t.Fatalf("records %+v", r.records())
+		}
+	})
+}
+
+// Bodies are replayed for every attempt whether or not the request can
+// rewind its own body.
+func TestBodyRewound(t *testing.T) {
+	for _, getBody := range []bool{true, false} {
+		name := map[bool]string{true: "with GetBody", false: "without GetBody"}[getBody]
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 1})
+			r.fault(t, sim.Fault{Model: "gpt-6.1-sol", Kind: "reset", Count: 1})
+			body := `{"model":"gpt-6-astra","messages":[{"role":"user","content":"rewind"}]}`
+			var rd io.Reader = strings.NewReader(body)
+			if !getBody {
+				rd = struct{ io.Reader }{rd} // a reader NewRequest cannot rewind
+			}
+			req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, r.url+"/v1/chat/completions", rd)
+			if (req.GetBody != nil) != getBody {
+				t.Fatal("test setup")
+			}
+			req.Header.Set("Authorization", "Bearer sk-test-key-0123456789")
+			req.Header.Set("X-Spillway-Min-Tier", "medium")
+			res, err := (&http.Client{Transport: r.tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || !strings.Contains(string(b), sim.Answer("gpt-6.1-sol", "rewind", 16)) {
+				t.Fatalf("%d %s", res.StatusCode, b)
+			}
+			if got := r.route(); got != "gpt-6-astra:capacity > gpt-6.1-sol:network > gpt-6.1-sol:ok" {
+				t.Fatalf("route %q", got)
+			}
+			if r.received("gpt-6-astra") != 1 || r.received("gpt-6.1-sol") != 2 {
+				t.Fatalf("received astra %d sol %d", r.received("gpt-6-astra"), r.received("gpt-6.1-sol"))
+			}
+		})
+	}
+}
+
+// Requests the transport does not manage go to the base transport as they
+// are, and leave no records.
+func TestPassThrough(t *testing.T) {
+	r := newRig(t, nil)
+	client := &http.Client{Transport: r.tr}
+	res, err := client.Get(r.url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	res2, err := client.Post(r.url+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res2.Body)
+	res2.Body.Close()
+	if res.StatusCode != 200 || res2.StatusCode != 400 || res2.Header.Get("X-Spillway-Route") != "" || len(b) == 0 {
+		t.Fatalf("%d %d %v %s", res.StatusCode, res2.StatusCode, res2.Header, b)
+	}
+	if n := len(r.records()); n != 0 {
+		t.Fatalf("%d records for unmanaged requests", n)
+	}
+}
+
+// When the plan gives up on a stream whose last answer was the provider's
+// error event, the caller gets that stream, as it would without spillway.
+func TestStreamFailurePassedThrough(t *testing.T) {
+	r := newRig(t, nil, transport.WithBudget(100*time.Millisecond))
+	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	_, hr, err := respStream.call(testCtx(t), r, "gpt-6-astra", "hi")
+	if err == nil || !strings.Contains(err.Error(), "response.failed") {
+		t.Fatalf("err %v", err)
+	}
+	if got := hr.Header.Get("X-Spillway-Route"); !strings.HasPrefix(got, "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity") || hr.Header.Get("X-Spillway-Model") != "" {
+		t.Fatalf("headers %v", hr.Header)
+	}
+}
+
+// Once output has started the stream is the caller's: a break after it
+// reaches the SDK, and the attempt's record says network.
+func TestBreakAfterOutputReachesCaller(t *testing.T) {
+	three := 3
+	for _, p := range []protocol{chatStream, msgsStream} {
+		t.Run(p.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.fault(t, sim.Fault{Model: p.heavy, Kind: "reset", AfterTokens: &three})
+			text, _, err := p.call(testCtx(t), r, p.heavy, "cut short")
+			if err == nil {
+				t.Fatalf("no error; text %q", text)
+			}
+			if recs := r.records(); len(recs) != 1 || recs[0].Class != "network" || recs[0].Status != 200 {
+				t.Fatalf("records %+v", recs)
+			}
+		})
+	}
+}

@@ -52,6 +52,7 @@ type Options struct {
 	Stdout       io.Writer
 	Stderr       io.Writer
 	Env          []string // the child's environment; os.Environ() when nil
+	Dir          string   // the child's working directory; the current one when empty
 	Events       events.Sink
 	Getenv       func(string) string
 }
@@ -250,6 +251,7 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	cmd.Stdout = io.MultiWriter(o.Stdout, out.stdout)
 	cmd.Stderr = io.MultiWriter(o.Stderr, out.stderr)
 	cmd.Env = o.Env
+	cmd.Dir = o.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		out.startErr = err

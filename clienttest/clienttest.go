@@ -115,9 +115,27 @@ type CodexOptions struct {
 // defines the provider "spillway" at opts.BaseURL.
 func RunCodex(t testing.TB, ctx context.Context, opts CodexOptions) Result {
 	t.Helper()
-	bin := Codex(t)
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
+	bin, env, home, codexHome := CodexEnv(t, opts)
+	args := []string{"exec", "--skip-git-repo-check", "-m", opts.Model}
+	if opts.JSON {
+		args = append(args, "--json")
+	}
+	args = append(args, opts.ExtraArgs...)
+	args = append(args, opts.Prompt)
+	r := run(t, ctx, opts.Timeout, home, bin, args, env)
+	r.CodexHome = codexHome
+	return r
+}
+
+// CodexEnv prepares what RunCodex runs in: a fresh home with a CODEX_HOME
+// whose config.toml points at opts.BaseURL. It returns the binary, the
+// variables to add to PATH/HOME/TMPDIR (see Env), the home and CODEX_HOME.
+// Tests that run Codex through another program (spillway exec) use it.
+func CodexEnv(t testing.TB, opts CodexOptions) (bin string, env []string, home, codexHome string) {
+	t.Helper()
+	bin = Codex(t)
+	home = t.TempDir()
+	codexHome = filepath.Join(home, ".codex")
 	if err := os.Mkdir(codexHome, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -142,19 +160,21 @@ func RunCodex(t testing.TB, ctx context.Context, opts CodexOptions) Result {
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return bin, []string{"CODEX_HOME=" + codexHome, "SPILLWAY_TEST_KEY=" + opts.APIKey}, home, codexHome
+}
 
-	args := []string{"exec", "--skip-git-repo-check", "-m", opts.Model}
-	if opts.JSON {
-		args = append(args, "--json")
+// Env is the whole environment a client gets under home: PATH (so the
+// codex launcher finds node; it carries no secrets), HOME, TMPDIR, and
+// extra. It creates home/work (the working directory) and home/tmp.
+func Env(t testing.TB, home string, extra []string) (env []string, workDir string) {
+	t.Helper()
+	work, tmp := filepath.Join(home, "work"), filepath.Join(home, "tmp")
+	for _, d := range []string{work, tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
-	args = append(args, opts.ExtraArgs...)
-	args = append(args, opts.Prompt)
-	r := run(t, ctx, opts.Timeout, home, bin, args, []string{
-		"CODEX_HOME=" + codexHome,
-		"SPILLWAY_TEST_KEY=" + opts.APIKey,
-	})
-	r.CodexHome = codexHome
-	return r
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}, extra...), work
 }
 
 // ClaudeOptions configure one `claude -p` run.
@@ -180,18 +200,28 @@ type ClaudeOptions struct {
 // opts.BaseURL.
 func RunClaude(t testing.TB, ctx context.Context, opts ClaudeOptions) Result {
 	t.Helper()
-	bin := Claude(t)
-	home := t.TempDir()
-	cfgDir := filepath.Join(home, ".claude")
-	if err := os.Mkdir(cfgDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	bin, env, home := ClaudeEnv(t, opts)
 	args := []string{"-p", opts.Prompt, "--model", opts.Model}
 	if opts.OutputFormat != "" {
 		args = append(args, "--output-format", opts.OutputFormat)
 	}
 	args = append(args, opts.ExtraArgs...)
-	env := []string{
+	return run(t, ctx, opts.Timeout, home, bin, args, env)
+}
+
+// ClaudeEnv prepares what RunClaude runs in: a fresh home and
+// CLAUDE_CONFIG_DIR and the variables that point Claude Code at
+// opts.BaseURL quietly. It returns the binary, the variables (see Env) and
+// the home.
+func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home string) {
+	t.Helper()
+	bin = Claude(t)
+	home = t.TempDir()
+	cfgDir := filepath.Join(home, ".claude")
+	if err := os.Mkdir(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env = []string{
 		"CLAUDE_CONFIG_DIR=" + cfgDir,
 		"ANTHROPIC_BASE_URL=" + opts.BaseURL,
 		"ANTHROPIC_API_KEY=" + opts.APIKey,
@@ -203,7 +233,7 @@ func RunClaude(t testing.TB, ctx context.Context, opts ClaudeOptions) Result {
 	if opts.MaxRetries != nil {
 		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))
 	}
-	return run(t, ctx, opts.Timeout, home, bin, args, env)
+	return bin, env, home
 }
 
 // run starts bin in a working directory of its own under home, with stdin
@@ -217,17 +247,10 @@ func run(t testing.TB, ctx context.Context, timeout time.Duration, home, bin str
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	work := filepath.Join(home, "work")
-	tmp := filepath.Join(home, "tmp")
-	for _, d := range []string{work, tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env, work := Env(t, home, extra)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = work
-	// PATH is kept so the codex launcher finds node; it carries no secrets.
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}, extra...)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr // Stdin nil: /dev/null
 	// The codex launcher is node running a native child: kill the group.

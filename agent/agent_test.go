@@ -1,0 +1,183 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/agent"
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/clienttest"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sim"
+)
+
+// simFor starts a simulator; keys names special keys of the scenario.
+func simFor(t *testing.T, keys map[string]sim.Key) (*sim.Server, string) {
+	t.Helper()
+	scn, _ := sim.Builtin("calm")
+	scn.Keys = keys
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return srv, hs.URL
+}
+
+type run struct {
+	res    agent.Result
+	stdout string
+	stderr string
+	recs   []events.Record
+}
+
+func runAgent(t *testing.T, o agent.Options) run {
+	t.Helper()
+	var out, errb bytes.Buffer
+	var recs []events.Record
+	cfg := config.Default()
+	o.Config = cfg
+	o.Engine = policy.New(cfg)
+	o.Stdout, o.Stderr = &out, &errb
+	o.Getenv = func(string) string { return "" }
+	o.Events = events.SinkFunc(func(r events.Record) { recs = append(recs, r) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res := agent.Run(ctx, o)
+	t.Logf("exit %d class %s attempts %+v\n--- stderr:\n%s", res.ExitCode, res.Class, res.Attempts, errb.String())
+	return run{res, out.String(), errb.String(), recs}
+}
+
+func codexCmd(t *testing.T, base, key, model, prompt string, extra ...string) ([]string, []string, string, string) {
+	zero := 0
+	bin, env, home, codexHome := clienttest.CodexEnv(t, clienttest.CodexOptions{BaseURL: base + "/v1", APIKey: key, RequestMaxRetries: &zero})
+	fullEnv, work := clienttest.Env(t, home, env)
+	args := append([]string{bin, "exec", "--skip-git-repo-check", "-m", model}, extra...)
+	return append(args, prompt), fullEnv, work, codexHome
+}
+
+func TestExecCodexFallsBackToTheNextModel(t *testing.T) {
+	srv, base := simFor(t, nil)
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	prompt := "Reply with pong"
+	cmd, env, dir, _ := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", prompt)
+	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != 0 {
+		t.Fatalf("exit %d", r.res.ExitCode)
+	}
+	if want := sim.Answer("gpt-6.1-sol", prompt, 16); !strings.Contains(r.stdout, want) {
+		t.Fatalf("stdout %q lacks %q", r.stdout, want)
+	}
+	if len(r.res.Attempts) != 2 || r.res.Attempts[0].Class != "capacity" || r.res.Attempts[1].Model != "gpt-6.1-sol" {
+		t.Fatalf("attempts %+v", r.res.Attempts)
+	}
+	if !strings.Contains(r.stderr, "gpt-6-astra is at capacity; rerunning on gpt-6.1-sol") {
+		t.Fatalf("stderr %s", r.stderr)
+	}
+	if len(r.recs) != 2 || r.recs[0].Source != events.SourceExec || r.recs[1].FallbackFrom != "gpt-6-astra" {
+		t.Fatalf("event records %+v", r.recs)
+	}
+}
+
+func TestExecCodexGlobalOutage(t *testing.T) {
+	srv, base := simFor(t, nil)
+	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol"} {
+		srv.AddFault(sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	cmd, env, dir, _ := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", "hi")
+	t0 := time.Now()
+	ladder := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond}
+	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Models: []string{"gpt-6-astra", "gpt-6.1-sol"}, Ladder: ladder})
+	if r.res.ExitCode != agent.ExitCapacity || !strings.Contains(r.stderr, "global outage") {
+		t.Fatalf("exit %d, stderr %s", r.res.ExitCode, r.stderr)
+	}
+	// 2 models × (1 + 2 rungs) walks; waits exactly the ladder's
+	if len(r.res.Attempts) != 6 {
+		t.Fatalf("%d attempts", len(r.res.Attempts))
+	}
+	var waited float64
+	for _, a := range r.res.Attempts {
+		waited += a.WaitedS
+	}
+	if waited < 0.895 || waited > 0.905 || time.Since(t0) < 900*time.Millisecond {
+		t.Fatalf("waited %.3fs, want the ladder's 0.9s", waited)
+	}
+	if got := r.res.Attempts[2].WaitedS; got < 0.3 || got > 0.31 {
+		t.Fatalf("first rung waited %v", got)
+	}
+}
+
+func TestExecCodexInvalidKeyStopsAt77(t *testing.T) {
+	_, base := simFor(t, map[string]sim.Key{"sk-revoked-key-0000": {State: "invalid"}})
+	cmd, env, dir, _ := codexCmd(t, base, "sk-revoked-key-0000", "gpt-6-astra", "hi")
+	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != agent.ExitAuth || len(r.res.Attempts) != 1 || r.res.Class != string(classify.Auth) {
+		t.Fatalf("exit %d class %s attempts %d", r.res.ExitCode, r.res.Class, len(r.res.Attempts))
+	}
+	if !strings.Contains(r.stderr, "auth — stopping (exit 77)") {
+		t.Fatalf("stderr %s", r.stderr)
+	}
+}
+
+func TestExecCodexResumeKeepsTheSession(t *testing.T) {
+	srv, base := simFor(t, nil)
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	cmd, env, dir, codexHome := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", "Refactor the parser", "--json")
+	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Resume: true, ResumePrompt: "Continue the task", Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != 0 || len(r.res.Attempts) != 2 {
+		t.Fatalf("exit %d attempts %+v", r.res.ExitCode, r.res.Attempts)
+	}
+	id := r.res.Attempts[1].Resumed
+	if id == "" {
+		t.Fatal("the second attempt did not resume a session")
+	}
+	// the same thread: --json says so, and there is one rollout file, with that id
+	if strings.Count(r.stdout, `"thread_id":"`+id+`"`) != 2 {
+		t.Fatalf("thread ids in stdout:\n%s", r.stdout)
+	}
+	var rollouts []string
+	filepath.Walk(filepath.Join(codexHome, "sessions"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(fi.Name(), "rollout-") {
+			rollouts = append(rollouts, p)
+		}
+		return nil
+	})
+	if len(rollouts) != 1 || !strings.Contains(rollouts[0], id) {
+		t.Fatalf("rollouts %v, session %s", rollouts, id)
+	}
+	b, _ := os.ReadFile(rollouts[0])
+	if !strings.Contains(string(b), "Refactor the parser") || !strings.Contains(string(b), "Continue the task") || !strings.Contains(string(b), "gpt-6.1-sol") {
+		t.Fatalf("the session does not hold both turns on the new model")
+	}
+	if want := sim.Answer("gpt-6.1-sol", "Continue the task", 16); !strings.Contains(r.stdout, want) {
+		t.Fatalf("stdout lacks %q", want)
+	}
+}
+
+func TestExecClaudeFallsBackToTheNextModel(t *testing.T) {
+	srv, base := simFor(t, nil)
+	srv.AddFault(sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: -1})
+	zero := 0
+	bin, env, home := clienttest.ClaudeEnv(t, clienttest.ClaudeOptions{BaseURL: base, APIKey: "sk-ant-exec-test-0123", MaxRetries: &zero})
+	fullEnv, work := clienttest.Env(t, home, env)
+	prompt := "Reply with pong"
+	r := runAgent(t, agent.Options{Command: []string{bin, "-p", prompt, "--model", "claude-opus-5-5"}, Env: fullEnv, Dir: work, Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != 0 {
+		t.Fatalf("exit %d", r.res.ExitCode)
+	}
+	if want := sim.Answer("claude-sonnet-5-5", prompt, 16); !strings.Contains(r.stdout, want) {
+		t.Fatalf("stdout %q lacks %q", r.stdout, want)
+	}
+	if r.res.Attempts[0].Class != "capacity" || r.res.Attempts[1].Model != "claude-sonnet-5-5" {
+		t.Fatalf("attempts %+v", r.res.Attempts)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/provider"
 	"github.com/spillway/spillway/redact"
 )
 
@@ -201,7 +202,7 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 		copyHeaders(w.Header(), resp.Header)
 		s.routeHeaders(w.Header(), req, plan, cand, true)
 	}
-	if isSSE(resp.Header) {
+	if provider.IsSSE(resp.Header) {
 		out := s.relay(ctx, cancel, w, resp, req, cand, hdr)
 		res.verdict, res.final = out.verdict, out.committed
 		rec.OutputTokens = out.outputTokens
@@ -345,10 +346,6 @@ func copyHeaders(dst, src http.Header) {
 		}
 		dst[k] = vs
 	}
-}
-
-func isSSE(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
 }
 
 func newID() string {

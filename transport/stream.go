@@ -3,7 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/provider"
 	"github.com/spillway/spillway/sse"
 )
 
@@ -98,74 +98,14 @@ func (t *Transport) hold(ctx context.Context, cancel context.CancelFunc, resp *h
 	return h
 }
 
-type frameKind int
+// The frame kinds come from package provider, shared with the Go library.
+type frameKind = provider.Frame
 
 const (
-	frameHold     frameKind = iota // opening event: held until output starts
-	frameOutput                    // real output: commit and pass through
-	frameTerminal                  // the stream's normal end
-	frameError                     // the provider's error event
+	frameHold     = provider.Hold
+	frameOutput   = provider.Output
+	frameTerminal = provider.Terminal
+	frameError    = provider.Error
 )
 
-// kindOf tells what a frame means for the hold-until-output rule.
-//
-// It is a copy of kindOf in gateway/stream.go and must stay identical to it
-// until both move to one shared package; change them together.
-func kindOf(ep endpoint, ev sse.Event) frameKind {
-	switch ep.kind {
-	case "responses":
-		switch ev.Name {
-		case "response.failed", "error":
-			return frameError
-		case "response.created", "response.in_progress", "response.queued",
-			"response.output_item.added", "response.content_part.added":
-			// no content yet: a failure can still be hidden from the client
-			return frameHold
-		case "response.completed", "response.incomplete":
-			return frameTerminal
-		}
-		return frameOutput
-	case "messages":
-		switch ev.Name {
-		case "error":
-			return frameError
-		case "message_start", "ping", "content_block_start", "":
-			return frameHold
-		case "message_stop":
-			return frameTerminal
-		}
-		return frameOutput
-	}
-	// Chat Completions: data-only chunks
-	d := bytes.TrimSpace(ev.Data)
-	if string(d) == "[DONE]" {
-		return frameTerminal
-	}
-	var chunk struct {
-		Error   json.RawMessage `json:"error"`
-		Choices []struct {
-			Delta struct {
-				Content   *string         `json:"content"`
-				ToolCalls json.RawMessage `json:"tool_calls"`
-				Refusal   *string         `json:"refusal"`
-			} `json:"delta"`
-			FinishReason *string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage json.RawMessage `json:"usage"`
-	}
-	if json.Unmarshal(d, &chunk) != nil {
-		return frameOutput // not ours to judge: pass it on
-	}
-	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-		return frameError
-	}
-	for _, c := range chunk.Choices {
-		if (c.Delta.Content != nil && *c.Delta.Content != "") || len(c.Delta.ToolCalls) > 0 || c.Delta.Refusal != nil || c.FinishReason != nil {
-			return frameOutput
-		}
-	}
-	if len(chunk.Choices) == 0 && len(chunk.Usage) > 0 {
-		return frameOutput
-	}
-	return frameHold
-}
+func kindOf(ep endpoint, ev sse.Event) frameKind { return provider.KindOf(ep.kind, ev) }

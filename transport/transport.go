@@ -21,6 +21,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/provider"
 	"github.com/spillway/spillway/redact"
 )
 
@@ -319,7 +320,7 @@ func (t *Transport) attempt(ctx context.Context, r *request, step policy.Step) *
 
 	live := resp.Body
 	var rd io.Reader = live
-	if isSSE(resp.Header) {
+	if provider.IsSSE(resp.Header) {
 		h := t.hold(ctx, cancel, resp, r.ep, cand)
 		if !h.output {
 			live.Close()
@@ -433,10 +434,6 @@ func setBody(req *http.Request, b []byte) {
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	req.ContentLength = int64(len(b))
 	req.Header.Del("Content-Length")
-}
-
-func isSSE(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
 }
 
 func newID() string {

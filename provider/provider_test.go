@@ -1,0 +1,37 @@
+package provider
+
+import (
+	"testing"
+
+	"github.com/spillway/spillway/sse"
+)
+
+func TestKindOf(t *testing.T) {
+	cases := []struct {
+		kind, name, data string
+		want             Frame
+	}{
+		{"responses", "response.created", `{}`, Hold},
+		{"responses", "response.output_item.added", `{}`, Hold},
+		{"responses", "response.output_text.delta", `{}`, Output},
+		{"responses", "response.failed", `{}`, Error},
+		{"responses", "response.completed", `{}`, Terminal},
+		{"messages", "message_start", `{}`, Hold},
+		{"messages", "content_block_start", `{}`, Hold},
+		{"messages", "content_block_delta", `{}`, Output},
+		{"messages", "error", `{}`, Error},
+		{"messages", "message_stop", `{}`, Terminal},
+		{"chat", "", `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, Hold},
+		{"chat", "", `{"choices":[{"delta":{"content":"hi"}}]}`, Output},
+		{"chat", "", `{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`, Output},
+		{"chat", "", `{"error":{"message":"overloaded"}}`, Error},
+		{"chat", "", `{"choices":[],"usage":{"completion_tokens":3}}`, Output},
+		{"chat", "", `[DONE]`, Terminal},
+		{"chat", "", `not json`, Output},
+	}
+	for _, c := range cases {
+		if got := KindOf(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
+			t.Errorf("KindOf(%s, %s %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ type rig struct {
 	logs   bytes.Buffer
 }
 
-func newRig(t *testing.T, scn *sim.Scenario, mut func(*config.Config)) *rig {
+func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
 	t.Helper()
 	r := &rig{}
 	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})

@@ -1,0 +1,44 @@
+package gateway_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/config"
+)
+
+// BenchmarkDirect and BenchmarkThroughGateway send the same non-streaming
+// chat request to the simulator directly and through the gateway (pacing
+// off), one at a time on loopback: the difference is the gateway's cost per
+// request, hop included. `spillway bench overhead` (issue 7) will do this
+// open-loop at fixed rates against a bare reverse proxy too.
+func benchChat(b *testing.B, url string) {
+	body := `{"model":"gpt-6-luna","messages":[{"role":"user","content":"bench"}]}`
+	client := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-bench")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.StatusCode)
+		}
+	}
+}
+
+func BenchmarkDirect(b *testing.B) {
+	r := newRig(b, nil, func(c *config.Config) { c.Pacing = config.Pacing{MaxConcurrency: 64} })
+	benchChat(b, r.simURL)
+}
+
+func BenchmarkThroughGateway(b *testing.B) {
+	r := newRig(b, nil, func(c *config.Config) { c.Pacing = config.Pacing{MaxConcurrency: 64} })
+	benchChat(b, r.url)
+}

@@ -1,0 +1,193 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Step is one unit of a task: a prompt sent through the policy engine, or
+// a command run under spillway exec. {{prev}} in a prompt or an argument is
+// replaced by the previous step's output.
+type Step struct {
+	Name string `yaml:"name" json:"name"`
+	// Prompt is the user message of a prompt step.
+	Prompt string `yaml:"prompt" json:"prompt,omitempty"`
+	// System is an optional system message of a prompt step.
+	System string `yaml:"system" json:"system,omitempty"`
+	// Model is where a prompt step starts (its chain follows); empty means
+	// the task's chain's first model.
+	Model string `yaml:"model" json:"model,omitempty"`
+	// Command is the argv of a command step.
+	Command []string `yaml:"command" json:"command,omitempty"`
+}
+
+// IsPrompt reports a prompt step.
+func (s Step) IsPrompt() bool { return s.Prompt != "" }
+
+// Window is a daily run window in local time, such as 22:00-07:00.
+type Window struct {
+	Start, End int // minutes after midnight; Start == End means always
+	Spec       string
+}
+
+// QuietDefault is the window `--window quiet` means until `spillway report`
+// has learned the user's own quiet hours.
+const QuietDefault = "22:00-07:00"
+
+// ParseWindow reads "HH:MM-HH:MM" or "quiet".
+func ParseWindow(s string) (Window, error) {
+	spec := strings.TrimSpace(s)
+	if spec == "" {
+		return Window{}, nil
+	}
+	if spec == "quiet" {
+		w, _ := ParseWindow(QuietDefault)
+		w.Spec = "quiet"
+		return w, nil
+	}
+	a, b, ok := strings.Cut(spec, "-")
+	if !ok {
+		return Window{}, fmt.Errorf("window %q: write it as HH:MM-HH:MM (e.g. 22:00-07:00) or quiet", s)
+	}
+	start, err1 := clockMinutes(a)
+	end, err2 := clockMinutes(b)
+	if err := errors.Join(err1, err2); err != nil {
+		return Window{}, fmt.Errorf("window %q: %v", s, err)
+	}
+	return Window{Start: start, End: end, Spec: spec}, nil
+}
+
+func clockMinutes(s string) (int, error) {
+	h, m, ok := strings.Cut(strings.TrimSpace(s), ":")
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || hh < 0 || hh > 23 || mm < 0 || mm > 59 {
+		return 0, fmt.Errorf("%q is not a time of day HH:MM", s)
+	}
+	return hh*60 + mm, nil
+}
+
+// Always reports a window that never holds a task back.
+func (w Window) Always() bool { return w.Start == w.End }
+
+// Contains reports whether t is inside the window (in t's location).
+func (w Window) Contains(t time.Time) bool {
+	if w.Always() {
+		return true
+	}
+	m := t.Hour()*60 + t.Minute()
+	if w.Start < w.End {
+		return m >= w.Start && m < w.End
+	}
+	return m >= w.Start || m < w.End // across midnight
+}
+
+// Next is t when t is inside the window, else the window's next start.
+func (w Window) Next(t time.Time) time.Time {
+	if w.Contains(t) {
+		return t
+	}
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+	start := day.Add(time.Duration(w.Start) * time.Minute)
+	if !start.After(t) {
+		start = start.AddDate(0, 0, 1)
+	}
+	return start
+}
+
+// ParseSteps reads a step file: a YAML list of steps. Every mistake is
+// reported with the file, line and field.
+func ParseSteps(name string, data []byte) ([]Step, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			return nil, fmt.Errorf("%s:%d: YAML: %s", name, ye.GetToken().Position.Line, ye.GetMessage())
+		}
+		return nil, fmt.Errorf("%s: YAML: %v", name, err)
+	}
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return nil, fmt.Errorf("%s: no steps; the file is a YAML list of steps, each with a name and a prompt or a command", name)
+	}
+	seq, ok := f.Docs[0].Body.(*ast.SequenceNode)
+	if !ok {
+		return nil, fmt.Errorf("%s:%d: the file must be a YAML list of steps (- name: …), not a %s", name, f.Docs[0].Body.GetToken().Position.Line, f.Docs[0].Body.Type())
+	}
+	var problems []string
+	var steps []Step
+	seen := map[string]int{}
+	allowed := map[string]bool{"name": true, "prompt": true, "system": true, "model": true, "command": true}
+	for i, item := range seq.Values {
+		line := item.GetToken().Position.Line
+		where := fmt.Sprintf("%s:%d: steps[%d]", name, line, i)
+		m, ok := item.(*ast.MappingNode)
+		var values []*ast.MappingValueNode
+		if ok {
+			values = m.Values
+		} else if mv, ok2 := item.(*ast.MappingValueNode); ok2 {
+			values = []*ast.MappingValueNode{mv}
+		} else {
+			problems = append(problems, where+": a step is a mapping with name and prompt or command")
+			continue
+		}
+		for _, kv := range values {
+			if k := kv.Key.String(); !allowed[k] {
+				problems = append(problems, fmt.Sprintf("%s:%d: steps[%d].%s: unknown field; allowed: name, prompt, system, model, command", name, kv.Key.GetToken().Position.Line, i, k))
+			}
+		}
+		var s Step
+		if err := yaml.NodeToValue(item, &s); err != nil {
+			var ye yaml.Error
+			if errors.As(err, &ye) {
+				problems = append(problems, fmt.Sprintf("%s:%d: steps[%d]: %s", name, ye.GetToken().Position.Line, i, ye.GetMessage()))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s: %v", where, err))
+			}
+			continue
+		}
+		if s.Name == "" {
+			s.Name = fmt.Sprintf("step%d", i+1)
+		}
+		if prev, dup := seen[s.Name]; dup {
+			problems = append(problems, fmt.Sprintf("%s.name: %q is also the name of steps[%d]; step names must differ", where, s.Name, prev))
+		}
+		seen[s.Name] = i
+		switch {
+		case s.Prompt == "" && len(s.Command) == 0:
+			problems = append(problems, where+": needs a prompt or a command")
+		case s.Prompt != "" && len(s.Command) > 0:
+			problems = append(problems, where+": has both a prompt and a command; a step is one or the other")
+		case len(s.Command) > 0 && (s.System != "" || s.Model != ""):
+			problems = append(problems, where+": system and model belong to prompt steps; a command step sets its model itself ({model})")
+		}
+		if i == 0 && (strings.Contains(s.Prompt, "{{prev}}") || strings.Contains(strings.Join(s.Command, " "), "{{prev}}")) {
+			problems = append(problems, where+": the first step has no previous output to use ({{prev}})")
+		}
+		steps = append(steps, s)
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n"))
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("%s: no steps", name)
+	}
+	return steps, nil
+}
+
+// Expand replaces {{prev}} with the previous step's output.
+func (s Step) Expand(prev string) Step {
+	out := s
+	out.Prompt = strings.ReplaceAll(s.Prompt, "{{prev}}", prev)
+	out.Command = make([]string, len(s.Command))
+	for i, a := range s.Command {
+		out.Command[i] = strings.ReplaceAll(a, "{{prev}}", prev)
+	}
+	return out
+}

@@ -124,31 +124,49 @@ func resumeArgs(args []string, id, model, prompt string) ([]string, bool) {
 	return nil, false
 }
 
+// codexExecFlags are the flags of `codex exec` (0.169) that still apply when
+// resuming, with whether they take a value. Anything else is dropped, with
+// the word after it when that is not a flag: it is either the flag's value
+// or the prompt, and the prompt is replaced anyway.
+var codexExecFlags = map[string]bool{
+	"-c": true, "--config": true, "--enable": true, "--disable": true, "--strict-config": false,
+	"--oss": false, "--local-provider": true, "-p": true, "--profile": true, "-s": true, "--sandbox": true,
+	"--approve-for-me": false, "--dangerously-bypass-approvals-and-sandbox": false, "--dangerously-bypass-hook-trust": false,
+	"-C": true, "--cd": true, "--add-dir": true, "--skip-git-repo-check": false, "--trust": false,
+	"--ignore-user-config": false, "--ignore-rules": false, "--color": true, "--json": false,
+	"-o": true, "--output-last-message": true, "--full-auto": false,
+}
+
 // execFlags keeps the flags of a codex exec command line that still apply
-// when resuming, and drops the prompt and the model.
+// when resuming; the prompt, the model and images are dropped, and so is
+// everything after "--".
 func execFlags(rest []string) []string {
 	var out []string
-	withValue := map[string]bool{"-m": true, "--model": true, "-c": true, "--config": true, "-o": true, "--output-last-message": true,
-		"-s": true, "--sandbox": true, "-C": true, "--cd": true, "-p": true, "--profile": true, "--output-schema": true, "--color": true, "-i": true, "--image": true}
-	keepWithValue := map[string]bool{"-c": true, "--config": true, "-o": true, "--output-last-message": true, "-s": true, "--sandbox": true,
-		"-C": true, "--cd": true, "-p": true, "--profile": true, "--color": true}
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
+		if a == "--" {
+			break
+		}
 		if !strings.HasPrefix(a, "-") {
-			continue // the prompt
+			continue // the prompt (or an image path after -i)
 		}
 		name, _, hasEq := strings.Cut(a, "=")
-		if withValue[name] && !hasEq {
-			if keepWithValue[name] && i+1 < len(rest) {
-				out = append(out, a, rest[i+1])
+		takesValue, known := codexExecFlags[name]
+		switch {
+		case !known:
+			if !hasEq && i+1 < len(rest) && !strings.HasPrefix(rest[i+1], "-") {
+				i++ // its value, or the prompt: both go
 			}
-			i++
-			continue
+		case hasEq:
+			out = append(out, a)
+		case takesValue:
+			if i+1 < len(rest) {
+				out = append(out, a, rest[i+1])
+				i++
+			}
+		default:
+			out = append(out, a)
 		}
-		if name == "-m" || name == "--model" {
-			continue
-		}
-		out = append(out, a)
 	}
 	return out
 }

@@ -47,3 +47,44 @@ func TestResumeArgs(t *testing.T) {
 		t.Error("codex cannot resume without a session id")
 	}
 }
+
+func TestResumeArgsDropsWhatDoesNotApply(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want []string
+	}{
+		{[]string{"codex", "exec", "--add-dir", "/x", "p"}, []string{"codex", "exec", "--add-dir", "/x", "resume", "ID", "-m", "b", "go"}},
+		{[]string{"codex", "exec", "--json", "--", "p"}, []string{"codex", "exec", "--json", "resume", "ID", "-m", "b", "go"}},
+		{[]string{"codex", "exec", "-i", "a.png", "--future-flag", "v", "p"}, []string{"codex", "exec", "resume", "ID", "-m", "b", "go"}},
+		{[]string{"codex", "exec", "--sandbox=read-only", "-C", "/w", "p"}, []string{"codex", "exec", "--sandbox=read-only", "-C", "/w", "resume", "ID", "-m", "b", "go"}},
+	}
+	for _, c := range cases {
+		got, ok := resumeArgs(c.in, "ID", "b", "go")
+		if !ok || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("resumeArgs(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestJudgeReadsOnlyTheAgentsOwnErrorLines(t *testing.T) {
+	cases := []struct {
+		stderr, stdout string
+		want           string
+	}{
+		{"ERROR: Selected model is at capacity. Please try a different model.", "", "capacity"},
+		{"", "API Error: 529 Overloaded. This is a server-side issue", "capacity"},
+		{"Error: EACCES: permission denied, open '/etc/x'", "", "unknown"},
+		{"error: the rate limit test failed", "", "unknown"},
+		{"", `{"type":"result","subtype":"error_max_turns","is_error":true,"result":"the API is overloaded"}`, "unknown"},
+		{"", `{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"api_error_type":"overloaded_error","result":"API Error: 529"}`, "capacity"},
+		{"  3 tests failed: timeout in test_io", "", "unknown"},
+	}
+	for _, c := range cases {
+		out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
+		out.stderr.Write([]byte(c.stderr))
+		out.stdout.Write([]byte(c.stdout))
+		if got := string(judge(Codex, out).Class); got != c.want {
+			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
+		}
+	}
+}

@@ -252,10 +252,24 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	cmd.Stderr = io.MultiWriter(o.Stderr, out.stderr)
 	cmd.Env = o.Env
 	cmd.Dir = o.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A child that leaves its output pipes open (a server it started in the
+	// background) must not keep exec waiting.
+	cmd.WaitDelay = 5 * time.Second
+	// In a pipeline or CI the agent gets a process group of its own, so that
+	// Ctrl-C reaches every process it started. On a terminal it stays in the
+	// foreground group: an interactive agent must be able to read the TTY,
+	// and the terminal's Ctrl-C reaches it directly.
+	group := !isTerminal(o.Stdin)
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		out.startErr = err
 		return out
+	}
+	target := cmd.Process.Pid
+	if group {
+		target = -target
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -264,11 +278,11 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	case err = <-done:
 	case <-ctx.Done():
 		out.interrupted = true
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		_ = syscall.Kill(target, syscall.SIGINT)
 		select {
 		case err = <-done:
 		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(target, syscall.SIGKILL)
 			err = <-done
 		}
 	}
@@ -277,8 +291,8 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	case err == nil:
 	case errors.As(err, &ee):
 		out.code = ee.ExitCode()
-		if out.code < 0 {
-			out.code = 128 + 9
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.code = 128 + int(ws.Signal())
 		}
 	default:
 		out.code = 1
@@ -286,9 +300,13 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	return out
 }
 
-// errorLine picks the lines an agent prints about a failure, so that a test
-// log that happens to say "timeout" is never taken for one.
-var errorLine = regexp.MustCompile(`(?i)^\s*(error:|api error|\[api error|reconnecting\.\.\.|\{"type":"(error|turn\.failed|result)"|stream (disconnected|closed)|✕|⎿\s*api error)`)
+// errorLine picks the lines an agent itself prints about a failure, at the
+// start of a line and in its own form: Codex's "ERROR: " and JSON error
+// events, Claude Code's "API Error" and its JSON result (only with an
+// api_error_status), Gemini CLI's "[API Error". Tool output echoed by the
+// agent ("Error: EACCES …", a test log saying "timeout") never matches, so
+// it can never be taken for a provider failure.
+var errorLine = regexp.MustCompile(`^(ERROR: |API Error|\[API Error|\{"type":"(error|turn\.failed)"|\{"type":"result".*"api_error_status":[1-9])`)
 
 // judge classifies what a failed run printed.
 func judge(kind Kind, out runOut) classify.Verdict {
@@ -417,6 +435,15 @@ func notify(o Options, res Result, say func(string, ...any)) {
 	if resp.StatusCode >= 300 {
 		say("notify %s: HTTP %d", redact.String(o.Notify), resp.StatusCode)
 	}
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // tail keeps the last max bytes written to it.

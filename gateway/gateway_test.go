@@ -613,3 +613,42 @@ func TestCredentials(t *testing.T) {
 		t.Fatalf("auth key: %d %s", resp.StatusCode, body)
 	}
 }
+
+func TestNoHeadersWithinTheFirstTokenTimeout(t *testing.T) {
+	r := newRig(t, nil, func(cfg *config.Config) { cfg.Gateway.FirstToken = config.Duration(200 * time.Millisecond) })
+	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "stall", Count: 1}) // accepts, then says nothing at all
+	t0 := time.Now()
+	resp, body := r.do(t, responses("gpt-6-luna", "hi", true))
+	if resp.StatusCode != 200 || text(body) != sim.Answer("gpt-6-luna", "hi", 16) || time.Since(t0) > 3*time.Second {
+		t.Fatalf("%d after %v: %s", resp.StatusCode, time.Since(t0), body)
+	}
+	if got := resp.Header.Get("X-Spillway-Route"); got != "gpt-6-luna:timeout > gpt-6-luna:ok" {
+		t.Fatalf("route %q", got)
+	}
+}
+
+func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
+	// answers of ~100k tokens (megabytes of SSE): a client that does not
+	// read fills the socket buffers and blocks the gateway's writes
+	scn, _ := sim.Builtin("calm")
+	scn.AnswerTokens = 100000
+	r := newRig(t, scn, func(cfg *config.Config) {
+		cfg.Pacing = config.Pacing{MaxConcurrency: 1}
+		cfg.Gateway.Idle = config.Duration(300 * time.Millisecond)
+		cfg.Retry.Budget = config.Duration(5 * time.Second)
+	})
+	req, _ := http.NewRequest("POST", r.url+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"long"}]}`))
+	req.Header.Set("Authorization", "Bearer k")
+	stalled, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Body.Close() // never read
+	time.Sleep(100 * time.Millisecond)
+	// another client still gets the model: the stalled one's writes time out
+	t0 := time.Now()
+	resp, _ := r.do(t, chat("gpt-6-luna", "me too", false))
+	if resp.StatusCode != 200 || time.Since(t0) > 4*time.Second {
+		t.Fatalf("%d after %v", resp.StatusCode, time.Since(t0))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -122,7 +123,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request) str
 			s.engine.Pacer.SlowDown(prev.Key(), req.keyHash)
 		}
 		if step.Action == policy.Send && step.Candidate.Model != prev.Model {
-			s.metrics.fallbacks.WithLabelValues(prev.Model, step.Candidate.Model, string(res.verdict.Class)).Inc()
+			s.metrics.fallbacks.WithLabelValues(s.label(prev.Model), s.label(step.Candidate.Model), string(res.verdict.Class)).Inc()
 			s.noteFallback(Fallback{TS: time.Now().UTC(), RequestID: req.id, From: prev.Model, To: step.Candidate.Model, Class: string(res.verdict.Class)})
 			s.log.Info("fallback", "request_id", req.id, "from", prev.Model, "to", step.Candidate.Model, "class", res.verdict.Class)
 		}
@@ -154,12 +155,20 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 			rec.Error = redact.String(res.verdict.Message)
 		}
 		s.events.Write(rec)
-		s.metrics.attempts.WithLabelValues(cand.Model, string(res.verdict.Class)).Inc()
+		s.metrics.attempts.WithLabelValues(s.label(cand.Model), string(res.verdict.Class)).Inc()
 	}()
 
-	release, paced, err := s.engine.Pacer.Acquire(ctx, cand.Key(), req.keyHash)
+	// A free slot for this model (pacing.max_concurrency) is waited for at
+	// most the wait budget; past that the model counts as full.
+	actxSlot, cancelSlot := context.WithTimeout(ctx, s.cfg.Retry.Budget.D())
+	release, paced, err := s.engine.Pacer.Acquire(actxSlot, cand.Key(), req.keyHash)
+	cancelSlot()
 	rec.WaitMS += paced.Milliseconds()
 	if err != nil {
+		if ctx.Err() == nil {
+			res.verdict = classify.Verdict{Class: classify.Capacity, Message: fmt.Sprintf("no free slot for %s within %s (pacing.max_concurrency)", cand.Model, s.cfg.Retry.Budget.D())}
+			return res
+		}
 		res.verdict = classify.Err(err)
 		return res
 	}
@@ -179,15 +188,28 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	up = up.WithContext(actx)
+	// Headers must come within the first-token timeout on a stream (they
+	// come at once when the provider is healthy), and within ten times that
+	// for a whole answer (headers only come once it is generated).
+	headerWait := s.cfg.Gateway.FirstToken.D()
+	if !req.stream {
+		headerWait *= 10
+	}
+	var timedOut atomic.Bool
+	watchdog := time.AfterFunc(headerWait, func() { timedOut.Store(true); cancel() })
 	resp, err := s.client.Do(up)
+	watchdog.Stop()
 	if err != nil {
 		res.verdict = classify.Err(err)
+		if timedOut.Load() {
+			res.verdict = classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf("no response headers within %s", headerWait)}
+		}
 		done(res.verdict)
 		return res
 	}
 	rec.Status = resp.StatusCode
 	rec.TTFBMS = time.Since(t0).Milliseconds()
-	s.metrics.ttfb.WithLabelValues(cand.Model).Observe(time.Since(t0).Seconds())
+	s.metrics.ttfb.WithLabelValues(s.label(cand.Model)).Observe(time.Since(t0).Seconds())
 	defer resp.Body.Close()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -218,9 +240,20 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	// A whole JSON answer: read it, then send it (a body that breaks midway
 	// is a network failure the plan may retry; the client saw nothing yet).
-	body, err := io.ReadAll(resp.Body)
+	// The body may not stall for longer than the idle timeout, nor exceed
+	// the size of any real answer.
+	idle := s.cfg.Gateway.Idle.D()
+	bodyDog := time.AfterFunc(idle, func() { timedOut.Store(true); cancel() })
+	body, err := io.ReadAll(io.LimitReader(&progressReader{r: resp.Body, timer: bodyDog, idle: idle}, maxAnswer+1))
+	bodyDog.Stop()
+	if err == nil && len(body) > maxAnswer {
+		err = fmt.Errorf("answer larger than %d MiB", maxAnswer>>20)
+	}
 	if err != nil {
 		res.verdict = classify.Err(err)
+		if timedOut.Load() {
+			res.verdict = classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf("the answer stalled for %s (gateway.idle_timeout)", idle)}
+		}
 		done(res.verdict)
 		return res
 	}
@@ -233,6 +266,24 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 	w.Write(body)
 	res.final = true
 	return res
+}
+
+// maxAnswer bounds a whole (non-streamed) answer kept in memory.
+const maxAnswer = 256 << 20
+
+// progressReader pushes a watchdog back each time bytes arrive.
+type progressReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.timer.Reset(p.idle)
+	}
+	return n, err
 }
 
 // upstreamRequest builds the request to cand's provider.
@@ -337,6 +388,15 @@ func (s *Server) fail(w http.ResponseWriter, req *request, plan *policy.Plan, st
 	w.WriteHeader(status)
 	w.Write(body)
 	return string(class)
+}
+
+// label is a model's metrics label: configured models by name, any other
+// name a client sends as "other", so clients cannot grow the series.
+func (s *Server) label(model string) string {
+	if _, ok := s.cfg.Models[model]; ok {
+		return model
+	}
+	return "other"
 }
 
 func copyHeaders(dst, src http.Header) {

@@ -30,6 +30,9 @@ func kindOf(ep endpoint, ev sse.Event) frameKind { return provider.KindOf(ep.kin
 
 func chatFinished(ev sse.Event) bool { return provider.ChatFinished(ev) }
 
+// maxHeld bounds the opening events held before the first output.
+const maxHeld = 1 << 20
+
 type relayOut struct {
 	committed    bool
 	verdict      classify.Verdict
@@ -73,12 +76,16 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 	var held [][]byte
 	out := relayOut{verdict: classify.Verdict{Class: classify.OK}}
 	terminal := false
+	// A client that stops reading must not hold the model's slot forever:
+	// every write gets the idle timeout as its deadline.
 	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(idle))
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
+	heldBytes := 0
 	breakStream := func(v classify.Verdict) relayOut {
 		cancel()
 		write(streamErrorFrame(ep, v.Class, "spillway: "+v.Message))
@@ -128,15 +135,19 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 					return out
 				case frameHold:
 					held = append(held, ev.Raw)
-					continue
+					if heldBytes += len(ev.Raw); heldBytes <= maxHeld {
+						continue
+					}
+					// opening events past 1 MiB: stop holding, pass them on
 				}
 				// output or terminal: commit
 				header()
 				w.WriteHeader(http.StatusOK)
 				out.committed = true
 				for _, h := range held {
-					if _, err := w.Write(h); err != nil {
+					if !write(h) {
 						cancel()
+						out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
 						return out
 					}
 				}

@@ -61,9 +61,12 @@ func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct
 			Timeout:      b.cfg.Cooldown.D(),
 			ReadyToTrip:  func(c gobreaker.Counts) bool { return c.TotalFailures >= failures },
 			IsSuccessful: func(err error) bool { return verdictOf(err) != classify.Capacity },
+			// Only an answer from the model counts as success; failures that
+			// say nothing about its pool (transport, server errors, rate
+			// limits, local refusals) neither open nor close the breaker.
 			IsExcluded: func(err error) bool {
 				switch verdictOf(err) {
-				case classify.Network, classify.Timeout, classify.Unknown:
+				case classify.Network, classify.Timeout, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
 					return true
 				}
 				return false

@@ -332,6 +332,9 @@ func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
 			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
 		}
 		wait = max(p.req.Ladder[p.walks-1], v.Wait)
+		if p.waited+wait > p.budget {
+			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
+		}
 	} else {
 		wait = max(p.e.Backoff(p.walks), v.Wait)
 		if p.waited+wait > p.budget {
@@ -401,7 +404,13 @@ func (p *Plan) fail(v classify.Verdict, why string) Step {
 	if why != "" {
 		reason += ": " + why
 	}
-	reason += fmt.Sprintf("; tried %s in %d attempts; waited %s", strings.Join(tried, ", "), len(p.route), classify.FormatWait(p.waited))
+	attempts := 0
+	for _, h := range p.route {
+		if h.Class != "breaker_open" {
+			attempts++
+		}
+	}
+	reason += fmt.Sprintf("; tried %s in %d attempts; waited %s", strings.Join(tried, ", "), attempts, classify.FormatWait(p.waited))
 	if v.Message != "" {
 		reason += "; last upstream message: " + v.Message
 	}

@@ -278,3 +278,21 @@ func TestLadderAndExplicitModels(t *testing.T) {
 		t.Fatalf("waited %v", p.Waited())
 	}
 }
+
+func TestLadderRespectsTheWaitBudget(t *testing.T) {
+	e := testEngine(t, nil)
+	p := e.NewPlan(Request{Model: "gpt-6-luna", Budget: time.Minute, Ladder: []time.Duration{30 * time.Second, 2 * time.Minute}})
+	p.Start()
+	if st := p.After(v(classify.Capacity, 0)); st.Action != Send || st.Wait != 30*time.Second {
+		t.Fatalf("first rung: %+v", st)
+	}
+	if st := p.After(v(classify.Capacity, 0)); st.Action != Fail || !strings.Contains(st.Reason, "wait budget") {
+		t.Fatalf("second rung past --max-wait: %+v", st)
+	}
+	// a huge Retry-After cannot stretch a ladder without a budget past its total
+	p = e.NewPlan(Request{Model: "gpt-6-luna", Ladder: []time.Duration{time.Second}})
+	p.Start()
+	if st := p.After(v(classify.Capacity, 24*time.Hour)); st.Action != Fail {
+		t.Fatalf("a 24h wait was accepted: %+v", st)
+	}
+}

@@ -195,6 +195,9 @@ func fromStream(status int, h http.Header, body []byte, now time.Time) Verdict {
 			}
 			done = true
 		}
+		if ev.Comment {
+			continue
+		}
 		d := bytes.TrimSpace(ev.Data)
 		switch {
 		case ev.Name == "response.completed" || ev.Name == "message_stop" || string(d) == "[DONE]":

@@ -652,3 +652,32 @@ func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
 		t.Fatalf("%d after %v", resp.StatusCode, time.Since(t0))
 	}
 }
+
+// Keep-alive comments after output started keep the stream alive past the
+// idle timeout, and reach the client.
+func TestKeepAliveCommentsKeepAStreamAlive(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+		fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"thinking\"}\n\n")
+		rc.Flush()
+		for i := 0; i < 5; i++ {
+			time.Sleep(100 * time.Millisecond)
+			fmt.Fprint(w, ": keep-alive\n")
+			rc.Flush()
+		}
+		fmt.Fprint(w, "\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}}}\n\n")
+	}))
+	defer up.Close()
+	r := newRig(t, nil, func(cfg *config.Config) {
+		cfg.Gateway.Idle = config.Duration(250 * time.Millisecond)
+		p := cfg.Providers["openai"]
+		p.BaseURL = up.URL + "/v1"
+		cfg.Providers["openai"] = p
+	})
+	resp, body := r.do(t, responses("gpt-6-luna", "hi", true))
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("response.completed")) || bytes.Contains(body, []byte("response.failed")) || !bytes.Contains(body, []byte(": keep-alive")) {
+		t.Fatalf("%d\n%s", resp.StatusCode, body)
+	}
+}

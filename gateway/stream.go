@@ -123,6 +123,19 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 				return breakStream(v)
 			}
 			ev := m.ev
+			if ev.Comment {
+				// a keep-alive: passed on (and the stream counted alive)
+				// once output has started, dropped before
+				if out.committed {
+					if !write(ev.Raw) {
+						cancel()
+						out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
+						return out
+					}
+					timer.Reset(idle)
+				}
+				continue
+			}
 			kind := kindOf(ep, ev)
 			if !out.committed {
 				switch kind {

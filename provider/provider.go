@@ -89,8 +89,20 @@ func KindOf(kind string, ev sse.Event) Frame {
 	return Hold
 }
 
+// EndMarkers are byte strings that appear only in the frames that end a
+// stream of the endpoint kind (normally or with the provider's error).
+func EndMarkers(kind string) [][]byte {
+	switch kind {
+	case "responses":
+		return [][]byte{[]byte("event: response.completed"), []byte("event: response.incomplete"), []byte("event: response.failed"), []byte("event: error")}
+	case "messages":
+		return [][]byte{[]byte("event: message_stop"), []byte("event: error")}
+	}
+	return [][]byte{[]byte("data: [DONE]"), []byte(`"finish_reason":"`), []byte(`"finish_reason": "`)}
+}
+
 // ChatFinished reports a Chat Completions chunk with a finish_reason: some
 // providers end there without [DONE].
 func ChatFinished(ev sse.Event) bool {
-	return bytes.Contains(ev.Data, []byte(`"finish_reason":"`))
+	return bytes.Contains(ev.Data, []byte(`"finish_reason":"`)) || bytes.Contains(ev.Data, []byte(`"finish_reason": "`))
 }

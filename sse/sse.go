@@ -28,6 +28,9 @@ type Event struct {
 	Data []byte // the "data:" lines joined by "\n"
 	ID   string
 	Raw  []byte // the frame exactly as read, including the blank line ending it
+	// Comment marks a comment line (": keep-alive") read between frames:
+	// not an event, but a sign the stream is alive. Raw holds the line.
+	Comment bool
 }
 
 // Reader splits a stream into events.
@@ -84,9 +87,9 @@ func (r *Reader) Next() (Event, error) {
 			ev.Raw = raw.Bytes()
 			return ev, nil
 		}
-		if line[0] == ':' { // comment; a keep-alive before any field is dropped
+		if line[0] == ':' { // a comment: between frames it is returned on its own
 			if !hasField {
-				raw.Reset()
+				return Event{Comment: true, Raw: raw.Bytes()}, nil
 			}
 			continue
 		}

@@ -36,7 +36,7 @@ func TestReader(t *testing.T) {
 		{"chat chunks with done", "data: {\"x\":1}\n\ndata: [DONE]\n\n", []string{"", ""}, []string{`{"x":1}`, "[DONE]"}, nil},
 		{"crlf", "event: error\r\ndata: {}\r\n\r\n", []string{"error"}, []string{"{}"}, nil},
 		{"multi data lines", "data: a\ndata: b\n\n", []string{""}, []string{"a\nb"}, nil},
-		{"keepalive comment", ": ping\n\ndata: x\n\n", []string{""}, []string{"x"}, nil},
+		{"keepalive comment", ": ping\n\ndata: x\n\n", []string{"", ""}, []string{"", "x"}, nil},
 		{"no space after colon", "event:ping\ndata:1\n\n", []string{"ping"}, []string{"1"}, nil},
 		{"truncated", "event: response.created\ndata: {\"a\"", []string{}, []string{}, ErrTruncated},
 	}
@@ -90,6 +90,7 @@ func FuzzReader(f *testing.F) {
 	f.Add("event: a\ndata: 1\n\n")
 	f.Add("data: [DONE]\r\n\r\n")
 	f.Add(": x\n\nevent:\n")
+	f.Add(": a\n: b\ndata: c\n: d\n\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		r := NewReader(strings.NewReader(in))
 		total := 0

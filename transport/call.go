@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/spillway/spillway/redact"
 	"io"
 	"net/http"
 
@@ -41,7 +42,7 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return msg
+	return redact.String(msg)
 }
 
 // Unwrap returns the *classify.Failure and the transport error, if any.

@@ -59,6 +59,9 @@ func (t *Transport) hold(ctx context.Context, cancel context.CancelFunc, resp *h
 				ch <- held{verdict: classify.Verdict{Class: classify.Network, Message: why}, err: err}
 				return
 			}
+			if ev.Comment { // a keep-alive before output: nothing to decide
+				continue
+			}
 			switch kindOf(ep, ev) {
 			case frameHold:
 				continue

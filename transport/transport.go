@@ -333,7 +333,7 @@ func (t *Transport) attempt(ctx context.Context, r *request, step policy.Step) *
 			}
 			return failed(h.verdict)
 		}
-		rd = io.MultiReader(bytes.NewReader(h.bytes), live)
+		rd = &endWatcher{r: io.MultiReader(bytes.NewReader(h.bytes), live), markers: provider.EndMarkers(r.ep.kind)}
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	}
@@ -381,6 +381,37 @@ func (r *request) setHeaders(h http.Header, model string, ok bool) {
 	h.Set("X-Spillway-Attempts", strconv.Itoa(r.attempts))
 	h.Set("X-Spillway-Route", route)
 	h.Set("X-Spillway-Request-Id", r.id)
+}
+
+// endWatcher passes a stream through and turns a clean end without the
+// protocol's final event into io.ErrUnexpectedEOF, so that a cut stream
+// never reads as a complete answer (the gateway sends an error event
+// instead; a library can only fail the read).
+type endWatcher struct {
+	r       io.Reader
+	markers [][]byte
+	tail    []byte // the end of what was read, to find a marker split across reads
+	ended   bool
+}
+
+func (e *endWatcher) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if n > 0 && !e.ended {
+		buf := append(e.tail, p[:n]...)
+		for _, m := range e.markers {
+			if bytes.Contains(buf, m) {
+				e.ended = true
+			}
+		}
+		if len(buf) > 64 {
+			buf = buf[len(buf)-64:]
+		}
+		e.tail = append(e.tail[:0], buf...)
+	}
+	if errors.Is(err, io.EOF) && !e.ended {
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // answerBody is a successful answer's body: it calls finish once, when the body

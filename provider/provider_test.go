@@ -35,3 +35,15 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+func FuzzKindOf(f *testing.F) {
+	f.Add("chat", "", `{"choices":[{"delta":{"content":"x"}}]}`)
+	f.Add("responses", "response.failed", `{}`)
+	f.Add("messages", "error", `{"type":"error"}`)
+	f.Fuzz(func(t *testing.T, kind, name, data string) {
+		k := KindOf(kind, sse.Event{Name: name, Data: []byte(data)})
+		if k < Hold || k > Error {
+			t.Fatalf("frame kind %d", k)
+		}
+	})
+}

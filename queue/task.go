@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -191,3 +192,5 @@ func (s Step) Expand(prev string) Step {
 	}
 	return out
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

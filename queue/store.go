@@ -1,0 +1,278 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, no cgo
+)
+
+// Task is what `spillway queue add` stores: one or more steps and how to
+// schedule them.
+type Task struct {
+	Name        string    `json:"name"`
+	Steps       []Step    `json:"steps"`
+	Priority    int       `json:"priority"` // 1 (first) .. 4
+	MinTier     string    `json:"min_tier,omitempty"`
+	Chain       string    `json:"chain,omitempty"`
+	Window      string    `json:"window,omitempty"`
+	Deadline    time.Time `json:"deadline,omitzero"`
+	MaxAttempts int       `json:"max_attempts"`
+	Tags        []string  `json:"tags,omitempty"`
+}
+
+// taskArgs is the River job of a task.
+type taskArgs struct {
+	Task Task `json:"task"`
+}
+
+// Kind names spillway's job kind in River.
+func (taskArgs) Kind() string { return "spillway_task" }
+
+// Info is a task's state as `queue ls` and `queue show` tell it.
+type Info struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Status      string    `json:"status"`
+	Priority    int       `json:"priority"`
+	Attempt     int       `json:"attempt"`
+	MaxAttempts int       `json:"max_attempts"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+	Errors      []string  `json:"errors,omitempty"`
+	Tags        []string  `json:"tags,omitempty"`
+}
+
+// backend hides the driver's transaction type (database/sql for SQLite,
+// pgx for Postgres) behind the calls the store makes.
+type backend interface {
+	insert(ctx context.Context, a taskArgs, o *river.InsertOpts) (*rivertype.JobRow, error)
+	list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error)
+	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
+}
+
+type riverBackend[TTx any] struct {
+	client *river.Client[TTx]
+}
+
+func (b *riverBackend[TTx]) insert(ctx context.Context, a taskArgs, o *river.InsertOpts) (*rivertype.JobRow, error) {
+	res, err := b.client.Insert(ctx, a, o)
+	if err != nil {
+		return nil, err
+	}
+	return res.Job, nil
+}
+
+func (b *riverBackend[TTx]) list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error) {
+	res, err := b.client.JobList(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.Jobs, nil
+}
+
+func (b *riverBackend[TTx]) get(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return b.client.JobGet(ctx, id)
+}
+
+// Store is the durable task store: River on SQLite (one file, no server)
+// or on Postgres (teams, many workers).
+type Store struct {
+	Where string // a description of the database, without credentials
+	be    backend
+	close func()
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// Schema puts River's and spillway's tables in a Postgres schema
+	// (tests use one each); empty means the connection's default.
+	Schema string
+}
+
+// Open opens (creating and migrating as needed) the store named by db:
+// "sqlite" (a file under dataDir), "sqlite:PATH", or a postgres:// URL.
+func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error) {
+	cfg := &river.Config{
+		// keep finished tasks: their results and status are the point
+		CompletedJobRetentionPeriod: -1,
+		CancelledJobRetentionPeriod: -1,
+		DiscardedJobRetentionPeriod: -1,
+		Schema:                      o.Schema,
+	}
+	switch {
+	case db == "sqlite" || strings.HasPrefix(db, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(db, "sqlite"), ":")
+		if path == "" {
+			path = filepath.Join(dataDir, "queue.db")
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("queue: %w", err)
+		}
+		// WAL and a busy timeout so `queue add` can write while `queue run`
+		// works; one connection, as River on SQLite requires.
+		sdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", path, err)
+		}
+		sdb.SetMaxOpenConns(1)
+		sdb.SetConnMaxLifetime(0)
+		drv := riversqlite.New(sdb)
+		cfg.Schema = ""
+		s, err := open(ctx, drv, cfg, "sqlite "+path)
+		if err != nil {
+			sdb.Close()
+			return nil, err
+		}
+		s.close = func() { sdb.Close() }
+		return s, nil
+	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
+		pcfg, err := pgxpool.ParseConfig(db)
+		if err != nil {
+			return nil, fmt.Errorf("queue: the postgres URL: %w", err)
+		}
+		if o.Schema != "" {
+			pcfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+		if err != nil {
+			return nil, fmt.Errorf("queue: postgres %s: %w", pcfg.ConnConfig.Host, err)
+		}
+		s, err := open(ctx, riverpgxv5.New(pool), cfg, fmt.Sprintf("postgres %s:%d/%s", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.ConnConfig.Database))
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		s.close = pool.Close
+		return s, nil
+	}
+	return nil, fmt.Errorf("queue: database %q: allowed: sqlite, sqlite:PATH, or a postgres:// URL", db)
+}
+
+func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.Config, where string) (*Store, error) {
+	m, err := rivermigrate.New(drv, &rivermigrate.Config{Schema: cfg.Schema})
+	if err != nil {
+		return nil, fmt.Errorf("queue: %s: %w", where, err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("queue: %s: migrating: %w", where, err)
+	}
+	client, err := river.NewClient(drv, cfg) // insert and read; `queue run` adds workers
+	if err != nil {
+		return nil, fmt.Errorf("queue: %s: %w", where, err)
+	}
+	return &Store{Where: where, be: &riverBackend[TTx]{client: client}}, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() {
+	if s.close != nil {
+		s.close()
+	}
+}
+
+// Add stores a task and returns its id. A task with a run window is
+// scheduled for the window's next start.
+func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
+	if len(t.Steps) == 0 {
+		return 0, errors.New("queue: a task needs at least one step")
+	}
+	if t.Priority == 0 {
+		t.Priority = 2
+	}
+	if t.Priority < 1 || t.Priority > 4 {
+		return 0, fmt.Errorf("queue: priority %d: allowed 1 (first) to 4 (last)", t.Priority)
+	}
+	if t.MaxAttempts == 0 {
+		t.MaxAttempts = 5
+	}
+	w, err := ParseWindow(t.Window)
+	if err != nil {
+		return 0, fmt.Errorf("queue: %w", err)
+	}
+	opts := &river.InsertOpts{Priority: t.Priority, MaxAttempts: t.MaxAttempts, Tags: t.Tags}
+	if at := w.Next(now); at.After(now) {
+		opts.ScheduledAt = at
+	}
+	row, err := s.be.insert(ctx, taskArgs{Task: t}, opts)
+	if err != nil {
+		return 0, fmt.Errorf("queue: %w", err)
+	}
+	return row.ID, nil
+}
+
+// List returns every task, newest first.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	rows, err := s.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).First(10000).OrderBy(river.JobListOrderByID, river.SortOrderDesc))
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	out := make([]Info, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, infoOf(r))
+	}
+	return out, nil
+}
+
+// Get returns one task.
+func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
+	r, err := s.be.get(ctx, id)
+	if err != nil {
+		if errors.Is(err, river.ErrNotFound) {
+			return Info{}, fmt.Errorf("queue: no task %d", id)
+		}
+		return Info{}, fmt.Errorf("queue: %w", err)
+	}
+	return infoOf(r), nil
+}
+
+// Status maps River's job state (and spillway's wait marker) to the
+// statuses users see.
+func Status(r *rivertype.JobRow) string {
+	waiting := strings.Contains(string(r.Metadata), `"spillway_wait":"capacity"`)
+	switch r.State {
+	case rivertype.JobStateAvailable, rivertype.JobStatePending:
+		if waiting {
+			return "waiting for capacity"
+		}
+		return "queued"
+	case rivertype.JobStateScheduled, rivertype.JobStateRetryable:
+		if waiting {
+			return "waiting for capacity"
+		}
+		return "scheduled"
+	case rivertype.JobStateRunning:
+		return "running"
+	case rivertype.JobStateCompleted:
+		return "succeeded"
+	case rivertype.JobStateDiscarded:
+		return "failed"
+	case rivertype.JobStateCancelled:
+		return "cancelled"
+	}
+	return string(r.State)
+}
+
+func infoOf(r *rivertype.JobRow) Info {
+	in := Info{ID: r.ID, Status: Status(r), Priority: r.Priority, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, ScheduledAt: r.ScheduledAt, Tags: r.Tags}
+	var a taskArgs
+	if err := jsonUnmarshal(r.EncodedArgs, &a); err == nil {
+		in.Name = a.Task.Name
+	}
+	for _, e := range r.Errors {
+		in.Errors = append(in.Errors, e.Error)
+	}
+	return in
+}

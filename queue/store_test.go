@@ -1,0 +1,100 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// backends returns a fresh store on each database the suite runs against:
+// SQLite in a temp file, and Postgres (127.0.0.1:5432, db test, or
+// $SPILLWAY_TEST_POSTGRES) in a schema of its own. Without Postgres the
+// Postgres case says it was skipped; in CI (CI=true) it fails.
+func backends(t *testing.T) map[string]func(t *testing.T) *Store {
+	return map[string]func(t *testing.T) *Store{
+		"sqlite": func(t *testing.T) *Store {
+			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "q.db"), "", OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			return s
+		},
+		"postgres": func(t *testing.T) *Store {
+			url := os.Getenv("SPILLWAY_TEST_POSTGRES")
+			if url == "" {
+				url = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+			}
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("Postgres is required in CI: %v", err)
+				}
+				t.Skipf("SKIPPED: Postgres tests (no server at %s: %v)", url, err)
+			}
+			schema := fmt.Sprintf("spillway_test_%d_%d", time.Now().UnixNano(), rand.IntN(1<<30))
+			if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(ctx, url, "", OpenOptions{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				s.Close()
+				conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+				conn.Close(context.Background())
+			})
+			return s
+		},
+	}
+}
+
+func TestStoreAddListGet(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			noon := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
+			now, err := s.Add(ctx, Task{Name: "now", Steps: []Step{{Name: "a", Prompt: "hi"}}, Priority: 1, Tags: []string{"batch-1"}}, noon)
+			if err != nil {
+				t.Fatal(err)
+			}
+			later, err := s.Add(ctx, Task{Name: "tonight", Steps: []Step{{Name: "a", Prompt: "hi"}}, Window: "22:00-07:00"}, noon)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := s.List(ctx)
+			if err != nil || len(list) != 2 {
+				t.Fatalf("%v %+v", err, list)
+			}
+			got, _ := s.Get(ctx, now)
+			if got.Name != "now" || got.Status != "queued" || got.Priority != 1 || got.MaxAttempts != 5 || got.Tags[0] != "batch-1" {
+				t.Fatalf("now: %+v", got)
+			}
+			got, _ = s.Get(ctx, later)
+			if got.Status != "scheduled" || !got.ScheduledAt.Equal(time.Date(2026, 11, 25, 22, 0, 0, 0, time.Local)) {
+				t.Fatalf("tonight: %+v", got)
+			}
+			if _, err := s.Get(ctx, 999999); err == nil {
+				t.Fatal("a missing task was found")
+			}
+			if _, err := s.Add(ctx, Task{Name: "x", Steps: []Step{{Prompt: "p"}}, Priority: 9}, noon); err == nil {
+				t.Fatal("priority 9 accepted")
+			}
+		})
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open(context.Background(), "mysql://x", "", OpenOptions{}); err == nil {
+		t.Fatal("mysql accepted")
+	}
+}

@@ -61,10 +61,74 @@ type backend interface {
 	insert(ctx context.Context, a taskArgs, o *river.InsertOpts) (*rivertype.JobRow, error)
 	list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error)
 	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	retry(ctx context.Context, id int64) error
+	cancel(ctx context.Context, id int64) error
+	// exec and queryRow run spillway's own SQL (written with ? placeholders).
+	exec(ctx context.Context, sql string, args ...any) error
+	queryRow(ctx context.Context, sql string, args ...any) riverdriver.Row
+	// worker starts a client that works the queue until ctx ends.
+	work(ctx context.Context, workers *river.Workers, concurrency int, rescueAfter time.Duration) (stop func(context.Context) error, err error)
 }
 
 type riverBackend[TTx any] struct {
 	client *river.Client[TTx]
+	drv    riverdriver.Driver[TTx]
+	cfg    *river.Config
+}
+
+func (b *riverBackend[TTx]) retry(ctx context.Context, id int64) error {
+	_, err := b.client.JobRetry(ctx, id)
+	return err
+}
+
+func (b *riverBackend[TTx]) cancel(ctx context.Context, id int64) error {
+	_, err := b.client.JobCancel(ctx, id)
+	return err
+}
+
+func (b *riverBackend[TTx]) sql(q string) string {
+	if b.drv.ArgPlaceholder() != "$" {
+		return q
+	}
+	var out strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&out, "$%d", n)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.String()
+}
+
+func (b *riverBackend[TTx]) exec(ctx context.Context, q string, args ...any) error {
+	return b.drv.GetExecutor().Exec(ctx, b.sql(q), args...)
+}
+
+func (b *riverBackend[TTx]) queryRow(ctx context.Context, q string, args ...any) riverdriver.Row {
+	return b.drv.GetExecutor().QueryRow(ctx, b.sql(q), args...)
+}
+
+func (b *riverBackend[TTx]) work(ctx context.Context, workers *river.Workers, concurrency int, rescueAfter time.Duration) (func(context.Context) error, error) {
+	cfg := *b.cfg
+	cfg.Workers = workers
+	cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}}
+	cfg.FetchPollInterval = 100 * time.Millisecond
+	cfg.FetchCooldown = 50 * time.Millisecond
+	// A task may run long (an agent); a worker killed mid-task is noticed
+	// after rescueAfter and its task runs again.
+	cfg.JobTimeout = rescueAfter
+	cfg.RescueStuckJobsAfter = rescueAfter
+	client, err := river.NewClient(b.drv, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, err
+	}
+	return client.Stop, nil
 }
 
 func (b *riverBackend[TTx]) insert(ctx context.Context, a taskArgs, o *river.InsertOpts) (*rivertype.JobRow, error) {
@@ -173,7 +237,20 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 	if err != nil {
 		return nil, fmt.Errorf("queue: %s: %w", where, err)
 	}
-	return &Store{Where: where, be: &riverBackend[TTx]{client: client}}, nil
+	be := &riverBackend[TTx]{client: client, drv: drv, cfg: cfg}
+	// spillway's own tables: finished steps (so a failed or killed task
+	// resumes at the step that did not finish) and finished tasks (so a task
+	// whose completion River had not yet saved when its worker died is never
+	// run again).
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS spillway_steps (job_id BIGINT NOT NULL, step INTEGER NOT NULL, output TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (job_id, step))`,
+		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
+	} {
+		if err := be.exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+	}
+	return &Store{Where: where, be: be}, nil
 }
 
 // Close releases the database.
@@ -226,6 +303,35 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
+// Retry makes a failed (or cancelled) task run again, alone.
+func (s *Store) Retry(ctx context.Context, id int64) error {
+	if err := s.be.retry(ctx, id); err != nil {
+		return fmt.Errorf("queue: retry %d: %w", id, err)
+	}
+	return nil
+}
+
+// Cancel stops a task (a running one at its next step).
+func (s *Store) Cancel(ctx context.Context, id int64) error {
+	if err := s.be.cancel(ctx, id); err != nil {
+		return fmt.Errorf("queue: cancel %d: %w", id, err)
+	}
+	return nil
+}
+
+// Result is a finished task's output, if it has one.
+func (s *Store) Result(ctx context.Context, id int64) (string, bool, error) {
+	var out string
+	err := s.be.queryRow(ctx, `SELECT output FROM spillway_results WHERE job_id = ?`, id).Scan(&out)
+	if err != nil {
+		if isNoRows(err) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return out, true, nil
+}
+
 // Get returns one task.
 func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 	r, err := s.be.get(ctx, id)
@@ -263,6 +369,10 @@ func Status(r *rivertype.JobRow) string {
 		return "cancelled"
 	}
 	return string(r.State)
+}
+
+func isNoRows(err error) bool {
+	return errors.Is(err, sql.ErrNoRows) || strings.Contains(err.Error(), "no rows")
 }
 
 func infoOf(r *rivertype.JobRow) Info {

@@ -1,0 +1,178 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sim"
+)
+
+type runRig struct {
+	sim   *sim.Server
+	cfg   *config.Config
+	mu    sync.Mutex
+	lines []string
+	times []time.Time
+}
+
+func newRunRig(t *testing.T, scenario string) *runRig {
+	scn, _ := sim.Builtin(scenario)
+	start, _ := time.Parse(time.RFC3339, "2026-11-25T11:00:00Z")
+	clock, _ := sim.ParseClock("fast:60", start)
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 3, Clock: clock, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	cfg := config.Default()
+	for name, suffix := range map[string]string{"openai": "/v1", "anthropic": ""} {
+		p := cfg.Providers[name]
+		p.BaseURL, p.Auth, p.APIKey = hs.URL+suffix, "key", config.Secret{Ref: "env:X", Value: "sk-queue-test"}
+		cfg.Providers[name] = p
+	}
+	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
+	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
+	cfg.Retry.Budget = config.Duration(2 * time.Second)
+	cfg.Breaker = config.Breaker{Failures: 5, Window: config.Duration(10 * time.Second), Cooldown: config.Duration(300 * time.Millisecond)}
+	return &runRig{sim: srv, cfg: cfg}
+}
+
+func (r *runRig) opts(conc int) RunOptions {
+	return RunOptions{Config: r.cfg, Engine: policy.New(r.cfg), Concurrency: conc, GapMin: 60 * time.Millisecond, GapMax: 120 * time.Millisecond,
+		Ladder: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}, UntilEmpty: true, Rand: func() float64 { return 0.5 },
+		Log: func(f string, a ...any) {
+			r.mu.Lock()
+			r.lines = append(r.lines, fmt.Sprintf(f, a...))
+			r.times = append(r.times, time.Now())
+			r.mu.Unlock()
+		}}
+}
+
+func TestRunThirtyTasksAtPeak(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "peak")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var ids []int64
+			for i := 0; i < 30; i++ {
+				id, err := s.Add(ctx, Task{Name: fmt.Sprintf("t%02d", i), Chain: "codex", MinTier: "medium",
+					Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: fmt.Sprintf("task %d", i)}}}, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			if err := s.Run(ctx, r.opts(2)); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				in, _ := s.Get(context.Background(), id)
+				out, ok, _ := s.Result(context.Background(), id)
+				if in.Status != "succeeded" || !ok || out == "" {
+					t.Fatalf("task %d: %+v result %q", id, in, out)
+				}
+				if in.Attempt != 1 {
+					t.Fatalf("task %d used %d attempts: capacity waits must snooze without using one", id, in.Attempt)
+				}
+			}
+			st := r.sim.Snapshot()
+			for m, ms := range st.Models {
+				if ms.PeakConcurrency > 2 {
+					t.Errorf("%s saw %d requests at once; the queue runs 2", m, ms.PeakConcurrency)
+				}
+				if m == "gpt-6-luna" && ms.Received > 0 {
+					t.Errorf("a task with min tier medium reached %s", m)
+				}
+			}
+			// task starts are at least the minimum gap apart
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			var starts []time.Time
+			for i, l := range r.lines {
+				if regexp.MustCompile(`step 1/1`).MatchString(l) {
+					starts = append(starts, r.times[i])
+				}
+			}
+			for i := 1; i < len(starts); i++ {
+				if gap := starts[i].Sub(starts[i-1]); gap < 55*time.Millisecond {
+					t.Fatalf("task starts %d and %d were %v apart (gap_min 60ms)", i-1, i, gap)
+				}
+			}
+		})
+	}
+}
+
+func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// the second step's model refuses once (auth: fails the attempt)
+			r.sim.AddFault(sim.Fault{Model: "claude-sonnet-5-5", Kind: "auth", Count: 1})
+			id, err := s.Add(ctx, Task{Name: "two", Steps: []Step{
+				{Name: "outline", Model: "gpt-6.1-sol", Prompt: "outline"},
+				{Name: "draft", Model: "claude-sonnet-5-5", Prompt: "draft from {{prev}}"},
+			}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(ctx, r.opts(1)); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := s.Get(ctx, id)
+			out, _, _ := s.Result(ctx, id)
+			if in.Status != "succeeded" || in.Attempt != 2 {
+				t.Fatalf("%+v", in)
+			}
+			st := r.sim.Snapshot().Models
+			if st["gpt-6.1-sol"].Received != 1 || st["claude-sonnet-5-5"].Received != 2 {
+				t.Fatalf("step 1 ran %d times, step 2 %d", st["gpt-6.1-sol"].Received, st["claude-sonnet-5-5"].Received)
+			}
+			if want := sim.Answer("claude-sonnet-5-5", "draft from "+sim.Answer("gpt-6.1-sol", "outline", 16), 16); out != want {
+				t.Fatalf("result %q, want %q", out, want)
+			}
+		})
+	}
+}
+
+func TestPrioritiesAndWindows(t *testing.T) {
+	s := backends(t)["sqlite"](t)
+	r := newRunRig(t, "calm")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Now()
+	closed := fmt.Sprintf("%02d:%02d-%02d:%02d", (now.Hour()+2)%24, 0, (now.Hour()+3)%24, 0)
+	held, _ := s.Add(ctx, Task{Name: "held", Window: closed, Steps: []Step{{Model: "gpt-6-luna", Prompt: "later"}}}, now)
+	for _, p := range []int{4, 1, 3, 2} {
+		s.Add(ctx, Task{Name: "p" + strconv.Itoa(p), Priority: p, Steps: []Step{{Model: "gpt-6-luna", Prompt: "p"}}}, now)
+	}
+	if err := s.Run(ctx, r.opts(1)); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, l := range r.lines {
+		if m := regexp.MustCompile(`\((p\d)\)`).FindStringSubmatch(l); m != nil {
+			order = append(order, m[1])
+		}
+	}
+	if fmt.Sprint(order) != "[p1 p2 p3 p4]" {
+		t.Fatalf("ran in order %v", order)
+	}
+	if in, _ := s.Get(ctx, held); in.Status != "scheduled" {
+		t.Fatalf("the task outside its window: %+v", in)
+	}
+}

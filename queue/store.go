@@ -63,6 +63,7 @@ type backend interface {
 	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	retry(ctx context.Context, id int64) error
 	cancel(ctx context.Context, id int64) error
+	purge(ctx context.Context) (int, error)
 	// exec and queryRow run spillway's own SQL (written with ? placeholders).
 	exec(ctx context.Context, sql string, args ...any) error
 	queryRow(ctx context.Context, sql string, args ...any) riverdriver.Row
@@ -84,6 +85,30 @@ func (b *riverBackend[TTx]) retry(ctx context.Context, id int64) error {
 func (b *riverBackend[TTx]) cancel(ctx context.Context, id int64) error {
 	_, err := b.client.JobCancel(ctx, id)
 	return err
+}
+
+func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
+	n := 0
+	for { // River deletes at most 10 000 a call
+		res, err := b.client.JobDeleteMany(ctx, river.NewJobDeleteManyParams().
+			States(rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded).First(10000))
+		if err != nil {
+			return 0, err
+		}
+		n += len(res.Jobs)
+		if len(res.Jobs) < 10000 {
+			break
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM spillway_steps WHERE job_id NOT IN (SELECT id FROM river_job)`,
+		`DELETE FROM spillway_results WHERE job_id NOT IN (SELECT id FROM river_job)`,
+	} {
+		if err := b.exec(ctx, q); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 func (b *riverBackend[TTx]) sql(q string) string {
@@ -319,6 +344,32 @@ func (s *Store) Cancel(ctx context.Context, id int64) error {
 	return nil
 }
 
+// Purge deletes finished tasks (succeeded, failed, cancelled) and their
+// results; it never touches queued or running ones.
+func (s *Store) Purge(ctx context.Context) (int, error) {
+	n, err := s.be.purge(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("queue: purge: %w", err)
+	}
+	return n, nil
+}
+
+// Steps returns the outputs of a task's finished steps, in order.
+func (s *Store) Steps(ctx context.Context, id int64) ([]string, error) {
+	var outs []string
+	for i := 0; ; i++ {
+		var out string
+		err := s.be.queryRow(ctx, `SELECT output FROM spillway_steps WHERE job_id = ? AND step = ?`, id, i).Scan(&out)
+		if err != nil {
+			if isNoRows(err) {
+				return outs, nil
+			}
+			return nil, err
+		}
+		outs = append(outs, out)
+	}
+}
+
 // Result is a finished task's output, if it has one.
 func (s *Store) Result(ctx context.Context, id int64) (string, bool, error) {
 	var out string
@@ -349,12 +400,13 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 func Status(r *rivertype.JobRow) string {
 	waiting := strings.Contains(string(r.Metadata), `"spillway_wait":"capacity"`)
 	switch r.State {
-	case rivertype.JobStateAvailable, rivertype.JobStatePending:
+	case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable:
+		// retryable: a failed step will run again on its own soon
 		if waiting {
 			return "waiting for capacity"
 		}
 		return "queued"
-	case rivertype.JobStateScheduled, rivertype.JobStateRetryable:
+	case rivertype.JobStateScheduled:
 		if waiting {
 			return "waiting for capacity"
 		}

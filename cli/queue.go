@@ -1,0 +1,443 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/queue"
+)
+
+func (a *App) queueCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "Durable prompt and agent tasks, worked a few at a time through the policy engine",
+		Long: `queue keeps tasks (a prompt, an agent command, or a file of steps) in a database
+(SQLite by default, Postgres with --db postgres://…) and works them with a
+concurrency limit and jittered gaps between starts. A task whose models are all
+at capacity sleeps without using an attempt; a failed step is retried alone and
+finished steps never run again, even after the worker is killed.`,
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", "sqlite, sqlite:PATH or a postgres:// URL (default: queue.db of the configuration)")
+	open := func(ctx context.Context) (*queue.Store, *config.Config, error) {
+		cfg, err := a.loadConfig()
+		if err != nil {
+			return nil, nil, err
+		}
+		dsn := db
+		if dsn == "" {
+			dsn = cfg.Queue.DB
+		}
+		s, err := queue.Open(ctx, dsn, a.dataDir(), queue.OpenOptions{})
+		if err != nil {
+			return nil, nil, fail(ExitFail, "%w", err)
+		}
+		return s, cfg, nil
+	}
+	cmd.AddCommand(a.queueAdd(open), a.queueLs(open), a.queueShow(open), a.queueRun(open), a.queueIDCmd(open, "retry"), a.queueIDCmd(open, "cancel"), a.queuePurge(open))
+	return cmd
+}
+
+type opener func(ctx context.Context) (*queue.Store, *config.Config, error)
+
+func (a *App) dataDir() string {
+	if d := a.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "spillway")
+	}
+	return filepath.Join(a.Getenv("HOME"), ".local", "share", "spillway")
+}
+
+func (a *App) queueAdd(open opener) *cobra.Command {
+	var (
+		steps, prompt, model, name, minTier, chain, window, deadline string
+		priority, maxAttempts                                        int
+		tags                                                         []string
+		asJSON                                                       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "add [flags] [-- COMMAND ARGS…]",
+		Short: "Add a task: --prompt TEXT, --steps FILE, or an agent command after --",
+		Example: `  spillway queue add --prompt "Summarise CHANGELOG.md" --model gpt-6-astra --min-tier medium
+  spillway queue add --steps release.yaml --window quiet --priority 1
+  spillway queue add --name fix-tests -- codex exec --skip-git-repo-check "fix the failing tests"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := queue.Task{Name: name, Priority: priority, MinTier: minTier, Chain: chain, Window: window, MaxAttempts: maxAttempts, Tags: tags}
+			n := 0
+			if steps != "" {
+				n++
+				data, err := os.ReadFile(steps)
+				if err != nil {
+					return fail(ExitUsage, "--steps: %w", err)
+				}
+				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
+					return fail(ExitUsage, "%w", err)
+				}
+			}
+			if prompt != "" {
+				n++
+				t.Steps = []queue.Step{{Name: "prompt", Prompt: prompt, Model: model}}
+			}
+			if len(args) > 0 {
+				n++
+				t.Steps = []queue.Step{{Name: "command", Command: args}}
+			}
+			if n != 1 {
+				return fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
+			}
+			if minTier != "" {
+				if _, err := config.ParseTier(minTier); err != nil {
+					return fail(ExitUsage, "--min-tier: %w", err)
+				}
+			}
+			if deadline != "" {
+				d, err := time.Parse(time.RFC3339, deadline)
+				if err != nil {
+					return fail(ExitUsage, "--deadline %q: an RFC 3339 time such as 2026-12-01T09:00:00Z", deadline)
+				}
+				t.Deadline = d
+			}
+			if t.Name == "" {
+				t.Name = t.Steps[0].Name
+			}
+			s, _, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			id, err := s.Add(cmd.Context(), t, time.Now())
+			if err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			in, _ := s.Get(cmd.Context(), id)
+			if asJSON {
+				return json.NewEncoder(a.Stdout).Encode(in)
+			}
+			fmt.Fprintf(a.Stdout, "added task %d (%s): %s\n", id, t.Name, in.Status)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
+	f.StringVar(&prompt, "prompt", "", "a one-prompt task")
+	f.StringVar(&model, "model", "", "the model a --prompt task starts at (its chain follows)")
+	f.StringVar(&name, "name", "", "a name to recognise the task by")
+	f.IntVar(&priority, "priority", 2, "1 (first) to 4 (last)")
+	f.StringVar(&minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")
+	f.StringVar(&chain, "chain", "", "the configured chain prompt steps without a model start at")
+	f.StringVar(&window, "window", "", "run only in this daily window, e.g. 22:00-07:00, or quiet")
+	f.StringVar(&deadline, "deadline", "", "cancel the task if it has not run by then (RFC 3339)")
+	f.IntVar(&maxAttempts, "max-attempts", 5, "attempts before the task fails (capacity waits do not count)")
+	f.StringArrayVar(&tags, "tag", nil, "a tag (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
+	f.SetInterspersed(false)
+	return cmd
+}
+
+func (a *App) queueLs(open opener) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List tasks with their status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, _, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			list, err := s.List(cmd.Context())
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			if asJSON {
+				return json.NewEncoder(a.Stdout).Encode(list)
+			}
+			tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tATTEMPTS\tNAME\tNEXT RUN")
+			for _, t := range list {
+				next := ""
+				if t.ScheduledAt.After(time.Now()) {
+					next = t.ScheduledAt.Local().Format("Jan 2 15:04:05")
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%d/%d\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Attempt, t.MaxAttempts, t.Name, next)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (a *App) queueShow(open opener) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one task: status, attempts, errors, step outputs and result",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return fail(ExitUsage, "%q is not a task id", args[0])
+			}
+			s, _, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			in, err := s.Get(cmd.Context(), id)
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			steps, _ := s.Steps(cmd.Context(), id)
+			result, _, _ := s.Result(cmd.Context(), id)
+			if asJSON {
+				return json.NewEncoder(a.Stdout).Encode(struct {
+					queue.Info
+					Steps  []string `json:"step_outputs"`
+					Result string   `json:"result"`
+				}{in, steps, result})
+			}
+			fmt.Fprintf(a.Stdout, "task %d %s: %s (attempt %d of %d, priority %d)\n", in.ID, in.Name, in.Status, in.Attempt, in.MaxAttempts, in.Priority)
+			for i, e := range in.Errors {
+				fmt.Fprintf(a.Stdout, "  error %d: %s\n", i+1, e)
+			}
+			for i, o := range steps {
+				fmt.Fprintf(a.Stdout, "  step %d output: %s\n", i+1, o)
+			}
+			if result != "" {
+				fmt.Fprintf(a.Stdout, "result:\n%s\n", result)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the task, its step outputs and result)")
+	return cmd
+}
+
+func (a *App) queueIDCmd(open opener, verb string) *cobra.Command {
+	short := map[string]string{"retry": "Run a failed or cancelled task again, alone", "cancel": "Cancel a task"}[verb]
+	return &cobra.Command{
+		Use:   verb + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return fail(ExitUsage, "%q is not a task id", args[0])
+			}
+			s, _, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if _, err := s.Get(cmd.Context(), id); err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			if verb == "retry" {
+				err = s.Retry(cmd.Context(), id)
+			} else {
+				err = s.Cancel(cmd.Context(), id)
+			}
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			in, _ := s.Get(cmd.Context(), id)
+			fmt.Fprintf(a.Stdout, "task %d: %s\n", id, in.Status)
+			return nil
+		},
+	}
+}
+
+func (a *App) queuePurge(open opener) *cobra.Command {
+	return &cobra.Command{
+		Use:   "purge",
+		Short: "Delete finished tasks (succeeded, failed, cancelled) and their results",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, _, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			n, err := s.Purge(cmd.Context())
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			fmt.Fprintf(a.Stdout, "purged %d finished tasks\n", n)
+			return nil
+		},
+	}
+}
+
+func (a *App) queueRun(open opener) *cobra.Command {
+	var (
+		conc               int
+		untilEmpty, asJSON bool
+		gapMin, gapMax     time.Duration
+		taskTimeout        time.Duration
+		eventsPath         string
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Work the queue (Ctrl-C to stop; --until-empty for scripts and CI)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, cfg, err := open(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if conc == 0 {
+				conc = cfg.Queue.Concurrency
+			}
+			if gapMin < 0 {
+				gapMin = cfg.Queue.GapMin.D()
+			}
+			if gapMax < 0 {
+				gapMax = cfg.Queue.GapMax.D()
+			}
+			var sink events.Sink = events.Nop{}
+			if eventsPath == "" {
+				eventsPath = cfg.Events.Path
+			}
+			if eventsPath == "" {
+				eventsPath = events.DefaultPath(a.Getenv)
+			}
+			if eventsPath != "-" {
+				ew, err := events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
+				if err != nil {
+					return fail(ExitFail, "event log: %w", err)
+				}
+				sink = ew
+				defer func() {
+					c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					ew.Close(c)
+				}()
+			}
+			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+			logf := func(format string, args ...any) {
+				line := fmt.Sprintf(format, args...)
+				if asJSON {
+					b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "event": line})
+					fmt.Fprintln(a.Stdout, string(b))
+					return
+				}
+				fmt.Fprintf(a.Stderr, "%s %s\n", time.Now().Format("15:04:05"), line)
+			}
+			stopView := a.queueView(ctx, s, asJSON)
+			err = s.Run(ctx, queue.RunOptions{Config: cfg, Engine: policy.New(cfg), Events: sink, Concurrency: conc, GapMin: gapMin, GapMax: gapMax,
+				RescueAfter: taskTimeout, UntilEmpty: untilEmpty, Rand: r.Float64, Log: logf})
+			stopView()
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			list, _ := s.List(context.Background())
+			failed := 0
+			for _, t := range list {
+				if t.Status == "failed" {
+					failed++
+				}
+			}
+			if failed > 0 && untilEmpty {
+				return fail(ExitFail, "%d task(s) failed; see spillway queue ls", failed)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&conc, "concurrency", 0, "tasks at once (default queue.concurrency, 2)")
+	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now (exit 1 if a task failed)")
+	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
+	f.DurationVar(&gapMin, "gap-min", -1, "least gap between task starts (default queue.gap_min)")
+	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between task starts (default queue.gap_max)")
+	f.DurationVar(&taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run; a dead worker's tasks run again after it")
+	f.StringVar(&eventsPath, "events", "", "event log file, or - for none")
+	return cmd
+}
+
+// queueView prints a progress bar with counts per status every second (a
+// line each time when stdout is not a terminal), or JSON lines.
+func (a *App) queueView(ctx context.Context, s *queue.Store, asJSON bool) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	tty := false
+	if f, ok := a.Stdout.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := ""
+		for {
+			list, err := s.List(context.Background())
+			if err == nil {
+				line := progressLine(list)
+				switch {
+				case asJSON:
+					counts := map[string]int{}
+					for _, t := range list {
+						counts[t.Status]++
+					}
+					b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "counts": counts, "total": len(list)})
+					fmt.Fprintln(a.Stdout, string(b))
+				case tty:
+					fmt.Fprintf(a.Stdout, "\r\033[K%s", line)
+				case line != last:
+					fmt.Fprintln(a.Stdout, line)
+				}
+				last = line
+			}
+			select {
+			case <-ctx.Done():
+				if tty {
+					io.WriteString(a.Stdout, "\n")
+				}
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func progressLine(list []queue.Info) string {
+	counts := map[string]int{}
+	for _, t := range list {
+		counts[t.Status]++
+	}
+	total := len(list)
+	finished := counts["succeeded"] + counts["failed"] + counts["cancelled"]
+	const width = 24
+	filled := 0
+	if total > 0 {
+		filled = finished * width / total
+	}
+	var parts []string
+	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "scheduled", "failed", "cancelled"} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return false })
+	return fmt.Sprintf("[%s%s] %d/%d done · %s", strings.Repeat("#", filled), strings.Repeat("-", width-filled), finished, total, strings.Join(parts, " · "))
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/queue"
+	"github.com/spillway/spillway/sim"
+)
+
+// TestQueueSurvivesSIGKILL runs `spillway queue run` as a process, kills it
+// with SIGKILL while tasks run, and restarts it: every task finishes, none is
+// lost, and no task that had finished runs again.
+func TestQueueSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and waits for River's rescue (~20 s)")
+	}
+	srv, _ := sim.New(sim.Options{TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	// each answer takes ~0.8 s, so a kill lands mid-task
+	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "spillway")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/spillway").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
+	db := "sqlite:" + filepath.Join(dir, "q.db")
+	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	for i := 0; i < 6; i++ {
+		out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", fmt.Sprintf("t%d", i), "--model", "gpt-6-luna", "--prompt", fmt.Sprintf("task %d", i)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("add: %v %s", err, out)
+		}
+	}
+	run := func(ctx context.Context, extra ...string) (*exec.Cmd, func() string) {
+		args := append([]string{"queue", "--config", cfg, "--db", db, "run", "--events", "-", "--concurrency", "2", "--gap-min", "0s", "--gap-max", "0s", "--task-timeout", "3s"}, extra...)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		var log strings.Builder
+		pr, _ := cmd.StderrPipe()
+		cmd.Stdout = nil
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				log.WriteString(sc.Text() + "\n")
+			}
+		}()
+		return cmd, func() string { <-done; return log.String() }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	first, _ := run(ctx)
+	s, err := queue.Open(ctx, db, dir, queue.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// wait until some have finished and some are running, then SIGKILL
+	finishedBefore := map[int64]bool{}
+	for {
+		list, _ := s.List(ctx)
+		running := 0
+		for _, in := range list {
+			if in.Status == "succeeded" {
+				finishedBefore[in.ID] = true
+			}
+			if in.Status == "running" {
+				running++
+			}
+		}
+		if len(finishedBefore) >= 1 && running >= 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("tasks never ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	second, secondLogOf := run(ctx, "--until-empty")
+	err = second.Wait()
+	secondLog := secondLogOf()
+	if err != nil {
+		t.Fatalf("second run: %v\n%s", err, secondLog)
+	}
+	list, _ := s.List(ctx)
+	if len(list) != 6 {
+		t.Fatalf("%d tasks, want 6", len(list))
+	}
+	for _, in := range list {
+		if in.Status != "succeeded" {
+			t.Fatalf("task %d: %s\nsecond run:\n%s", in.ID, in.Status, secondLog)
+		}
+		if finishedBefore[in.ID] && regexp.MustCompile(fmt.Sprintf(`task %d \(`, in.ID)).MatchString(secondLog) {
+			t.Fatalf("task %d had finished before the kill but ran again:\n%s", in.ID, secondLog)
+		}
+	}
+	t.Logf("finished before the kill: %v", finishedBefore)
+}
+
+func TestQueueCommands(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "q.db")
+	env := map[string]string{"HOME": t.TempDir()}
+	q := func(args ...string) (string, string, int) {
+		return run(t, env, "", append([]string{"queue", "--db", db}, args...)...)
+	}
+	out, errOut, code := q("add", "--prompt", "hello", "--model", "gpt-6-luna", "--tag", "batch-1", "--priority", "1")
+	if code != 0 || !strings.Contains(out, "added task 1 (prompt): queued") {
+		t.Fatalf("add: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := q("add", "--prompt", "x", "--steps", "../testdata/queue/steps.yaml"); code != ExitUsage || !strings.Contains(errOut, "exactly one of") {
+		t.Fatalf("two kinds: %d %s", code, errOut)
+	}
+	if _, errOut, code := q("add", "--prompt", "x", "--window", "night"); code != ExitUsage || !strings.Contains(errOut, "HH:MM-HH:MM") {
+		t.Fatalf("bad window: %d %s", code, errOut)
+	}
+	if _, errOut, code := q("add", "--prompt", "x", "--min-tier", "huge"); code != ExitUsage || !strings.Contains(errOut, "allowed: heavy, medium, light") {
+		t.Fatalf("bad tier: %d %s", code, errOut)
+	}
+	q("add", "--name", "cmd", "--", "codex", "exec", "do it")
+	out, _, _ = q("ls")
+	if !strings.Contains(out, "1   queued  1") || !strings.Contains(out, "cmd") {
+		t.Fatalf("ls:\n%s", out)
+	}
+	out, _, _ = q("ls", "--json")
+	if !strings.Contains(out, `"status":"queued"`) || !strings.Contains(out, `"tags":["batch-1"]`) {
+		t.Fatalf("ls --json: %s", out)
+	}
+	if out, _, code := q("cancel", "2"); code != 0 || !strings.Contains(out, "task 2: cancelled") {
+		t.Fatalf("cancel: %d %s", code, out)
+	}
+	if out, _, code := q("retry", "2"); code != 0 || !strings.Contains(out, "task 2: queued") {
+		t.Fatalf("retry: %d %s", code, out)
+	}
+	q("cancel", "2")
+	if out, _, code := q("purge"); code != 0 || !strings.Contains(out, "purged 1 finished tasks") {
+		t.Fatalf("purge: %d %s", code, out)
+	}
+	if _, errOut, code := q("show", "2"); code != ExitFail || !strings.Contains(errOut, "no task 2") {
+		t.Fatalf("show purged: %d %s", code, errOut)
+	}
+	if out, _, code := q("show", "1", "--json"); code != 0 || !strings.Contains(out, `"name":"prompt"`) {
+		t.Fatalf("show --json: %d %s", code, out)
+	}
+}

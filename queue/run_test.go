@@ -176,3 +176,24 @@ func TestPrioritiesAndWindows(t *testing.T) {
 		t.Fatalf("the task outside its window: %+v", in)
 	}
 }
+
+// While the chain's top model is open in the breaker, every task starts one
+// tier down together: the full model is not asked again until the cooldown.
+func TestOpenBreakerMovesTheQueueDownATier(t *testing.T) {
+	s := backends(t)["sqlite"](t)
+	r := newRunRig(t, "calm")
+	r.cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}
+	r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := 0; i < 10; i++ {
+		s.Add(ctx, Task{Name: fmt.Sprint(i), Steps: []Step{{Model: "gpt-6-astra", Prompt: fmt.Sprint("t", i)}}}, time.Now())
+	}
+	if err := s.Run(ctx, r.opts(2)); err != nil {
+		t.Fatal(err)
+	}
+	st := r.sim.Snapshot().Models
+	if st["gpt-6-astra"].Received != 2 || st["gpt-6.1-sol"].Served != 10 {
+		t.Fatalf("heavy asked %d times (breaker opens after 2), medium served %d of 10", st["gpt-6-astra"].Received, st["gpt-6.1-sol"].Served)
+	}
+}

@@ -55,6 +55,25 @@ finished steps never run again, even after the worker is killed.`,
 
 type opener func(ctx context.Context) (*queue.Store, *config.Config, error)
 
+// withTask parses a task id argument, opens the store and checks the task
+// exists before fn runs.
+func withTask(cmd *cobra.Command, open opener, arg string, fn func(s *queue.Store, in queue.Info) error) error {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return fail(ExitUsage, "%q is not a task id", arg)
+	}
+	s, _, err := open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	in, err := s.Get(cmd.Context(), id)
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	return fn(s, in)
+}
+
 func (a *App) dataDir() string {
 	if d := a.Getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "spillway")
@@ -190,39 +209,28 @@ func (a *App) queueShow(open opener) *cobra.Command {
 		Short: "Show one task: status, attempts, errors, step outputs and result",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return fail(ExitUsage, "%q is not a task id", args[0])
-			}
-			s, _, err := open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			in, err := s.Get(cmd.Context(), id)
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			steps, _ := s.Steps(cmd.Context(), id)
-			result, _, _ := s.Result(cmd.Context(), id)
-			if asJSON {
-				return json.NewEncoder(a.Stdout).Encode(struct {
-					queue.Info
-					Steps  []string `json:"step_outputs"`
-					Result string   `json:"result"`
-				}{in, steps, result})
-			}
-			fmt.Fprintf(a.Stdout, "task %d %s: %s (attempt %d of %d, priority %d)\n", in.ID, in.Name, in.Status, in.Attempt, in.MaxAttempts, in.Priority)
-			for i, e := range in.Errors {
-				fmt.Fprintf(a.Stdout, "  error %d: %s\n", i+1, e)
-			}
-			for i, o := range steps {
-				fmt.Fprintf(a.Stdout, "  step %d output: %s\n", i+1, o)
-			}
-			if result != "" {
-				fmt.Fprintf(a.Stdout, "result:\n%s\n", result)
-			}
-			return nil
+			return withTask(cmd, open, args[0], func(s *queue.Store, in queue.Info) error {
+				steps, _ := s.Steps(cmd.Context(), in.ID)
+				result, _, _ := s.Result(cmd.Context(), in.ID)
+				if asJSON {
+					return json.NewEncoder(a.Stdout).Encode(struct {
+						queue.Info
+						Steps  []string `json:"step_outputs"`
+						Result string   `json:"result"`
+					}{in, steps, result})
+				}
+				fmt.Fprintf(a.Stdout, "task %d %s: %s (attempt %d of %d, priority %d)\n", in.ID, in.Name, in.Status, in.Attempt, in.MaxAttempts, in.Priority)
+				for i, e := range in.Errors {
+					fmt.Fprintf(a.Stdout, "  error %d: %s\n", i+1, e)
+				}
+				for i, o := range steps {
+					fmt.Fprintf(a.Stdout, "  step %d output: %s\n", i+1, o)
+				}
+				if result != "" {
+					fmt.Fprintf(a.Stdout, "result:\n%s\n", result)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the task, its step outputs and result)")
@@ -236,29 +244,20 @@ func (a *App) queueIDCmd(open opener, verb string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return fail(ExitUsage, "%q is not a task id", args[0])
-			}
-			s, _, err := open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if _, err := s.Get(cmd.Context(), id); err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			if verb == "retry" {
-				err = s.Retry(cmd.Context(), id)
-			} else {
-				err = s.Cancel(cmd.Context(), id)
-			}
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			in, _ := s.Get(cmd.Context(), id)
-			fmt.Fprintf(a.Stdout, "task %d: %s\n", id, in.Status)
-			return nil
+			return withTask(cmd, open, args[0], func(s *queue.Store, in queue.Info) error {
+				var err error
+				if verb == "retry" {
+					err = s.Retry(cmd.Context(), in.ID)
+				} else {
+					err = s.Cancel(cmd.Context(), in.ID)
+				}
+				if err != nil {
+					return fail(ExitFail, "%w", err)
+				}
+				in, _ = s.Get(cmd.Context(), in.ID)
+				fmt.Fprintf(a.Stdout, "task %d: %s\n", in.ID, in.Status)
+				return nil
+			})
 		},
 	}
 }

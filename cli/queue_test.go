@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/spillway/spillway/queue"
 	"github.com/spillway/spillway/sim"
 )
@@ -25,6 +27,37 @@ func TestQueueSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and waits for River's rescue (~20 s)")
 	}
+	t.Run("sqlite", func(t *testing.T) { queueSIGKILL(t, "sqlite:"+filepath.Join(t.TempDir(), "q.db")) })
+	t.Run("postgres", func(t *testing.T) { queueSIGKILL(t, postgresSchemaURL(t)) })
+}
+
+// postgresSchemaURL is a URL to the test database whose search_path is a
+// schema of this test's own (dropped at the end). Without Postgres the test
+// says it was skipped; in CI it fails.
+func postgresSchemaURL(t *testing.T) string {
+	url := os.Getenv("SPILLWAY_TEST_POSTGRES")
+	if url == "" {
+		url = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Postgres is required in CI: %v", err)
+		}
+		t.Skipf("SKIPPED: Postgres queue test (no server at %s: %v)", url, err)
+	}
+	schema := fmt.Sprintf("spillway_cli_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(context.Background(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		conn.Close(context.Background())
+	})
+	return url + "&search_path=" + schema
+}
+
+func queueSIGKILL(t *testing.T, db string) {
 	srv, _ := sim.New(sim.Options{TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
@@ -38,7 +71,6 @@ func TestQueueSurvivesSIGKILL(t *testing.T) {
 	}
 	cfg := filepath.Join(dir, "spillway.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
-	db := "sqlite:" + filepath.Join(dir, "q.db")
 	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
 	for i := 0; i < 6; i++ {
 		out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", fmt.Sprintf("t%d", i), "--model", "gpt-6-luna", "--prompt", fmt.Sprintf("task %d", i)).CombinedOutput()

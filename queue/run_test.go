@@ -150,30 +150,34 @@ func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
 }
 
 func TestPrioritiesAndWindows(t *testing.T) {
-	s := backends(t)["sqlite"](t)
-	r := newRunRig(t, "calm")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	now := time.Now()
-	closed := fmt.Sprintf("%02d:%02d-%02d:%02d", (now.Hour()+2)%24, 0, (now.Hour()+3)%24, 0)
-	held, _ := s.Add(ctx, Task{Name: "held", Window: closed, Steps: []Step{{Model: "gpt-6-luna", Prompt: "later"}}}, now)
-	for _, p := range []int{4, 1, 3, 2} {
-		s.Add(ctx, Task{Name: "p" + strconv.Itoa(p), Priority: p, Steps: []Step{{Model: "gpt-6-luna", Prompt: "p"}}}, now)
-	}
-	if err := s.Run(ctx, r.opts(1)); err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	for _, l := range r.lines {
-		if m := regexp.MustCompile(`\((p\d)\)`).FindStringSubmatch(l); m != nil {
-			order = append(order, m[1])
-		}
-	}
-	if fmt.Sprint(order) != "[p1 p2 p3 p4]" {
-		t.Fatalf("ran in order %v", order)
-	}
-	if in, _ := s.Get(ctx, held); in.Status != "scheduled" {
-		t.Fatalf("the task outside its window: %+v", in)
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			now := time.Now()
+			closed := fmt.Sprintf("%02d:%02d-%02d:%02d", (now.Hour()+2)%24, 0, (now.Hour()+3)%24, 0)
+			held, _ := s.Add(ctx, Task{Name: "held", Window: closed, Steps: []Step{{Model: "gpt-6-luna", Prompt: "later"}}}, now)
+			for _, p := range []int{4, 1, 3, 2} {
+				s.Add(ctx, Task{Name: "p" + strconv.Itoa(p), Priority: p, Steps: []Step{{Model: "gpt-6-luna", Prompt: "p"}}}, now)
+			}
+			if err := s.Run(ctx, r.opts(1)); err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for _, l := range r.lines {
+				if m := regexp.MustCompile(`\((p\d)\)`).FindStringSubmatch(l); m != nil {
+					order = append(order, m[1])
+				}
+			}
+			if fmt.Sprint(order) != "[p1 p2 p3 p4]" {
+				t.Fatalf("ran in order %v", order)
+			}
+			if in, _ := s.Get(ctx, held); in.Status != "scheduled" {
+				t.Fatalf("the task outside its window: %+v", in)
+			}
+		})
 	}
 }
 

@@ -167,6 +167,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	if err := w.pace(ctx); err != nil {
 		return err
 	}
+	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
 	if err != nil {

@@ -96,6 +96,11 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 		select {
 		case <-ctx.Done():
 			cancel()
+			if terminal {
+				// the client had its final event and hung up before the
+				// upstream's end of stream: a complete answer
+				return out
+			}
 			out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
 			out.committed = true // nothing more to do for this client
 			return out
@@ -168,7 +173,9 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 			}
 			if !write(ev.Raw) {
 				cancel()
-				out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
+				if !terminal {
+					out.verdict = classify.Verdict{Class: classify.Unknown, Message: "client went away"}
+				}
 				return out
 			}
 			timer.Reset(idle)

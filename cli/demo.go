@@ -15,6 +15,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/serve"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -218,17 +219,15 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 
 // serveInBackground serves h on a free loopback port until ctx ends.
 func serveInBackground(ctx context.Context, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- serve.Run(ctx, "127.0.0.1:0", h, serve.Options{Ready: func(a net.Addr) { ready <- a.String() }, Grace: 2 * time.Second})
+	}()
+	select {
+	case addr := <-ready:
+		return addr, nil
+	case err := <-errc:
 		return "", err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		hs.Shutdown(sctx)
-	}()
-	return ln.Addr().String(), nil
 }

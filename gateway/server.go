@@ -19,6 +19,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/serve"
 )
 
 // Options configure a Server.
@@ -132,28 +133,12 @@ func (s *Server) Handler() http.Handler {
 
 // ListenAndServe serves on addr until ctx ends. ready gets the bound address.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", addr)
+	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Ready: ready, Grace: 10 * time.Second,
+		Server: &http.Server{ReadHeaderTimeout: 15 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 15 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
+	return nil
 }
 
 func (s *Server) noteFallback(f Fallback) {

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/serve"
 )
 
 // DefaultMaxBody is the request body limit; larger bodies get 413.
@@ -152,29 +152,12 @@ func (s *Server) Handler() http.Handler {
 // ListenAndServe serves on addr until ctx ends. ready, when not nil, gets the
 // bound address once listening.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", addr)
+	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Ready: ready, OnStop: s.Close,
+		Server: &http.Server{ReadHeaderTimeout: 10 * time.Second}})
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		s.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
+	return nil
 }
 
 // ModelStats are one model's counters.

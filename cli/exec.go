@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -124,5 +123,3 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
-
-var _ = os.Stdin

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"sync"
 )
@@ -22,5 +21,3 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 func newTestLogger(b *bytes.Buffer, mu *sync.Mutex) *slog.Logger {
 	return slog.New(slog.NewTextHandler(lockedWriter{mu, b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
-
-var _ = context.Background

@@ -16,20 +16,6 @@ import (
 	"github.com/spillway/spillway/sse"
 )
 
-// The frame kinds come from package provider, shared with the Go library.
-type frameKind = provider.Frame
-
-const (
-	frameHold     = provider.Hold
-	frameOutput   = provider.Output
-	frameTerminal = provider.Terminal
-	frameError    = provider.Error
-)
-
-func kindOf(ep endpoint, ev sse.Event) frameKind { return provider.KindOf(ep.kind, ev) }
-
-func chatFinished(ev sse.Event) bool { return provider.ChatFinished(ev) }
-
 // maxHeld bounds the opening events held before the first output.
 const maxHeld = 1 << 20
 
@@ -141,17 +127,17 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 				}
 				continue
 			}
-			kind := kindOf(ep, ev)
+			kind := provider.KindOf(ep.kind, ev)
 			if !out.committed {
 				switch kind {
-				case frameError:
+				case provider.Error:
 					cancel()
 					out.verdict = classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
 					if out.verdict.Class == classify.OK || out.verdict.Class == classify.Unknown {
 						out.verdict.Class = classify.ServerError
 					}
 					return out
-				case frameHold:
+				case provider.Hold:
 					held = append(held, ev.Raw)
 					if heldBytes += len(ev.Raw); heldBytes <= maxHeld {
 						continue
@@ -180,17 +166,17 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 			}
 			timer.Reset(idle)
 			switch {
-			case kind == frameTerminal:
+			case kind == provider.Terminal:
 				terminal = true
 				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
 				if ev.Name == "response.incomplete" {
 					out.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
 				}
-			case kind == frameError:
+			case kind == provider.Error:
 				// after output: the client has seen it; the attempt is over
 				out.verdict = classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
 				terminal = true
-			case ep.kind == "chat" && chatFinished(ev):
+			case ep.kind == "chat" && provider.ChatFinished(ev):
 				terminal = true
 				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
 			case ev.Name == "message_delta" || (ep.kind == "chat" && bytes.Contains(ev.Data, []byte(`"usage"`))):

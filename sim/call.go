@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"net"
 	"net/http"
@@ -475,5 +474,3 @@ func roundDur(d time.Duration) time.Duration {
 	}
 	return d.Round(10 * time.Millisecond)
 }
-
-var errBadJSON = errors.New("bad json")

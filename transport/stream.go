@@ -62,10 +62,10 @@ func (t *Transport) hold(ctx context.Context, cancel context.CancelFunc, resp *h
 			if ev.Comment { // a keep-alive before output: nothing to decide
 				continue
 			}
-			switch kindOf(ep, ev) {
-			case frameHold:
+			switch provider.KindOf(ep.kind, ev) {
+			case provider.Hold:
 				continue
-			case frameError:
+			case provider.Error:
 				v := classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(cand.Type)})
 				if v.Class == classify.OK || v.Class == classify.Unknown {
 					v.Class = classify.ServerError
@@ -100,15 +100,3 @@ func (t *Transport) hold(ctx context.Context, cancel context.CancelFunc, resp *h
 	h.bytes = rec.buf.Bytes()
 	return h
 }
-
-// The frame kinds come from package provider, shared with the Go library.
-type frameKind = provider.Frame
-
-const (
-	frameHold     = provider.Hold
-	frameOutput   = provider.Output
-	frameTerminal = provider.Terminal
-	frameError    = provider.Error
-)
-
-func kindOf(ep endpoint, ev sse.Event) frameKind { return provider.KindOf(ep.kind, ev) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -77,7 +76,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
-	simAddr, err := serveInBackground(ctx, simSrv.Handler())
+	simAddr, err := serve.Background(ctx, simSrv.Handler(), serve.Options{})
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
@@ -93,7 +92,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
-	gwAddr, err := serveInBackground(ctx, gw.Handler())
+	gwAddr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
@@ -215,19 +214,4 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 	r.model = resp.Header.Get("X-Spillway-Model")
 	r.route = resp.Header.Get("X-Spillway-Route")
 	return r
-}
-
-// serveInBackground serves h on a free loopback port until ctx ends.
-func serveInBackground(ctx context.Context, h http.Handler) (string, error) {
-	ready := make(chan string, 1)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- serve.Run(ctx, "127.0.0.1:0", h, serve.Options{Ready: func(a net.Addr) { ready <- a.String() }, Grace: 2 * time.Second})
-	}()
-	select {
-	case addr := <-ready:
-		return addr, nil
-	case err := <-errc:
-		return "", err
-	}
 }

@@ -62,3 +62,22 @@ func Run(ctx context.Context, addr string, h http.Handler, o Options) error {
 		return err
 	}
 }
+
+// Background serves h on a free loopback port until ctx ends and returns the
+// bound address ("127.0.0.1:PORT"): the demo's and the benches' in-process
+// servers.
+func Background(ctx context.Context, h http.Handler, o Options) (string, error) {
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	o.Ready = func(a net.Addr) { ready <- a.String() }
+	if o.Grace == 0 {
+		o.Grace = 2 * time.Second
+	}
+	go func() { errc <- Run(ctx, "127.0.0.1:0", h, o) }()
+	select {
+	case addr := <-ready:
+		return addr, nil
+	case err := <-errc:
+		return "", err
+	}
+}

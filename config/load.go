@@ -551,11 +551,17 @@ func (l *loader) validate(c *Config) {
 	if c.Breaker.Failures < 1 {
 		l.at("breaker.failures", fmt.Sprintf("must be at least 1, not %d", c.Breaker.Failures))
 	}
+	if c.Breaker.Consecutive < 0 {
+		l.at("breaker.consecutive", fmt.Sprintf("must be 0 (off) or more, not %d", c.Breaker.Consecutive))
+	}
 	if c.Breaker.Window <= 0 {
 		l.at("breaker.window", "must be more than 0s")
 	}
 	if c.Breaker.Cooldown <= 0 {
 		l.at("breaker.cooldown", "must be more than 0s")
+	}
+	if c.Breaker.MaxCooldown != 0 && c.Breaker.MaxCooldown < c.Breaker.Cooldown {
+		l.at("breaker.max_cooldown", fmt.Sprintf("must be at least cooldown (%s)", c.Breaker.Cooldown.D()))
 	}
 	if c.State != "memory" {
 		if u, err := url.Parse(c.State); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {

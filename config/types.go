@@ -180,7 +180,14 @@ type Retry struct {
 type Breaker struct {
 	Failures int      `yaml:"failures"`
 	Window   Duration `yaml:"window"`
-	Cooldown Duration `yaml:"cooldown"`
+	// Consecutive opens the breaker after that many capacity errors in a
+	// row with no answer between, whatever the window holds (0: off).
+	Consecutive int      `yaml:"consecutive"`
+	Cooldown    Duration `yaml:"cooldown"`
+	// MaxCooldown caps the cooldown, which doubles each time the probe
+	// after a cooldown finds the model still full (a pool full for hours
+	// is not probed every cooldown); it resets when a probe gets through.
+	MaxCooldown Duration `yaml:"max_cooldown"`
 }
 
 // Queue sets the task queue.

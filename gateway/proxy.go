@@ -36,6 +36,7 @@ type request struct {
 	started   time.Time
 	attempts  int
 	lastModel string
+	budget    time.Duration // the most this request may wait in all
 }
 
 // hopHeaders are not forwarded in either direction.
@@ -95,8 +96,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request) str
 		minTier = t
 	}
 	noFallback := r.Header.Get("X-Spillway-No-Fallback") == "1" || strings.EqualFold(r.Header.Get("X-Spillway-No-Fallback"), "true")
+	// A batch client that would rather wait than fail names its own wait
+	// budget (the configuration's retry.budget suits interactive agents).
+	req.budget = s.cfg.Retry.Budget.D()
+	if h := r.Header.Get("X-Spillway-Budget"); h != "" {
+		d, err := time.ParseDuration(h)
+		if err != nil || d <= 0 {
+			return reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: X-Spillway-Budget: %q is not a positive duration such as 90s or 30m", h))
+		}
+		req.budget = d
+	}
 
-	plan := s.engine.NewPlan(policy.Request{Model: req.model, Type: ep.typ, MinTier: minTier, NoFallback: noFallback, InputTokens: len(raw) / 4})
+	plan := s.engine.NewPlan(policy.Request{Model: req.model, Type: ep.typ, MinTier: minTier, NoFallback: noFallback, InputTokens: len(raw) / 4, Budget: req.budget})
 	step := plan.Start()
 	var last *attemptResult
 	ctx := r.Context()
@@ -134,6 +145,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request) str
 type attemptResult struct {
 	verdict classify.Verdict
 	final   bool // the response went to the client
+	local   bool // refused here (breaker open): nothing was sent, nothing is logged
 	status  int
 	header  http.Header
 	body    []byte // an error body kept for passing through
@@ -148,6 +160,10 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 	t0 := time.Now()
 	res := &attemptResult{}
 	defer func() {
+		if res.local {
+			req.attempts-- // not an attempt: nothing went upstream
+			return
+		}
 		rec.TS = t0.UTC()
 		rec.Class = string(res.verdict.Class)
 		rec.LatencyMS = time.Since(t0).Milliseconds()
@@ -160,22 +176,20 @@ func (s *Server) attempt(ctx context.Context, w http.ResponseWriter, r *http.Req
 
 	// A free slot for this model (pacing.max_concurrency) is waited for at
 	// most the wait budget; past that the model counts as full.
-	actxSlot, cancelSlot := context.WithTimeout(ctx, s.cfg.Retry.Budget.D())
-	release, paced, err := s.engine.Pacer.Acquire(actxSlot, cand.Key(), req.keyHash)
-	cancelSlot()
+	release, paced, err := s.engine.Pacer.Acquire(ctx, cand.Key(), req.keyHash, req.budget)
 	rec.WaitMS += paced.Milliseconds()
 	if err != nil {
 		if ctx.Err() == nil {
-			res.verdict = classify.Verdict{Class: classify.Capacity, Message: fmt.Sprintf("no free slot for %s within %s (pacing.max_concurrency)", cand.Model, s.cfg.Retry.Budget.D())}
+			res.verdict = classify.Verdict{Class: classify.Capacity, Message: fmt.Sprintf("no free slot for %s within %s (pacing.max_concurrency)", cand.Model, req.budget)}
 			return res
 		}
 		res.verdict = classify.Err(err)
 		return res
 	}
 	defer release()
-	done, ok := s.engine.Breakers.Allow(cand.Key())
+	done, ok := s.engine.Allow(cand.Key())
 	if !ok {
-		res.verdict = classify.Verdict{Class: classify.Capacity, Message: "breaker open for " + cand.Key() + "; not sent"}
+		res.verdict, res.local = policy.Refused(cand.Key()), true
 		return res
 	}
 
@@ -429,15 +443,56 @@ func jsonErr(err error) string {
 }
 
 // outputTokens reads the usage of a whole JSON answer, for the event log.
+// Only the "usage" object is decoded: decoding the whole answer to find it
+// was the largest cost of the gateway's own code in a profile at 1000
+// req/s (BENCHMARKS.md). The object's key is searched from the end (usage
+// follows the content in every provider's answer); a "usage" inside a
+// string cannot match, as its quotes would be escaped.
 func outputTokens(body []byte) int {
 	var u struct {
-		Usage struct {
-			OutputTokens     int `json:"output_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
+		OutputTokens     int `json:"output_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
 	}
-	if json.Unmarshal(body, &u) != nil {
+	key := []byte(`"usage"`)
+	for end := len(body); ; {
+		i := bytes.LastIndex(body[:end], key)
+		if i < 0 {
+			return 0
+		}
+		rest := bytes.TrimLeft(body[i+len(key):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			obj := bytes.TrimLeft(rest[1:], " \t\r\n")
+			if n := objectLen(obj); n > 0 && json.Unmarshal(obj[:n], &u) == nil {
+				return max(u.OutputTokens, u.CompletionTokens)
+			}
+			return 0
+		}
+		end = i
+	}
+}
+
+// objectLen is the length of the JSON object b starts with, or 0 when b
+// does not start with a complete one (strings and escapes respected).
+func objectLen(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
 		return 0
 	}
-	return max(u.Usage.OutputTokens, u.Usage.CompletionTokens)
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }

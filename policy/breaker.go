@@ -24,17 +24,30 @@ type Breakers interface {
 	Open(key string) bool
 	// States lists every breaker's state: closed, open, half-open.
 	States() map[string]string
+	// Wait is how long until key's open breaker lets a probe through; 0
+	// when it is not open.
+	Wait(key string) time.Duration
 }
 
 // MemoryBreakers keeps breakers in process, one gobreaker two-step breaker
-// per key: it opens after `failures` capacity errors within `window`, stays
+// per key: it opens after `failures` capacity errors within `window` (or
+// `consecutive` in a row), stays
 // open for `cooldown`, then lets a single probe through and closes on its
 // success. Only capacity counts as failure; network and timeout are neither
 // success nor failure (they say nothing about the pool).
+//
+// A probe that finds the pool still full opens the breaker again for twice
+// the last cooldown, up to `max_cooldown` (as Envoy's outlier detection
+// lengthens each ejection): a pool that stays full through a long peak is
+// probed a few times an hour, not twice a minute. gobreaker's own timeout is
+// fixed, so the longer hold is kept here, in front of it.
 type MemoryBreakers struct {
 	cfg config.Breaker
 	mu  sync.Mutex
 	m   map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+	// holds are the lengthened cooldowns, by key
+	holdMu sync.Mutex
+	holds  map[string]*hold
 	// OnChange, when set, is told about state changes (metrics, status).
 	OnChange func(key, from, to string)
 }
@@ -43,7 +56,50 @@ var _ Breakers = (*MemoryBreakers)(nil)
 
 // NewMemoryBreakers returns an empty set.
 func NewMemoryBreakers(cfg config.Breaker) *MemoryBreakers {
-	return &MemoryBreakers{cfg: cfg, m: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}
+	return &MemoryBreakers{cfg: cfg, m: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}, holds: map[string]*hold{}}
+}
+
+// hold is one breaker's lengthened cooldown.
+type hold struct {
+	cooldown time.Duration // of the current (or last) open period
+	until    time.Time     // no probe before this
+}
+
+// opened records a trip: a first one waits the configured cooldown, one
+// after a failed probe twice the last, capped.
+func (b *MemoryBreakers) opened(key string, afterProbe bool) {
+	b.holdMu.Lock()
+	defer b.holdMu.Unlock()
+	h := b.holds[key]
+	if h == nil {
+		h = &hold{}
+		b.holds[key] = h
+	}
+	base := b.cfg.Cooldown.D()
+	if afterProbe && h.cooldown > 0 {
+		h.cooldown = min(2*h.cooldown, max(b.cfg.MaxCooldown.D(), base))
+	} else {
+		h.cooldown = base
+	}
+	h.until = time.Now().Add(h.cooldown)
+}
+
+// Wait implements Breakers.
+func (b *MemoryBreakers) Wait(key string) time.Duration {
+	b.holdMu.Lock()
+	defer b.holdMu.Unlock()
+	if h := b.holds[key]; h != nil {
+		return max(time.Until(h.until), 0)
+	}
+	return 0
+}
+
+// held reports whether key is inside a lengthened cooldown.
+func (b *MemoryBreakers) held(key string) bool {
+	b.holdMu.Lock()
+	defer b.holdMu.Unlock()
+	h := b.holds[key]
+	return h != nil && time.Now().Before(h.until)
 }
 
 func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct{}] {
@@ -52,6 +108,7 @@ func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct
 	cb := b.m[key]
 	if cb == nil {
 		failures := uint32(max(b.cfg.Failures, 1))
+		consecutive := uint32(b.cfg.Consecutive)
 		window := b.cfg.Window.D()
 		cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 			Name:         key,
@@ -59,7 +116,11 @@ func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct
 			Interval:     window,
 			BucketPeriod: bucket(window),
 			Timeout:      b.cfg.Cooldown.D(),
-			ReadyToTrip:  func(c gobreaker.Counts) bool { return c.TotalFailures >= failures },
+			// N capacity answers within the window, or a few in a row with
+			// no answer between (the pool is full now, not busy)
+			ReadyToTrip: func(c gobreaker.Counts) bool {
+				return c.TotalFailures >= failures || consecutive > 0 && c.ConsecutiveFailures >= consecutive
+			},
 			IsSuccessful: func(err error) bool { return verdictOf(err) != classify.Capacity },
 			// Only an answer from the model counts as success; failures that
 			// say nothing about its pool (transport, server errors, rate
@@ -72,6 +133,9 @@ func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct
 				return false
 			},
 			OnStateChange: func(name string, from, to gobreaker.State) {
+				if to == gobreaker.StateOpen {
+					b.opened(name, from == gobreaker.StateHalfOpen)
+				}
 				if b.OnChange != nil {
 					b.OnChange(name, from.String(), to.String())
 				}
@@ -103,7 +167,11 @@ func verdictOf(err error) classify.Class {
 
 // Allow implements Breakers.
 func (b *MemoryBreakers) Allow(key string) (func(classify.Verdict), bool) {
-	done, err := b.get(key).Allow()
+	cb := b.get(key)
+	if b.held(key) {
+		return nil, false
+	}
+	done, err := cb.Allow()
 	if err != nil {
 		return nil, false
 	}
@@ -121,7 +189,11 @@ func (b *MemoryBreakers) Open(key string) bool {
 	b.mu.Lock()
 	cb := b.m[key]
 	b.mu.Unlock()
-	return cb != nil && cb.State() == gobreaker.StateOpen
+	if cb == nil {
+		return false
+	}
+	// ask gobreaker only past the hold: asking moves it to half-open
+	return b.held(key) || cb.State() == gobreaker.StateOpen
 }
 
 // States implements Breakers.
@@ -135,7 +207,11 @@ func (b *MemoryBreakers) States() map[string]string {
 	sort.Strings(keys)
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
-		out[k] = b.get(k).State().String()
+		if b.held(k) {
+			out[k] = gobreaker.StateOpen.String()
+		} else {
+			out[k] = b.get(k).State().String()
+		}
 	}
 	return out
 }

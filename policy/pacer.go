@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -14,40 +15,144 @@ import (
 // back. Written here rather than with golang.org/x/time/rate because the
 // pace wanted is a jittered gap between starts per model and key, coupled
 // with a concurrency limit, not a token bucket.
+//
+// The concurrency limit adapts to the room a model's pool has left (AIMD,
+// as TCP's congestion window or Netflix's concurrency-limits): each capacity
+// answer halves it, down to one; each answer from the model raises it by a
+// quarter, up to pacing.max_concurrency. A pool with one free slot is then
+// sent one request at a time instead of three that collide, and the plan
+// sends what can go elsewhere to the next model instead of queueing.
 type Pacer struct {
 	cfg   config.Pacing
 	clock Clock
 	rnd   func() float64
 
 	mu    sync.Mutex
-	slots map[string]chan struct{}
+	lanes map[string]*lane
 	next  map[string]time.Time // earliest next start per model
 	slow  map[string]float64   // gap multiplier per key
 }
 
+// lane is one model's requests in flight and their current limit.
+type lane struct {
+	inflight int
+	limit    float64
+	wake     chan struct{} // closed and replaced when a slot frees
+	reserved time.Time     // until then, requests that can only use this model are waiting for it
+}
+
 // NewPacer returns a pacer with cfg's gap, jitter and concurrency.
 func NewPacer(cfg config.Pacing, clock Clock, rnd func() float64) *Pacer {
-	return &Pacer{cfg: cfg, clock: clock, rnd: rnd, slots: map[string]chan struct{}{}, next: map[string]time.Time{}, slow: map[string]float64{}}
+	return &Pacer{cfg: cfg, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{}, slow: map[string]float64{}}
+}
+
+func (p *Pacer) max() float64 { return float64(max(p.cfg.MaxConcurrency, 1)) }
+
+// lane returns model's lane; p.mu must be held.
+func (p *Pacer) lane(model string) *lane {
+	l := p.lanes[model]
+	if l == nil {
+		l = &lane{limit: p.max(), wake: make(chan struct{})}
+		p.lanes[model] = l
+	}
+	return l
+}
+
+// Crowded reports whether model's pool has shown less room than the
+// configured concurrency (its limit is down) and that room is taken now, or
+// promised to requests that can use no other model (see Reserve): a request
+// that may go to another model should, rather than queue here.
+func (p *Pacer) Crowded(model string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.lanes[model]
+	return l != nil && l.limit < p.max() && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
+}
+
+// Reserve marks model's scarce room as wanted until `until` by a request
+// that can use no other model (its minimum tier allows only this one) and
+// is waiting to try again: requests with somewhere else to go leave it the
+// room meanwhile, instead of taking the one slot a found gap in a full pool
+// offers.
+func (p *Pacer) Reserve(model string, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.lane(model); until.After(l.reserved) {
+		l.reserved = until
+	}
+}
+
+// Limit is model's current concurrency limit.
+func (p *Pacer) Limit(model string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int(p.lane(model).limit)
+}
+
+// Full halves model's limit after a capacity answer (not below one).
+func (p *Pacer) Full(model string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.lane(model)
+	l.limit = math.Max(1, l.limit/2)
+}
+
+// Served raises model's limit after an answer from it, up to the maximum.
+func (p *Pacer) Served(model string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.lane(model)
+	if grew := math.Min(p.max(), l.limit+0.25); int(grew) > int(l.limit) {
+		l.limit = grew
+		close(l.wake) // a slot more: let a waiter in
+		l.wake = make(chan struct{})
+	} else {
+		l.limit = grew
+	}
 }
 
 // Acquire waits for a slot for model and for its turn to start, then
 // returns release (to call when the request is over) and the time waited.
 // key identifies the caller's credentials (a hash, never the key itself).
-func (p *Pacer) Acquire(ctx context.Context, model, key string) (release func(), waited time.Duration, err error) {
+// within, when above 0, bounds the wait for a slot: past it Acquire returns
+// context.DeadlineExceeded (the turn's gap is not bounded by it).
+func (p *Pacer) Acquire(ctx context.Context, model, key string, within time.Duration) (release func(), waited time.Duration, err error) {
 	t0 := p.clock.Now()
-	p.mu.Lock()
-	slots := p.slots[model]
-	if slots == nil {
-		slots = make(chan struct{}, max(p.cfg.MaxConcurrency, 1))
-		p.slots[model] = slots
+	var deadline <-chan time.Time // made only when a wait is needed: the common case allocates no timer
+	for {
+		p.mu.Lock()
+		l := p.lane(model)
+		if l.inflight < int(l.limit) {
+			l.inflight++
+			p.mu.Unlock()
+			break
+		}
+		wake := l.wake
+		p.mu.Unlock()
+		if deadline == nil && within > 0 {
+			t := time.NewTimer(within)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			return nil, p.clock.Now().Sub(t0), context.DeadlineExceeded
+		case <-ctx.Done():
+			return nil, p.clock.Now().Sub(t0), ctx.Err()
+		}
 	}
-	p.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, p.clock.Now().Sub(t0), ctx.Err()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			p.mu.Lock()
+			l := p.lanes[model]
+			l.inflight--
+			close(l.wake)
+			l.wake = make(chan struct{})
+			p.mu.Unlock()
+		})
 	}
-	release = func() { <-slots }
 
 	p.mu.Lock()
 	now := p.clock.Now()

@@ -241,14 +241,63 @@ func (p *Plan) RouteString() string {
 	return strings.Join(parts, " > ")
 }
 
+// Allow asks key's breaker for one attempt. done must be called with the
+// model's answer: it goes to the breaker and to the pacer's adaptive
+// concurrency limit. Callers call it only for answers that came from the
+// model (not for local refusals).
+func (e *Engine) Allow(key string) (done func(classify.Verdict), ok bool) {
+	bdone, ok := e.Breakers.Allow(key)
+	if !ok {
+		return nil, false
+	}
+	return func(v classify.Verdict) {
+		switch v.Class {
+		case classify.Capacity:
+			e.Pacer.Full(key)
+		case classify.OK:
+			e.Pacer.Served(key)
+		}
+		bdone(v)
+	}, true
+}
+
+// BreakerOpen is the Code of the verdict for an attempt the breaker kept
+// from being sent: a local refusal, not an upstream answer (routes show it
+// as "breaker_open", and it is neither logged nor counted as an attempt).
+const BreakerOpen = "breaker_open"
+
+// Refused is the verdict for an attempt to key that its open breaker kept
+// from being sent.
+func Refused(key string) classify.Verdict {
+	return classify.Verdict{Class: classify.Capacity, Code: BreakerOpen, Message: "breaker open for " + key + "; not sent"}
+}
+
+// ProbeWait is how long until a request like r could next be sent anywhere:
+// the soonest probe among its candidates' open breakers, or 0 when one of
+// them is not open (then nothing is known, and the caller's own wait
+// applies). The queue wakes a task waiting for capacity no later than this.
+func (e *Engine) ProbeWait(r Request) time.Duration {
+	var soonest time.Duration
+	for i, c := range e.Candidates(r) {
+		w := e.Breakers.Wait(c.Key())
+		if w == 0 {
+			return 0
+		}
+		if i == 0 || w < soonest {
+			soonest = w
+		}
+	}
+	return soonest
+}
+
 // Start is the first step: the first model of the chain whose breaker is not
-// open (so requests start at medium while heavy is open) and whose context
-// window fits the request.
+// open (so requests start at medium while heavy is open), whose room is not
+// all taken (see Pacer.Crowded) and whose context window fits the request.
 func (p *Plan) Start() Step {
 	for i, c := range p.chain {
-		if i < len(p.chain)-1 && (p.e.Breakers.Open(c.Key()) || !p.fits(c)) {
+		if i < len(p.chain)-1 && (p.e.Breakers.Open(c.Key()) || p.e.Pacer.Crowded(c.Key()) || !p.fits(c)) {
 			if p.e.Breakers.Open(c.Key()) {
-				p.route = append(p.route, Hop{Model: c.Model, Class: "breaker_open"})
+				p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
 			}
 			continue
 		}
@@ -267,7 +316,11 @@ func (p *Plan) fits(c Candidate) bool {
 // returns the next step.
 func (p *Plan) After(v classify.Verdict) Step {
 	c := p.chain[p.cur]
-	p.route = append(p.route, Hop{Model: c.Model, Class: v.Class})
+	hop := Hop{Model: c.Model, Class: v.Class}
+	if v.Code == BreakerOpen {
+		hop.Class = BreakerOpen
+	}
+	p.route = append(p.route, hop)
 	if v.Class == classify.OK {
 		return Step{Action: Done, Candidate: c}
 	}
@@ -317,6 +370,9 @@ func (p *Plan) After(v classify.Verdict) Step {
 }
 
 func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
+	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.Breakers.Open(n.Key()) && !p.e.Pacer.Crowded(n.Key()) }); ok {
+		return p.switchTo(next, c)
+	}
 	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.Breakers.Open(n.Key()) }); ok {
 		return p.switchTo(next, c)
 	}
@@ -345,6 +401,9 @@ func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
 	if !ok {
 		return p.fail(v, "every model of the chain is at capacity")
 	}
+	if only, confined := p.confined(); confined {
+		p.e.Pacer.Reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
+	}
 	p.waited += wait
 	p.cur = i
 	first := p.chain[i]
@@ -366,6 +425,22 @@ func (p *Plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) St
 func (p *Plan) switchTo(i int, from Candidate) Step {
 	p.cur = i
 	return Step{Action: Send, Candidate: p.chain[i], FallbackFrom: from.Model}
+}
+
+// confined reports whether the plan can use a single model only (its
+// minimum tier or chain leaves no other), and which.
+func (p *Plan) confined() (Candidate, bool) {
+	var only Candidate
+	n := 0
+	for i, c := range p.chain {
+		if j, ok := p.next(i, nil); !ok || j != i {
+			continue // skipped, or too small for the request
+		}
+		if n == 0 || c.Key() != only.Key() {
+			only, n = c, n+1
+		}
+	}
+	return only, n == 1
 }
 
 // next finds the first usable candidate at or after i.
@@ -406,11 +481,15 @@ func (p *Plan) fail(v classify.Verdict, why string) Step {
 	}
 	attempts := 0
 	for _, h := range p.route {
-		if h.Class != "breaker_open" {
+		if h.Class != BreakerOpen {
 			attempts++
 		}
 	}
-	reason += fmt.Sprintf("; tried %s in %d attempts; waited %s", strings.Join(tried, ", "), attempts, classify.FormatWait(p.waited))
+	noun := "attempts"
+	if attempts == 1 {
+		noun = "attempt"
+	}
+	reason += fmt.Sprintf("; tried %s in %d %s; waited %s", strings.Join(tried, ", "), attempts, noun, classify.FormatWait(p.waited))
 	if v.Message != "" {
 		reason += "; last upstream message: " + v.Message
 	}

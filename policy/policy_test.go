@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -222,7 +223,7 @@ func TestPacerGapsAndConcurrency(t *testing.T) {
 	var starts []time.Time
 	var releases []func()
 	for i := 0; i < 2; i++ {
-		rel, _, err := p.Acquire(ctx, "m", "k")
+		rel, _, err := p.Acquire(ctx, "m", "k", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,11 +236,14 @@ func TestPacerGapsAndConcurrency(t *testing.T) {
 	// a third must wait for a slot
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if _, _, err := p.Acquire(cctx, "m", "k"); err == nil {
+	if _, _, err := p.Acquire(cctx, "m", "k", 0); err == nil {
 		t.Fatal("third request got a slot beyond max_concurrency")
 	}
+	if _, _, err := p.Acquire(ctx, "m", "k", 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a bounded wait for a slot ended with %v", err)
+	}
 	releases[0]()
-	if _, _, err := p.Acquire(ctx, "m", "k"); err != nil {
+	if _, _, err := p.Acquire(ctx, "m", "k", 0); err != nil {
 		t.Fatal(err)
 	}
 	// a rate limit slows the key
@@ -294,5 +298,214 @@ func TestLadderRespectsTheWaitBudget(t *testing.T) {
 	p.Start()
 	if st := p.After(v(classify.Capacity, 24*time.Hour)); st.Action != Fail {
 		t.Fatalf("a 24h wait was accepted: %+v", st)
+	}
+}
+
+func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(60 * time.Millisecond), MaxCooldown: config.Duration(150 * time.Millisecond)}
+	e := New(cfg)
+	key := "openai/gpt-6-astra"
+	trip := func() {
+		t.Helper()
+		done, ok := e.Breakers.Allow(key)
+		if !ok {
+			t.Fatal("no request or probe allowed")
+		}
+		done(v(classify.Capacity, 0))
+	}
+	// waitProbe polls until a probe is allowed and returns how long the
+	// breaker stayed shut, counted from the trip
+	waitProbe := func(since time.Time) (time.Duration, func(classify.Verdict)) {
+		t.Helper()
+		for time.Since(since) < 2*time.Second {
+			if done, ok := e.Breakers.Allow(key); ok {
+				return time.Since(since), done
+			}
+			if !e.Breakers.Open(key) && e.Breakers.States()[key] != "half-open" {
+				t.Fatalf("breaker neither open nor half-open: %v", e.Breakers.States())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatal("no probe within 2s")
+		return 0, nil
+	}
+	trip()
+	t0 := time.Now()
+	var shut []time.Duration
+	for range 3 { // three failed probes: shut 60ms, then 120ms, then 150ms (capped)
+		d, probe := waitProbe(t0)
+		shut = append(shut, d)
+		t0 = time.Now()
+		probe(v(classify.Capacity, 0))
+	}
+	want := []time.Duration{60 * time.Millisecond, 120 * time.Millisecond, 150 * time.Millisecond}
+	for i := range want {
+		if shut[i] < want[i] || shut[i] > want[i]+80*time.Millisecond {
+			t.Fatalf("shut for %v, want %v (each failed probe doubles the cooldown, capped at max_cooldown)", shut, want)
+		}
+	}
+	// a probe that gets through closes the breaker and resets the cooldown
+	d, probe := waitProbe(t0)
+	if d < 150*time.Millisecond {
+		t.Fatalf("probe after %v, before the capped cooldown", d)
+	}
+	probe(v(classify.OK, 0))
+	if e.Breakers.Open(key) {
+		t.Fatal("open after a good probe")
+	}
+	trip()
+	t0 = time.Now()
+	if d, _ := waitProbe(t0); d > 60*time.Millisecond+80*time.Millisecond {
+		t.Fatalf("after a reset the first cooldown was %v, want 60ms", d)
+	}
+}
+
+func TestPacerAdaptsToTheRoomLeft(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	p := NewPacer(config.Pacing{MaxConcurrency: 4}, clk, func() float64 { return 0 })
+	ctx := context.Background()
+	const m = "openai/gpt-6.1-sol"
+	// capacity answers halve the limit, down to one
+	for _, want := range []int{2, 1, 1} {
+		p.Full(m)
+		if got := p.Limit(m); got != want {
+			t.Fatalf("limit %d after a capacity answer, want %d", got, want)
+		}
+	}
+	if p.Crowded(m) {
+		t.Fatal("crowded with nothing in flight")
+	}
+	rel, _, err := p.Acquire(ctx, m, "k", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Crowded(m) {
+		t.Fatal("one in flight at a limit of one: the room is taken")
+	}
+	// a second waits; four answers raise the limit to two and let it in
+	got := make(chan error, 1)
+	go func() { _, _, err := p.Acquire(ctx, m, "k", time.Second); got <- err }()
+	select {
+	case err := <-got:
+		t.Fatalf("a second request went in at a limit of one (%v)", err)
+	case <-time.After(30 * time.Millisecond):
+	}
+	for range 4 {
+		p.Served(m)
+	}
+	if err := <-got; err != nil || p.Limit(m) != 2 {
+		t.Fatalf("after four answers: %v, limit %d", err, p.Limit(m))
+	}
+	rel()
+	// never above the configured concurrency, and not crowded at it
+	for range 40 {
+		p.Served(m)
+	}
+	if p.Limit(m) != 4 {
+		t.Fatalf("limit %d, want the configured 4", p.Limit(m))
+	}
+}
+
+func TestPlansGoAroundACrowdedModel(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 2}
+	e := New(cfg)
+	heavy := Candidate{Provider: "openai", Upstream: "gpt-6-astra"}.Key()
+	e.Pacer.Full(heavy) // the pool showed room for one
+	rel, _, err := e.Pacer.Acquire(context.Background(), heavy, "k", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := e.NewPlan(Request{Model: "gpt-6-astra"}).Start(); st.Candidate.Model != "gpt-6.1-sol" {
+		t.Fatalf("started at %s while heavy's one slot is taken", st.Candidate.Model)
+	}
+	// a request that may only use heavy waits for it instead
+	if st := e.NewPlan(Request{Model: "gpt-6-astra", MinTier: config.Heavy}).Start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("a heavy-only request started at %s", st.Candidate.Model)
+	}
+	rel()
+	if st := e.NewPlan(Request{Model: "gpt-6-astra"}).Start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("started at %s with heavy's slot free", st.Candidate.Model)
+	}
+	// the engine feeds the limit from the model's answers
+	done, _ := e.Allow(heavy)
+	done(v(classify.OK, 0))
+	done2, _ := e.Allow(heavy)
+	done2(v(classify.Capacity, 0))
+	if e.Pacer.Limit(heavy) != 1 {
+		t.Fatalf("limit %d after a capacity answer", e.Pacer.Limit(heavy))
+	}
+}
+
+func TestProbeWaitFollowsTheBreakers(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
+	e := New(cfg)
+	heavyOnly := Request{Model: "gpt-6-astra", MinTier: config.Heavy}
+	if w := e.ProbeWait(heavyOnly); w != 0 {
+		t.Fatalf("probe wait %v with every breaker closed", w)
+	}
+	done, _ := e.Allow("openai/gpt-6-astra")
+	done(v(classify.Capacity, 0))
+	if w := e.ProbeWait(heavyOnly); w <= 50*time.Second || w > time.Minute {
+		t.Fatalf("probe wait %v, want about the minute's cooldown", w)
+	}
+	// a request that may use medium, whose breaker is closed, can go now
+	if w := e.ProbeWait(Request{Model: "gpt-6-astra"}); w != 0 {
+		t.Fatalf("probe wait %v with medium closed", w)
+	}
+}
+
+func TestBreakerOpensOnCapacityInARow(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 5, Window: config.Duration(time.Minute), Consecutive: 2, Cooldown: config.Duration(time.Minute)}
+	e := New(cfg)
+	key := "openai/gpt-6-astra"
+	answer := func(c classify.Class) {
+		t.Helper()
+		done, ok := e.Allow(key)
+		if !ok {
+			t.Fatalf("refused before %s", c)
+		}
+		done(v(c, 0))
+	}
+	// capacity answers with answers between: a busy pool, not a full one
+	for _, c := range []classify.Class{classify.Capacity, classify.OK, classify.Capacity, classify.OK} {
+		answer(c)
+	}
+	if e.Breakers.Open(key) {
+		t.Fatal("open after capacity answers that had answers between them")
+	}
+	answer(classify.Capacity)
+	answer(classify.Capacity)
+	if !e.Breakers.Open(key) {
+		t.Fatal("still closed after two capacity answers in a row")
+	}
+}
+
+func TestAHeavyOnlyWaitReservesHeavysRoom(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 2}
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	e := New(cfg, WithRand(func() float64 { return 0.5 }))
+	heavy := Candidate{Provider: "openai", Upstream: "gpt-6-astra"}.Key()
+	// a heavy-only request finds heavy full and waits to try again
+	p := e.NewPlan(Request{Model: "gpt-6-astra", MinTier: config.Heavy})
+	p.Start()
+	e.Pacer.Full(heavy)
+	if st := p.After(v(classify.Capacity, 0)); st.Action != Send || st.Wait <= 0 || st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("step %+v", st)
+	}
+	// meanwhile a request that may go lower leaves heavy's scarce room to it
+	if st := e.NewPlan(Request{Model: "gpt-6-astra"}).Start(); st.Candidate.Model != "gpt-6.1-sol" {
+		t.Fatalf("started at %s while a heavy-only request waits for heavy", st.Candidate.Model)
+	}
+	// with room back to the configured concurrency nothing is reserved
+	for range 8 {
+		e.Pacer.Served(heavy)
+	}
+	if st := e.NewPlan(Request{Model: "gpt-6-astra"}).Start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("started at %s with heavy's room back", st.Candidate.Model)
 	}
 }

@@ -269,15 +269,17 @@ func (t *Transport) attempt(ctx context.Context, r *request, step policy.Step) *
 	if cand.Type != "" && cand.Type != r.ep.typ {
 		return failed(classify.Verdict{Class: classify.BadRequest, Message: fmt.Sprintf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, r.ep.typ)})
 	}
-	release, paced, err := t.engine.Pacer.Acquire(ctx, cand.Key(), r.keyHash)
+	release, paced, err := t.engine.Pacer.Acquire(ctx, cand.Key(), r.keyHash, 0)
 	rec.WaitMS += paced.Milliseconds()
 	if err != nil {
 		return failed(classify.Err(err))
 	}
-	done, ok := t.engine.Breakers.Allow(cand.Key())
+	done, ok := t.engine.Allow(cand.Key())
 	if !ok {
 		release()
-		return failed(classify.Verdict{Class: classify.Capacity, Message: "breaker open for " + cand.Key() + "; not sent"})
+		r.attempts-- // not an attempt: nothing went upstream, nothing is logged
+		res.verdict = policy.Refused(cand.Key())
+		return res
 	}
 	payload, err := r.bodyFor(cand)
 	if err != nil {

@@ -47,7 +47,7 @@ func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *r
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
 	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
 	cfg.Retry.NetworkGap = config.Duration(30 * time.Millisecond)
-	cfg.Breaker.Failures = 1000 // breakers are policy's to test
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0 // breakers are policy's to test
 	if mut != nil {
 		mut(cfg)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/spillway/spillway/agent"
 	"github.com/spillway/spillway/classify"
@@ -120,7 +121,8 @@ type worker struct {
 	base  http.RoundTripper
 
 	mu   sync.Mutex
-	next time.Time // the earliest next task start
+	next time.Time            // the earliest next task start
+	woke map[string]time.Time // when tasks waiting for each model were last woken
 }
 
 // pace spaces task starts by a jittered gap.
@@ -178,12 +180,15 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 			continue
 		}
 		w.o.Log("task %d (%s): step %d/%d %s", job.ID, task.Name, i+1, len(task.Steps), step.Name)
-		out, v, err := w.runStep(ctx, task, step.Expand(prev))
+		out, served, v, err := w.runStep(ctx, task, step.Expand(prev))
 		if err != nil {
 			if v.Class == classify.Capacity {
-				return w.snooze(ctx, job)
+				return w.snooze(ctx, job, w.probeWait(task, step))
 			}
 			return fmt.Errorf("step %s: %w", step.Name, err)
+		}
+		if served != "" {
+			w.wake(ctx, job.ID, served)
 		}
 		if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
 			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
@@ -198,9 +203,22 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	return river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
 }
 
+// probeWait is how long until the breakers of step's models let a probe
+// through (0 when one of them is not open).
+func (w *worker) probeWait(task Task, step Step) time.Duration {
+	if !step.IsPrompt() {
+		return 0
+	}
+	m := w.stepModel(task, step)
+	return w.o.Engine.ProbeWait(policy.Request{Model: m, Type: w.o.Config.ProviderType(w.o.Config.Models[m].Provider), MinTier: config.Tier(task.MinTier)})
+}
+
 // snooze puts a task whose whole chain is at capacity to sleep without
-// using an attempt, climbing the ladder with each snooze.
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs]) error {
+// using an attempt, climbing the ladder with each snooze; but never past
+// the moment its models' breakers let a probe through (their cooldowns
+// track the pool more closely than a rung of half an hour; the rest of the
+// queue then learns from the probe's answer, see wake).
+func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], probe time.Duration) error {
 	var meta struct {
 		Snoozes int `json:"spillway_snoozes"`
 	}
@@ -208,6 +226,9 @@ func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs]) error {
 	d := time.Second
 	if len(w.o.Ladder) > 0 {
 		d = w.o.Ladder[min(meta.Snoozes, len(w.o.Ladder)-1)]
+	}
+	if probe > 0 && probe < d {
+		d = probe
 	}
 	river.MetadataSet(ctx, "spillway_wait", "capacity")
 	river.MetadataSet(ctx, "spillway_snoozes", meta.Snoozes+1)
@@ -231,24 +252,91 @@ func (w *worker) finishedSteps(ctx context.Context, id int64) (map[int]bool, str
 	}
 }
 
+// wake makes the tasks that wait for capacity and would use model run
+// now: an answer from model says its pool has room again, and a task
+// snoozed up the ladder (up to half an hour) would otherwise sleep through
+// it. At most once per gap_min per model; a woken task that still finds no
+// room snoozes again, without an attempt used.
+func (w *worker) wake(ctx context.Context, self int64, model string) {
+	w.mu.Lock()
+	if w.woke == nil {
+		w.woke = map[string]time.Time{}
+	}
+	if last, ok := w.woke[model]; ok && time.Since(last) < max(w.o.GapMin, 10*time.Millisecond) {
+		w.mu.Unlock()
+		return
+	}
+	w.woke[model] = time.Now()
+	w.mu.Unlock()
+	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).First(1000))
+	if err != nil {
+		return // waking is an optimisation: the ladder still runs
+	}
+	for _, r := range rows {
+		if r.ID == self || !strings.Contains(string(r.Metadata), `"spillway_wait":"capacity"`) {
+			continue
+		}
+		var a taskArgs
+		if jsonUnmarshal(r.EncodedArgs, &a) != nil || !w.uses(a.Task, model) {
+			continue
+		}
+		if err := w.store.be.retry(ctx, r.ID); err == nil {
+			w.o.Log("task %d: %s has room again; woken", r.ID, model)
+		}
+	}
+}
+
+// uses reports whether a prompt step of task could be served by model.
+func (w *worker) uses(task Task, model string) bool {
+	for _, st := range task.Steps {
+		if !st.IsPrompt() {
+			continue
+		}
+		start := w.stepModel(task, st)
+		for _, c := range w.o.Engine.Candidates(policy.Request{Model: start, Type: w.o.Config.ProviderType(w.o.Config.Models[start].Provider), MinTier: config.Tier(task.MinTier)}) {
+			if c.Model == model {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stepModel is where a prompt step starts: its own model, else its task's
+// chain's first, else the codex chain's.
+func (w *worker) stepModel(task Task, step Step) string {
+	cfg := w.o.Config
+	model := step.Model
+	if model == "" && task.Chain != "" && len(cfg.Chains[task.Chain]) > 0 {
+		model = cfg.Chains[task.Chain][0]
+	}
+	if model == "" {
+		model = cfg.Chains["codex"][0]
+	}
+	return model
+}
+
 // runStep sends a prompt step through the policy engine, or runs a command
-// step under spillway exec.
-func (w *worker) runStep(ctx context.Context, task Task, step Step) (string, classify.Verdict, error) {
+// step under spillway exec. served is the model that answered a prompt.
+func (w *worker) runStep(ctx context.Context, task Task, step Step) (out, served string, v classify.Verdict, err error) {
 	cfg := w.o.Config
 	if step.IsPrompt() {
-		model := step.Model
-		if model == "" && task.Chain != "" && len(cfg.Chains[task.Chain]) > 0 {
-			model = cfg.Chains[task.Chain][0]
-		}
-		if model == "" {
-			model = cfg.Chains["codex"][0]
-		}
+		model := w.stepModel(task, step)
 		m, ok := cfg.Models[model]
 		prov := cfg.Providers[m.Provider]
 		if !ok {
-			return "", classify.Verdict{Class: classify.ModelNotFound}, fmt.Errorf("model %q is not configured", model)
+			return "", "", classify.Verdict{Class: classify.ModelNotFound}, fmt.Errorf("model %q is not configured", model)
 		}
-		opts := []transport.Option{transport.WithBase(w.base), transport.WithEngine(w.o.Engine), transport.WithEvents(queueSink{w.o.Events})}
+		var smu sync.Mutex
+		sink := events.SinkFunc(func(r events.Record) {
+			if r.Class == string(classify.OK) {
+				smu.Lock()
+				served = r.Model
+				smu.Unlock()
+			}
+			queueSink{w.o.Events}.Write(r)
+		})
+		opts := []transport.Option{transport.WithBase(w.base), transport.WithEngine(w.o.Engine), transport.WithEvents(sink)}
 		if task.MinTier != "" {
 			opts = append(opts, transport.WithMinTier(config.Tier(task.MinTier)))
 		}
@@ -277,23 +365,25 @@ func (w *worker) runStep(ctx context.Context, task Task, step Step) (string, cla
 		if err != nil {
 			var f *classify.Failure
 			if errors.As(err, &f) {
-				return "", f.Verdict, err
+				return "", "", f.Verdict, err
 			}
-			return "", classify.Err(err), err
+			return "", "", classify.Err(err), err
 		}
-		return answerText(b), classify.Verdict{Class: classify.OK}, nil
+		smu.Lock()
+		defer smu.Unlock()
+		return answerText(b), served, classify.Verdict{Class: classify.OK}, nil
 	}
 	// a command step: the agent under spillway exec, its stdout the output
-	var out bytes.Buffer
+	var buf bytes.Buffer
 	res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: []time.Duration{},
-		Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Events: w.o.Events, Getenv: func(string) string { return "" }})
+		Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Events: w.o.Events, Getenv: func(string) string { return "" }})
 	switch {
 	case res.ExitCode == 0:
-		return strings.TrimSpace(out.String()), classify.Verdict{Class: classify.OK}, nil
+		return strings.TrimSpace(buf.String()), "", classify.Verdict{Class: classify.OK}, nil
 	case res.ExitCode == agent.ExitCapacity || res.Class == string(classify.Capacity):
-		return "", classify.Verdict{Class: classify.Capacity}, errors.New(res.Reason)
+		return "", "", classify.Verdict{Class: classify.Capacity}, errors.New(res.Reason)
 	}
-	return "", classify.Verdict{Class: classify.Class(res.Class)}, fmt.Errorf("exit %d: %s", res.ExitCode, res.Reason)
+	return "", "", classify.Verdict{Class: classify.Class(res.Class)}, fmt.Errorf("exit %d: %s", res.ExitCode, res.Reason)
 }
 
 // queueSink marks the library's records as the queue's.

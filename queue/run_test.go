@@ -86,6 +86,9 @@ func TestRunThirtyTasksAtPeak(t *testing.T) {
 				if in.Attempt != 1 {
 					t.Fatalf("task %d used %d attempts: capacity waits must snooze without using one", id, in.Attempt)
 				}
+				if in.FinishedAt.IsZero() || in.FinishedAt.After(time.Now()) {
+					t.Fatalf("task %d: finished at %v", id, in.FinishedAt)
+				}
 			}
 			st := r.sim.Snapshot()
 			for m, ms := range st.Models {

@@ -53,6 +53,8 @@ type Info struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 	Errors      []string  `json:"errors,omitempty"`
 	Tags        []string  `json:"tags,omitempty"`
+	// FinishedAt is when the task completed, failed or was cancelled.
+	FinishedAt time.Time `json:"finished_at,omitzero"`
 }
 
 // backend hides the driver's transaction type (database/sql for SQLite,
@@ -435,6 +437,9 @@ func infoOf(r *rivertype.JobRow) Info {
 	}
 	for _, e := range r.Errors {
 		in.Errors = append(in.Errors, e.Error)
+	}
+	if r.FinalizedAt != nil {
+		in.FinishedAt = *r.FinalizedAt
 	}
 	return in
 }

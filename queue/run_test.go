@@ -211,3 +211,74 @@ func TestOpenBreakerMovesTheQueueDownATier(t *testing.T) {
 		t.Fatalf("heavy asked %d times (breaker opens after 2), medium served %d of 10", st["gpt-6-astra"].Received, st["gpt-6.1-sol"].Served)
 	}
 }
+
+// A task waiting for capacity on a rung of a minute comes back as soon as
+// room is known to be back: when another task's answer shows its model has
+// room, or when its model's breaker lets a probe through.
+func TestWaitingTasksComeBackWhenRoomReturns(t *testing.T) {
+	cases := []struct {
+		name    string
+		breaker config.Breaker
+		other   bool   // another task, answered by the same model, wakes the first
+		logged  string // a regexp
+	}{
+		{"woken by another task's answer", config.Breaker{Failures: 1000, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}, true, `has room again; woken`},
+		{"back at the breaker's probe", config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(400 * time.Millisecond), MaxCooldown: config.Duration(400 * time.Millisecond)}, false, `every model at capacity; waiting \d+(\.\d+)?ms \(no attempt used\)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := backends(t)["sqlite"](t)
+			r := newRunRig(t, "calm")
+			r.cfg.Breaker = c.breaker
+			r.cfg.Retry.Budget = config.Duration(300 * time.Millisecond)
+			r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			heavy := func(name string) int64 {
+				id, err := s.Add(ctx, Task{Name: name, MinTier: "heavy", Steps: []Step{{Model: "gpt-6-astra", Prompt: name}}}, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			first := heavy("first")
+			o := r.opts(2)
+			o.Ladder, o.UntilEmpty = []time.Duration{time.Minute}, false
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx, o) }()
+			waitStatus := func(id int64, want string, within time.Duration) time.Duration {
+				t.Helper()
+				t0 := time.Now()
+				for time.Since(t0) < within {
+					if in, _ := s.Get(ctx, id); in.Status == want {
+						return time.Since(t0)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				in, _ := s.Get(ctx, id)
+				t.Fatalf("task %d is %q after %v, want %q; log: %q", id, in.Status, within, want, r.log())
+				return 0
+			}
+			waitStatus(first, "waiting for capacity", 15*time.Second)
+			r.sim.ClearFaults("")
+			if c.other {
+				heavy("second")
+			}
+			// far sooner than the minute's rung
+			if d := waitStatus(first, "succeeded", 20*time.Second); d > 20*time.Second {
+				t.Fatalf("came back after %v", d)
+			}
+			if log := r.log(); !regexp.MustCompile(c.logged).MatchString(log) {
+				t.Fatalf("log lacks %q: %s", c.logged, log)
+			}
+			cancel()
+			<-done
+		})
+	}
+}
+
+func (r *runRig) log() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fmt.Sprint(r.lines)
+}

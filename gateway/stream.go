@@ -38,7 +38,7 @@ type evMsg struct {
 func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, resp *http.Response,
 	req *request, cand policy.Candidate, header func()) relayOut {
 	ep := req.ep
-	ch := make(chan evMsg)
+	ch := make(chan evMsg, 64) // read ahead: frames that arrived together are flushed together
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -64,10 +64,15 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 	terminal := false
 	// A client that stops reading must not hold the model's slot forever:
 	// every write gets the idle timeout as its deadline.
+	// Each frame is flushed at once unless more are already waiting: those
+	// go out in the same write (a flush per frame is a syscall per frame).
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(idle))
 		if _, err := w.Write(b); err != nil {
 			return false
+		}
+		if len(ch) > 0 {
+			return true
 		}
 		return rc.Flush() == nil
 	}
@@ -127,8 +132,9 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 				}
 				continue
 			}
-			kind := provider.KindOf(ep.kind, ev)
+			kind := provider.KindOnceStarted(ep.kind, ev)
 			if !out.committed {
+				kind = provider.KindOf(ep.kind, ev)
 				switch kind {
 				case provider.Error:
 					cancel()

@@ -89,6 +89,25 @@ func KindOf(kind string, ev sse.Event) Frame {
 	return Hold
 }
 
+// KindOnceStarted is KindOf for a frame after output has started, when
+// only errors and the end still matter: a Chat Completions chunk is parsed
+// only if it may carry an error (the quoted key "error" appears in it), so
+// a long stream is relayed without decoding each of its chunks.
+func KindOnceStarted(kind string, ev sse.Event) Frame {
+	if kind != "chat" {
+		return KindOf(kind, ev)
+	}
+	if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
+		return Terminal
+	}
+	if bytes.Contains(ev.Data, []byte(`"error"`)) {
+		if f := KindOf(kind, ev); f == Error {
+			return Error
+		}
+	}
+	return Output
+}
+
 // EndMarkers are byte strings that appear only in the frames that end a
 // stream of the endpoint kind (normally or with the provider's error).
 func EndMarkers(kind string) [][]byte {

@@ -47,3 +47,25 @@ func FuzzKindOf(f *testing.F) {
 		}
 	})
 }
+
+func TestKindOnceStarted(t *testing.T) {
+	cases := []struct {
+		kind, name, data string
+		want             Frame
+	}{
+		{"chat", "", `{"choices":[{"delta":{"content":"hi"}}]}`, Output},
+		{"chat", "", `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, Output}, // no holding once started
+		{"chat", "", `{"error":{"message":"overloaded"}}`, Error},
+		{"chat", "", `{"choices":[{"delta":{"content":"error"}}]}`, Output}, // the word in the text is not an error
+		{"chat", "", ` [DONE] `, Terminal},
+		{"responses", "response.failed", `{}`, Error},
+		{"responses", "response.completed", `{}`, Terminal},
+		{"messages", "error", `{}`, Error},
+		{"messages", "content_block_delta", `{}`, Output},
+	}
+	for _, c := range cases {
+		if got := KindOnceStarted(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
+			t.Errorf("KindOnceStarted(%s, %q, %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
+		}
+	}
+}

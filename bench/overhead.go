@@ -1,0 +1,414 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/serve"
+	"github.com/spillway/spillway/sim"
+)
+
+// Path names of the overhead bench.
+const (
+	Direct   = "direct"
+	Bare     = "bare"
+	Spillway = "spillway"
+)
+
+// OverheadOptions configure Overhead.
+type OverheadOptions struct {
+	RPS           []int         // open-loop rates (500, 1000, 2000)
+	Duration      time.Duration // per path and rate, in slices (6s)
+	Slice         time.Duration // the paths take turns this long (1s)
+	Stream        bool          // SSE answers instead of whole JSON ones
+	Conns         int           // closed-loop connections for the throughput run (32)
+	ThroughputFor time.Duration // per path; 0 skips the run
+	Progress      func(format string, a ...any)
+}
+
+// PathResult is one path at one rate.
+type PathResult struct {
+	Name         string  `json:"name"`
+	RPS          int     `json:"rps"`
+	Sent         int     `json:"sent"`
+	Errors       int     `json:"errors"`
+	AchievedRPS  float64 `json:"achieved_rps"`
+	P50US        float64 `json:"p50_us"`
+	P99US        float64 `json:"p99_us"`
+	TTFBP50US    float64 `json:"ttfb_p50_us"`
+	AddedP50US   float64 `json:"added_p50_us"` // over direct
+	AddedP99US   float64 `json:"added_p99_us"`
+	AllocsPerReq float64 `json:"allocs_per_req"` // the whole process (client, path, simulator)
+	BytesPerReq  float64 `json:"bytes_per_req"`
+}
+
+// Throughput is a path's closed-loop rate.
+type Throughput struct {
+	Name  string  `json:"name"`
+	Conns int     `json:"conns"`
+	RPS   float64 `json:"rps"`
+}
+
+// OverheadReport is the whole run.
+type OverheadReport struct {
+	Stream bool         `json:"stream"`
+	Paths  []PathResult `json:"paths"`
+	// AddedP50Ratio is spillway's added p50 over direct divided by the bare
+	// proxy's, at 1000 req/s when that rate ran (else the first rate).
+	AddedP50Ratio float64            `json:"added_p50_ratio"`
+	RatioAtRPS    int                `json:"ratio_at_rps"`
+	Ratios        map[string]float64 `json:"ratios"` // by rate
+	MaxThroughput []Throughput       `json:"max_throughput,omitempty"`
+	PeakRSSMB     float64            `json:"peak_rss_mb"`
+	CPUs          int                `json:"cpus"`
+	GoVersion     string             `json:"go_version"`
+}
+
+// Overhead measures what the gateway adds to a request against a simulator
+// that answers at once: direct to the simulator, through a bare
+// httputil.ReverseProxy, and through spillway, taking turns in slices at
+// each fixed open-loop rate so that drift hits all three alike. Latency is
+// counted from when each request was due, not when it went out, so a path
+// that falls behind pays for it (no coordinated omission).
+func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
+	if len(o.RPS) == 0 {
+		o.RPS = []int{500, 1000, 2000}
+	}
+	if o.Duration <= 0 {
+		o.Duration = 6 * time.Second
+	}
+	if o.Slice <= 0 {
+		o.Slice = time.Second
+	}
+	o.Slice = min(o.Slice, o.Duration)
+	if o.Conns <= 0 {
+		o.Conns = 32
+	}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	urls, cleanup, err := startPaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	names := []string{Direct, Bare, Spillway}
+	clients := map[string]*http.Client{}
+	for _, n := range names {
+		clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
+	}
+	body := `{"model":"gpt-6-luna","messages":[{"role":"user","content":"say hi"}]}`
+	if o.Stream {
+		body = `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"say hi"}]}`
+	}
+	// warm up every path's connections and code
+	for _, n := range names {
+		if _, err := closedLoop(ctx, clients[n], urls[n], body, 8, 300*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("bench: %s path: %w", n, err)
+		}
+	}
+
+	rep := &OverheadReport{Stream: o.Stream, Ratios: map[string]float64{}, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	for _, rps := range o.RPS {
+		samples := map[string]*pathSamples{}
+		for _, n := range names {
+			samples[n] = &pathSamples{}
+		}
+		rounds := max(int(o.Duration/o.Slice), 1)
+		for r := range rounds {
+			for k := range names {
+				n := names[(r+k)%len(names)] // rotate who goes first
+				if err := openLoop(ctx, clients[n], urls[n], body, rps, o.Slice, samples[n]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		var direct PathResult
+		for _, n := range names {
+			pr := samples[n].result(n, rps)
+			if n == Direct {
+				direct = pr
+			}
+			pr.AddedP50US, pr.AddedP99US = pr.P50US-direct.P50US, pr.P99US-direct.P99US
+			rep.Paths = append(rep.Paths, pr)
+		}
+		bare, sw := rep.Paths[len(rep.Paths)-2], rep.Paths[len(rep.Paths)-1]
+		ratio := 0.0
+		if bare.AddedP50US > 0 {
+			ratio = sw.AddedP50US / bare.AddedP50US
+		}
+		rep.Ratios[strconv.Itoa(rps)] = ratio
+		if rep.RatioAtRPS == 0 || rps == 1000 {
+			rep.RatioAtRPS, rep.AddedP50Ratio = rps, ratio
+		}
+		o.Progress("%d req/s: p50 direct %.0fµs, bare %.0fµs, spillway %.0fµs; added-p50 ratio %.2f", rps, direct.P50US, bare.P50US, sw.P50US, ratio)
+	}
+	if o.ThroughputFor > 0 {
+		for _, n := range names {
+			rate, err := closedLoop(ctx, clients[n], urls[n], body, o.Conns, o.ThroughputFor)
+			if err != nil {
+				return nil, err
+			}
+			rep.MaxThroughput = append(rep.MaxThroughput, Throughput{Name: n, Conns: o.Conns, RPS: rate})
+			o.Progress("%s: %.0f req/s with %d connections", n, rate, o.Conns)
+		}
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, ctx.Err()
+}
+
+// startPaths starts the simulator, the bare proxy and the gateway on
+// loopback and returns each path's URL.
+func startPaths(ctx context.Context) (map[string]string, func(), error) {
+	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
+	if err != nil {
+		return nil, nil, err
+	}
+	scn, _ := sim.Builtin("calm")
+	scn.Noise = 0
+	for t, p := range scn.Tiers {
+		p.Size, p.PeakLoad, p.QuietLoad = 1_000_000, 0, 0
+		scn.Tiers[t] = p
+	}
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0}) // zero delay: answers at once
+	if err != nil {
+		return nil, nil, err
+	}
+	simAddr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
+	if err != nil {
+		return nil, nil, err
+	}
+	target, _ := url.Parse("http://" + simAddr)
+	// the floor: a bare reverse proxy (it flushes event streams at once by
+	// itself); full duplex, without which it drops streaming requests under load; and a
+	// connection pool like the gateway's (the default keeps two idle
+	// connections per host, and a proxy under load then dials for most
+	// requests)
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+		ErrorLog:  log.New(io.Discard, "", 0)}
+	bareAddr, err := serve.Background(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}), serve.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	// spillway as users run it, events logged to a file, metrics on; only
+	// pacing is off (it spaces requests on purpose)
+	cfg := config.Default()
+	p := cfg.Providers["openai"]
+	p.BaseURL = "http://" + simAddr + "/v1"
+	cfg.Providers["openai"] = p
+	cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
+	ew, err := events.NewWriter(filepath.Join(dir, "events.jsonl"), 50<<20, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Events: ew})
+	if err != nil {
+		return nil, nil, err
+	}
+	gwAddr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	const path = "/v1/chat/completions"
+	urls := map[string]string{Direct: "http://" + simAddr + path, Bare: "http://" + bareAddr + path, Spillway: "http://" + gwAddr + path}
+	return urls, func() { ew.Close(context.Background()); os.RemoveAll(dir) }, nil
+}
+
+// pathSamples gathers one path's measurements over its slices.
+type pathSamples struct {
+	mu      sync.Mutex
+	lat     []time.Duration
+	ttfb    []time.Duration
+	sent    int
+	errors  int
+	active  time.Duration
+	mallocs uint64
+	bytes   uint64
+}
+
+func (s *pathSamples) add(lat, ttfb time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sent++
+	if !ok {
+		s.errors++
+		return
+	}
+	s.lat = append(s.lat, lat)
+	s.ttfb = append(s.ttfb, ttfb)
+}
+
+func (s *pathSamples) result(name string, rps int) PathResult {
+	r := PathResult{Name: name, RPS: rps, Sent: s.sent, Errors: s.errors}
+	if s.active > 0 {
+		r.AchievedRPS = float64(len(s.lat)) / s.active.Seconds()
+	}
+	if s.sent > 0 {
+		r.AllocsPerReq = float64(s.mallocs) / float64(s.sent)
+		r.BytesPerReq = float64(s.bytes) / float64(s.sent)
+	}
+	r.P50US, r.P99US = usQuantile(s.lat, 0.50), usQuantile(s.lat, 0.99)
+	r.TTFBP50US = usQuantile(s.ttfb, 0.50)
+	return r
+}
+
+func usQuantile(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[min(int(q*float64(len(s))), len(s)-1)]) / float64(time.Microsecond)
+}
+
+// openLoop sends requests at a fixed rate for d, each on its own goroutine
+// at its due time whether or not earlier ones are done, and waits for the
+// last to finish. The allocations of the slice are counted to the path.
+func openLoop(ctx context.Context, c *http.Client, u, body string, rps int, d time.Duration, s *pathSamples) error {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	interval := time.Second / time.Duration(rps)
+	n := int(d / interval)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			if !sleep(ctx, w) {
+				break
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat, ttfb, ok := request(ctx, c, u, body, due)
+			s.add(lat, ttfb, ok)
+		}()
+	}
+	wg.Wait()
+	s.active += time.Since(start)
+	runtime.ReadMemStats(&after)
+	s.mallocs += after.Mallocs - before.Mallocs
+	s.bytes += after.TotalAlloc - before.TotalAlloc
+	return ctx.Err()
+}
+
+// request sends one request and reads the whole answer; the latency runs
+// from due to the last byte, the time to first byte from due to the
+// response's first byte.
+func request(ctx context.Context, c *http.Client, u, body string, due time.Time) (lat, ttfb time.Duration, ok bool) {
+	var first time.Time
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { first = time.Now() }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return 0, 0, false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+benchKey)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, 0, false
+	}
+	_, err = io.Copy(io.Discard, bufio.NewReader(resp.Body))
+	resp.Body.Close()
+	end := time.Now()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, 0, false
+	}
+	return end.Sub(due), first.Sub(due), true
+}
+
+// closedLoop runs conns workers back to back for d and returns the rate of
+// good answers.
+func closedLoop(ctx context.Context, c *http.Client, u, body string, conns int, d time.Duration) (float64, error) {
+	var good, bad atomic.Int64
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cctx.Err() == nil {
+				if _, _, ok := request(cctx, c, u, body, time.Now()); ok {
+					good.Add(1)
+				} else if cctx.Err() == nil {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if good.Load() == 0 {
+		return 0, fmt.Errorf("no request succeeded (%d failed)", bad.Load())
+	}
+	return float64(good.Load()) / time.Since(start).Seconds(), ctx.Err()
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), Linux only.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// WriteText prints the report as a table.
+func (r *OverheadReport) WriteText(out io.Writer) {
+	kind := "whole JSON answers"
+	if r.Stream {
+		kind = "SSE streams"
+	}
+	fmt.Fprintf(out, "overhead: %s from a zero-delay simulator, open loop, paths interleaved; %d CPUs, %s\n\n", kind, r.CPUs, r.GoVersion)
+	fmt.Fprintf(out, "%6s  %-9s %9s %9s %9s %11s %11s %9s %8s\n", "req/s", "path", "p50", "p99", "ttfb p50", "added p50", "added p99", "allocs/req", "errors")
+	for _, p := range r.Paths {
+		fmt.Fprintf(out, "%6d  %-9s %8.0fµs %8.0fµs %8.0fµs %10.0fµs %10.0fµs %9.0f %8d\n", p.RPS, p.Name, p.P50US, p.P99US, p.TTFBP50US, p.AddedP50US, p.AddedP99US, p.AllocsPerReq, p.Errors)
+	}
+	fmt.Fprintln(out)
+	rates := make([]string, 0, len(r.Ratios))
+	for k := range r.Ratios {
+		rates = append(rates, k)
+	}
+	sort.Slice(rates, func(i, j int) bool { a, _ := strconv.Atoi(rates[i]); b, _ := strconv.Atoi(rates[j]); return a < b })
+	for _, k := range rates {
+		fmt.Fprintf(out, "added p50, spillway ÷ bare proxy at %s req/s: %.2f\n", k, r.Ratios[k])
+	}
+	for _, t := range r.MaxThroughput {
+		fmt.Fprintf(out, "max throughput %-9s %7.0f req/s (%d connections, closed loop)\n", t.Name, t.RPS, t.Conns)
+	}
+	fmt.Fprintf(out, "peak RSS of the bench process (client, simulator and both proxies): %.0f MB\n", r.PeakRSSMB)
+	fmt.Fprintln(out, "allocs/req count the whole process; subtract direct's for what a proxy adds.")
+}

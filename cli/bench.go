@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/bench"
+	"github.com/spillway/spillway/sim"
+)
+
+func (a *App) benchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure spillway: resilience under capacity pressure, and the gateway's overhead",
+		Long: `bench runs reproducible measurements against the built-in simulator, all on
+127.0.0.1 in this process. Nothing leaves the machine. Numbers are for comparing
+runs on the same machine; BENCHMARKS.md records ours.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(a.benchResilienceCmd(), a.benchOverheadCmd())
+	return cmd
+}
+
+func (a *App) benchResilienceCmd() *cobra.Command {
+	var (
+		o        bench.ResilienceOptions
+		scenario string
+		clients  string
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "resilience",
+		Short: "The same batch through a naive script, the field recipe and spillway, side by side",
+		Long: `resilience gives one batch of tasks (a fifth need the heavy tier, three tenths at
+least medium, the rest light, some of those with a large context) to four clients,
+each against its own simulator showing the same world (same scenario, seed and
+simulated start), all at once:
+
+  naive             the model asked for; on any error, again at once, up to 8 tries
+  field             the common recipe: models in priority order, the next on 503/529,
+                    sleep 2^attempt + rand seconds, 6 tries, 0.5-2 s between starts
+  spillway-gateway  each task once through the gateway, with X-Spillway-Min-Tier and
+                    X-Spillway-Budget: 3h (a batch that would rather wait than fail)
+  spillway-queue    the batch added to a spillway queue (SQLite) and worked
+
+Per client: completion rate, upstream attempts per completed task, the share of
+attempts the simulator rejected (load put on full pools), makespan against the
+lower bound the simulator computes from its free room, p50/p95 of the time from
+the batch's start to each answer, and tasks served below their minimum tier.
+With --clock fast:X every client's waits are divided by X, like the world's.`,
+		Example: `  spillway bench resilience
+  spillway bench resilience --tasks 100 --scenario peak --clock fast:60 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Tasks < 1 || o.Tasks > 5000 {
+				return fail(ExitUsage, "--tasks is 1..5000")
+			}
+			if o.Concurrency < 1 || o.Concurrency > 64 {
+				return fail(ExitUsage, "--concurrency is 1..64")
+			}
+			scn, err := sim.LoadScenario(scenario)
+			if err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			o.Scenario = scn
+			if _, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			if clients != "" {
+				o.Clients = strings.Split(clients, ",")
+			}
+			if !asJSON {
+				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
+			}
+			rep, err := bench.Resilience(cmd.Context(), o)
+			if err != nil {
+				if rep == nil {
+					return fail(ExitUsage, "%w", err)
+				}
+				return fail(ExitFail, "interrupted: %w", err)
+			}
+			return a.printReport(rep, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Tasks, "tasks", 60, "tasks in the batch")
+	f.StringVar(&scenario, "scenario", "peak", "simulator scenario (name or YAML file)")
+	f.StringVar(&o.Clock, "clock", "fast:60", "simulator clock: real or fast:X (X simulated seconds per real second)")
+	f.Int64Var(&o.Seed, "seed", 1, "seed of the batch and of the simulated load")
+	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
+	f.StringVar(&clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func (a *App) benchOverheadCmd() *cobra.Command {
+	var (
+		o          bench.OverheadOptions
+		rps        []int
+		asJSON     bool
+		cpuprofile string
+	)
+	cmd := &cobra.Command{
+		Use:   "overhead",
+		Short: "What the gateway adds to a request, against a bare reverse proxy",
+		Long: `overhead starts the simulator with zero delay (it answers at once, pools never
+full), a bare httputil.ReverseProxy in front of it, and the gateway in front of it
+(configured as users run it, logging to a file, metrics on; only pacing off), then
+sends open-loop load at each fixed rate through all three, in turns of --slice so
+that drift hits them alike. Latency counts from when each request was due.
+
+Per path and rate: p50/p99 latency, time to first byte, what the proxy adds over
+direct, allocations per request. Then the ratio that matters: spillway's added
+p50 divided by the bare proxy's (a bare proxy is the floor for an extra hop), the
+closed-loop max throughput of each path, and the process's peak RSS.`,
+		Example: `  spillway bench overhead
+  spillway bench overhead --rps 1000 --duration 10s --stream --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, r := range rps {
+				if r < 1 || r > 100000 {
+					return fail(ExitUsage, "--rps values are 1..100000, not %d", r)
+				}
+			}
+			o.RPS = rps
+			if !asJSON {
+				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
+			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return fail(ExitUsage, "--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fail(ExitFail, "--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
+			rep, err := bench.Overhead(cmd.Context(), o)
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			return a.printReport(rep, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&rps, "rps", []int{500, 1000, 2000}, "open-loop rates, req/s")
+	f.DurationVar(&o.Duration, "duration", 6*time.Second, "time per path and rate")
+	f.DurationVar(&o.Slice, "slice", time.Second, "the paths take turns this long")
+	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
+	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
+	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// printReport prints a bench's report as indented JSON or as its text.
+func (a *App) printReport(rep interface{ WriteText(io.Writer) }, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(a.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.WriteText(a.Stdout)
+	return nil
+}

@@ -292,7 +292,7 @@ func score(name string, tasks []Task, outs []outcome, w *world, makespan time.Du
 		r.Completed++
 		r.ServedBy[o.model]++
 		lat = append(lat, o.at.Seconds())
-		if w.cfg.Models[o.model].Tier.Rank() < tasks[i].MinTier.Rank() {
+		if o.model != "" && w.cfg.Models[o.model].Tier.Rank() < tasks[i].MinTier.Rank() { // "": an answer of unknown origin is not judged
 			r.BelowTierTasks++
 		}
 	}

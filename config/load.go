@@ -560,9 +560,6 @@ func (l *loader) validate(c *Config) {
 	if c.Breaker.Cooldown <= 0 {
 		l.at("breaker.cooldown", "must be more than 0s")
 	}
-	if c.Breaker.MaxCooldown != 0 && c.Breaker.MaxCooldown < c.Breaker.Cooldown {
-		l.at("breaker.max_cooldown", fmt.Sprintf("must be at least cooldown (%s)", c.Breaker.Cooldown.D()))
-	}
 	if c.State != "memory" {
 		if u, err := url.Parse(c.State); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 			l.at("state", fmt.Sprintf("%q: allowed: memory, or a redis:// URL such as redis://127.0.0.1:6379/0", c.State))

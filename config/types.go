@@ -187,6 +187,7 @@ type Breaker struct {
 	// MaxCooldown caps the cooldown, which doubles each time the probe
 	// after a cooldown finds the model still full (a pool full for hours
 	// is not probed every cooldown); it resets when a probe gets through.
+	// Never below Cooldown: a file that raises cooldown past it raises it.
 	MaxCooldown Duration `yaml:"max_cooldown"`
 }
 

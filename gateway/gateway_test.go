@@ -762,3 +762,17 @@ func TestABreakerRefusalIsNotAnAttempt(t *testing.T) {
 		t.Fatalf("the message counts refusals as attempts: %s", body)
 	}
 }
+
+func TestModelKeyIsExact(t *testing.T) {
+	// a provider reads "model" exactly; so must the router
+	r := newRig(t, nil, nil)
+	resp, body := r.do(t, call{"/v1/chat/completions", `{"model":"gpt-6-luna","MODEL":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}})
+	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6-luna" {
+		t.Fatalf("%d routed to %q: %s", resp.StatusCode, resp.Header.Get("X-Spillway-Model"), body)
+	}
+	resp, body = r.do(t, call{"/v1/chat/completions", `{"Model":"gpt-6-luna","messages":[]}`, nil})
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `no \"model\"`) {
+		t.Fatalf("%d: %s", resp.StatusCode, body)
+	}
+}

@@ -78,21 +78,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request) str
 		return reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
 	}
 	req.raw = raw
-	// Only the two fields routing needs are decoded here; the whole body
-	// is decoded into a map only when a fallback rewrites its model (a
-	// decoded map of a long conversation was a visible cost per request).
-	var head struct {
-		Model  json.RawMessage `json:"model"`
-		Stream json.RawMessage `json:"stream"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || !isObject(raw) {
+	// The body is decoded as a map with exact keys (as providers read it):
+	// decoding only the fields routing needs into a struct would match
+	// "MODEL" or "Model" too, and route on a model the provider never sees.
+	if err := json.Unmarshal(raw, &req.body); err != nil || req.body == nil {
 		return reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: the request body is not a JSON object (%v); nothing was sent upstream", jsonErr(err)))
 	}
-	if len(head.Model) == 0 || json.Unmarshal(head.Model, &req.model) != nil || req.model == "" {
+	if m, ok := req.body["model"]; !ok || json.Unmarshal(m, &req.model) != nil || req.model == "" {
 		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
-	if len(head.Stream) > 0 {
-		_ = json.Unmarshal(head.Stream, &req.stream)
+	if st, ok := req.body["stream"]; ok {
+		_ = json.Unmarshal(st, &req.stream)
 	}
 	var minTier config.Tier
 	if h := r.Header.Get("X-Spillway-Min-Tier"); h != "" {
@@ -318,11 +314,6 @@ func (s *Server) upstreamRequest(ctx context.Context, r *http.Request, req *requ
 	}
 	body := req.raw
 	if cand.Upstream != req.model {
-		if req.body == nil {
-			if err := json.Unmarshal(req.raw, &req.body); err != nil {
-				return nil, err
-			}
-		}
 		req.body["model"], _ = json.Marshal(cand.Upstream)
 		b, err := json.Marshal(req.body)
 		if err != nil {
@@ -454,12 +445,6 @@ func jsonErr(err error) string {
 	return err.Error()
 }
 
-// isObject reports whether a valid JSON document is an object.
-func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
-}
-
 // outputTokens reads the usage of a whole JSON answer, for the event log.
 // Only the "usage" object is decoded: decoding the whole answer to find it
 // was the largest cost of the gateway's own code in a profile at 1000
@@ -483,7 +468,6 @@ func outputTokens(body []byte) int {
 			if n := objectLen(obj); n > 0 && json.Unmarshal(obj[:n], &u) == nil {
 				return max(u.OutputTokens, u.CompletionTokens)
 			}
-			return 0
 		}
 		end = i
 	}

@@ -15,6 +15,7 @@ func TestOutputTokens(t *testing.T) {
 		{"usage as a string value is skipped", `{"usage":{"completion_tokens":3},"note":"usage"}`, 3},
 		{"no usage", `{"choices":[]}`, 0},
 		{"broken usage", `{"usage":{"completion_tokens":`, 0},
+		{"a later usage that is not an object", `{"usage":{"completion_tokens":4},"metadata":{"usage":"n/a"}}`, 4},
 		{"not JSON", `<html>`, 0},
 		{"nested details and braces in strings", `{"usage":{"prompt_tokens_details":{"cached_tokens":1},"note":"a } and a \" {","completion_tokens":6}}`, 6},
 	}

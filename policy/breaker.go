@@ -24,8 +24,8 @@ type Breakers interface {
 	Open(key string) bool
 	// States lists every breaker's state: closed, open, half-open.
 	States() map[string]string
-	// Wait is how long until key's open breaker lets a probe through; 0
-	// when it is not open.
+	// Wait is how long until key's breaker lets a probe through (a short
+	// while when its probe is out); 0 when it is closed.
 	Wait(key string) time.Duration
 }
 
@@ -84,14 +84,26 @@ func (b *MemoryBreakers) opened(key string, afterProbe bool) {
 	h.until = time.Now().Add(h.cooldown)
 }
 
-// Wait implements Breakers.
+// Wait implements Breakers. A breaker that is not closed never says 0:
+// with its probe out (half-open) or just due, the answer is a quarter of the
+// cooldown, so a caller sleeping on it looks again soon, not never.
 func (b *MemoryBreakers) Wait(key string) time.Duration {
 	b.holdMu.Lock()
-	defer b.holdMu.Unlock()
+	var left time.Duration
 	if h := b.holds[key]; h != nil {
-		return max(time.Until(h.until), 0)
+		left = time.Until(h.until)
 	}
-	return 0
+	b.holdMu.Unlock()
+	if left > 0 {
+		return left
+	}
+	b.mu.Lock()
+	cb := b.m[key]
+	b.mu.Unlock()
+	if cb == nil || cb.State() == gobreaker.StateClosed {
+		return 0
+	}
+	return max(b.cfg.Cooldown.D()/4, time.Millisecond)
 }
 
 // held reports whether key is inside a lengthened cooldown.

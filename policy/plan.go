@@ -294,17 +294,36 @@ func (e *Engine) ProbeWait(r Request) time.Duration {
 // open (so requests start at medium while heavy is open), whose room is not
 // all taken (see Pacer.Crowded) and whose context window fits the request.
 func (p *Plan) Start() Step {
-	for i, c := range p.chain {
-		if i < len(p.chain)-1 && (p.e.Breakers.Open(c.Key()) || p.e.Pacer.Crowded(c.Key()) || !p.fits(c)) {
-			if p.e.Breakers.Open(c.Key()) {
-				p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
+	open := func(c Candidate) bool { return p.e.Breakers.Open(c.Key()) }
+	// the first fitting model neither open nor crowded, else the first
+	// fitting one not open; with every fitting model open, the last of them
+	// (its refusal costs nothing upstream), and with none fitting, the last
+	for _, ok := range []func(Candidate) bool{
+		func(c Candidate) bool { return !open(c) && !p.e.Pacer.Crowded(c.Key()) },
+		func(c Candidate) bool { return !open(c) },
+	} {
+		if i, found := p.next(0, ok); found {
+			for _, c := range p.chain[:i] {
+				if open(c) {
+					p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
+				}
 			}
-			continue
+			p.cur = i
+			return Step{Action: Send, Candidate: p.chain[i]}
 		}
-		p.cur = i
-		return Step{Action: Send, Candidate: c}
 	}
 	p.cur = len(p.chain) - 1
+	for i := len(p.chain) - 1; i >= 0; i-- {
+		if j, ok := p.next(i, nil); ok && j == i {
+			p.cur = i
+			break
+		}
+	}
+	for _, c := range p.chain[:p.cur] {
+		if open(c) {
+			p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
+		}
+	}
 	return Step{Action: Send, Candidate: p.chain[p.cur]}
 }
 

@@ -509,3 +509,48 @@ func TestAHeavyOnlyWaitReservesHeavysRoom(t *testing.T) {
 		t.Fatalf("started at %s with heavy's room back", st.Candidate.Model)
 	}
 }
+
+func TestACrowdedModelIsKeptWhenNothingElseFits(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 2}
+	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
+		mm := cfg.Models[m]
+		mm.Context = 100_000
+		cfg.Models[m] = mm
+	}
+	e := New(cfg)
+	heavy := Candidate{Provider: "openai", Upstream: "gpt-6-astra"}.Key()
+	e.Pacer.Full(heavy)
+	rel, _, err := e.Pacer.Acquire(context.Background(), heavy, "k", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel()
+	// 200k tokens fit only heavy's 272k window: wait for heavy rather than
+	// send it where it cannot fit
+	if st := e.NewPlan(Request{Model: "gpt-6-astra", InputTokens: 200_000}).Start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("a request only heavy can hold started at %s", st.Candidate.Model)
+	}
+}
+
+func TestProbeWaitWhileTheProbeIsOut(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(40 * time.Millisecond), MaxCooldown: config.Duration(40 * time.Millisecond)}
+	e := New(cfg)
+	heavyOnly := Request{Model: "gpt-6-astra", MinTier: config.Heavy}
+	done, _ := e.Allow("openai/gpt-6-astra")
+	done(v(classify.Capacity, 0))
+	time.Sleep(60 * time.Millisecond)
+	probe, ok := e.Allow("openai/gpt-6-astra")
+	if !ok {
+		t.Fatal("no probe after the cooldown")
+	}
+	// the probe is out: not closed, so a queue task must not sleep a rung
+	if w := e.ProbeWait(heavyOnly); w <= 0 || w > 40*time.Millisecond {
+		t.Fatalf("probe wait %v while the probe is out", w)
+	}
+	probe(v(classify.OK, 0))
+	if w := e.ProbeWait(heavyOnly); w != 0 {
+		t.Fatalf("probe wait %v after a good probe", w)
+	}
+}

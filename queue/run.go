@@ -255,8 +255,9 @@ func (w *worker) finishedSteps(ctx context.Context, id int64) (map[int]bool, str
 // wake makes the tasks that wait for capacity and would use model run
 // now: an answer from model says its pool has room again, and a task
 // snoozed up the ladder (up to half an hour) would otherwise sleep through
-// it. At most once per gap_min per model; a woken task that still finds no
-// room snoozes again, without an attempt used.
+// it. Only the oldest few (as many as run at once), at most once per
+// gap_min per model; a woken task that still finds no room snoozes again,
+// without an attempt used.
 func (w *worker) wake(ctx context.Context, self int64, model string) {
 	w.mu.Lock()
 	if w.woke == nil {
@@ -268,12 +269,19 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	}
 	w.woke[model] = time.Now()
 	w.mu.Unlock()
-	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).First(1000))
+	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).
+		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
 	if err != nil {
 		return // waking is an optimisation: the ladder still runs
 	}
+	// the oldest waiters first, and no more than can run at once: room for
+	// one is not room for the whole queue
+	woken := 0
 	for _, r := range rows {
-		if r.ID == self || !strings.Contains(string(r.Metadata), `"spillway_wait":"capacity"`) {
+		if woken >= w.o.Concurrency {
+			break
+		}
+		if r.ID == self || waitsFor(r) != "capacity" {
 			continue
 		}
 		var a taskArgs
@@ -281,6 +289,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 			continue
 		}
 		if err := w.store.be.retry(ctx, r.ID); err == nil {
+			woken++
 			w.o.Log("task %d: %s has room again; woken", r.ID, model)
 		}
 	}

@@ -225,55 +225,57 @@ func TestWaitingTasksComeBackWhenRoomReturns(t *testing.T) {
 		{"woken by another task's answer", config.Breaker{Failures: 1000, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}, true, `has room again; woken`},
 		{"back at the breaker's probe", config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(400 * time.Millisecond), MaxCooldown: config.Duration(400 * time.Millisecond)}, false, `every model at capacity; waiting \d+(\.\d+)?ms \(no attempt used\)`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := backends(t)["sqlite"](t)
-			r := newRunRig(t, "calm")
-			r.cfg.Breaker = c.breaker
-			r.cfg.Retry.Budget = config.Duration(300 * time.Millisecond)
-			r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			heavy := func(name string) int64 {
-				id, err := s.Add(ctx, Task{Name: name, MinTier: "heavy", Steps: []Step{{Model: "gpt-6-astra", Prompt: name}}}, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return id
-			}
-			first := heavy("first")
-			o := r.opts(2)
-			o.Ladder, o.UntilEmpty = []time.Duration{time.Minute}, false
-			done := make(chan error, 1)
-			go func() { done <- s.Run(ctx, o) }()
-			waitStatus := func(id int64, want string, within time.Duration) time.Duration {
-				t.Helper()
-				t0 := time.Now()
-				for time.Since(t0) < within {
-					if in, _ := s.Get(ctx, id); in.Status == want {
-						return time.Since(t0)
+	for name, open := range backends(t) {
+		for _, c := range cases {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				s := open(t)
+				r := newRunRig(t, "calm")
+				r.cfg.Breaker = c.breaker
+				r.cfg.Retry.Budget = config.Duration(300 * time.Millisecond)
+				r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				heavy := func(name string) int64 {
+					id, err := s.Add(ctx, Task{Name: name, MinTier: "heavy", Steps: []Step{{Model: "gpt-6-astra", Prompt: name}}}, time.Now())
+					if err != nil {
+						t.Fatal(err)
 					}
-					time.Sleep(20 * time.Millisecond)
+					return id
 				}
-				in, _ := s.Get(ctx, id)
-				t.Fatalf("task %d is %q after %v, want %q; log: %q", id, in.Status, within, want, r.log())
-				return 0
-			}
-			waitStatus(first, "waiting for capacity", 15*time.Second)
-			r.sim.ClearFaults("")
-			if c.other {
-				heavy("second")
-			}
-			// far sooner than the minute's rung
-			if d := waitStatus(first, "succeeded", 20*time.Second); d > 20*time.Second {
-				t.Fatalf("came back after %v", d)
-			}
-			if log := r.log(); !regexp.MustCompile(c.logged).MatchString(log) {
-				t.Fatalf("log lacks %q: %s", c.logged, log)
-			}
-			cancel()
-			<-done
-		})
+				first := heavy("first")
+				o := r.opts(2)
+				o.Ladder, o.UntilEmpty = []time.Duration{time.Minute}, false
+				done := make(chan error, 1)
+				go func() { done <- s.Run(ctx, o) }()
+				waitStatus := func(id int64, want string, within time.Duration) time.Duration {
+					t.Helper()
+					t0 := time.Now()
+					for time.Since(t0) < within {
+						if in, _ := s.Get(ctx, id); in.Status == want {
+							return time.Since(t0)
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					in, _ := s.Get(ctx, id)
+					t.Fatalf("task %d is %q after %v, want %q; log: %q", id, in.Status, within, want, r.log())
+					return 0
+				}
+				waitStatus(first, "waiting for capacity", 15*time.Second)
+				r.sim.ClearFaults("")
+				if c.other {
+					heavy("second")
+				}
+				// far sooner than the minute's rung
+				if d := waitStatus(first, "succeeded", 20*time.Second); d > 20*time.Second {
+					t.Fatalf("came back after %v", d)
+				}
+				if log := r.log(); !regexp.MustCompile(c.logged).MatchString(log) {
+					t.Fatalf("log lacks %q: %s", c.logged, log)
+				}
+				cancel()
+				<-done
+			})
+		}
 	}
 }
 

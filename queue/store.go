@@ -397,10 +397,20 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 	return infoOf(r), nil
 }
 
+// waitsFor is what a task is waiting for ("capacity", "window" or ""),
+// from its metadata (decoded: Postgres returns jsonb with its own spacing).
+func waitsFor(r *rivertype.JobRow) string {
+	var m struct {
+		Wait string `json:"spillway_wait"`
+	}
+	_ = jsonUnmarshal(r.Metadata, &m)
+	return m.Wait
+}
+
 // Status maps River's job state (and spillway's wait marker) to the
 // statuses users see.
 func Status(r *rivertype.JobRow) string {
-	waiting := strings.Contains(string(r.Metadata), `"spillway_wait":"capacity"`)
+	waiting := waitsFor(r) == "capacity"
 	switch r.State {
 	case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable:
 		// retryable: a failed step will run again on its own soon

@@ -445,7 +445,9 @@ func jsonErr(err error) string {
 	return err.Error()
 }
 
-// outputTokens reads the usage of a whole JSON answer, for the event log.
+// outputTokens reads the output tokens of a whole JSON answer or of a
+// stream frame (a Chat chunk, a message_delta, a response.completed whose
+// usage sits inside "response"), whichever protocol, for the event log.
 // Only the "usage" object is decoded: decoding the whole answer to find it
 // was the largest cost of the gateway's own code in a profile at 1000
 // req/s (BENCHMARKS.md). The object's key is searched from the end (usage

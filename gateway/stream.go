@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +173,7 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 			switch {
 			case kind == provider.Terminal:
 				terminal = true
-				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+				out.outputTokens = max(out.outputTokens, outputTokens(ev.Data))
 				if ev.Name == "response.incomplete" {
 					out.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
 				}
@@ -184,29 +183,10 @@ func (s *Server) relay(ctx context.Context, cancel context.CancelFunc, w http.Re
 				terminal = true
 			case ep.kind == "chat" && provider.ChatFinished(ev):
 				terminal = true
-				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+				out.outputTokens = max(out.outputTokens, outputTokens(ev.Data))
 			case ev.Name == "message_delta" || (ep.kind == "chat" && bytes.Contains(ev.Data, []byte(`"usage"`))):
-				out.outputTokens = max(out.outputTokens, usageTokens(ev.Data))
+				out.outputTokens = max(out.outputTokens, outputTokens(ev.Data))
 			}
 		}
 	}
-}
-
-// usageTokens finds output tokens in a frame's usage, whichever protocol.
-func usageTokens(data []byte) int {
-	var u struct {
-		Usage struct {
-			OutputTokens     int `json:"output_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-		Response struct {
-			Usage struct {
-				OutputTokens int `json:"output_tokens"`
-			} `json:"usage"`
-		} `json:"response"`
-	}
-	if json.Unmarshal(data, &u) != nil {
-		return 0
-	}
-	return max(u.Usage.OutputTokens, u.Usage.CompletionTokens, u.Response.Usage.OutputTokens)
 }

@@ -17,6 +17,9 @@ func TestOutputTokens(t *testing.T) {
 		{"broken usage", `{"usage":{"completion_tokens":`, 0},
 		{"a later usage that is not an object", `{"usage":{"completion_tokens":4},"metadata":{"usage":"n/a"}}`, 4},
 		{"not JSON", `<html>`, 0},
+		{"a response.completed frame", `{"type":"response.completed","response":{"id":"r","output":[],"usage":{"input_tokens":3,"output_tokens":11}}}`, 11},
+		{"a message_delta frame", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`, 15},
+		{"a chat chunk with usage", `{"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":8}}`, 8},
 		{"nested details and braces in strings", `{"usage":{"prompt_tokens_details":{"cached_tokens":1},"note":"a } and a \" {","completion_tokens":6}}`, 6},
 	}
 	for _, c := range cases {

@@ -298,26 +298,23 @@ func (p *Plan) Start() Step {
 	// the first fitting model neither open nor crowded, else the first
 	// fitting one not open; with every fitting model open, the last of them
 	// (its refusal costs nothing upstream), and with none fitting, the last
+	p.cur = -1
 	for _, ok := range []func(Candidate) bool{
 		func(c Candidate) bool { return !open(c) && !p.e.Pacer.Crowded(c.Key()) },
 		func(c Candidate) bool { return !open(c) },
 	} {
 		if i, found := p.next(0, ok); found {
-			for _, c := range p.chain[:i] {
-				if open(c) {
-					p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
-				}
-			}
-			p.cur = i
-			return Step{Action: Send, Candidate: p.chain[i]}
-		}
-	}
-	p.cur = len(p.chain) - 1
-	for i := len(p.chain) - 1; i >= 0; i-- {
-		if j, ok := p.next(i, nil); ok && j == i {
 			p.cur = i
 			break
 		}
+	}
+	for i := len(p.chain) - 1; p.cur < 0 && i >= 0; i-- {
+		if j, ok := p.next(i, nil); ok && j == i {
+			p.cur = i
+		}
+	}
+	if p.cur < 0 {
+		p.cur = len(p.chain) - 1
 	}
 	for _, c := range p.chain[:p.cur] {
 		if open(c) {

@@ -209,8 +209,14 @@ func (w *worker) probeWait(task Task, step Step) time.Duration {
 	if !step.IsPrompt() {
 		return 0
 	}
+	return w.o.Engine.ProbeWait(w.request(task, step))
+}
+
+// request is what the policy engine plans for a prompt step of task: its
+// model, that model's wire format, the task's minimum tier.
+func (w *worker) request(task Task, step Step) policy.Request {
 	m := w.stepModel(task, step)
-	return w.o.Engine.ProbeWait(policy.Request{Model: m, Type: w.o.Config.ProviderType(w.o.Config.Models[m].Provider), MinTier: config.Tier(task.MinTier)})
+	return policy.Request{Model: m, Type: w.o.Config.ProviderType(w.o.Config.Models[m].Provider), MinTier: config.Tier(task.MinTier)}
 }
 
 // snooze puts a task whose whole chain is at capacity to sleep without
@@ -301,8 +307,7 @@ func (w *worker) uses(task Task, model string) bool {
 		if !st.IsPrompt() {
 			continue
 		}
-		start := w.stepModel(task, st)
-		for _, c := range w.o.Engine.Candidates(policy.Request{Model: start, Type: w.o.Config.ProviderType(w.o.Config.Models[start].Provider), MinTier: config.Tier(task.MinTier)}) {
+		for _, c := range w.o.Engine.Candidates(w.request(task, st)) {
 			if c.Model == model {
 				return true
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/redact"
 )
@@ -55,6 +56,11 @@ type Options struct {
 	Dir          string   // the child's working directory; the current one when empty
 	Events       events.Sink
 	Getenv       func(string) string
+	// Park, with Rung (the ladder's rungs already waited), makes Run return
+	// instead of sleeping through a rung once every model is at capacity:
+	// Result.ParkUntil says when to run again (the queue does).
+	Park bool
+	Rung int
 }
 
 // Attempt is one run of the agent.
@@ -75,9 +81,13 @@ type Result struct {
 	Reason   string    `json:"reason,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Command  string    `json:"command"`
+	// ParkUntil, for a parked run (Options.Park), is when to run again.
+	ParkUntil time.Time `json:"park_until,omitzero"`
 }
 
-// Run runs the agent until it succeeds or the policy gives up.
+// Run runs the agent until it succeeds or the policy gives up. The driver
+// (policy.Run) walks the chain and waits along the ladder; each attempt is
+// one run of the agent on the attempt's model.
 func Run(ctx context.Context, o Options) Result {
 	res := Result{Command: redact.String(strings.Join(o.Command, " "))}
 	say := func(format string, a ...any) { fmt.Fprintf(o.Stderr, "spillway: "+format+"\n", a...) }
@@ -111,29 +121,21 @@ func Run(ctx context.Context, o Options) Result {
 			ladder = append(ladder, d.D())
 		}
 	}
-	plan := o.Engine.NewPlan(policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait})
-	step := plan.Start()
-	runID := newID()
 	session := ""
-	for n := 1; ; n++ {
-		if step.Action == policy.Fail {
-			return finish(o, res, step, say)
-		}
-		if step.Wait > 0 {
-			what := step.Candidate.Model
+	c := &policy.Call{
+		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park},
+		Source:  events.SourceExec, Endpoint: string(kind), Events: o.Events,
+		OnWait: func(d time.Duration, next policy.Candidate, why classify.Verdict) {
+			what := next.Model
 			if what == "" {
 				what = "the command"
 			}
-			say("waiting %s before trying %s again (%s)", classify.FormatWait(step.Wait), what, res.Attempts[len(res.Attempts)-1].Class)
-			if err := o.Engine.Clock().Sleep(ctx, step.Wait); err != nil {
-				res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted while waiting"
-				return res
-			}
-		}
-		args := o.Command
-		model := step.Candidate.Model
-		resumed := ""
-		if o.Resume && n > 1 && (session != "" || kind == Claude) {
+			say("waiting %s before trying %s again (%s)", classify.FormatWait(d), what, why.Class)
+		},
+	}
+	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
+		args, model, resumed := o.Command, a.Candidate.Model, ""
+		if o.Resume && a.N > 1 && (session != "" || kind == Claude) {
 			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
 				args, resumed = ra, session
 				if resumed == "" {
@@ -143,94 +145,104 @@ func Run(ctx context.Context, o Options) Result {
 		}
 		if resumed == "" && model != "" {
 			var ok bool
-			if args, ok = WithModel(o.Command, model); !ok && n == 1 && len(models) > 1 {
+			if args, ok = WithModel(o.Command, model); !ok && a.N == 1 && len(models) > 1 {
 				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
 			}
 		}
-		if step.FallbackFrom != "" {
+		if a.FallbackFrom != "" {
 			if resumed != "" {
-				say("%s is at capacity; resuming session %s on %s", step.FallbackFrom, resumed, model)
+				say("%s is at capacity; resuming session %s on %s", a.FallbackFrom, resumed, model)
 			} else {
-				say("%s is at capacity; rerunning on %s", step.FallbackFrom, model)
+				say("%s is at capacity; rerunning on %s", a.FallbackFrom, model)
 			}
 		}
 		started := time.Now()
 		out := runOnce(ctx, o, args)
-		a := Attempt{Model: model, ExitCode: out.code, Seconds: time.Since(started).Seconds(), WaitedS: step.Wait.Seconds(), Resumed: resumed}
-		var v classify.Verdict
+		at := Attempt{Model: model, ExitCode: out.code, Seconds: time.Since(started).Seconds(), WaitedS: a.Waited().Seconds(), Resumed: resumed}
+		if out.startErr != nil {
+			res.Attempts = append(res.Attempts, at)
+			return policy.Result{Verdict: classify.Verdict{Class: classify.Unknown, Message: out.startErr.Error()}, NotSent: true, Detail: out}
+		}
+		v := classify.Verdict{Class: classify.OK}
 		switch {
 		case out.interrupted:
-			res.Attempts = append(res.Attempts, a)
-			res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted"
-			return res
-		case out.startErr != nil:
-			res.Attempts = append(res.Attempts, a)
-			say("cannot run %s: %v", o.Command[0], out.startErr)
-			res.ExitCode, res.Class, res.Reason = 127, "unknown", out.startErr.Error()
-			return res
-		case out.code == 0:
-			v = classify.Verdict{Class: classify.OK}
-		default:
+			v = classify.Err(ctx.Err())
+		case out.code != 0:
 			v = judge(kind, out)
 		}
-		a.Class, a.Message = string(v.Class), redact.String(v.Message)
-		res.Attempts = append(res.Attempts, a)
-		o.Events.Write(events.Record{TS: started.UTC(), RequestID: runID, Attempt: n, Source: events.SourceExec, Provider: step.Candidate.Provider,
-			Model: model, RequestedModel: requested, Endpoint: string(kind), Class: string(v.Class), LatencyMS: time.Since(started).Milliseconds(),
-			FallbackFrom: step.FallbackFrom, WaitMS: step.Wait.Milliseconds(), Error: a.Message})
+		at.Class, at.Message = string(v.Class), redact.String(v.Message)
+		if out.interrupted {
+			at.Class = "interrupted"
+		}
+		res.Attempts = append(res.Attempts, at)
 		if id := sessionOf(kind, out, o, started); id != "" {
 			session = id
 		}
 		if v.Class != classify.OK && o.Archive != "" {
-			archive(o, n, model, out, kind, session, say)
+			archive(o, a.N, model, out, kind, session, say)
 		}
-		switch v.Class {
-		case classify.OK:
-			res.ExitCode, res.Class = 0, "ok"
-			return res
-		case classify.Capacity, classify.RateLimit, classify.Network, classify.Timeout, classify.ServerError, classify.ModelNotFound, classify.ContextLength:
-			step = plan.After(v)
-			if step.Action == policy.Fail {
-				res.ExitCode = out.code // the agent's own code unless finish says otherwise
-				return finish(o, res, step, say)
-			}
-		case classify.Auth, classify.Quota:
-			res.ExitCode, res.Class = ExitAuth, string(v.Class)
-			res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
-			say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))
-			notify(o, res, say)
-			return res
-		default:
-			// not a failure spillway handles: the agent's own exit code
-			res.ExitCode, res.Class = out.code, string(v.Class)
-			return res
-		}
+		return policy.Result{Verdict: v, Committed: v.Class == classify.OK, Detail: out}
 	}
+	out := o.Engine.Run(ctx, c)
+	last, _ := out.Result.Detail.(runOut)
+	switch {
+	case out.Committed:
+		res.ExitCode, res.Class = 0, "ok"
+	case out.Err != nil:
+		res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted"
+		if !last.interrupted {
+			res.Reason = "interrupted while waiting"
+		}
+	case !out.ParkUntil.IsZero():
+		res.ExitCode, res.Class, res.Reason, res.ParkUntil = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil
+	case last.startErr != nil:
+		say("cannot run %s: %v", o.Command[0], last.startErr)
+		res.ExitCode, res.Class, res.Reason = 127, "unknown", last.startErr.Error()
+	default:
+		res = finish(o, res, out, last, say)
+	}
+	return res
 }
 
-func finish(o Options, res Result, step policy.Step, say func(string, ...any)) Result {
-	res.Class, res.Reason = string(step.Verdict.Class), step.Reason
-	if step.Verdict.Class == classify.Capacity && strings.Contains(step.Reason, policy.GlobalOutage) {
+// finish ends a run the driver gave up on: 77 for auth or quota (a person
+// has to act), 75 for a global outage, and otherwise the agent's own exit
+// code (a failure spillway does not handle is the agent's to report).
+func finish(o Options, res Result, out policy.Outcome, last runOut, say func(string, ...any)) Result {
+	v := out.Verdict
+	res.Class, res.Reason = string(v.Class), out.Reason
+	switch {
+	case v.Class == classify.Auth || v.Class == classify.Quota:
+		res.ExitCode = ExitAuth
+		res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
+		say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))
+	case v.Class == classify.Capacity && strings.Contains(out.Reason, policy.GlobalOutage):
 		res.ExitCode = ExitCapacity
-		say("global outage: every model stayed at capacity through the whole wait ladder; giving up (exit %d). %s", ExitCapacity, step.Reason)
-	} else {
-		if res.ExitCode == 0 {
-			res.ExitCode = 1
-		}
-		say("giving up (exit %d): %s", res.ExitCode, step.Reason)
+		say("global outage: every model stayed at capacity through the whole wait ladder; giving up (exit %d). %s", ExitCapacity, out.Reason)
+	case handled[v.Class]:
+		res.ExitCode = max(last.code, 1)
+		say("giving up (exit %d): %s", res.ExitCode, out.Reason)
+	default:
+		// not a failure spillway handles: the agent's own exit code
+		res.ExitCode = last.code
+		return res
 	}
 	notify(o, res, say)
 	return res
 }
 
-func typeOf(k Kind) string {
+// handled are the classes exec retries or moves on from; when the driver
+// gives up on one of them, spillway says why.
+var handled = map[classify.Class]bool{classify.Capacity: true, classify.RateLimit: true, classify.Network: true,
+	classify.Timeout: true, classify.ServerError: true, classify.ModelNotFound: true, classify.ContextLength: true}
+
+func typeOf(k Kind) wire.Format {
 	switch k {
 	case Claude:
-		return "anthropic"
+		return wire.Anthropic
 	case Gemini:
-		return "gemini"
+		return wire.Gemini
 	}
-	return "openai"
+	return wire.OpenAI
 }
 
 // runOut is what one run of the agent left.
@@ -469,8 +481,4 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
-}
-
-func newID() string {
-	return fmt.Sprintf("exec-%x", time.Now().UnixNano())
 }

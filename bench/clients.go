@@ -215,9 +215,8 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rmu sync.Mutex
-	runErr := store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: policy.New(w.cfg), Concurrency: w.conc,
-		GapMin: w.cfg.Queue.GapMin.D(), GapMax: w.cfg.Queue.GapMax.D(), Ladder: ladder, UntilEmpty: true,
-		Rand: func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }})
+	engine := policy.New(queue.Paced(w.cfg), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
+	runErr := store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, UntilEmpty: true})
 	// read the results even when the run was cut short
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

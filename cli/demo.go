@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/serve"
 	"github.com/spillway/spillway/sim"
 )
@@ -186,20 +188,16 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 
 func demoRequest(ctx context.Context, client *http.Client, addr string, i int) demoResult {
 	r := demoResult{i: i}
-	var req *http.Request
-	prompt := fmt.Sprintf("demo request %d: refactor the parser", i)
-	if i%2 == 1 {
-		r.asked = "gpt-6-astra"
-		req, _ = http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/responses",
-			strings.NewReader(fmt.Sprintf(`{"model":"gpt-6-astra","stream":true,"input":%q}`, prompt)))
-		req.Header.Set("Authorization", "Bearer sk-demo-not-a-real-key")
-	} else {
+	// the way Codex (Responses API) and Claude Code (Messages API) ask
+	ep, key, query := wire.EndpointOf(wire.Responses), "sk-demo-not-a-real-key", ""
+	r.asked = "gpt-6-astra"
+	if i%2 == 0 {
+		ep, key, query = wire.EndpointOf(wire.Messages), "sk-ant-demo-not-a-real-key", "?beta=true"
 		r.asked = "claude-opus-5-5"
-		req, _ = http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/messages?beta=true",
-			strings.NewReader(fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":true,"messages":[{"role":"user","content":%q}]}`, prompt)))
-		req.Header.Set("x-api-key", "sk-ant-demo-not-a-real-key")
-		req.Header.Set("anthropic-version", "2023-06-01")
 	}
+	prompt := wire.Prompt{User: fmt.Sprintf("demo request %d: refactor the parser", i), Stream: true, MaxTokens: 256}
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+ep.Path+query, bytes.NewReader(prompt.Body(ep, r.asked)))
+	req.Header = wire.Auth(ep.Format, key)
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

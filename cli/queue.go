@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/queue"
 )
 
@@ -305,11 +303,11 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			if conc == 0 {
 				conc = cfg.Queue.Concurrency
 			}
-			if gapMin < 0 {
-				gapMin = cfg.Queue.GapMin.D()
+			if gapMin >= 0 {
+				cfg.Queue.GapMin = config.Duration(gapMin)
 			}
-			if gapMax < 0 {
-				gapMax = cfg.Queue.GapMax.D()
+			if gapMax >= 0 {
+				cfg.Queue.GapMax = config.Duration(gapMax)
 			}
 			var sink events.Sink = events.Nop{}
 			if eventsPath == "" {
@@ -330,7 +328,6 @@ func (a *App) queueRun(open opener) *cobra.Command {
 					ew.Close(c)
 				}()
 			}
-			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 			logf := func(format string, args ...any) {
 				line := fmt.Sprintf(format, args...)
 				if asJSON {
@@ -341,8 +338,8 @@ func (a *App) queueRun(open opener) *cobra.Command {
 				fmt.Fprintf(a.Stderr, "%s %s\n", time.Now().Format("15:04:05"), line)
 			}
 			stopView := a.queueView(ctx, s, asJSON)
-			err = s.Run(ctx, queue.RunOptions{Config: cfg, Engine: policy.New(cfg), Events: sink, Concurrency: conc, GapMin: gapMin, GapMax: gapMax,
-				RescueAfter: taskTimeout, UntilEmpty: untilEmpty, Rand: r.Float64, Log: logf})
+			err = s.Run(ctx, queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
+				RescueAfter: taskTimeout, UntilEmpty: untilEmpty, Log: logf})
 			stopView()
 			if err != nil {
 				return fail(ExitFail, "%w", err)
@@ -364,8 +361,8 @@ func (a *App) queueRun(open opener) *cobra.Command {
 	f.IntVar(&conc, "concurrency", 0, "tasks at once (default queue.concurrency, 2)")
 	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now (exit 1 if a task failed)")
 	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
-	f.DurationVar(&gapMin, "gap-min", -1, "least gap between task starts (default queue.gap_min)")
-	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between task starts (default queue.gap_max)")
+	f.DurationVar(&gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")
+	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between the starts of attempts to one model (default queue.gap_max)")
 	f.DurationVar(&taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run; a dead worker's tasks run again after it")
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none")
 	return cmd

@@ -17,15 +17,22 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
 )
 
-// rig is a simulator behind a gateway, both on loopback.
+// rig is a simulator behind a gateway, both on loopback, with the
+// gateway's engine on a fake clock. The behaviours the gateway shares with
+// the library are internal/behaviour's suite; these tests are the
+// gateway's own (its endpoints, metrics, status, logs, credentials, the
+// real clients through it).
 type rig struct {
 	sim    *sim.Server
 	simURL string
 	gw     *gateway.Server
 	url    string
+	clk    *policytest.Clock
 	mu     sync.Mutex
 	recs   []events.Record
 	logs   bytes.Buffer
@@ -58,7 +65,9 @@ func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
 		mut(cfg)
 	}
 	logger := newTestLogger(&r.logs, &r.mu)
-	gw, err := gateway.New(gateway.Options{Config: cfg, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
+	r.clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	engine := policy.New(cfg, policy.WithClock(r.clk))
+	gw, err := gateway.New(gateway.Options{Config: cfg, Engine: engine, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()
 		r.recs = append(r.recs, rec)
 		r.mu.Unlock()
@@ -164,324 +173,68 @@ func text(b []byte) string {
 	return ""
 }
 
-// TestCapacityFallsBackInEveryProtocol: the heavy model is full; every kind
-// of request completes on the next model, and the client never sees the
-// capacity error (including response.failed and event: error before output).
-func TestCapacityFallsBackInEveryProtocol(t *testing.T) {
-	cases := []struct {
-		name  string
-		c     call
-		heavy string
-		next  string
-		style string
-	}{
-		{"chat", chat("gpt-6-astra", "hi", false), "gpt-6-astra", "gpt-6.1-sol", ""},
-		{"chat stream", chat("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", ""},
-		{"chat stream error chunk", chat("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "event"},
-		{"responses", responses("gpt-6-astra", "hi", false), "gpt-6-astra", "gpt-6.1-sol", ""},
-		{"responses stream: response.failed after created", responses("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", ""},
-		{"responses stream: 503", responses("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "status"},
-		{"messages", messages("claude-opus-5-5", "hi", false), "claude-opus-5-5", "claude-sonnet-5-5", ""},
-		{"messages stream: 529", messages("claude-opus-5-5", "hi", true), "claude-opus-5-5", "claude-sonnet-5-5", ""},
-		{"messages stream: event error before the first block", messages("claude-opus-5-5", "hi", true), "claude-opus-5-5", "claude-sonnet-5-5", "event"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := newRig(t, nil, nil)
-			r.fault(t, sim.Fault{Model: c.heavy, Kind: "capacity", Count: -1, Style: c.style})
-			resp, body := r.do(t, c.c)
-			if resp.StatusCode != 200 {
-				t.Fatalf("status %d: %s", resp.StatusCode, body)
-			}
-			if got, want := text(body), sim.Answer(c.next, "hi", 16); got != want {
-				t.Fatalf("answer %q, want %q", got, want)
-			}
-			for _, bad := range []string{"overloaded", "response.failed", "event: error", `"error":{`} {
-				if bytes.Contains(body, []byte(bad)) {
-					t.Fatalf("the client saw the capacity failure (%s):\n%s", bad, body)
-				}
-			}
-			if resp.Header.Get("X-Spillway-Model") != c.next || resp.Header.Get("X-Spillway-Attempts") != "2" ||
-				resp.Header.Get("X-Spillway-Route") != c.heavy+":capacity > "+c.next+":ok" {
-				t.Fatalf("headers: %v", resp.Header)
-			}
-			recs := r.records()
-			if len(recs) != 2 || recs[0].Class != "capacity" || recs[0].Model != c.heavy || recs[1].Class != "ok" ||
-				recs[1].FallbackFrom != c.heavy || recs[1].RequestedModel != c.heavy || recs[0].RequestID != recs[1].RequestID {
-				t.Fatalf("event records: %+v", recs)
-			}
-		})
-	}
-}
-
-func TestMinTierAndNoFallback(t *testing.T) {
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-	r.fault(t, sim.Fault{Model: "gpt-6.1-sol", Kind: "capacity", Count: -1})
-	c := chat("gpt-6-astra", "hi", false)
-	c.header["X-Spillway-Min-Tier"] = "medium"
-	resp, body := r.do(t, c)
-	if resp.StatusCode != 503 || bytes.Contains(body, []byte("gpt-6-luna:")) {
-		t.Fatalf("min tier medium must not reach light: %d %s %v", resp.StatusCode, body, resp.Header)
-	}
-	for _, rec := range r.records() {
-		if rec.Model == "gpt-6-luna" {
-			t.Fatal("a request with min tier medium was sent to a light model")
-		}
-	}
-	if v := classify.HTTP(resp.StatusCode, resp.Header, body); v.Class != classify.Capacity || !strings.Contains(string(body), "gpt-6-astra (capacity)") || !strings.Contains(string(body), "waited") {
-		t.Fatalf("failure does not name models and classes: %s", body)
-	}
-	c = chat("gpt-6-astra", "hi", false)
-	c.header["X-Spillway-No-Fallback"] = "1"
-	before := len(r.records())
-	resp, _ = r.do(t, c)
-	for _, rec := range r.records()[before:] {
-		if rec.Model != "gpt-6-astra" {
-			t.Fatalf("no-fallback request went to %s", rec.Model)
-		}
-	}
-	if resp.StatusCode != 503 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	c.header["X-Spillway-Min-Tier"] = "gigantic"
-	if resp, body := r.do(t, c); resp.StatusCode != 400 || !strings.Contains(string(body), "allowed: heavy, medium, light") {
-		t.Fatalf("bad tier header: %d %s", resp.StatusCode, body)
-	}
-}
-
-func TestFailFastClasses(t *testing.T) {
-	for _, kind := range []string{"quota", "auth"} {
-		t.Run(kind, func(t *testing.T) {
-			r := newRig(t, nil, nil)
-			r.fault(t, sim.Fault{Model: "*", Kind: kind, Count: -1})
-			resp, body := r.do(t, chat("gpt-6-astra", "hi", false))
-			if v := classify.HTTP(resp.StatusCode, resp.Header, body); string(v.Class) != kind {
-				t.Fatalf("class %s, want %s: %d %s", v.Class, kind, resp.StatusCode, body)
-			}
-			if n := len(r.records()); n != 1 {
-				t.Fatalf("%d attempts for a fail-fast class, want 1", n)
-			}
-			if resp.Header.Get("X-Should-Retry") != "false" {
-				t.Fatal("fail-fast answer should tell SDKs not to retry")
-			}
-		})
-	}
-	t.Run("bad request passes the upstream error through", func(t *testing.T) {
-		r := newRig(t, nil, nil)
-		resp, body := r.do(t, call{"/v1/chat/completions", `{"model":"gpt-6-astra","messages":"` + strings.Repeat("x ", 700000) + `"}`, map[string]string{"Authorization": "Bearer k"}})
-		if resp.StatusCode != 400 || !strings.Contains(string(body), "maximum context length") {
-			t.Fatalf("%d %s", resp.StatusCode, body[:min(len(body), 300)])
-		}
-	})
-}
-
-func TestContextLengthMovesToALargerWindow(t *testing.T) {
-	r := newRig(t, nil, func(c *config.Config) { c.Chains["codex"] = []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra"} })
-	big := strings.Repeat("word ", 300000) // ~375k tokens by the sim's count: over 272k, under 500k
-	resp, body := r.do(t, chat("gpt-6-astra", big, false))
-	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6.1-terra" {
-		t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body[:min(300, len(body))])
-	}
-}
-
-func TestRateLimitHonoursRetryAfter(t *testing.T) {
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "rate_limit", Count: 1, RetryAfter: 0.4})
-	t0 := time.Now()
-	resp, _ := r.do(t, chat("gpt-6-luna", "hi", false))
-	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6-luna" {
-		t.Fatalf("status %d model %s", resp.StatusCode, resp.Header.Get("X-Spillway-Model"))
-	}
-	recs := r.records()
-	if len(recs) != 2 || recs[1].WaitMS < 400 {
-		t.Fatalf("records %+v", recs)
-	}
-	// no attempt before the retry-after: the simulator saw them 400ms+ apart
-	st := r.sim.Snapshot().Models["gpt-6-luna"]
-	if len(st.Starts) != 1 || time.Since(t0) < 400*time.Millisecond {
-		t.Fatalf("starts %v elapsed %v", st.Starts, time.Since(t0))
-	}
-	if st.Received != 2 {
-		t.Fatalf("received %d", st.Received)
-	}
-}
-
-func TestRetryAfterFloorsCapacityBackoff(t *testing.T) {
-	// a chain of one (no fallback): after capacity with retry-after 0.3s,
-	// the next attempt comes no sooner
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "capacity", Count: 1, RetryAfter: 0.3})
-	resp, _ := r.do(t, chat("gpt-6-luna", "hi", false))
-	recs := r.records()
-	if resp.StatusCode != 200 || len(recs) != 2 || recs[1].WaitMS < 300 {
-		t.Fatalf("%d %+v", resp.StatusCode, recs)
-	}
-}
-
-func TestNoTightLoops(t *testing.T) {
-	// everything full: attempts are spaced by backoff and the request ends
-	// within its budget with a clear failure
-	r := newRig(t, nil, func(c *config.Config) { c.Retry.Budget = config.Duration(600 * time.Millisecond) })
+// A Codex-style streaming Responses request that runs out of models gets
+// the failure as a response.failed event with server_is_overloaded, which
+// Codex prints as "Selected model is at capacity" without walking the chain
+// again on its own (an HTTP 503 would make it retry four more times).
+func TestResponsesStreamGivesUpWithAnEvent(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) { c.Retry.Budget = 0 })
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
 		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
 	}
-	t0 := time.Now()
-	resp, body := r.do(t, responses("gpt-6-astra", "hi", false))
-	el := time.Since(t0)
-	if resp.StatusCode != 503 || el > 3*time.Second {
-		t.Fatalf("%d after %v: %s", resp.StatusCode, el, body)
+	resp, body := r.do(t, responses("gpt-6-astra", "hi", true))
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
+		!bytes.Contains(body, []byte("event: response.failed")) || !bytes.Contains(body, []byte(`"code":"server_is_overloaded"`)) ||
+		!bytes.Contains(body, []byte("tried gpt-6-astra (capacity), gpt-6.1-sol (capacity), gpt-6-luna (capacity)")) {
+		t.Fatalf("%d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
-	recs := r.records()
-	walks := 0
-	for i, rec := range recs {
-		if i > 0 && rec.Model == "gpt-6-astra" {
-			walks++
-			if rec.WaitMS < 5 { // backoff_base 20ms / 4
-				t.Fatalf("a new walk of the chain started with no wait: %+v", rec)
-			}
-		}
+	if resp.Header.Get("X-Spillway-Model") != "" || resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity" {
+		t.Fatalf("headers %v", resp.Header)
 	}
-	if len(recs) > 3*(walks+1) || len(recs) > 60 {
-		t.Fatalf("%d attempts in %v: a tight loop", len(recs), el)
-	}
-}
-
-func TestNetworkRetriesSameModel(t *testing.T) {
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: 2})
-	resp, body := r.do(t, chat("gpt-6-astra", "hi", false))
-	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6-astra" || resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:ok" {
-		t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body)
-	}
-	recs := r.records()
-	if recs[1].WaitMS < 30 || recs[2].WaitMS < 30 {
-		t.Fatalf("network retries without the fixed gap: %+v", recs)
-	}
-	// persisting network failure: fail after network_retries, never switch
-	r2 := newRig(t, nil, nil)
-	r2.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: -1})
-	resp, body = r2.do(t, chat("gpt-6-astra", "hi", false))
-	for _, rec := range r2.records() {
-		if rec.Model != "gpt-6-astra" {
-			t.Fatal("switched model for a network failure")
-		}
-	}
-	if resp.StatusCode != 502 || len(r2.records()) != 4 {
-		t.Fatalf("%d after %d attempts: %s", resp.StatusCode, len(r2.records()), body)
-	}
-}
-
-func TestServerErrorRetriedThenCapacity(t *testing.T) {
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "server_error", Count: -1})
-	resp, _ := r.do(t, chat("gpt-6-astra", "hi", false))
-	if got := resp.Header.Get("X-Spillway-Route"); got != "gpt-6-astra:server_error > gpt-6-astra:server_error > gpt-6.1-sol:ok" {
-		t.Fatalf("route %q", got)
-	}
-}
-
-func TestModelNotFoundSkipped(t *testing.T) {
-	r := newRig(t, nil, func(c *config.Config) {
-		c.Models["gpt-ghost"] = config.Model{Provider: "openai", Tier: config.Heavy, Context: 272000}
-		c.Chains["codex"] = []string{"gpt-ghost", "gpt-6.1-sol", "gpt-6-luna"}
-	})
-	resp, _ := r.do(t, chat("gpt-ghost", "hi", false))
-	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Route") != "gpt-ghost:model_not_found > gpt-6.1-sol:ok" {
-		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
-	}
-}
-
-func TestBrokenStreamsNeverLookComplete(t *testing.T) {
-	three := 3
-	cases := []struct {
-		name  string
-		c     call
-		fault sim.Fault
-		want  string // the protocol's error event
-	}{
-		{"responses reset after output", responses("gpt-6-luna", "hi", true), sim.Fault{Model: "gpt-6-luna", Kind: "reset", AfterTokens: &three}, "event: response.failed"},
-		{"messages reset after output", messages("claude-haiku-5-5", "hi", true), sim.Fault{Model: "claude-haiku-5-5", Kind: "reset", AfterTokens: &three}, "event: error"},
-		{"chat reset after output", chat("gpt-6-luna", "hi", true), sim.Fault{Model: "gpt-6-luna", Kind: "reset", AfterTokens: &three}, `"code":"stream_interrupted"`},
-		{"responses stall after output (idle timeout)", responses("gpt-6-luna", "hi", true), sim.Fault{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three}, "event: response.failed"},
-		{"messages overloaded mid-stream passes through", messages("claude-haiku-5-5", "hi", true), sim.Fault{Model: "claude-haiku-5-5", Kind: "midstream"}, "overloaded_error"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := newRig(t, nil, func(cfg *config.Config) { cfg.Gateway.Idle = config.Duration(300 * time.Millisecond) })
-			r.fault(t, c.fault)
-			resp, body := r.do(t, c.c)
-			if resp.StatusCode != 200 {
-				t.Fatalf("status %d", resp.StatusCode)
-			}
-			if !bytes.Contains(body, []byte(c.want)) {
-				t.Fatalf("no protocol error event %q:\n%s", c.want, body)
-			}
-			for _, done := range []string{"response.completed", "message_stop", "[DONE]"} {
-				if bytes.Contains(body, []byte(done)) {
-					t.Fatalf("a broken stream carries %s:\n%s", done, body)
-				}
-			}
-			if !strings.Contains(text(body), "[") {
-				t.Fatalf("the output that had started was not passed through:\n%s", body)
-			}
-			if recs := r.records(); len(recs) != 1 || recs[0].Class == "ok" {
-				t.Fatalf("records %+v", recs)
-			}
-		})
-	}
-}
-
-func TestFirstTokenTimeoutRetriesBeforeAnyByte(t *testing.T) {
-	zero := 0
-	r := newRig(t, nil, func(cfg *config.Config) { cfg.Gateway.FirstToken = config.Duration(200 * time.Millisecond) })
-	// headers and opening events, then silence: the client must see nothing
-	// of it, and the retry on the same model answers
-	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &zero, Count: 1})
-	resp, body := r.do(t, responses("gpt-6-luna", "hi", true))
-	if resp.StatusCode != 200 || text(body) != sim.Answer("gpt-6-luna", "hi", 16) {
+	// not a stream: the provider-shaped 503
+	resp, body = r.do(t, responses("gpt-6-astra", "hi", false))
+	if v := classify.HTTP(resp.StatusCode, resp.Header, body); resp.StatusCode != 503 || v.Class != classify.Capacity {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	if n := strings.Count(string(body), "event: response.created"); n != 1 {
-		t.Fatalf("the client saw %d response.created events", n)
-	}
-	if got := resp.Header.Get("X-Spillway-Route"); got != "gpt-6-luna:timeout > gpt-6-luna:ok" {
-		t.Fatalf("route %q", got)
-	}
 }
 
-func TestBreakerOpensAndRequestsStartAtMedium(t *testing.T) {
+func TestStatusShowsBreakersAndFallbacks(t *testing.T) {
 	r := newRig(t, nil, func(c *config.Config) {
-		c.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(300 * time.Millisecond)}
+		c.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
 	})
 	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 2})
 	r.do(t, chat("gpt-6-astra", "a", false))
 	r.do(t, chat("gpt-6-astra", "b", false))
-	heavyBefore := r.sim.Snapshot().Models["gpt-6-astra"].Received
-	resp, _ := r.do(t, chat("gpt-6-astra", "c", false))
-	if resp.Header.Get("X-Spillway-Model") != "gpt-6.1-sol" || r.sim.Snapshot().Models["gpt-6-astra"].Received != heavyBefore {
-		t.Fatalf("while heavy is open the request must start at medium without touching heavy: %v", resp.Header)
-	}
-	if !strings.HasPrefix(resp.Header.Get("X-Spillway-Route"), "gpt-6-astra:breaker_open") {
-		t.Fatalf("route %q", resp.Header.Get("X-Spillway-Route"))
-	}
 	st := statusOf(t, r)
-	if st.Breakers["openai/gpt-6-astra"] != "open" {
-		t.Fatalf("status breakers %v", st.Breakers)
+	if st.Breakers["openai/gpt-6-astra"] != "open" || len(st.RecentFallbacks) != 2 || st.RecentFallbacks[0].To != "gpt-6.1-sol" || st.RecentFallbacks[0].RequestID == "" {
+		t.Fatalf("status %+v", st)
 	}
-	time.Sleep(400 * time.Millisecond) // gobreaker's cooldown runs on the wall clock
-	resp, _ = r.do(t, chat("gpt-6-astra", "d", false))
-	if resp.Header.Get("X-Spillway-Model") != "gpt-6-astra" {
-		t.Fatalf("the probe after cooldown should go to heavy: %v", resp.Header)
+	var model struct{ Breaker string }
+	for _, m := range st.Models {
+		if m.Name == "gpt-6-astra" {
+			model.Breaker = m.Breaker
+		}
 	}
-	if st := statusOf(t, r); st.Breakers["openai/gpt-6-astra"] != "closed" {
-		t.Fatalf("breaker after a good probe: %v", st.Breakers)
+	if model.Breaker != "open" {
+		t.Fatalf("models %+v", st.Models)
+	}
+	r.clk.Advance(time.Minute)
+	if st := statusOf(t, r); st.Breakers["openai/gpt-6-astra"] != "half-open" {
+		t.Fatalf("breakers after the cooldown %v", st.Breakers)
+	}
+	m := metricsOf(t, r)
+	if !strings.Contains(m, `spillway_breaker_state{key="openai/gpt-6-astra"} 1`) {
+		t.Fatalf("breaker metric:\n%s", grep(m, "spillway_breaker_state"))
 	}
 }
 
 type status struct {
 	Breakers        map[string]string  `json:"breakers"`
 	RecentFallbacks []gateway.Fallback `json:"recent_fallbacks"`
+	Models          []struct {
+		Name    string `json:"name"`
+		Breaker string `json:"breaker"`
+	} `json:"models"`
 }
 
 func statusOf(t *testing.T, r *rig) status {
@@ -495,23 +248,40 @@ func statusOf(t *testing.T, r *rig) status {
 	return st
 }
 
-func TestObservability(t *testing.T) {
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 1})
-	r.do(t, chat("gpt-6-astra", "hi", false))
+func metricsOf(t *testing.T, r *rig) string {
 	resp, err := http.Get(r.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	m, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	return string(m)
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestObservability(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 1})
+	r.do(t, chat("gpt-6-astra", "hi", false))
+	m := metricsOf(t, r)
 	for _, want := range []string{
 		`spillway_fallbacks_total{class="capacity",from="gpt-6-astra",to="gpt-6.1-sol"} 1`,
 		`spillway_attempts_total{class="capacity",model="gpt-6-astra"} 1`,
+		`spillway_attempts_total{class="ok",model="gpt-6.1-sol"} 1`,
 		`spillway_requests_total{endpoint="/v1/chat/completions",outcome="ok"} 1`,
-		`spillway_request_duration_seconds_bucket`, `spillway_upstream_ttfb_seconds_bucket`, `spillway_inflight_requests 0`,
+		`spillway_upstream_ttfb_seconds_count{model="gpt-6-astra"} 1`,
+		`spillway_request_duration_seconds_bucket`, `spillway_inflight_requests 0`,
 	} {
-		if !bytes.Contains(m, []byte(want)) {
+		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
@@ -520,6 +290,12 @@ func TestObservability(t *testing.T) {
 	}
 	if resp, _ := http.Get(r.url + "/healthz"); resp.StatusCode != 200 {
 		t.Fatal("healthz")
+	}
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	if !strings.Contains(logs, "msg=fallback") || !strings.Contains(logs, "from=gpt-6-astra") {
+		t.Fatalf("no fallback in the log:\n%s", logs)
 	}
 }
 
@@ -554,6 +330,8 @@ func TestBadInput(t *testing.T) {
 		{call{"/v1/chat/completions", `{"model":`, nil}, 400, "not a JSON object"},
 		{call{"/v1/messages", `{"messages":[]}`, nil}, 400, `no \"model\"`},
 		{call{"/v1/chat/completions", `{"model":"x","m":"` + strings.Repeat("y", 2<<20) + `"}`, nil}, 413, "larger than 1 MiB"},
+		{call{"/v1/chat/completions", `{"model":"gpt-6-luna"}`, map[string]string{"X-Spillway-Min-Tier": "gigantic"}}, 400, "allowed: heavy, medium, light"},
+		{call{"/v1/chat/completions", `{"model":"gpt-6-luna"}`, map[string]string{"X-Spillway-Budget": "-5s"}}, 400, "not a positive duration"},
 	}
 	for _, c := range cases {
 		resp, body := r.do(t, c.c)
@@ -561,43 +339,17 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s", c.c.body[:min(30, len(c.c.body))], resp.StatusCode, body)
 		}
 	}
+	resp, err := http.Get(r.url + "/v1/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "no route for GET /v1/nothing") {
+		t.Errorf("unknown route: %d %s", resp.StatusCode, body)
+	}
 	if len(r.records()) != 0 {
 		t.Fatal("bad input was sent upstream")
-	}
-}
-
-func TestPacingAsTheUpstreamSeesIt(t *testing.T) {
-	r := newRig(t, nil, func(c *config.Config) {
-		c.Pacing = config.Pacing{MinGap: config.Duration(80 * time.Millisecond), MaxConcurrency: 2}
-	})
-	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 15})
-	var wg sync.WaitGroup
-	for i := 0; i < 6; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if resp, _ := r.do(t, chat("gpt-6-luna", "pace", true)); resp.StatusCode != 200 {
-				t.Errorf("status %d", resp.StatusCode)
-			}
-		}()
-	}
-	wg.Wait()
-	st := r.sim.Snapshot().Models["gpt-6-luna"]
-	if st.PeakConcurrency > 2 || len(st.Starts) != 6 {
-		t.Fatalf("peak concurrency %d (limit 2), starts %d", st.PeakConcurrency, len(st.Starts))
-	}
-	// the pacer spaces sends 80ms apart; the simulator stamps them one
-	// loopback hop later, whose jitter (large under -race) can shift a
-	// single gap, but not the average
-	for i := 1; i < len(st.Starts); i++ {
-		if gap := st.Starts[i] - st.Starts[i-1]; gap < 60 {
-			t.Fatalf("starts %v: gap %dms far under min_gap 80ms", st.Starts, gap)
-		}
-	}
-	if n := len(st.Starts); n > 1 {
-		if avg := (st.Starts[n-1] - st.Starts[0]) / int64(n-1); avg < 78 {
-			t.Fatalf("starts %v: average gap %dms under min_gap 80ms", st.Starts, avg)
-		}
 	}
 }
 
@@ -622,28 +374,16 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
-func TestNoHeadersWithinTheFirstTokenTimeout(t *testing.T) {
-	r := newRig(t, nil, func(cfg *config.Config) { cfg.Gateway.FirstToken = config.Duration(200 * time.Millisecond) })
-	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "stall", Count: 1}) // accepts, then says nothing at all
-	t0 := time.Now()
-	resp, body := r.do(t, responses("gpt-6-luna", "hi", true))
-	if resp.StatusCode != 200 || text(body) != sim.Answer("gpt-6-luna", "hi", 16) || time.Since(t0) > 3*time.Second {
-		t.Fatalf("%d after %v: %s", resp.StatusCode, time.Since(t0), body)
-	}
-	if got := resp.Header.Get("X-Spillway-Route"); got != "gpt-6-luna:timeout > gpt-6-luna:ok" {
-		t.Fatalf("route %q", got)
-	}
-}
-
 func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
 	// answers of ~100k tokens (megabytes of SSE): a client that does not
-	// read fills the socket buffers and blocks the gateway's writes
+	// read fills the socket buffers and blocks the gateway's writes, whose
+	// deadline is the idle timeout (real time: it is the socket's)
 	scn, _ := sim.Builtin("calm")
 	scn.AnswerTokens = 100000
 	r := newRig(t, scn, func(cfg *config.Config) {
 		cfg.Pacing = config.Pacing{MaxConcurrency: 1}
-		cfg.Gateway.Idle = config.Duration(300 * time.Millisecond)
-		cfg.Retry.Budget = config.Duration(5 * time.Second)
+		cfg.Gateway.Idle = config.Duration(40 * time.Millisecond)
+		cfg.Retry.Budget = config.Duration(time.Hour) // the slot wait is not what ends this
 	})
 	req, _ := http.NewRequest("POST", r.url+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"long"}]}`))
 	req.Header.Set("Authorization", "Bearer k")
@@ -652,114 +392,14 @@ func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stalled.Body.Close() // never read
-	time.Sleep(100 * time.Millisecond)
 	// another client still gets the model: the stalled one's writes time out
-	t0 := time.Now()
 	resp, _ := r.do(t, chat("gpt-6-luna", "me too", false))
-	if resp.StatusCode != 200 || time.Since(t0) > 4*time.Second {
-		t.Fatalf("%d after %v", resp.StatusCode, time.Since(t0))
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
 	}
-}
-
-// Keep-alive comments after output started keep the stream alive past the
-// idle timeout, and reach the client.
-func TestKeepAliveCommentsKeepAStreamAlive(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
-		fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"thinking\"}\n\n")
-		rc.Flush()
-		for i := 0; i < 5; i++ {
-			time.Sleep(100 * time.Millisecond)
-			fmt.Fprint(w, ": keep-alive\n")
-			rc.Flush()
-		}
-		fmt.Fprint(w, "\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}}}\n\n")
-	}))
-	defer up.Close()
-	r := newRig(t, nil, func(cfg *config.Config) {
-		cfg.Gateway.Idle = config.Duration(250 * time.Millisecond)
-		p := cfg.Providers["openai"]
-		p.BaseURL = up.URL + "/v1"
-		cfg.Providers["openai"] = p
-	})
-	resp, body := r.do(t, responses("gpt-6-luna", "hi", true))
-	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("response.completed")) || bytes.Contains(body, []byte("response.failed")) || !bytes.Contains(body, []byte(": keep-alive")) {
-		t.Fatalf("%d\n%s", resp.StatusCode, body)
-	}
-}
-
-func TestClientBudgetHeader(t *testing.T) {
-	// retry.budget is 300ms; the light model stays full for the first 4
-	// attempts (spaced by 20–100ms backoff, well past 300ms in all)
-	cases := []struct {
-		name   string
-		budget string
-		status int
-	}{
-		{"the configured budget runs out", "", 503},
-		{"a client's longer budget waits it out", "20s", 200},
-		{"a client's shorter budget fails sooner", "1ms", 503},
-		{"a bad value is refused before anything is sent", "soon", 400},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := newRig(t, nil, func(c *config.Config) {
-				c.Retry.Budget = config.Duration(300 * time.Millisecond)
-				c.Retry.BackoffBase = config.Duration(200 * time.Millisecond)
-				c.Retry.BackoffMax = config.Duration(400 * time.Millisecond)
-			})
-			r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "capacity", Count: 4})
-			call := chat("gpt-6-luna", "hi", false)
-			if c.budget != "" {
-				call.header["X-Spillway-Budget"] = c.budget
-			}
-			resp, body := r.do(t, call)
-			if resp.StatusCode != c.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
-			}
-			got := r.sim.Snapshot().Models["gpt-6-luna"]
-			switch c.status {
-			case 200:
-				if got == nil || got.Received != 5 {
-					t.Fatalf("the simulator saw %+v, want 5 attempts", got)
-				}
-			case 400:
-				if got != nil && got.Received != 0 || !strings.Contains(string(body), "X-Spillway-Budget") {
-					t.Fatalf("sent upstream or unclear: %+v %s", got, body)
-				}
-			}
-		})
-	}
-}
-
-func TestABreakerRefusalIsNotAnAttempt(t *testing.T) {
-	// heavy opens after one capacity answer and stays open: a heavy-only
-	// request waits out its budget on refusals that never reach the
-	// simulator, the event log or the attempt count
-	r := newRig(t, nil, func(c *config.Config) {
-		c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
-		c.Retry.Budget = config.Duration(300 * time.Millisecond)
-	})
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 1})
-	c := chat("gpt-6-astra", "hi", false)
-	c.header["X-Spillway-Min-Tier"] = "heavy"
-	resp, body := r.do(t, c)
-	if resp.StatusCode != 503 || resp.Header.Get("X-Spillway-Attempts") != "1" {
-		t.Fatalf("%d attempts %q: %s", resp.StatusCode, resp.Header.Get("X-Spillway-Attempts"), body)
-	}
-	if got := r.sim.Snapshot().Models["gpt-6-astra"].Received; got != 1 {
-		t.Fatalf("the simulator saw %d requests, want the 1 that opened the breaker", got)
-	}
-	if recs := r.records(); len(recs) != 1 || recs[0].Class != "capacity" {
-		t.Fatalf("event records %+v, want the one real attempt", recs)
-	}
-	if route := resp.Header.Get("X-Spillway-Route"); !strings.Contains(route, "gpt-6-astra:capacity > gpt-6-astra:breaker_open") {
-		t.Fatalf("route %q", route)
-	}
-	if !strings.Contains(string(body), "in 1 attempt;") {
-		t.Fatalf("the message counts refusals as attempts: %s", body)
+	recs := r.records()
+	if len(recs) != 2 || recs[0].Class != "unknown" || !strings.Contains(recs[0].Error, "client went away") || recs[0].OutputTokens != 0 {
+		t.Fatalf("records %+v", recs)
 	}
 }
 
@@ -774,5 +414,21 @@ func TestModelKeyIsExact(t *testing.T) {
 	resp, body = r.do(t, call{"/v1/chat/completions", `{"Model":"gpt-6-luna","messages":[]}`, nil})
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `no \"model\"`) {
 		t.Fatalf("%d: %s", resp.StatusCode, body)
+	}
+}
+
+// Output tokens in the record are what the client received, in every
+// protocol, streamed or not.
+func TestOutputTokensRecorded(t *testing.T) {
+	for _, c := range []call{chat("gpt-6-luna", "count", false), chat("gpt-6-luna", "count", true), responses("gpt-6-luna", "count", true),
+		responses("gpt-6-luna", "count", false), messages("claude-haiku-5-5", "count", true), messages("claude-haiku-5-5", "count", false)} {
+		r := newRig(t, nil, nil)
+		if strings.Contains(c.path, "chat") && strings.Contains(c.body, `"stream":true`) {
+			c.body = strings.Replace(c.body, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1)
+		}
+		resp, _ := r.do(t, c)
+		if recs := r.records(); resp.StatusCode != 200 || len(recs) != 1 || recs[0].OutputTokens != 16 {
+			t.Errorf("%s %s: %d %+v", c.path, c.body[:40], resp.StatusCode, recs)
+		}
 	}
 }

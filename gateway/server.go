@@ -16,8 +16,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/serve"
 )
@@ -40,7 +42,7 @@ type Options struct {
 type Server struct {
 	cfg     *config.Config
 	engine  *policy.Engine
-	client  *http.Client
+	rt      http.RoundTripper
 	events  events.Sink
 	log     *slog.Logger
 	metrics *metrics
@@ -91,20 +93,20 @@ func New(o Options) (*Server, error) {
 			ExpectContinueTimeout: time.Second,
 		}
 	}
-	// No client timeout: streams last; first-token and idle timeouts bound them.
-	s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// Attempts go straight to the RoundTripper: no redirects are followed,
+	// and no client timeout (streams last; the driver's watchdogs bound
+	// them).
+	s.rt = tr
 	s.maxBody = int64(o.Config.Gateway.MaxBodyMB) << 20
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
 	}
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) })
-	if mb, ok := s.engine.Breakers.(*policy.MemoryBreakers); ok {
-		mb.OnChange = func(key, from, to string) {
-			s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
-			s.log.Warn("breaker", "key", key, "from", from, "to", to)
-		}
-	}
+	s.engine.OnBreakerChange(func(key, from, to string) {
+		s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
+		s.log.Warn("breaker", "key", key, "from", from, "to", to)
+	})
 	return s, nil
 }
 
@@ -114,18 +116,18 @@ func (s *Server) Engine() *policy.Engine { return s.engine }
 // Handler routes every endpoint.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	for _, ep := range endpoints {
-		mux.HandleFunc("POST "+ep.path, func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, ep) })
+	for _, ep := range wire.Endpoints {
+		mux.HandleFunc("POST "+ep.Path, func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, ep) })
 	}
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /spillway/status", s.handleStatus)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		status, body := errorBody(endpoint{typ: "openai"}, "bad_request",
+		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
 			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages and GET /v1/models", r.Method, r.URL.Path))
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(min(status, http.StatusNotFound))
+		w.WriteHeader(http.StatusNotFound)
 		w.Write(body)
 	})
 	return mux
@@ -158,14 +160,14 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 		Context  int    `json:"context"`
 		Breaker  string `json:"breaker"`
 	}
-	states := s.engine.Breakers.States()
+	states := s.engine.BreakerStates()
 	var models []model
 	for name, m := range s.cfg.Models {
 		up := name
 		if m.Upstream != "" {
 			up = m.Upstream
 		}
-		st := states[m.Provider+"/"+up]
+		st := states[policy.Candidate{Provider: m.Provider, Upstream: up}.Key()]
 		if st == "" {
 			st = "closed"
 		}
@@ -186,8 +188,8 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
 	names := make([]string, 0, len(s.cfg.Models))
 	for n, m := range s.cfg.Models {
-		t := s.cfg.ProviderType(m.Provider)
-		if (anthropic && t == "anthropic") || (!anthropic && t == "openai") {
+		t := wire.Format(s.cfg.ProviderType(m.Provider))
+		if (anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI) {
 			names = append(names, n)
 		}
 	}

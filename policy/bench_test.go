@@ -16,8 +16,8 @@ func BenchmarkRoute(b *testing.B) {
 	b.Run("start", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p := e.NewPlan(Request{Model: "gpt-6-astra", Type: "openai", InputTokens: 2000})
-			if st := p.Start(); st.Action != Send {
+			p := e.newPlan(Request{Model: "gpt-6-astra", Type: "openai", InputTokens: 2000})
+			if st := p.start(); st.Action != send {
 				b.Fatal(st)
 			}
 		}
@@ -25,9 +25,9 @@ func BenchmarkRoute(b *testing.B) {
 	b.Run("fallback", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p := e.NewPlan(Request{Model: "gpt-6-astra", Type: "openai", InputTokens: 2000, MinTier: config.Medium})
-			p.Start()
-			if st := p.After(capacity); st.Candidate.Model != "gpt-6.1-sol" {
+			p := e.newPlan(Request{Model: "gpt-6-astra", Type: "openai", InputTokens: 2000, MinTier: config.Medium})
+			p.start()
+			if st := p.after(capacity); st.Candidate.Model != "gpt-6.1-sol" {
 				b.Fatal(st)
 			}
 		}

@@ -1,25 +1,24 @@
 package policy
 
 import (
-	"errors"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/sony/gobreaker/v2"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 )
 
-// Breakers are the per-(provider, model) circuit breakers. The in-memory
-// set serves one process; a fleet shares state through another
-// implementation.
+// Breakers are the per-candidate circuit breakers. The in-memory set serves
+// one process; a fleet shares state through another implementation.
 type Breakers interface {
 	// Allow asks to send one request to key. When the breaker is open (or
 	// half-open with its probe already out) it returns ok=false. Otherwise
-	// done must be called with the attempt's verdict.
+	// done must be called once with what the model answered.
 	Allow(key string) (done func(classify.Verdict), ok bool)
+	// Observe is evidence that came after an attempt's done: a stream whose
+	// success was recorded at its first output and that broke later.
+	Observe(key string, v classify.Verdict)
 	// Open reports whether key's breaker is open now.
 	Open(key string) bool
 	// States lists every breaker's state: closed, open, half-open.
@@ -29,201 +28,261 @@ type Breakers interface {
 	Wait(key string) time.Duration
 }
 
-// MemoryBreakers keeps breakers in process, one gobreaker two-step breaker
-// per key: it opens after `failures` capacity errors within `window` (or
-// `consecutive` in a row), stays
-// open for `cooldown`, then lets a single probe through and closes on its
-// success. Only capacity counts as failure; network and timeout are neither
+// MemoryBreakers keeps breakers in process. A breaker opens after
+// `failures` capacity answers within `window` (or `consecutive` in a row
+// with no answer between), stays open for `cooldown`, then lets a single
+// probe through and closes on its success. Only capacity counts as failure;
+// network, timeout, server errors, rate limits and bad requests are neither
 // success nor failure (they say nothing about the pool).
 //
 // A probe that finds the pool still full opens the breaker again for twice
 // the last cooldown, up to `max_cooldown` (as Envoy's outlier detection
 // lengthens each ejection): a pool that stays full through a long peak is
-// probed a few times an hour, not twice a minute. gobreaker's own timeout is
-// fixed, so the longer hold is kept here, in front of it.
+// probed a few times an hour, not twice a minute.
+//
+// Written here rather than with a breaker library: the ones that read the
+// wall clock (sony/gobreaker) keep tests sleeping, and none has the
+// lengthening hold, the probe wait the queue schedules by, or state simple
+// enough to share across a fleet later. It runs on the engine's Clock.
 type MemoryBreakers struct {
-	cfg config.Breaker
-	mu  sync.Mutex
-	m   map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
-	// holds are the lengthened cooldowns, by key
-	holdMu sync.Mutex
-	holds  map[string]*hold
-	// OnChange, when set, is told about state changes (metrics, status).
-	OnChange func(key, from, to string)
+	cfg   config.Breaker
+	clock Clock
+
+	mu        sync.Mutex
+	m         map[string]*breaker
+	listeners []func(key, from, to string)
 }
 
 var _ Breakers = (*MemoryBreakers)(nil)
 
-// NewMemoryBreakers returns an empty set.
-func NewMemoryBreakers(cfg config.Breaker) *MemoryBreakers {
-	return &MemoryBreakers{cfg: cfg, m: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}, holds: map[string]*hold{}}
+// NewMemoryBreakers returns an empty set on clock.
+func NewMemoryBreakers(cfg config.Breaker, clock Clock) *MemoryBreakers {
+	return &MemoryBreakers{cfg: cfg, clock: clock, m: map[string]*breaker{}}
 }
 
-// hold is one breaker's lengthened cooldown.
-type hold struct {
-	cooldown time.Duration // of the current (or last) open period
-	until    time.Time     // no probe before this
+type breakerState int
+
+const (
+	closed breakerState = iota
+	open
+	halfOpen
+)
+
+func (s breakerState) String() string {
+	switch s {
+	case open:
+		return "open"
+	case halfOpen:
+		return "half-open"
+	}
+	return "closed"
 }
 
-// opened records a trip: a first one waits the configured cooldown, one
-// after a failed probe twice the last, capped.
-func (b *MemoryBreakers) opened(key string, afterProbe bool) {
-	b.holdMu.Lock()
-	defer b.holdMu.Unlock()
-	h := b.holds[key]
-	if h == nil {
-		h = &hold{}
-		b.holds[key] = h
-	}
-	base := b.cfg.Cooldown.D()
-	if afterProbe && h.cooldown > 0 {
-		h.cooldown = min(2*h.cooldown, max(b.cfg.MaxCooldown.D(), base))
-	} else {
-		h.cooldown = base
-	}
-	h.until = time.Now().Add(h.cooldown)
+// breaker is one key's state.
+type breaker struct {
+	state    breakerState
+	gen      int         // bumped at every state change: evidence from an older state is ignored
+	fails    []time.Time // the latest capacity answers while closed, at most `failures`
+	inARow   int         // capacity answers with no other answer between
+	until    time.Time   // open: no probe before
+	cooldown time.Duration
+	probing  bool // half-open: the probe is out
 }
 
-// Wait implements Breakers. A breaker that is not closed never says 0:
-// with its probe out (half-open) or just due, the answer is a quarter of the
-// cooldown, so a caller sleeping on it looks again soon, not never.
-func (b *MemoryBreakers) Wait(key string) time.Duration {
-	b.holdMu.Lock()
-	var left time.Duration
-	if h := b.holds[key]; h != nil {
-		left = time.Until(h.until)
-	}
-	b.holdMu.Unlock()
-	if left > 0 {
-		return left
-	}
-	b.mu.Lock()
-	cb := b.m[key]
-	b.mu.Unlock()
-	if cb == nil || cb.State() == gobreaker.StateClosed {
-		return 0
-	}
-	return max(b.cfg.Cooldown.D()/4, time.Millisecond)
-}
+// change is a state change to report once the lock is released.
+type change struct{ key, from, to string }
 
-// held reports whether key is inside a lengthened cooldown.
-func (b *MemoryBreakers) held(key string) bool {
-	b.holdMu.Lock()
-	defer b.holdMu.Unlock()
-	h := b.holds[key]
-	return h != nil && time.Now().Before(h.until)
-}
-
-func (b *MemoryBreakers) get(key string) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+// OnChange registers f to be told about every state change (metrics, logs).
+func (b *MemoryBreakers) OnChange(f func(key, from, to string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cb := b.m[key]
-	if cb == nil {
-		failures := uint32(max(b.cfg.Failures, 1))
-		consecutive := uint32(b.cfg.Consecutive)
-		window := b.cfg.Window.D()
-		cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-			Name:         key,
-			MaxRequests:  1, // one probe when half-open
-			Interval:     window,
-			BucketPeriod: bucket(window),
-			Timeout:      b.cfg.Cooldown.D(),
-			// N capacity answers within the window, or a few in a row with
-			// no answer between (the pool is full now, not busy)
-			ReadyToTrip: func(c gobreaker.Counts) bool {
-				return c.TotalFailures >= failures || consecutive > 0 && c.ConsecutiveFailures >= consecutive
-			},
-			IsSuccessful: func(err error) bool { return verdictOf(err) != classify.Capacity },
-			// Only an answer from the model counts as success; failures that
-			// say nothing about its pool (transport, server errors, rate
-			// limits, local refusals) neither open nor close the breaker.
-			IsExcluded: func(err error) bool {
-				switch verdictOf(err) {
-				case classify.Network, classify.Timeout, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
-					return true
-				}
-				return false
-			},
-			OnStateChange: func(name string, from, to gobreaker.State) {
-				if to == gobreaker.StateOpen {
-					b.opened(name, from == gobreaker.StateHalfOpen)
-				}
-				if b.OnChange != nil {
-					b.OnChange(name, from.String(), to.String())
-				}
-			},
-		})
-		b.m[key] = cb
-	}
-	return cb
+	b.listeners = append(b.listeners, f)
 }
 
-// bucket makes the window roll in tenths rather than reset all at once.
-func bucket(window time.Duration) time.Duration {
-	if window <= 0 {
-		return 0
+func (b *MemoryBreakers) notify(cs []change) {
+	if len(cs) == 0 {
+		return
 	}
-	return window / 10
+	b.mu.Lock()
+	ls := append([]func(key, from, to string){}, b.listeners...)
+	b.mu.Unlock()
+	for _, c := range cs {
+		for _, f := range ls {
+			f(c.key, c.from, c.to)
+		}
+	}
 }
 
-func verdictOf(err error) classify.Class {
-	if err == nil {
-		return classify.OK
+// get returns key's breaker, moved from open to half-open when its hold is
+// over; b.mu must be held.
+func (b *MemoryBreakers) get(key string, now time.Time, cs *[]change) *breaker {
+	br := b.m[key]
+	if br == nil {
+		br = &breaker{}
+		b.m[key] = br
 	}
-	var f *classify.Failure
-	if errors.As(err, &f) {
-		return f.Verdict.Class
+	if br.state == open && !now.Before(br.until) {
+		b.set(key, br, halfOpen, cs)
 	}
-	return classify.Unknown
+	return br
+}
+
+func (b *MemoryBreakers) set(key string, br *breaker, to breakerState, cs *[]change) {
+	*cs = append(*cs, change{key, br.state.String(), to.String()})
+	br.state, br.gen, br.probing = to, br.gen+1, false
+}
+
+// trip opens br: for the configured cooldown the first time, for twice the
+// last after a failed probe (capped).
+func (b *MemoryBreakers) trip(key string, br *breaker, now time.Time, afterProbe bool, cs *[]change) {
+	base := b.cfg.Cooldown.D()
+	if afterProbe && br.cooldown > 0 {
+		br.cooldown = min(2*br.cooldown, max(b.cfg.MaxCooldown.D(), base))
+	} else {
+		br.cooldown = base
+	}
+	br.until = now.Add(br.cooldown)
+	br.fails, br.inARow = br.fails[:0], 0
+	b.set(key, br, open, cs)
+}
+
+// counts reports whether a verdict is evidence for the breaker, and which.
+func counts(v classify.Verdict) (failure, evidence bool) {
+	switch v.Class {
+	case classify.Capacity:
+		return true, true
+	case classify.Network, classify.Timeout, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
+		return false, false
+	}
+	return false, true // an answer from the model that says nothing of a full pool
+}
+
+// failed records a capacity answer while closed; it reports a trip.
+func (b *MemoryBreakers) failed(br *breaker, now time.Time) bool {
+	window := b.cfg.Window.D()
+	kept := br.fails[:0]
+	for _, t := range br.fails {
+		if window <= 0 || now.Sub(t) < window {
+			kept = append(kept, t)
+		}
+	}
+	br.fails = append(kept, now)
+	if n := max(b.cfg.Failures, 1); len(br.fails) > n {
+		br.fails = br.fails[len(br.fails)-n:]
+	}
+	br.inARow++
+	return len(br.fails) >= max(b.cfg.Failures, 1) || b.cfg.Consecutive > 0 && br.inARow >= b.cfg.Consecutive
 }
 
 // Allow implements Breakers.
 func (b *MemoryBreakers) Allow(key string) (func(classify.Verdict), bool) {
-	cb := b.get(key)
-	if b.held(key) {
+	var cs []change
+	defer func() { b.notify(cs) }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.get(key, b.clock.Now(), &cs)
+	switch br.state {
+	case open:
 		return nil, false
-	}
-	done, err := cb.Allow()
-	if err != nil {
-		return nil, false
-	}
-	return func(v classify.Verdict) {
-		if v.Class == classify.OK {
-			done(nil)
-			return
+	case halfOpen:
+		if br.probing {
+			return nil, false
 		}
-		done(&classify.Failure{Verdict: v})
+		br.probing = true
+	}
+	gen, probe := br.gen, br.state == halfOpen
+	var once sync.Once
+	return func(v classify.Verdict) {
+		once.Do(func() { b.evidence(key, gen, probe, v) })
 	}, true
+}
+
+func (b *MemoryBreakers) evidence(key string, gen int, probe bool, v classify.Verdict) {
+	var cs []change
+	defer func() { b.notify(cs) }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	br := b.get(key, now, &cs)
+	if br.gen != gen {
+		return // the breaker changed state since: this answer is old news
+	}
+	failure, evidence := counts(v)
+	switch {
+	case probe && !evidence:
+		br.probing = false // no word on the pool: let another probe go
+	case probe && failure:
+		b.trip(key, br, now, true, &cs)
+	case probe:
+		br.cooldown = 0
+		b.set(key, br, closed, &cs)
+	case failure:
+		if b.failed(br, now) {
+			b.trip(key, br, now, false, &cs)
+		}
+	case evidence:
+		br.inARow = 0
+	}
+}
+
+// Observe implements Breakers: a capacity answer that came after the
+// attempt's success was recorded counts like any other while the breaker is
+// closed.
+func (b *MemoryBreakers) Observe(key string, v classify.Verdict) {
+	var cs []change
+	defer func() { b.notify(cs) }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	br := b.get(key, now, &cs)
+	if failure, _ := counts(v); failure && br.state == closed && b.failed(br, now) {
+		b.trip(key, br, now, false, &cs)
+	}
 }
 
 // Open implements Breakers.
 func (b *MemoryBreakers) Open(key string) bool {
+	var cs []change
+	defer func() { b.notify(cs) }()
 	b.mu.Lock()
-	cb := b.m[key]
-	b.mu.Unlock()
-	if cb == nil {
-		return false
+	defer b.mu.Unlock()
+	return b.get(key, b.clock.Now(), &cs).state == open
+}
+
+// Wait implements Breakers. A breaker that is not closed never says 0:
+// with its probe out (half-open) the answer is a quarter of the cooldown,
+// so a caller sleeping on it looks again soon, not never.
+func (b *MemoryBreakers) Wait(key string) time.Duration {
+	var cs []change
+	defer func() { b.notify(cs) }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	br := b.get(key, now, &cs)
+	switch br.state {
+	case open:
+		return br.until.Sub(now)
+	case halfOpen:
+		return max(b.cfg.Cooldown.D()/4, time.Millisecond)
 	}
-	// ask gobreaker only past the hold: asking moves it to half-open
-	return b.held(key) || cb.State() == gobreaker.StateOpen
+	return 0
 }
 
 // States implements Breakers.
 func (b *MemoryBreakers) States() map[string]string {
+	var cs []change
+	defer func() { b.notify(cs) }()
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
 	keys := make([]string, 0, len(b.m))
 	for k := range b.m {
 		keys = append(keys, k)
 	}
-	b.mu.Unlock()
 	sort.Strings(keys)
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
-		if b.held(k) {
-			out[k] = gobreaker.StateOpen.String()
-		} else {
-			out[k] = b.get(k).State().String()
-		}
+		out[k] = b.get(k, now, &cs).state.String()
 	}
 	return out
 }

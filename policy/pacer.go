@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -9,12 +10,18 @@ import (
 	"github.com/spillway/spillway/config"
 )
 
-// Pacer spaces request starts to each model by a minimum gap plus random
+// errPaced is the pacer's answer when a slot and a turn cannot be had
+// before the deadline the driver gave (what is left of the request's wait
+// budget).
+var errPaced = errors.New("no free slot and turn within the wait budget")
+
+// pacer spaces request starts to each model by a minimum gap plus random
 // jitter, and limits how many are in flight at once. A rate-limit answer
 // slows one key's pace (the gap doubles, up to 16×) and successes bring it
 // back. Written here rather than with golang.org/x/time/rate because the
 // pace wanted is a jittered gap between starts per model and key, coupled
-// with a concurrency limit, not a token bucket.
+// with a concurrency limit, not a token bucket; and it must run on the
+// injected Clock.
 //
 // The concurrency limit adapts to the room a model's pool has left (AIMD,
 // as TCP's congestion window or Netflix's concurrency-limits): each capacity
@@ -22,7 +29,7 @@ import (
 // quarter, up to pacing.max_concurrency. A pool with one free slot is then
 // sent one request at a time instead of three that collide, and the plan
 // sends what can go elsewhere to the next model instead of queueing.
-type Pacer struct {
+type pacer struct {
 	cfg   config.Pacing
 	clock Clock
 	rnd   func() float64
@@ -30,7 +37,7 @@ type Pacer struct {
 	mu    sync.Mutex
 	lanes map[string]*lane
 	next  map[string]time.Time // earliest next start per model
-	slow  map[string]float64   // gap multiplier per key
+	slow  map[string]float64   // gap multiplier per model and key
 }
 
 // lane is one model's requests in flight and their current limit.
@@ -41,15 +48,14 @@ type lane struct {
 	reserved time.Time     // until then, requests that can only use this model are waiting for it
 }
 
-// NewPacer returns a pacer with cfg's gap, jitter and concurrency.
-func NewPacer(cfg config.Pacing, clock Clock, rnd func() float64) *Pacer {
-	return &Pacer{cfg: cfg, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{}, slow: map[string]float64{}}
+func newPacer(cfg config.Pacing, clock Clock, rnd func() float64) *pacer {
+	return &pacer{cfg: cfg, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{}, slow: map[string]float64{}}
 }
 
-func (p *Pacer) max() float64 { return float64(max(p.cfg.MaxConcurrency, 1)) }
+func (p *pacer) max() float64 { return float64(max(p.cfg.MaxConcurrency, 1)) }
 
 // lane returns model's lane; p.mu must be held.
-func (p *Pacer) lane(model string) *lane {
+func (p *pacer) lane(model string) *lane {
 	l := p.lanes[model]
 	if l == nil {
 		l = &lane{limit: p.max(), wake: make(chan struct{})}
@@ -58,23 +64,29 @@ func (p *Pacer) lane(model string) *lane {
 	return l
 }
 
-// Crowded reports whether model's pool has shown less room than the
+// wakeLocked lets waiters for l look again; p.mu must be held.
+func (l *lane) wakeLocked() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+// crowded reports whether model's pool has shown less room than the
 // configured concurrency (its limit is down) and that room is taken now, or
-// promised to requests that can use no other model (see Reserve): a request
+// promised to requests that can use no other model (see reserve): a request
 // that may go to another model should, rather than queue here.
-func (p *Pacer) Crowded(model string) bool {
+func (p *pacer) crowded(model string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.lanes[model]
 	return l != nil && l.limit < p.max() && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
 }
 
-// Reserve marks model's scarce room as wanted until `until` by a request
+// reserve marks model's scarce room as wanted until `until` by a request
 // that can use no other model (its minimum tier allows only this one) and
 // is waiting to try again: requests with somewhere else to go leave it the
 // room meanwhile, instead of taking the one slot a found gap in a full pool
 // offers.
-func (p *Pacer) Reserve(model string, until time.Time) {
+func (p *pacer) reserve(model string, until time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if l := p.lane(model); until.After(l.reserved) {
@@ -82,43 +94,42 @@ func (p *Pacer) Reserve(model string, until time.Time) {
 	}
 }
 
-// Limit is model's current concurrency limit.
-func (p *Pacer) Limit(model string) int {
+// limit is model's current concurrency limit.
+func (p *pacer) limit(model string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return int(p.lane(model).limit)
 }
 
-// Full halves model's limit after a capacity answer (not below one).
-func (p *Pacer) Full(model string) {
+// full halves model's limit after a capacity answer (not below one).
+func (p *pacer) full(model string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.lane(model)
 	l.limit = math.Max(1, l.limit/2)
 }
 
-// Served raises model's limit after an answer from it, up to the maximum.
-func (p *Pacer) Served(model string) {
+// served raises model's limit after an answer from it, up to the maximum.
+func (p *pacer) served(model string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.lane(model)
-	if grew := math.Min(p.max(), l.limit+0.25); int(grew) > int(l.limit) {
-		l.limit = grew
-		close(l.wake) // a slot more: let a waiter in
-		l.wake = make(chan struct{})
-	} else {
-		l.limit = grew
+	grew := math.Min(p.max(), l.limit+0.25)
+	if int(grew) > int(l.limit) {
+		l.wakeLocked() // a slot more: let a waiter in
 	}
+	l.limit = grew
 }
 
-// Acquire waits for a slot for model and for its turn to start, then
-// returns release (to call when the request is over) and the time waited.
-// key identifies the caller's credentials (a hash, never the key itself).
-// within, when above 0, bounds the wait for a slot: past it Acquire returns
-// context.DeadlineExceeded (the turn's gap is not bounded by it).
-func (p *Pacer) Acquire(ctx context.Context, model, key string, within time.Duration) (release func(), waited time.Duration, err error) {
+// acquire waits for a slot for model and for its turn to start, then
+// returns release (to call when the request is over), the start it waited
+// for and the time waited. key identifies the caller's credentials (a hash,
+// never the key itself). When deadline is not zero, the whole wait (slot
+// and turn) must end by then: past it, or when the turn would come later,
+// acquire returns errPaced without waiting further.
+func (p *pacer) acquire(ctx context.Context, model, key string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
 	t0 := p.clock.Now()
-	var deadline <-chan time.Time // made only when a wait is needed: the common case allocates no timer
+	var expired chan struct{} // made only when a wait is needed: the common case arms no timer
 	for {
 		p.mu.Lock()
 		l := p.lane(model)
@@ -129,17 +140,17 @@ func (p *Pacer) Acquire(ctx context.Context, model, key string, within time.Dura
 		}
 		wake := l.wake
 		p.mu.Unlock()
-		if deadline == nil && within > 0 {
-			t := time.NewTimer(within)
-			defer t.Stop()
-			deadline = t.C
+		if expired == nil && !deadline.IsZero() {
+			expired = make(chan struct{})
+			stop := p.clock.AfterFunc(deadline.Sub(t0), func() { close(expired) })
+			defer stop()
 		}
 		select {
 		case <-wake:
-		case <-deadline:
-			return nil, p.clock.Now().Sub(t0), context.DeadlineExceeded
+		case <-expired:
+			return nil, time.Time{}, p.clock.Now().Sub(t0), errPaced
 		case <-ctx.Done():
-			return nil, p.clock.Now().Sub(t0), ctx.Err()
+			return nil, time.Time{}, p.clock.Now().Sub(t0), ctx.Err()
 		}
 	}
 	var once sync.Once
@@ -148,17 +159,21 @@ func (p *Pacer) Acquire(ctx context.Context, model, key string, within time.Dura
 			p.mu.Lock()
 			l := p.lanes[model]
 			l.inflight--
-			close(l.wake)
-			l.wake = make(chan struct{})
+			l.wakeLocked()
 			p.mu.Unlock()
 		})
 	}
 
 	p.mu.Lock()
 	now := p.clock.Now()
-	start := p.next[model]
+	start = p.next[model]
 	if start.Before(now) {
 		start = now
+	}
+	if !deadline.IsZero() && start.After(deadline) {
+		p.mu.Unlock()
+		release()
+		return nil, time.Time{}, now.Sub(t0), errPaced
 	}
 	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
 	if m := p.slow[model+"\x00"+key]; m > 1 {
@@ -169,21 +184,21 @@ func (p *Pacer) Acquire(ctx context.Context, model, key string, within time.Dura
 
 	if err := p.clock.Sleep(ctx, start.Sub(now)); err != nil {
 		release()
-		return nil, p.clock.Now().Sub(t0), err
+		return nil, time.Time{}, p.clock.Now().Sub(t0), err
 	}
-	return release, p.clock.Now().Sub(t0), nil
+	return release, start, start.Sub(t0), nil
 }
 
-// SlowDown doubles the gap for key on model after a rate-limit answer.
-func (p *Pacer) SlowDown(model, key string) {
+// slowDown doubles the gap for key on model after a rate-limit answer.
+func (p *pacer) slowDown(model, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := model + "\x00" + key
 	p.slow[k] = min(max(p.slow[k]*2, 2), 16)
 }
 
-// Recover eases key's pace on model back after a success.
-func (p *Pacer) Recover(model, key string) {
+// ease eases key's pace on model back after a success.
+func (p *pacer) ease(model, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := model + "\x00" + key
@@ -196,8 +211,8 @@ func (p *Pacer) Recover(model, key string) {
 	}
 }
 
-// Slowness is key's current gap multiplier on model (1 when normal).
-func (p *Pacer) Slowness(model, key string) float64 {
+// slowness is key's current gap multiplier on model (1 when normal).
+func (p *pacer) slowness(model, key string) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m := p.slow[model+"\x00"+key]; m > 1 {

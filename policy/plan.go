@@ -10,27 +10,37 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/wire"
 )
 
-// Candidate is one model a request may be sent to.
+// Candidate is one place a request may be sent to: a model and, once models
+// may have several, one of its deployments.
 type Candidate struct {
 	Model    string      // the name clients use
 	Upstream string      // the name sent upstream
 	Provider string      // provider name in the configuration
-	Type     string      // wire format: openai, anthropic, gemini
+	Type     wire.Format // the provider's wire format
 	Tier     config.Tier // "" for a model the configuration does not know
 	Context  int         // 0 when unknown
+	// Deployment names one of the model's deployments; empty while a model
+	// has exactly one (its provider's).
+	Deployment string
 }
 
-// Key identifies the candidate's breaker.
-func (c Candidate) Key() string { return c.Provider + "/" + c.Upstream }
+// Key identifies the candidate's breaker, pacing lane and adaptive limit.
+func (c Candidate) Key() string {
+	if c.Deployment != "" {
+		return c.Provider + "/" + c.Upstream + "@" + c.Deployment
+	}
+	return c.Provider + "/" + c.Upstream
+}
 
 // Request is what a plan is made for.
 type Request struct {
 	Model string
 	// Type is the wire format of the endpoint the client called; a model the
 	// configuration does not know goes to that type's provider as is.
-	Type        string
+	Type        wire.Format
 	MinTier     config.Tier // "" for none
 	NoFallback  bool
 	InputTokens int
@@ -44,34 +54,44 @@ type Request struct {
 	// capacity: the n-th exhausted walk waits Ladder[n-1], and after the
 	// last rung the plan fails with a global outage (exec and the queue).
 	Ladder []time.Duration
+	// Rung is how many rungs of the ladder this work has already waited
+	// (a queue task parked before): its next rung is Ladder[Rung].
+	Rung int
+	// Park, with a ladder, makes Run return instead of sleeping through a
+	// rung (Outcome.ParkUntil): a queue worker has other tasks to run
+	// meanwhile. A parked request never ends in a global outage: its last
+	// rung repeats.
+	Park bool
 }
 
 // GlobalOutage starts the reason of a plan that climbed its whole ladder
 // with every model at capacity.
 const GlobalOutage = "global outage"
 
-// Action is what to do next.
-type Action int
+// action is what to do next.
+type action int
 
-// Actions.
 const (
-	Send Action = iota // send to Step.Candidate after Step.Wait
-	Done               // the last attempt succeeded
-	Fail               // give up; Step.Reason says why
+	send action = iota // send to step.Candidate after step.Wait
+	done               // the last attempt succeeded
+	fail               // give up; step.Reason says why
 )
 
-// Step is the engine's decision.
-type Step struct {
-	Action    Action
+// step is the plan's decision.
+type step struct {
+	Action    action
 	Candidate Candidate
 	Wait      time.Duration
+	// rung marks a wait that is a rung of the ladder (the whole chain is at
+	// capacity): a parked request returns instead of sleeping it.
+	rung bool
 	// FallbackFrom is the model the previous attempt went to when this
 	// step switches model.
 	FallbackFrom string
-	// Reason explains a Fail, naming the models tried, their classes and
+	// Reason explains a fail, naming the models tried, their classes and
 	// the time waited.
 	Reason string
-	// Verdict is the last failure (for Fail: what to answer the client).
+	// Verdict is the last failure (for fail: what to answer the client).
 	Verdict classify.Verdict
 }
 
@@ -84,14 +104,17 @@ type Hop struct {
 // Rand returns a float in [0, 1).
 type Rand func() float64
 
-// Engine makes plans. It is safe for concurrent use.
+// Engine is the policy engine: its plans decide, its driver (Run) acts on
+// the decisions, and its breakers and pacer remember what the models said.
+// It is safe for concurrent use; share one among everything that sends to
+// the same models.
 type Engine struct {
 	cfg      *config.Config
 	clock    Clock
 	rnd      Rand
 	rndMu    sync.Mutex
-	Breakers Breakers
-	Pacer    *Pacer
+	breakers Breakers
+	pacer    *pacer
 }
 
 // Option configures an Engine.
@@ -104,7 +127,7 @@ func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
 func WithRand(r Rand) Option { return func(e *Engine) { e.rnd = r } }
 
 // WithBreakers replaces the in-memory breakers (a fleet shares them).
-func WithBreakers(b Breakers) Option { return func(e *Engine) { e.Breakers = b } }
+func WithBreakers(b Breakers) Option { return func(e *Engine) { e.breakers = b } }
 
 // New returns an engine for cfg.
 func New(cfg *config.Config, opts ...Option) *Engine {
@@ -114,15 +137,32 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	for _, o := range opts {
 		o(e)
 	}
-	if e.Breakers == nil {
-		e.Breakers = NewMemoryBreakers(cfg.Breaker)
+	if e.breakers == nil {
+		e.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
 	}
-	e.Pacer = NewPacer(cfg.Pacing, e.clock, e.random)
+	e.pacer = newPacer(cfg.Pacing, e.clock, e.random)
 	return e
 }
 
 // Clock is the engine's clock.
 func (e *Engine) Clock() Clock { return e.clock }
+
+// Config is the configuration the engine plans with.
+func (e *Engine) Config() *config.Config { return e.cfg }
+
+// BreakerStates lists every breaker's state (closed, open, half-open) by
+// candidate key.
+func (e *Engine) BreakerStates() map[string]string { return e.breakers.States() }
+
+// OnBreakerChange registers f to be told of every breaker state change,
+// when the breakers can tell (the in-memory ones can).
+func (e *Engine) OnBreakerChange(f func(key, from, to string)) {
+	if b, ok := e.breakers.(interface {
+		OnChange(func(key, from, to string))
+	}); ok {
+		b.OnChange(f)
+	}
+}
 
 func (e *Engine) random() float64 {
 	e.rndMu.Lock()
@@ -130,11 +170,11 @@ func (e *Engine) random() float64 {
 	return e.rnd()
 }
 
-// Backoff is exponential backoff with full jitter: a random wait in
+// backoff is exponential backoff with full jitter: a random wait in
 // [0, min(max, base·2^(n-1))] for the n-th consecutive wait (n ≥ 1), with a
 // floor of base/4 so that a full chain is never walked again at once (full
 // jitter alone can draw a wait of nothing, and then nothing again).
-func (e *Engine) Backoff(n int) time.Duration {
+func (e *Engine) backoff(n int) time.Duration {
 	base, ceil := e.cfg.Retry.BackoffBase.D(), e.cfg.Retry.BackoffMax.D()
 	if n < 1 {
 		n = 1
@@ -154,14 +194,14 @@ func (e *Engine) Candidates(r Request) []Candidate {
 		chain = r.Models
 	}
 	if len(chain) == 0 {
-		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: r.Type, Type: r.Type}}
+		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: string(r.Type), Type: r.Type}}
 	}
 	var out []Candidate
 	for i, name := range chain {
 		m, known := e.cfg.Models[name]
-		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: e.cfg.ProviderType(m.Provider), Tier: m.Tier, Context: m.Context}
+		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: wire.Format(e.cfg.ProviderType(m.Provider)), Tier: m.Tier, Context: m.Context}
 		if !known {
-			c = Candidate{Model: name, Upstream: name, Provider: r.Type, Type: r.Type}
+			c = Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type}
 		}
 		if m.Upstream != "" {
 			c.Upstream = m.Upstream
@@ -179,9 +219,9 @@ func (e *Engine) Candidates(r Request) []Candidate {
 	return out
 }
 
-// Plan is one request's walk along its chain. It is not safe for
-// concurrent use; one request, one plan.
-type Plan struct {
+// plan is one request's walk along its chain. Only the driver (Run) walks
+// plans. It is not safe for concurrent use; one request, one plan.
+type plan struct {
 	e       *Engine
 	req     Request
 	chain   []Candidate
@@ -197,9 +237,9 @@ type Plan struct {
 	lastBad classify.Verdict
 }
 
-// NewPlan makes a plan for r.
-func (e *Engine) NewPlan(r Request) *Plan {
-	p := &Plan{e: e, req: r, chain: e.Candidates(r), netN: map[string]int{}, srvN: map[string]int{}, skip: map[string]bool{}}
+// newPlan makes a plan for r.
+func (e *Engine) newPlan(r Request) *plan {
+	p := &plan{e: e, req: r, chain: e.Candidates(r), netN: map[string]int{}, srvN: map[string]int{}, skip: map[string]bool{}}
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
@@ -216,18 +256,25 @@ func (e *Engine) NewPlan(r Request) *Plan {
 	return p
 }
 
-// Chain is the candidates of the plan.
-func (p *Plan) Chain() []Candidate { return p.chain }
+// note adds the current candidate's outcome to the route.
+func (p *plan) note(v classify.Verdict) {
+	hop := Hop{Model: p.chain[p.cur].Model, Class: v.Class}
+	if local(v) {
+		hop.Class = classify.Class(v.Code)
+	}
+	p.route = append(p.route, hop)
+}
 
-// Route is the outcome of every attempt so far.
-func (p *Plan) Route() []Hop { return p.route }
+// charge counts a wait the plan did not ask for (the pacer's) against the
+// budget.
+func (p *plan) charge(d time.Duration) { p.waited += max(d, 0) }
 
-// Waited is the total wait the plan has asked for.
-func (p *Plan) Waited() time.Duration { return p.waited }
+// left is what remains of the wait budget.
+func (p *plan) left() time.Duration { return max(p.budget-p.waited, 0) }
 
-// RouteString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
+// routeString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
 // A long route keeps its first and last five hops.
-func (p *Plan) RouteString() string {
+func (p *plan) routeString() string {
 	parts := make([]string, 0, len(p.route))
 	for i, h := range p.route {
 		if n := len(p.route); n > 12 && i >= 5 && i < n-5 {
@@ -241,45 +288,72 @@ func (p *Plan) RouteString() string {
 	return strings.Join(parts, " > ")
 }
 
-// Allow asks key's breaker for one attempt. done must be called with the
+// allow asks key's breaker for one attempt. done must be called with the
 // model's answer: it goes to the breaker and to the pacer's adaptive
-// concurrency limit. Callers call it only for answers that came from the
-// model (not for local refusals).
-func (e *Engine) Allow(key string) (done func(classify.Verdict), ok bool) {
-	bdone, ok := e.Breakers.Allow(key)
+// concurrency limit.
+func (e *Engine) allow(key string) (done func(classify.Verdict), ok bool) {
+	bdone, ok := e.breakers.Allow(key)
 	if !ok {
 		return nil, false
 	}
 	return func(v classify.Verdict) {
-		switch v.Class {
-		case classify.Capacity:
-			e.Pacer.Full(key)
-		case classify.OK:
-			e.Pacer.Served(key)
-		}
+		e.adapt(key, v)
 		bdone(v)
 	}, true
 }
 
-// BreakerOpen is the Code of the verdict for an attempt the breaker kept
-// from being sent: a local refusal, not an upstream answer (routes show it
-// as "breaker_open", and it is neither logged nor counted as an attempt).
-const BreakerOpen = "breaker_open"
-
-// Refused is the verdict for an attempt to key that its open breaker kept
-// from being sent.
-func Refused(key string) classify.Verdict {
-	return classify.Verdict{Class: classify.Capacity, Code: BreakerOpen, Message: "breaker open for " + key + "; not sent"}
+// adapt moves key's concurrency limit after an answer from the model.
+func (e *Engine) adapt(key string, v classify.Verdict) {
+	switch v.Class {
+	case classify.Capacity:
+		e.pacer.full(key)
+	case classify.OK:
+		e.pacer.served(key)
+	}
 }
 
-// ProbeWait is how long until a request like r could next be sent anywhere:
+// Local refusals are the Codes of verdicts for attempts that were never
+// sent: routes show them in place of a class ("gpt-6-astra:breaker_open"),
+// and they are neither logged nor counted as attempts.
+const (
+	// BreakerOpen: the candidate's breaker is open (or its probe is out).
+	BreakerOpen = "breaker_open"
+	// NoSlot: no concurrency slot and turn came free within the wait
+	// budget (pacing.max_concurrency).
+	NoSlot = "no_slot"
+)
+
+// refused is the verdict for an attempt to c that was never sent.
+func refused(c Candidate, code string) classify.Verdict {
+	msg := "breaker open for " + c.Key() + "; not sent"
+	if code == NoSlot {
+		msg = "no free slot for " + c.Model + " within the wait budget (pacing.max_concurrency); not sent"
+	}
+	return classify.Verdict{Class: classify.Capacity, Code: code, Message: msg}
+}
+
+func local(v classify.Verdict) bool { return v.Code == BreakerOpen || v.Code == NoSlot }
+
+// FailFast reports a class that no wait and no other model can fix (the
+// key, the account or the request itself is the problem): the plan gives up
+// at once, and front ends pass the upstream's own answer on.
+// context_length is one once no model with a larger window is left.
+func FailFast(c classify.Class) bool {
+	switch c {
+	case classify.Quota, classify.Auth, classify.BadRequest, classify.ContentFilter, classify.ContextLength, classify.Unknown:
+		return true
+	}
+	return false
+}
+
+// probeWait is how long until a request like r could next be sent anywhere:
 // the soonest probe among its candidates' open breakers, or 0 when one of
 // them is not open (then nothing is known, and the caller's own wait
-// applies). The queue wakes a task waiting for capacity no later than this.
-func (e *Engine) ProbeWait(r Request) time.Duration {
+// applies). A parked request comes back no later than this.
+func (e *Engine) probeWait(r Request) time.Duration {
 	var soonest time.Duration
 	for i, c := range e.Candidates(r) {
-		w := e.Breakers.Wait(c.Key())
+		w := e.breakers.Wait(c.Key())
 		if w == 0 {
 			return 0
 		}
@@ -290,17 +364,17 @@ func (e *Engine) ProbeWait(r Request) time.Duration {
 	return soonest
 }
 
-// Start is the first step: the first model of the chain whose breaker is not
+// start is the first step: the first model of the chain whose breaker is not
 // open (so requests start at medium while heavy is open), whose room is not
-// all taken (see Pacer.Crowded) and whose context window fits the request.
-func (p *Plan) Start() Step {
-	open := func(c Candidate) bool { return p.e.Breakers.Open(c.Key()) }
+// all taken (see pacer.crowded) and whose context window fits the request.
+func (p *plan) start() step {
+	open := func(c Candidate) bool { return p.e.breakers.Open(c.Key()) }
 	// the first fitting model neither open nor crowded, else the first
 	// fitting one not open; with every fitting model open, the last of them
 	// (its refusal costs nothing upstream), and with none fitting, the last
 	p.cur = -1
 	for _, ok := range []func(Candidate) bool{
-		func(c Candidate) bool { return !open(c) && !p.e.Pacer.Crowded(c.Key()) },
+		func(c Candidate) bool { return !open(c) && !p.e.pacer.crowded(c.Key()) },
 		func(c Candidate) bool { return !open(c) },
 	} {
 		if i, found := p.next(0, ok); found {
@@ -321,24 +395,20 @@ func (p *Plan) Start() Step {
 			p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
 		}
 	}
-	return Step{Action: Send, Candidate: p.chain[p.cur]}
+	return step{Action: send, Candidate: p.chain[p.cur]}
 }
 
-func (p *Plan) fits(c Candidate) bool {
+func (p *plan) fits(c Candidate) bool {
 	return c.Context == 0 || p.req.InputTokens == 0 || p.req.InputTokens <= c.Context
 }
 
-// After records the outcome of the attempt sent to the current candidate and
-// returns the next step.
-func (p *Plan) After(v classify.Verdict) Step {
+// after records the outcome of the attempt sent to the current candidate
+// and returns the next step.
+func (p *plan) after(v classify.Verdict) step {
 	c := p.chain[p.cur]
-	hop := Hop{Model: c.Model, Class: v.Class}
-	if v.Code == BreakerOpen {
-		hop.Class = BreakerOpen
-	}
-	p.route = append(p.route, hop)
+	p.note(v)
 	if v.Class == classify.OK {
-		return Step{Action: Done, Candidate: c}
+		return step{Action: done, Candidate: c}
 	}
 	p.lastBad = v
 	switch v.Class {
@@ -347,14 +417,14 @@ func (p *Plan) After(v classify.Verdict) Step {
 	case classify.ServerError:
 		p.srvN[c.Model]++
 		if p.srvN[c.Model] <= 1 {
-			return p.retrySame(c, max(v.Wait, p.e.Backoff(1)), v)
+			return p.retrySame(c, max(v.Wait, p.e.backoff(1)), v)
 		}
 		return p.onCapacity(c, v)
 	case classify.RateLimit:
 		p.rateN++
 		wait := v.Wait
 		if wait <= 0 {
-			wait = p.e.Backoff(p.rateN)
+			wait = p.e.backoff(p.rateN)
 		}
 		if p.waited+wait <= p.budget {
 			return p.retrySame(c, wait, v)
@@ -385,11 +455,11 @@ func (p *Plan) After(v classify.Verdict) Step {
 	return p.fail(v, "")
 }
 
-func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
-	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.Breakers.Open(n.Key()) && !p.e.Pacer.Crowded(n.Key()) }); ok {
+func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
+	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) && !p.e.pacer.crowded(n.Key()) }); ok {
 		return p.switchTo(next, c)
 	}
-	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.Breakers.Open(n.Key()) }); ok {
+	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) }); ok {
 		return p.switchTo(next, c)
 	}
 	if next, ok := p.next(p.cur+1, nil); ok { // every breaker open: try anyway
@@ -399,16 +469,21 @@ func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
 	// again from the top.
 	p.walks++
 	var wait time.Duration
-	if len(p.req.Ladder) > 0 {
-		if p.walks > len(p.req.Ladder) {
-			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
+	rung := len(p.req.Ladder) > 0
+	if rung {
+		i := p.req.Rung + p.walks - 1
+		if i >= len(p.req.Ladder) {
+			if !p.req.Park {
+				return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
+			}
+			i = len(p.req.Ladder) - 1
 		}
-		wait = max(p.req.Ladder[p.walks-1], v.Wait)
-		if p.waited+wait > p.budget {
+		wait = max(p.req.Ladder[i], v.Wait)
+		if !p.req.Park && p.waited+wait > p.budget {
 			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
 		}
 	} else {
-		wait = max(p.e.Backoff(p.walks), v.Wait)
+		wait = max(p.e.backoff(p.walks), v.Wait)
 		if p.waited+wait > p.budget {
 			return p.fail(v, "every model of the chain is at capacity")
 		}
@@ -418,34 +493,36 @@ func (p *Plan) onCapacity(c Candidate, v classify.Verdict) Step {
 		return p.fail(v, "every model of the chain is at capacity")
 	}
 	if only, confined := p.confined(); confined {
-		p.e.Pacer.Reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
+		p.e.pacer.reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
 	}
-	p.waited += wait
+	if !p.req.Park || !rung {
+		p.waited += wait // a parked request does not wait here
+	}
 	p.cur = i
 	first := p.chain[i]
-	s := Step{Action: Send, Candidate: first, Wait: wait}
+	s := step{Action: send, Candidate: first, Wait: wait, rung: rung}
 	if first.Model != c.Model {
 		s.FallbackFrom = c.Model
 	}
 	return s
 }
 
-func (p *Plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) Step {
+func (p *plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) step {
 	if p.waited+wait > p.budget {
 		return p.fail(v, fmt.Sprintf("waiting %s more would exceed the wait budget of %s", classify.FormatWait(wait), p.budget))
 	}
 	p.waited += wait
-	return Step{Action: Send, Candidate: c, Wait: wait}
+	return step{Action: send, Candidate: c, Wait: wait}
 }
 
-func (p *Plan) switchTo(i int, from Candidate) Step {
+func (p *plan) switchTo(i int, from Candidate) step {
 	p.cur = i
-	return Step{Action: Send, Candidate: p.chain[i], FallbackFrom: from.Model}
+	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Model}
 }
 
 // confined reports whether the plan can use a single model only (its
 // minimum tier or chain leaves no other), and which.
-func (p *Plan) confined() (Candidate, bool) {
+func (p *plan) confined() (Candidate, bool) {
 	var only Candidate
 	n := 0
 	for i, c := range p.chain {
@@ -460,7 +537,7 @@ func (p *Plan) confined() (Candidate, bool) {
 }
 
 // next finds the first usable candidate at or after i.
-func (p *Plan) next(i int, ok func(Candidate) bool) (int, bool) {
+func (p *plan) next(i int, ok func(Candidate) bool) (int, bool) {
 	for ; i < len(p.chain); i++ {
 		c := p.chain[i]
 		if p.skip[c.Model] || !p.fits(c) {
@@ -474,7 +551,7 @@ func (p *Plan) next(i int, ok func(Candidate) bool) (int, bool) {
 	return 0, false
 }
 
-func (p *Plan) fail(v classify.Verdict, why string) Step {
+func (p *plan) fail(v classify.Verdict, why string) step {
 	// name each model once, with the classes it answered
 	var order []string
 	classes := map[string][]string{}
@@ -495,12 +572,7 @@ func (p *Plan) fail(v classify.Verdict, why string) Step {
 	if why != "" {
 		reason += ": " + why
 	}
-	attempts := 0
-	for _, h := range p.route {
-		if h.Class != BreakerOpen {
-			attempts++
-		}
-	}
+	attempts := p.attempts()
 	noun := "attempts"
 	if attempts == 1 {
 		noun = "attempt"
@@ -509,5 +581,16 @@ func (p *Plan) fail(v classify.Verdict, why string) Step {
 	if v.Message != "" {
 		reason += "; last upstream message: " + v.Message
 	}
-	return Step{Action: Fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
+	return step{Action: fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
+}
+
+// attempts counts the hops that went upstream (not the local refusals).
+func (p *plan) attempts() int {
+	n := 0
+	for _, h := range p.route {
+		if h.Class != BreakerOpen && h.Class != NoSlot {
+			n++
+		}
+	}
+	return n
 }

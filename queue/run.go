@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -19,18 +18,21 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/transport"
 )
 
 // RunOptions configure a worker.
 type RunOptions struct {
-	Config      *config.Config
-	Engine      *policy.Engine // shared by every task: one set of breakers
+	Config *config.Config
+	// Engine is shared by every task: one set of breakers and one pacer.
+	// When nil, one is made from Config whose pacing spaces the starts of
+	// attempts to each model by queue.gap_min to queue.gap_max (batch work
+	// paces from the start).
+	Engine      *policy.Engine
 	Events      events.Sink
-	Concurrency int           // tasks at once (default config queue.concurrency)
-	GapMin      time.Duration // jittered gap between task starts
-	GapMax      time.Duration
+	Concurrency int // tasks at once (default config queue.concurrency)
 	// Ladder is how long a task whose whole chain is at capacity sleeps
 	// (snoozed, no attempt used) before it tries again, rung by rung.
 	Ladder []time.Duration
@@ -40,8 +42,18 @@ type RunOptions struct {
 	RescueAfter time.Duration
 	// UntilEmpty stops once no task is runnable now or running.
 	UntilEmpty bool
-	Rand       func() float64
 	Log        func(format string, a ...any)
+}
+
+// Paced is cfg with its pacing set to the queue's gaps: attempts to each
+// model start queue.gap_min to queue.gap_max apart.
+func Paced(cfg *config.Config) *config.Config {
+	c := *cfg
+	q := cfg.Queue
+	if q.GapMin > 0 || q.GapMax > 0 {
+		c.Pacing.MinGap, c.Pacing.Jitter = q.GapMin, max(q.GapMax-q.GapMin, 0)
+	}
+	return &c
 }
 
 // Run works the queue until ctx ends (or, with UntilEmpty, until nothing is
@@ -65,9 +77,12 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 		o.Log = func(string, ...any) {}
 	}
 	if o.Engine == nil {
-		o.Engine = policy.New(o.Config)
+		o.Engine = policy.New(Paced(o.Config))
 	}
-	w := &worker{store: s, o: o, base: http.DefaultTransport.(*http.Transport).Clone()}
+	w := &worker{store: s, o: o}
+	// one transport for every prompt step: the queue's records, the
+	// engine's breakers and pacer
+	w.tr = transport.New(o.Config, transport.WithEngine(o.Engine), transport.WithEvents(queueSink{o.Events}))
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return err
@@ -118,37 +133,20 @@ type worker struct {
 	river.WorkerDefaults[taskArgs]
 	store *Store
 	o     RunOptions
-	base  http.RoundTripper
+	tr    *transport.Transport
 
 	mu   sync.Mutex
-	next time.Time            // the earliest next task start
 	woke map[string]time.Time // when tasks waiting for each model were last woken
 }
 
-// pace spaces task starts by a jittered gap.
-func (w *worker) pace(ctx context.Context) error {
-	w.mu.Lock()
-	now := time.Now()
-	start := w.next
-	if start.Before(now) {
-		start = now
-	}
-	gap := w.o.GapMin
-	if w.o.GapMax > w.o.GapMin && w.o.Rand != nil {
-		gap += time.Duration(w.o.Rand() * float64(w.o.GapMax-w.o.GapMin))
-	}
-	w.next = start.Add(gap)
-	w.mu.Unlock()
-	if d := time.Until(start); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
+// stepFailure is how a step ended when it did not succeed.
+type stepFailure struct {
+	park  time.Time // every model at capacity: back then, no attempt used
+	class classify.Class
+	// final: no retry can fix it (the key, the account, the request or the
+	// configuration): the task ends now, with no River retry
+	final bool
+	err   error
 }
 
 // Work runs one task's steps, skipping those already finished.
@@ -166,9 +164,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	if !task.Deadline.IsZero() && time.Now().After(task.Deadline) {
 		return river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
 	}
-	if err := w.pace(ctx); err != nil {
-		return err
+	var meta struct {
+		Snoozes int `json:"spillway_snoozes"`
 	}
+	_ = json.Unmarshal(job.Metadata, &meta)
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
@@ -180,12 +179,18 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 			continue
 		}
 		w.o.Log("task %d (%s): step %d/%d %s", job.ID, task.Name, i+1, len(task.Steps), step.Name)
-		out, served, v, err := w.runStep(ctx, task, step.Expand(prev))
-		if err != nil {
-			if v.Class == classify.Capacity {
-				return w.snooze(ctx, job, w.probeWait(task, step))
-			}
-			return fmt.Errorf("step %s: %w", step.Name, err)
+		out, served, f := w.runStep(ctx, task, step.Expand(prev), meta.Snoozes)
+		switch {
+		case f == nil:
+		case !f.park.IsZero():
+			return w.snooze(ctx, job, meta.Snoozes, f.park)
+		case f.final:
+			// retrying would fail the same way: end the task now, saying why
+			river.MetadataSet(ctx, "spillway_failed", string(f.class))
+			w.o.Log("task %d (%s): step %s failed (%s), not retried: %v", job.ID, task.Name, step.Name, f.class, f.err)
+			return river.JobCancel(fmt.Errorf("step %s: %w", step.Name, f.err))
+		default:
+			return fmt.Errorf("step %s: %w", step.Name, f.err)
 		}
 		if served != "" {
 			w.wake(ctx, job.ID, served)
@@ -203,42 +208,23 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	return river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
 }
 
-// probeWait is how long until the breakers of step's models let a probe
-// through (0 when one of them is not open).
-func (w *worker) probeWait(task Task, step Step) time.Duration {
-	if !step.IsPrompt() {
-		return 0
-	}
-	return w.o.Engine.ProbeWait(w.request(task, step))
-}
-
 // request is what the policy engine plans for a prompt step of task: its
 // model, that model's wire format, the task's minimum tier.
 func (w *worker) request(task Task, step Step) policy.Request {
 	m := w.stepModel(task, step)
-	return policy.Request{Model: m, Type: w.o.Config.ProviderType(w.o.Config.Models[m].Provider), MinTier: config.Tier(task.MinTier)}
+	return policy.Request{Model: m, Type: wire.Format(w.o.Config.ProviderType(w.o.Config.Models[m].Provider)), MinTier: config.Tier(task.MinTier)}
 }
 
-// snooze puts a task whose whole chain is at capacity to sleep without
-// using an attempt, climbing the ladder with each snooze; but never past
-// the moment its models' breakers let a probe through (their cooldowns
+// snooze puts a task whose whole chain is at capacity to sleep until the
+// driver said, without using an attempt: the next rung of the ladder, or
+// sooner, when its models' breakers let a probe through (their cooldowns
 // track the pool more closely than a rung of half an hour; the rest of the
 // queue then learns from the probe's answer, see wake).
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], probe time.Duration) error {
-	var meta struct {
-		Snoozes int `json:"spillway_snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &meta)
-	d := time.Second
-	if len(w.o.Ladder) > 0 {
-		d = w.o.Ladder[min(meta.Snoozes, len(w.o.Ladder)-1)]
-	}
-	if probe > 0 && probe < d {
-		d = probe
-	}
+func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], snoozes int, until time.Time) error {
+	d := max(time.Until(until), 0)
 	river.MetadataSet(ctx, "spillway_wait", "capacity")
-	river.MetadataSet(ctx, "spillway_snoozes", meta.Snoozes+1)
-	w.o.Log("task %d: every model at capacity; waiting %s (no attempt used)", job.ID, d)
+	river.MetadataSet(ctx, "spillway_snoozes", snoozes+1)
+	w.o.Log("task %d: every model at capacity; waiting %s (no attempt used)", job.ID, d.Round(time.Millisecond))
 	return river.JobSnooze(d)
 }
 
@@ -269,7 +255,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	if w.woke == nil {
 		w.woke = map[string]time.Time{}
 	}
-	if last, ok := w.woke[model]; ok && time.Since(last) < max(w.o.GapMin, 10*time.Millisecond) {
+	if last, ok := w.woke[model]; ok && time.Since(last) < max(w.o.Config.Queue.GapMin.D(), 10*time.Millisecond) {
 		w.mu.Unlock()
 		return
 	}
@@ -330,105 +316,63 @@ func (w *worker) stepModel(task Task, step Step) string {
 	return model
 }
 
-// runStep sends a prompt step through the policy engine, or runs a command
-// step under spillway exec. served is the model that answered a prompt.
-func (w *worker) runStep(ctx context.Context, task Task, step Step) (out, served string, v classify.Verdict, err error) {
+// runStep sends a prompt step through the library's transport, or runs a
+// command step under spillway exec; both park instead of sleeping through a
+// rung of the ladder. served is the model that answered a prompt.
+func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int) (out, served string, f *stepFailure) {
 	cfg := w.o.Config
-	if step.IsPrompt() {
-		model := w.stepModel(task, step)
-		m, ok := cfg.Models[model]
-		prov := cfg.Providers[m.Provider]
-		if !ok {
-			return "", "", classify.Verdict{Class: classify.ModelNotFound}, fmt.Errorf("model %q is not configured", model)
+	if !step.IsPrompt() {
+		// a command step: the agent under spillway exec, its stdout the output
+		var buf bytes.Buffer
+		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
+			Park: true, Rung: snoozes, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard,
+			Events: w.o.Events, Getenv: func(string) string { return "" }})
+		switch {
+		case res.ExitCode == 0:
+			return strings.TrimSpace(buf.String()), "", nil
+		case !res.ParkUntil.IsZero():
+			return "", "", &stepFailure{park: res.ParkUntil, class: classify.Capacity}
 		}
-		var smu sync.Mutex
-		sink := events.SinkFunc(func(r events.Record) {
-			if r.Class == string(classify.OK) {
-				smu.Lock()
-				served = r.Model
-				smu.Unlock()
-			}
-			queueSink{w.o.Events}.Write(r)
-		})
-		opts := []transport.Option{transport.WithBase(w.base), transport.WithEngine(w.o.Engine), transport.WithEvents(sink)}
-		if task.MinTier != "" {
-			opts = append(opts, transport.WithMinTier(config.Tier(task.MinTier)))
-		}
-		tr := transport.New(cfg, opts...)
-		h := http.Header{"Content-Type": {"application/json"}}
-		var url string
-		var body map[string]any
-		msgs := []any{}
-		if cfg.ProviderType(m.Provider) == "anthropic" {
-			url = strings.TrimSuffix(prov.BaseURL, "/") + "/v1/messages"
-			h.Set("x-api-key", prov.APIKey.Value)
-			h.Set("anthropic-version", "2023-06-01")
-			body = map[string]any{"model": model, "max_tokens": 4096, "messages": append(msgs, map[string]any{"role": "user", "content": step.Prompt})}
-			if step.System != "" {
-				body["system"] = step.System
-			}
-		} else {
-			url = strings.TrimSuffix(prov.BaseURL, "/") + "/chat/completions"
-			h.Set("Authorization", "Bearer "+prov.APIKey.Value)
-			if step.System != "" {
-				msgs = append(msgs, map[string]any{"role": "system", "content": step.System})
-			}
-			body = map[string]any{"model": model, "messages": append(msgs, map[string]any{"role": "user", "content": step.Prompt})}
-		}
-		b, err := tr.Call(ctx, url, h, body)
-		if err != nil {
-			var f *classify.Failure
-			if errors.As(err, &f) {
-				return "", "", f.Verdict, err
-			}
-			return "", "", classify.Err(err), err
-		}
-		smu.Lock()
-		defer smu.Unlock()
-		return answerText(b), served, classify.Verdict{Class: classify.OK}, nil
+		c := classify.Class(res.Class)
+		// an agent that failed on its own (unknown) may be retried; a key,
+		// an account or a request that is wrong may not
+		return "", "", &stepFailure{class: c, final: policy.FailFast(c) && c != classify.Unknown, err: fmt.Errorf("exit %d: %s", res.ExitCode, res.Reason)}
 	}
-	// a command step: the agent under spillway exec, its stdout the output
-	var buf bytes.Buffer
-	res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: []time.Duration{},
-		Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Events: w.o.Events, Getenv: func(string) string { return "" }})
-	switch {
-	case res.ExitCode == 0:
-		return strings.TrimSpace(buf.String()), "", classify.Verdict{Class: classify.OK}, nil
-	case res.ExitCode == agent.ExitCapacity || res.Class == string(classify.Capacity):
-		return "", "", classify.Verdict{Class: classify.Capacity}, errors.New(res.Reason)
+	model := w.stepModel(task, step)
+	m, ok := cfg.Models[model]
+	if !ok {
+		return "", "", &stepFailure{class: classify.ModelNotFound, final: true, err: fmt.Errorf("model %q is not configured (spillway config check lists the models)", model)}
 	}
-	return "", "", classify.Verdict{Class: classify.Class(res.Class)}, fmt.Errorf("exit %d: %s", res.ExitCode, res.Reason)
+	format := wire.Format(cfg.ProviderType(m.Provider))
+	ep, ok := wire.PromptEndpoint(format)
+	if !ok {
+		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models yet (model %s)", format, model)}
+	}
+	prov := cfg.Providers[m.Provider]
+	header := wire.Auth(format, prov.APIKey.Value)
+	if task.MinTier != "" {
+		header.Set("X-Spillway-Min-Tier", task.MinTier)
+	}
+	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, model), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
+		transport.Park(w.o.Ladder, snoozes))
+	if err != nil {
+		var te *transport.Error
+		if !errors.As(err, &te) {
+			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
+		}
+		if !te.ParkUntil.IsZero() {
+			return "", "", &stepFailure{park: te.ParkUntil, class: classify.Capacity}
+		}
+		c := te.Verdict.Class
+		return "", "", &stepFailure{class: c, final: policy.FailFast(c), err: err}
+	}
+	return wire.AnswerText(ans.Body), ans.Model, nil
 }
 
 // queueSink marks the library's records as the queue's.
 type queueSink struct{ s events.Sink }
 
 func (q queueSink) Write(r events.Record) { r.Source = events.SourceQueue; q.s.Write(r) }
-
-// answerText takes the text out of a Chat Completions or Messages answer.
-func answerText(b []byte) string {
-	var a struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(b, &a) != nil {
-		return string(b)
-	}
-	if len(a.Choices) > 0 {
-		return a.Choices[0].Message.Content
-	}
-	var parts []string
-	for _, c := range a.Content {
-		parts = append(parts, c.Text)
-	}
-	return strings.Join(parts, "")
-}
 
 func clipOutput(s string) string {
 	if len(s) > 64<<10 {

@@ -3,15 +3,21 @@ package queue
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -20,7 +26,7 @@ type runRig struct {
 	cfg   *config.Config
 	mu    sync.Mutex
 	lines []string
-	times []time.Time
+	recs  []events.Record
 }
 
 func newRunRig(t *testing.T, scenario string) *runRig {
@@ -43,17 +49,25 @@ func newRunRig(t *testing.T, scenario string) *runRig {
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
 	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
 	cfg.Retry.Budget = config.Duration(2 * time.Second)
+	cfg.Retry.NetworkGap = config.Duration(20 * time.Millisecond)
 	cfg.Breaker = config.Breaker{Failures: 5, Window: config.Duration(10 * time.Second), Cooldown: config.Duration(300 * time.Millisecond)}
+	cfg.Queue.GapMin, cfg.Queue.GapMax = config.Duration(60*time.Millisecond), config.Duration(120*time.Millisecond)
 	return &runRig{sim: srv, cfg: cfg}
 }
 
+// opts runs the queue with its own engine, made from the rig's
+// configuration as it is when the run starts.
 func (r *runRig) opts(conc int) RunOptions {
-	return RunOptions{Config: r.cfg, Engine: policy.New(r.cfg), Concurrency: conc, GapMin: 60 * time.Millisecond, GapMax: 120 * time.Millisecond,
-		Ladder: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}, UntilEmpty: true, Rand: func() float64 { return 0.5 },
+	return RunOptions{Config: r.cfg, Concurrency: conc,
+		Ladder: []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}, UntilEmpty: true,
+		Events: events.SinkFunc(func(rec events.Record) {
+			r.mu.Lock()
+			r.recs = append(r.recs, rec)
+			r.mu.Unlock()
+		}),
 		Log: func(f string, a ...any) {
 			r.mu.Lock()
 			r.lines = append(r.lines, fmt.Sprintf(f, a...))
-			r.times = append(r.times, time.Now())
 			r.mu.Unlock()
 		}}
 }
@@ -99,25 +113,23 @@ func TestRunThirtyTasksAtPeak(t *testing.T) {
 					t.Errorf("a task with min tier medium reached %s", m)
 				}
 			}
-			// task starts are at least the minimum gap apart
+			// attempts to each model start at least gap_min apart (the
+			// driver's pacer, on the queue's gaps)
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			var starts []time.Time
-			for i, l := range r.lines {
-				if regexp.MustCompile(`: started$`).MatchString(l) {
-					starts = append(starts, r.times[i])
+			starts := map[string][]time.Time{}
+			for _, rec := range r.recs {
+				if rec.Source != events.SourceQueue {
+					t.Fatalf("record from %q", rec.Source)
 				}
+				starts[rec.Model] = append(starts[rec.Model], rec.TS)
 			}
-			// each start at least gap_min after the one before, less a little
-			// scheduling jitter; on average at least gap_min
-			for i := 1; i < len(starts); i++ {
-				if gap := starts[i].Sub(starts[i-1]); gap < 40*time.Millisecond {
-					t.Fatalf("task starts %d and %d were %v apart (gap_min 60ms)", i-1, i, gap)
-				}
-			}
-			if n := len(starts); n > 1 {
-				if avg := starts[n-1].Sub(starts[0]) / time.Duration(n-1); avg < 60*time.Millisecond {
-					t.Fatalf("average gap between starts %v, under gap_min 60ms", avg)
+			for m, ts := range starts {
+				slices.SortFunc(ts, time.Time.Compare)
+				for i := 1; i < len(ts); i++ {
+					if gap := ts[i].Sub(ts[i-1]); gap < 60*time.Millisecond {
+						t.Fatalf("attempts to %s started %v apart (gap_min 60ms)", m, gap)
+					}
 				}
 			}
 		})
@@ -131,8 +143,10 @@ func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
 			r := newRunRig(t, "calm")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			// the second step's model refuses once (auth: fails the attempt)
-			r.sim.AddFault(sim.Fault{Model: "claude-sonnet-5-5", Kind: "auth", Count: 1})
+			// the second step's model drops the connection through all of
+			// the first attempt's network retries: a transient failure, so
+			// the task is retried, from that step
+			r.sim.AddFault(sim.Fault{Model: "claude-sonnet-5-5", Kind: "reset", Count: 4})
 			id, err := s.Add(ctx, Task{Name: "two", Steps: []Step{
 				{Name: "outline", Model: "gpt-6.1-sol", Prompt: "outline"},
 				{Name: "draft", Model: "claude-sonnet-5-5", Prompt: "draft from {{prev}}"},
@@ -149,7 +163,7 @@ func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
 				t.Fatalf("%+v", in)
 			}
 			st := r.sim.Snapshot().Models
-			if st["gpt-6.1-sol"].Received != 1 || st["claude-sonnet-5-5"].Received != 2 {
+			if st["gpt-6.1-sol"].Received != 1 || st["claude-sonnet-5-5"].Received != 5 {
 				t.Fatalf("step 1 ran %d times, step 2 %d", st["gpt-6.1-sol"].Received, st["claude-sonnet-5-5"].Received)
 			}
 			if want := sim.Answer("claude-sonnet-5-5", "draft from "+sim.Answer("gpt-6.1-sol", "outline", 16), 16); out != want {
@@ -283,4 +297,65 @@ func (r *runRig) log() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return fmt.Sprint(r.lines)
+}
+
+// A task that fails with a class no retry can fix ends at once, after
+// exactly one upstream attempt, with that class: no River retry, on either
+// database.
+func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
+	cases := []struct {
+		class classify.Class
+		fault string // a simulator fault, or
+		body  string // an upstream's 400 answer
+	}{
+		{classify.Auth, "auth", ""},
+		{classify.Quota, "quota", ""},
+		{classify.BadRequest, "", `{"error":{"message":"Invalid value for 'temperature'.","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`},
+		{classify.ContentFilter, "", `{"error":{"message":"Rejected by our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`},
+	}
+	for name, open := range backends(t) {
+		for _, c := range cases {
+			t.Run(name+"/"+string(c.class), func(t *testing.T) {
+				s := open(t)
+				r := newRunRig(t, "calm")
+				var hits atomic.Int32
+				if c.fault != "" {
+					r.sim.AddFault(sim.Fault{Model: "*", Kind: c.fault, Count: -1})
+				} else {
+					up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+						hits.Add(1)
+						w.Header().Set("Content-Type", "application/json")
+						w.WriteHeader(400)
+						io.WriteString(w, c.body)
+					}))
+					t.Cleanup(up.Close)
+					p := r.cfg.Providers["openai"]
+					p.BaseURL = up.URL + "/v1"
+					r.cfg.Providers["openai"] = p
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				id, err := s.Add(ctx, Task{Name: "once", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Run(ctx, r.opts(1)); err != nil {
+					t.Fatal(err)
+				}
+				in, _ := s.Get(ctx, id)
+				if in.Status != "failed" || in.Class != string(c.class) || in.Attempt != 1 || len(in.Errors) != 1 || !strings.Contains(in.Errors[0], "step ask: spillway: "+string(c.class)) {
+					t.Fatalf("%+v", in)
+				}
+				sent := int(hits.Load())
+				if c.fault != "" {
+					sent = r.sim.Snapshot().Models["gpt-6-astra"].Received
+				}
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				if sent != 1 || len(r.recs) != 1 || r.recs[0].Class != string(c.class) {
+					t.Fatalf("%d upstream attempts, records %+v", sent, r.recs)
+				}
+			})
+		}
+	}
 }

@@ -55,6 +55,9 @@ type Info struct {
 	Tags        []string  `json:"tags,omitempty"`
 	// FinishedAt is when the task completed, failed or was cancelled.
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Class is the failure class of a task that failed in a way no retry
+	// can fix (auth, quota, bad_request, content_filter, …).
+	Class string `json:"class,omitempty"`
 }
 
 // backend hides the driver's transaction type (database/sql for SQLite,
@@ -397,15 +400,24 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 	return infoOf(r), nil
 }
 
-// waitsFor is what a task is waiting for ("capacity", "window" or ""),
-// from its metadata (decoded: Postgres returns jsonb with its own spacing).
-func waitsFor(r *rivertype.JobRow) string {
-	var m struct {
-		Wait string `json:"spillway_wait"`
-	}
-	_ = jsonUnmarshal(r.Metadata, &m)
-	return m.Wait
+// meta is spillway's part of a task's metadata (decoded: Postgres returns
+// jsonb with its own spacing).
+type meta struct {
+	// Wait is what the task is waiting for: "capacity", "window" or "".
+	Wait string `json:"spillway_wait"`
+	// Failed is the class of a failure no retry can fix (auth, quota, a bad
+	// request, …): the task was ended at once, without River's retries.
+	Failed string `json:"spillway_failed"`
 }
+
+func metaOf(r *rivertype.JobRow) meta {
+	var m meta
+	_ = jsonUnmarshal(r.Metadata, &m)
+	return m
+}
+
+// waitsFor is what a task is waiting for ("capacity", "window" or "").
+func waitsFor(r *rivertype.JobRow) string { return metaOf(r).Wait }
 
 // Status maps River's job state (and spillway's wait marker) to the
 // statuses users see.
@@ -430,6 +442,9 @@ func Status(r *rivertype.JobRow) string {
 	case rivertype.JobStateDiscarded:
 		return "failed"
 	case rivertype.JobStateCancelled:
+		if metaOf(r).Failed != "" {
+			return "failed" // ended by spillway, not by a person
+		}
 		return "cancelled"
 	}
 	return string(r.State)
@@ -440,13 +455,15 @@ func isNoRows(err error) bool {
 }
 
 func infoOf(r *rivertype.JobRow) Info {
-	in := Info{ID: r.ID, Status: Status(r), Priority: r.Priority, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, ScheduledAt: r.ScheduledAt, Tags: r.Tags}
+	in := Info{ID: r.ID, Status: Status(r), Priority: r.Priority, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, ScheduledAt: r.ScheduledAt, Tags: r.Tags,
+		Class: metaOf(r).Failed}
 	var a taskArgs
 	if err := jsonUnmarshal(r.EncodedArgs, &a); err == nil {
 		in.Name = a.Task.Name
 	}
 	for _, e := range r.Errors {
-		in.Errors = append(in.Errors, e.Error)
+		// River names its control-flow error type; the reason is ours
+		in.Errors = append(in.Errors, strings.TrimPrefix(e.Error, "JobCancelError: "))
 	}
 	if r.FinalizedAt != nil {
 		in.FinishedAt = *r.FinalizedAt

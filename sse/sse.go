@@ -143,3 +143,7 @@ func LooksLikeSSE(b []byte) bool {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	return bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte(": "))
 }
+
+// Buffered is how many bytes have been read from the stream but not yet
+// returned as events: more has already arrived.
+func (r *Reader) Buffered() int { return r.br.Buffered() }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/spillway/spillway/redact"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/redact"
 )
 
 // Error is a request spillway gave up on. errors.As finds the
@@ -17,18 +20,22 @@ import (
 // errors.As reach the transport error when the last failure was one.
 type Error struct {
 	classify.Failure
-	// Reason is the plan's account: the models tried, their classes, the
+	// Reason is the driver's account: the models tried, their classes, the
 	// time waited and the last upstream message.
 	Reason string
 	// Route is what X-Spillway-Route says: "gpt-6-astra:capacity > …".
 	Route string
-	// Status is the last upstream answer's HTTP status; 0 when the last
-	// failure was a transport error.
+	// Status is the HTTP status of the answer the caller got (the
+	// upstream's own for a class no retry fixes, else spillway's); 0 when
+	// there was none.
 	Status int
-	// Body is the last upstream answer's body (Call only).
+	// Body is that answer's body.
 	Body []byte
 	// Err is the transport error, when the last failure was one.
 	Err error
+	// ParkUntil, for a Call with Park, is when to call again: every model
+	// of the chain is at capacity.
+	ParkUntil time.Time
 }
 
 func (e *Error) Error() string {
@@ -53,14 +60,42 @@ func (e *Error) Unwrap() []error {
 	return []error{&e.Failure}
 }
 
-// Call posts body as JSON to url through t and returns the answer's bytes
-// (a whole event stream when the body asks for one). body is sent as is when
-// it is a []byte or json.RawMessage, else marshalled. header is sent with
-// the request (credentials, anthropic-version, …); Content-Type defaults to
-// application/json. When spillway gives up, or the answer is not a 2xx,
-// the error is an *Error (errors.As finds a *classify.Failure too) whose
-// message names the class, the route and what the provider said.
-func (t *Transport) Call(ctx context.Context, url string, header http.Header, body any) ([]byte, error) {
+// Answer is what Call returns.
+type Answer struct {
+	// Body is the answer's bytes (a whole event stream when the request
+	// asked for one).
+	Body []byte
+	// Model is the model that answered; Route and Attempts say how it was
+	// reached (X-Spillway-Route, X-Spillway-Attempts), RequestID names the
+	// request in the event log.
+	Model     string
+	Route     string
+	Attempts  int
+	RequestID string
+}
+
+// CallOption changes one Call.
+type CallOption func(*policy.Request)
+
+// Park makes a Call return at once instead of sleeping when every model of
+// the chain is at capacity: its *Error then has ParkUntil, when to call
+// again, and the class capacity. ladder is the long-wait ladder; waited is
+// how many of its rungs this work has already waited, so the next park
+// waits ladder[waited] (the last rung repeats; a parked call never ends in
+// a global outage). For job runners that have other work to do meanwhile.
+func Park(ladder []time.Duration, waited int) CallOption {
+	return func(r *policy.Request) { r.Ladder, r.Rung, r.Park = ladder, waited, true }
+}
+
+// Call posts body as JSON to url through t and returns the answer (a whole
+// event stream when the body asks for one). body is sent as is when it is
+// a []byte or json.RawMessage, else marshalled. header is sent with the
+// request (credentials, anthropic-version, …); Content-Type defaults to
+// application/json. When spillway gives up, the answer is not a 2xx, or a
+// stream breaks, the error is an *Error (errors.As finds a
+// *classify.Failure too) whose message names the class, the route and what
+// the provider said.
+func (t *Transport) Call(ctx context.Context, url string, header http.Header, body any, opts ...CallOption) (*Answer, error) {
 	var raw []byte
 	switch b := body.(type) {
 	case []byte:
@@ -83,20 +118,33 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, fail, err := t.roundTrip(req)
+	var park policy.Request
+	for _, o := range opts {
+		o(&park)
+	}
+	resp, out, err := t.roundTrip(req, park)
 	if err != nil {
 		return nil, err
 	}
+	if out != nil && !out.ParkUntil.IsZero() {
+		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil}
+	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if fail != nil {
-		fail.Body = b
-		return nil, fail
-	}
-	if err != nil {
-		return nil, fmt.Errorf("spillway: reading the answer: %w", err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	b, rerr := io.ReadAll(resp.Body)
+	switch {
+	case out != nil && out.Failed():
+		e := &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: out.Reason, Route: out.Route, Status: resp.StatusCode, Body: b}
+		e.Err, _ = out.Result.Detail.(error)
+		return nil, e
+	case rerr != nil:
+		var f *classify.Failure
+		v := classify.Err(rerr)
+		if errors.As(rerr, &f) {
+			v = f.Verdict
+		}
+		return nil, &Error{Failure: classify.Failure{Verdict: v}, Reason: "spillway: the answer broke: " + rerr.Error(),
+			Route: resp.Header.Get("X-Spillway-Route"), Status: resp.StatusCode, Body: b, Err: rerr}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		// a request the transport does not manage, answered with an error
 		v := classify.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: b})
 		reason := fmt.Sprintf("spillway: %s: HTTP %d", v.Class, resp.StatusCode)
@@ -105,5 +153,9 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 		}
 		return nil, &Error{Failure: classify.Failure{Verdict: v}, Reason: reason, Status: resp.StatusCode, Body: b}
 	}
-	return b, nil
+	a := &Answer{Body: b, Model: resp.Header.Get("X-Spillway-Model")}
+	if out != nil {
+		a.Route, a.Attempts, a.RequestID = out.Route, out.Attempts, out.ID
+	}
+	return a, nil
 }

@@ -3,43 +3,28 @@ package transport
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/provider"
-	"github.com/spillway/spillway/redact"
 )
 
-// errorBodyLimit bounds how much of an error answer is read to classify it
-// and to pass it through.
-const errorBodyLimit = 1 << 20
-
-// Transport is an http.RoundTripper that walks spillway's policy for the
-// requests it manages (see the package documentation). It is safe for
-// concurrent use; make one and share it, like http.Transport.
+// Transport is an http.RoundTripper that sends the requests it manages
+// through spillway's driver (see the package documentation). It is safe
+// for concurrent use; make one and share it, like http.Transport.
 type Transport struct {
-	cfg        *config.Config
-	base       http.RoundTripper
-	engine     *policy.Engine
-	events     events.Sink
-	minTier    config.Tier
-	noFallback bool
-	budget     time.Duration
+	cfg    *config.Config
+	base   http.RoundTripper
+	engine *policy.Engine
+	events events.Sink
+	opts   upstream.Options
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -62,15 +47,16 @@ func WithEvents(sink events.Sink) Option { return func(t *Transport) { t.events 
 
 // WithMinTier keeps fallbacks at or above tier (a request's
 // X-Spillway-Min-Tier header overrides it).
-func WithMinTier(tier config.Tier) Option { return func(t *Transport) { t.minTier = tier } }
+func WithMinTier(tier config.Tier) Option { return func(t *Transport) { t.opts.MinTier = tier } }
 
 // WithNoFallback keeps every request on the model it names: waits and
 // retries still happen, model switches do not.
-func WithNoFallback() Option { return func(t *Transport) { t.noFallback = true } }
+func WithNoFallback() Option { return func(t *Transport) { t.opts.NoFallback = true } }
 
-// WithBudget sets the most one request may spend waiting between attempts;
-// the configuration's retry.budget when not set.
-func WithBudget(d time.Duration) Option { return func(t *Transport) { t.budget = d } }
+// WithBudget sets the most one request may spend waiting in all (backoff,
+// Retry-After, pacing); the configuration's retry.budget when not set. A
+// request's X-Spillway-Budget header overrides it.
+func WithBudget(d time.Duration) Option { return func(t *Transport) { t.opts.Budget = d } }
 
 // New returns a Transport for cfg (config.Default() when nil).
 func New(cfg *config.Config, opts ...Option) *Transport {
@@ -104,53 +90,17 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// endpoint is a kind of request the transport manages; the kinds are the
-// gateway's (gateway/shapes.go endpoints).
-type endpoint struct {
-	typ  string // wire format: openai, anthropic
-	kind string // responses, chat, embeddings, messages
-}
-
-func endpointOf(path string) (endpoint, bool) {
-	p := strings.TrimSuffix(path, "/")
-	switch {
-	case strings.HasSuffix(p, "/responses"):
-		return endpoint{"openai", "responses"}, true
-	case strings.HasSuffix(p, "/chat/completions"):
-		return endpoint{"openai", "chat"}, true
-	case strings.HasSuffix(p, "/embeddings"):
-		return endpoint{"openai", "embeddings"}, true
-	case strings.HasSuffix(p, "/messages"):
-		return endpoint{"anthropic", "messages"}, true
-	}
-	return endpoint{}, false
-}
-
-// request is one managed request.
-type request struct {
-	orig     *http.Request
-	ep       endpoint
-	raw      []byte
-	body     map[string]json.RawMessage
-	model    string
-	stream   bool
-	keyHash  string
-	id       string
-	attempts int
-	plan     *policy.Plan
-}
-
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, _, err := t.roundTrip(req)
+	resp, _, err := t.roundTrip(req, policy.Request{})
 	return resp, err
 }
 
-// roundTrip returns the answer for req. When the plan gave up, fail says
-// why; resp is then the last upstream answer, or nil with err == fail when
-// there is none to pass through.
-func (t *Transport) roundTrip(req *http.Request) (resp *http.Response, fail *Error, err error) {
-	ep, known := endpointOf(req.URL.Path)
+// roundTrip answers req. For a managed request it returns the driver's
+// outcome too (nil for a request passed to the base transport as it is);
+// ladder carries Call's Park option.
+func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.Response, *policy.Outcome, error) {
+	ep, known := wire.EndpointFor(req.URL.Path)
 	if req.Method != http.MethodPost || !known || req.Body == nil || req.Body == http.NoBody {
 		resp, err := t.base.RoundTrip(req)
 		return resp, nil, err
@@ -159,293 +109,80 @@ func (t *Transport) roundTrip(req *http.Request) (resp *http.Response, fail *Err
 	if err != nil {
 		return nil, nil, fmt.Errorf("spillway: reading the request body: %w", err)
 	}
-	r := &request{orig: req, ep: ep, raw: raw, keyHash: keyHash(req.Header), id: newID()}
-	if json.Unmarshal(raw, &r.body) != nil || json.Unmarshal(r.body["model"], &r.model) != nil || r.model == "" {
+	body, err := wire.ParseBody(ep, raw)
+	if err != nil || body.Model == "" {
 		out := req.Clone(req.Context())
 		setBody(out, raw)
 		resp, err := t.base.RoundTrip(out)
 		return resp, nil, err
 	}
-	if st, ok := r.body["stream"]; ok {
-		_ = json.Unmarshal(st, &r.stream)
-	}
-	minTier, noFallback := t.minTier, t.noFallback
-	if h := req.Header.Get("X-Spillway-Min-Tier"); h != "" {
-		if minTier, err = config.ParseTier(h); err != nil {
-			return nil, nil, fmt.Errorf("spillway: X-Spillway-Min-Tier: %w", err)
-		}
-	}
-	if h := req.Header.Get("X-Spillway-No-Fallback"); h == "1" || strings.EqualFold(h, "true") {
-		noFallback = true
-	}
-	r.plan = t.engine.NewPlan(policy.Request{Model: r.model, Type: ep.typ, MinTier: minTier, NoFallback: noFallback,
-		InputTokens: len(raw) / 4, Budget: t.budget})
-
-	ctx := req.Context()
-	step := r.plan.Start()
-	var last *result
-	for {
-		if step.Action == policy.Fail {
-			return t.fail(r, step, last)
-		}
-		if step.Wait > 0 {
-			if err := t.engine.Clock().Sleep(ctx, step.Wait); err != nil {
-				return nil, nil, err
-			}
-		}
-		res := t.attempt(ctx, r, step)
-		if res.verdict.Class == classify.OK {
-			return res.resp, nil, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		if res.resp != nil || res.err != nil {
-			last = res // an upstream answer or a transport error, not a refusal
-		}
-		prev := step.Candidate
-		step = r.plan.After(res.verdict)
-		if res.verdict.Class == classify.RateLimit {
-			t.engine.Pacer.SlowDown(prev.Key(), r.keyHash)
-		}
-	}
-}
-
-// fail ends a plan that gave up: the last upstream answer goes back as it
-// came, so that the caller's SDK reports its own typed error; without one
-// (a transport error, a breaker that refused every attempt) an *Error.
-func (t *Transport) fail(r *request, step policy.Step, last *result) (*http.Response, *Error, error) {
-	e := &Error{Failure: classify.Failure{Verdict: step.Verdict}, Reason: step.Reason, Route: r.plan.RouteString()}
-	if last != nil && last.resp != nil {
-		resp := last.resp
-		resp.Body = io.NopCloser(bytes.NewReader(last.body))
-		resp.ContentLength = int64(len(last.body))
-		resp.Header.Del("Content-Length")
-		r.setHeaders(resp.Header, "", false)
-		// the retry budget is spent: SDKs honour this and do not multiply it
-		resp.Header.Set("X-Should-Retry", "false")
-		e.Status = resp.StatusCode
-		return resp, e, nil
-	}
-	if last != nil {
-		e.Err = last.err
-	}
-	return nil, e, e
-}
-
-// result is one attempt's outcome.
-type result struct {
-	verdict classify.Verdict
-	// resp is the answer: on success the one to return, on failure the
-	// upstream answer (its Body consumed) with body holding what was read.
-	resp *http.Response
-	body []byte
-	err  error // the transport error, when the attempt failed with one
-}
-
-func (t *Transport) attempt(ctx context.Context, r *request, step policy.Step) *result {
-	cand := step.Candidate
-	r.attempts++
-	rec := events.Record{RequestID: r.id, Attempt: r.attempts, Source: events.SourceLibrary, Provider: cand.Provider,
-		Model: cand.Model, RequestedModel: r.model, Endpoint: r.orig.URL.Path, ReqBytes: int64(len(r.raw)),
-		EstInputTokens: len(r.raw) / 4, Stream: r.stream, FallbackFrom: step.FallbackFrom, WaitMS: step.Wait.Milliseconds()}
-	t0 := time.Now()
-	write := func(v classify.Verdict) {
-		rec.TS = t0.UTC()
-		rec.Class = string(v.Class)
-		rec.LatencyMS = time.Since(t0).Milliseconds()
-		if v.Class != classify.OK {
-			rec.Error = redact.String(v.Message)
-		}
-		t.events.Write(rec)
-	}
-	res := &result{}
-	failed := func(v classify.Verdict) *result {
-		res.verdict = v
-		write(v)
-		return res
-	}
-
-	if cand.Type != "" && cand.Type != r.ep.typ {
-		return failed(classify.Verdict{Class: classify.BadRequest, Message: fmt.Sprintf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, r.ep.typ)})
-	}
-	release, paced, err := t.engine.Pacer.Acquire(ctx, cand.Key(), r.keyHash, 0)
-	rec.WaitMS += paced.Milliseconds()
+	opts, err := upstream.ReadOptions(req.Header, t.opts)
 	if err != nil {
-		return failed(classify.Err(err))
+		return nil, nil, fmt.Errorf("spillway: %w", err)
 	}
-	done, ok := t.engine.Allow(cand.Key())
-	if !ok {
-		release()
-		r.attempts-- // not an attempt: nothing went upstream, nothing is logged
-		res.verdict = policy.Refused(cand.Key())
-		return res
+	var answer *http.Response
+	c := &policy.Call{
+		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
+			InputTokens: len(raw) / 4, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park},
+		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
+		Key: wire.KeyHash(req.Header), Watch: true, Events: t.events,
+		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+			resp, res := t.send(ctx, req, ep, body, a)
+			answer = resp
+			return res
+		},
 	}
-	payload, err := r.bodyFor(cand)
-	if err != nil {
-		release()
-		v := classify.Verdict{Class: classify.BadRequest, Message: err.Error()}
-		done(v)
-		return failed(v)
+	out := t.engine.Run(req.Context(), c)
+	switch {
+	case out.Committed:
+		return answer, &out, nil
+	case out.Err != nil:
+		return nil, &out, out.Err
+	case !out.ParkUntil.IsZero():
+		return nil, &out, nil
 	}
+	// Given up: the same answer a gateway gives, so that an SDK reports its
+	// usual typed error with a message naming what was tried.
+	status, h, b := upstream.GiveUp(ep, out)
+	upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	return &http.Response{Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Body: io.NopCloser(bytes.NewReader(b)),
+		ContentLength: int64(len(b)), Request: req}, &out, nil
+}
 
-	actx, cancel := context.WithCancel(ctx)
-	out := r.orig.Clone(actx)
+// send is the library's half of an attempt: the caller's request, with the
+// candidate's model, to the URL the caller used (the library never changes
+// hosts, only the model), and the answer once the caller may have it.
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, a *policy.Attempt) (*http.Response, policy.Result) {
+	if a.Candidate.Type != "" && a.Candidate.Type != ep.Format {
+		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest,
+			Message: fmt.Sprintf("spillway: model %s speaks %s, not %s", a.Candidate.Model, a.Candidate.Type, ep.Format)}, NotSent: true}
+	}
+	payload, err := body.For(ep, a.Candidate.Upstream)
+	if err != nil {
+		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+	}
+	out := req.Clone(ctx)
+	out.Header = http.Header{}
+	upstream.Outgoing(out.Header, req.Header)
 	setBody(out, payload)
-	for k := range out.Header {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Spillway-") {
-			delete(out.Header, k)
-		}
+	ans, res := upstream.Exchange(a, t.base, out, ep)
+	if ans == nil {
+		return nil, res
 	}
-	resp, err := t.base.RoundTrip(out)
-	// stop ends the attempt once its answer is no longer needed
-	stop := func() { cancel(); release() }
-	if err != nil {
-		stop()
-		v := classify.Err(err)
-		done(v)
-		res.err = err
-		return failed(v)
-	}
-	rec.Status = resp.StatusCode
-	rec.TTFBMS = time.Since(t0).Milliseconds()
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-		resp.Body.Close()
-		stop()
-		v := classify.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: b, Provider: classify.Provider(cand.Type)})
-		done(v)
-		res.resp, res.body = resp, b
-		return failed(v)
-	}
-
-	live := resp.Body
-	var rd io.Reader = live
-	if provider.IsSSE(resp.Header) {
-		h := t.hold(ctx, cancel, resp, r.ep, cand)
-		if !h.output {
-			live.Close()
-			stop()
-			done(h.verdict)
-			if h.frame { // the provider's own error event: an answer to pass on
-				res.resp, res.body = resp, h.bytes
-			} else {
-				res.err = h.err
-			}
-			return failed(h.verdict)
-		}
-		rd = &endWatcher{r: io.MultiReader(bytes.NewReader(h.bytes), live), markers: provider.EndMarkers(r.ep.kind)}
+	resp := ans.Resp
+	if ans.Stream != nil {
+		resp.Body = ans.Stream.Body()
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
-	}
-	// The pool took the request (and a stream has started its output): a
-	// success for the breaker and the pacer. The record waits for the body.
-	done(classify.Verdict{Class: classify.OK})
-	t.engine.Pacer.Recover(cand.Key(), r.keyHash)
-	resp.Body = &answerBody{r: rd, c: live, finish: func(err error) {
-		stop()
-		v := classify.Verdict{Class: classify.OK}
-		if err != nil {
-			v = classify.Err(err)
-		}
-		write(v)
-	}}
-	r.setHeaders(resp.Header, cand.Model, true)
-	res.verdict, res.resp = classify.Verdict{Class: classify.OK}, resp
-	return res
-}
-
-// bodyFor is the request body for cand: the caller's bytes, with "model"
-// replaced when cand's upstream name differs.
-func (r *request) bodyFor(cand policy.Candidate) ([]byte, error) {
-	if cand.Upstream == r.model {
-		return r.raw, nil
-	}
-	m := maps.Clone(r.body)
-	m["model"], _ = json.Marshal(cand.Upstream)
-	return json.Marshal(m)
-}
-
-// setHeaders sets X-Spillway-Model, -Attempts, -Route and -Request-Id like
-// the gateway; model is empty when no model answered.
-func (r *request) setHeaders(h http.Header, model string, ok bool) {
-	route := r.plan.RouteString()
-	if ok {
-		if route != "" {
-			route += " > "
-		}
-		route += model + ":ok"
-		h.Set("X-Spillway-Model", model)
+		res.Open = true
 	} else {
-		h.Del("X-Spillway-Model")
+		resp.Body = io.NopCloser(bytes.NewReader(ans.Body))
+		resp.ContentLength = int64(len(ans.Body))
 	}
-	h.Set("X-Spillway-Attempts", strconv.Itoa(r.attempts))
-	h.Set("X-Spillway-Route", route)
-	h.Set("X-Spillway-Request-Id", r.id)
-}
-
-// endWatcher passes a stream through and turns a clean end without the
-// protocol's final event into io.ErrUnexpectedEOF, so that a cut stream
-// never reads as a complete answer (the gateway sends an error event
-// instead; a library can only fail the read).
-type endWatcher struct {
-	r       io.Reader
-	markers [][]byte
-	tail    []byte // the end of what was read, to find a marker split across reads
-	ended   bool
-}
-
-func (e *endWatcher) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if n > 0 && !e.ended {
-		buf := append(e.tail, p[:n]...)
-		for _, m := range e.markers {
-			if bytes.Contains(buf, m) {
-				e.ended = true
-			}
-		}
-		if len(buf) > 64 {
-			buf = buf[len(buf)-64:]
-		}
-		e.tail = append(e.tail[:0], buf...)
-	}
-	if errors.Is(err, io.EOF) && !e.ended {
-		return n, io.ErrUnexpectedEOF
-	}
-	return n, err
-}
-
-// answerBody is a successful answer's body: it calls finish once, when the body
-// has been read to its end (nil for io.EOF), failed, or been closed.
-type answerBody struct {
-	r      io.Reader
-	c      io.Closer
-	once   sync.Once
-	finish func(error)
-}
-
-func (b *answerBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if err != nil {
-		b.end(err)
-	}
-	return n, err
-}
-
-func (b *answerBody) Close() error {
-	err := b.c.Close()
-	b.end(nil)
-	return err
-}
-
-func (b *answerBody) end(err error) {
-	b.once.Do(func() {
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
-		b.finish(err)
-	})
+	upstream.Answered(resp.Header, a)
+	res.Committed = true
+	return resp, res
 }
 
 // readBody reads the request body once (through GetBody when the request
@@ -467,17 +204,4 @@ func setBody(req *http.Request, b []byte) {
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	req.ContentLength = int64(len(b))
 	req.Header.Del("Content-Length")
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// keyHash identifies the caller's credentials for pacing without keeping
-// them (as the gateway does).
-func keyHash(h http.Header) string {
-	sum := sha256.Sum256([]byte(h.Get("Authorization") + "\x00" + h.Get("X-Api-Key")))
-	return hex.EncodeToString(sum[:6])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,11 +21,16 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
 	"github.com/spillway/spillway/transport"
 )
 
-// rig is the simulator on loopback and a Transport in front of it.
+// rig is the simulator on loopback and a Transport in front of it, its
+// engine on a fake clock. The behaviours the library shares with the
+// gateway are internal/behaviour's suite; these tests are the library's
+// own: the official SDKs over it, Call, bodies, requests it leaves alone.
 type rig struct {
 	sim *sim.Server
 	url string
@@ -57,7 +63,8 @@ func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *r
 		r.rec = append(r.rec, rec)
 		r.mu.Unlock()
 	})
-	r.tr = transport.New(cfg, append([]transport.Option{transport.WithEvents(sink)}, opts...)...)
+	engine := policy.New(cfg, policy.WithClock(policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))))
+	r.tr = transport.New(cfg, append([]transport.Option{transport.WithEvents(sink), transport.WithEngine(engine)}, opts...)...)
 	return r
 }
 
@@ -237,83 +244,6 @@ func TestCapacityFallsBack(t *testing.T) {
 	}
 }
 
-// A capacity error inside a Responses stream (response.created, then
-// response.failed) is retried before the caller sees any of it.
-func TestCapacityEventBeforeOutputIsInvisible(t *testing.T) {
-	r := newRig(t, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Style: "event", Count: -1})
-	body := `{"model":"gpt-6-astra","stream":true,"input":"hidden"}`
-	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, r.url+"/v1/responses", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer sk-test-key-0123456789")
-	res, err := (&http.Client{Transport: r.tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	if strings.Contains(s, "response.failed") || strings.Count(s, "event: response.created") != 1 ||
-		!strings.Contains(s, `"model":"gpt-6.1-sol"`) || !strings.Contains(s, "event: response.completed") {
-		t.Fatalf("the caller's stream:\n%s", s)
-	}
-	if got := r.route(); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
-		t.Fatalf("route %q", got)
-	}
-	if st := r.sim.Snapshot().Models["gpt-6-astra"]; st.Rejected["capacity"] != 1 {
-		t.Fatalf("astra stats %+v", st)
-	}
-}
-
-func TestRetryAfterHonoured(t *testing.T) {
-	for _, p := range []protocol{chat, msgs} {
-		t.Run(p.name, func(t *testing.T) {
-			r := newRig(t, nil)
-			r.fault(t, sim.Fault{Model: p.heavy, Kind: "rate_limit", Count: 1, RetryAfter: 0.3})
-			text, hr, err := p.call(testCtx(t), r, p.heavy, "wait for me")
-			if err != nil || text != sim.Answer(p.heavy, "wait for me", 16) {
-				t.Fatalf("%v %q", err, text)
-			}
-			if got, want := hr.Header.Get("X-Spillway-Route"), p.heavy+":rate_limit > "+p.heavy+":ok"; got != want {
-				t.Fatalf("route %q, want %q", got, want)
-			}
-			recs := r.records()
-			if len(recs) != 2 || recs[1].WaitMS < 300 {
-				t.Fatalf("records %+v", recs)
-			}
-			if gap := recs[1].TS.Sub(recs[0].TS); gap < 300*time.Millisecond {
-				t.Fatalf("the second attempt came %v after the first", gap)
-			}
-		})
-	}
-}
-
-func TestNetworkRetriesSameModel(t *testing.T) {
-	for _, p := range []protocol{chat, respStream, msgs, msgsStream} {
-		t.Run(p.name, func(t *testing.T) {
-			r := newRig(t, nil)
-			r.fault(t, sim.Fault{Model: p.heavy, Kind: "reset", Count: 2})
-			text, hr, err := p.call(testCtx(t), r, p.heavy, "again")
-			if err != nil || text != sim.Answer(p.heavy, "again", 16) {
-				t.Fatalf("%v %q", err, text)
-			}
-			want := p.heavy + ":network > " + p.heavy + ":network > " + p.heavy + ":ok"
-			if got := hr.Header.Get("X-Spillway-Route"); got != want {
-				t.Fatalf("route %q, want %q", got, want)
-			}
-			recs := r.records()
-			if len(recs) != 3 || recs[1].WaitMS < 30 || recs[2].WaitMS < 30 {
-				t.Fatalf("network retries without the fixed gap: %+v", recs)
-			}
-			if r.received(p.medium) != 0 {
-				t.Fatal("switched model for a network failure")
-			}
-		})
-	}
-}
-
 // Quota and auth fail at once, and the SDK reports its own typed error with
 // the provider's status.
 func TestFailFast(t *testing.T) {
@@ -358,36 +288,43 @@ func TestFailFast(t *testing.T) {
 	}
 }
 
-func TestFirstTokenTimeout(t *testing.T) {
-	zero := 0
-	r := newRig(t, func(c *config.Config) { c.Gateway.FirstToken = config.Duration(200 * time.Millisecond) })
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "stall", AfterTokens: &zero, Count: 1})
-	text, hr, err := respStream.call(testCtx(t), r, "gpt-6-astra", "slow start")
-	if err != nil || text != sim.Answer("gpt-6-astra", "slow start", 16) {
-		t.Fatalf("%v %q", err, text)
-	}
-	if got := hr.Header.Get("X-Spillway-Route"); got != "gpt-6-astra:timeout > gpt-6-astra:ok" {
-		t.Fatalf("route %q", got)
-	}
-}
-
-// A persisting transport error comes back as an error that unwraps to a
-// *classify.Failure, through the SDK's own wrapping.
-func TestTransportErrorUnwrapsToFailure(t *testing.T) {
-	r := newRig(t, nil)
-	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: -1})
-	_, _, err := chat.call(testCtx(t), r, "gpt-6-astra", "hi")
-	var f *classify.Failure
-	if !errors.As(err, &f) || f.Verdict.Class != classify.Network {
-		t.Fatalf("err %v", err)
-	}
-	var te *transport.Error
-	if !errors.As(err, &te) || te.Err == nil || !strings.Contains(te.Route, "gpt-6-astra:network") {
-		t.Fatalf("err %#v", te)
-	}
-	if n := len(r.records()); n != 4 { // network_retries: 3
-		t.Fatalf("%d attempts", n)
-	}
+// When spillway gives up, an SDK gets the answer a gateway would give: its
+// provider's error shape with spillway's account (the SDK's typed error);
+// Call's error unwraps to the *classify.Failure and to the transport error.
+func TestGivingUp(t *testing.T) {
+	t.Run("a persisting transport error", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: -1})
+		_, hr, err := chat.call(testCtx(t), r, "gpt-6-astra", "hi")
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != 502 || !strings.Contains(oe.Message, "spillway: network") ||
+			hr.Header.Get("X-Spillway-Route") != "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network" {
+			t.Fatalf("err %v", err)
+		}
+		_, err = r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
+			map[string]any{"model": "gpt-6-astra", "messages": []any{}})
+		var f *classify.Failure
+		var te *transport.Error
+		var op *net.OpError
+		if !errors.As(err, &f) || f.Verdict.Class != classify.Network || !errors.As(err, &te) || te.Err == nil || !errors.As(err, &op) ||
+			te.Status != 502 || !strings.Contains(te.Route, "gpt-6-astra:network") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("every model full, on a stream", func(t *testing.T) {
+		r := newRig(t, nil, transport.WithBudget(100*time.Millisecond))
+		for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
+			r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+		}
+		_, hr, err := respStream.call(testCtx(t), r, "gpt-6-astra", "hi")
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != 503 || !strings.Contains(oe.Message, "tried gpt-6-astra (capacity), gpt-6.1-sol (capacity), gpt-6-luna (capacity)") {
+			t.Fatalf("err %v", err)
+		}
+		if got := hr.Header.Get("X-Spillway-Route"); !strings.HasPrefix(got, "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity") || hr.Header.Get("X-Spillway-Model") != "" {
+			t.Fatalf("headers %v", hr.Header)
+		}
+	})
 }
 
 func TestCall(t *testing.T) {
@@ -397,9 +334,12 @@ func TestCall(t *testing.T) {
 	t.Run("answer from the fallback model", func(t *testing.T) {
 		r := newRig(t, nil)
 		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-		b, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body)
-		if err != nil || !strings.Contains(string(b), sim.Answer("gpt-6.1-sol", "script", 16)) {
-			t.Fatalf("%v %s", err, b)
+		a, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body)
+		if err != nil || !strings.Contains(string(a.Body), sim.Answer("gpt-6.1-sol", "script", 16)) {
+			t.Fatalf("%v %+v", err, a)
+		}
+		if a.Model != "gpt-6.1-sol" || a.Route != "gpt-6-astra:capacity > gpt-6.1-sol:ok" || a.Attempts != 2 || a.RequestID != r.records()[0].RequestID {
+			t.Fatalf("answer %+v", a)
 		}
 	})
 	t.Run("every model full", func(t *testing.T) {
@@ -419,6 +359,20 @@ func TestCall(t *testing.T) {
 		var te *transport.Error
 		if !errors.As(err, &te) || te.Status != 503 || len(te.Body) == 0 {
 			t.Fatalf("%+v", te)
+		}
+	})
+	t.Run("park instead of sleeping a rung", func(t *testing.T) {
+		r := newRig(t, nil)
+		for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
+			r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+		}
+		_, err := r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", header, body, transport.Park([]time.Duration{time.Minute, time.Hour}, 1))
+		var te *transport.Error
+		if !errors.As(err, &te) || te.Verdict.Class != classify.Capacity || te.ParkUntil.Sub(r.tr.Engine().Clock().Now()) != time.Hour {
+			t.Fatalf("err %v", err)
+		}
+		if n := len(r.records()); n != 3 {
+			t.Fatalf("%d attempts before parking, want one walk of the chain", n)
 		}
 	})
 	t.Run("no fallback", func(t *testing.T) {
@@ -498,22 +452,6 @@ func TestPassThrough(t *testing.T) {
 	}
 	if n := len(r.records()); n != 0 {
 		t.Fatalf("%d records for unmanaged requests", n)
-	}
-}
-
-// When the plan gives up on a stream whose last answer was the provider's
-// error event, the caller gets that stream, as it would without spillway.
-func TestStreamFailurePassedThrough(t *testing.T) {
-	r := newRig(t, nil, transport.WithBudget(100*time.Millisecond))
-	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
-		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
-	}
-	_, hr, err := respStream.call(testCtx(t), r, "gpt-6-astra", "hi")
-	if err == nil || !strings.Contains(err.Error(), "response.failed") {
-		t.Fatalf("err %v", err)
-	}
-	if got := hr.Header.Get("X-Spillway-Route"); !strings.HasPrefix(got, "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity") || hr.Header.Get("X-Spillway-Model") != "" {
-		t.Fatalf("headers %v", hr.Header)
 	}
 }
 

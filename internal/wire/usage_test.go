@@ -1,4 +1,4 @@
-package gateway
+package wire
 
 import "testing"
 
@@ -24,8 +24,8 @@ func TestOutputTokens(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := outputTokens([]byte(c.body)); got != c.want {
-				t.Fatalf("outputTokens = %d, want %d", got, c.want)
+			if got := OutputTokens([]byte(c.body)); got != c.want {
+				t.Fatalf("OutputTokens = %d, want %d", got, c.want)
 			}
 		})
 	}
@@ -35,6 +35,6 @@ func BenchmarkOutputTokens(b *testing.B) {
 	body := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-6-luna","choices":[{"index":0,"message":{"role":"assistant","content":"[gpt-6-luna] say hi and then some more words to make the answer a realistic length for a short reply"},"finish_reason":"stop"}],"usage":{"prompt_tokens":18,"completion_tokens":16,"total_tokens":34}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		outputTokens(body)
+		OutputTokens(body)
 	}
 }

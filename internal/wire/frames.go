@@ -1,38 +1,29 @@
-// Package provider holds wire facts shared by the gateway and the Go
-// library: what each event of a provider's stream means for the rule that
-// holds a stream's opening events until its first real output.
-package provider
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"strings"
 
 	"github.com/spillway/spillway/sse"
 )
 
-// IsSSE reports an event-stream answer.
-func IsSSE(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
-}
-
-// Frame is what one event means for the hold-until-output rule.
+// Frame is what one event of a stream means for the rule that holds a
+// stream's opening events until its first real output.
 type Frame int
 
+// The meanings of a frame.
 const (
-	Hold     Frame = iota // opening event: held until output starts
+	Hold     Frame = iota // an opening event: held until output starts
 	Output                // real output: commit and pass through
 	Terminal              // the stream's normal end
 	Error                 // the provider's error event
 )
 
-// KindOf tells what an event of an endpoint kind (responses, messages,
-// chat) means: an opening event to hold, real output, the normal end, or the
-// provider's error.
-func KindOf(kind string, ev sse.Event) Frame {
-	switch kind {
-	case "responses":
+// FrameOf tells what an event of a stream of kind k means: an opening event
+// to hold, real output, the normal end, or the provider's error.
+func FrameOf(k Kind, ev sse.Event) Frame {
+	switch k {
+	case Responses:
 		switch ev.Name {
 		case "response.failed", "error":
 			return Error
@@ -44,7 +35,7 @@ func KindOf(kind string, ev sse.Event) Frame {
 			return Terminal
 		}
 		return Output
-	case "messages":
+	case Messages:
 		switch ev.Name {
 		case "error":
 			return Error
@@ -89,35 +80,23 @@ func KindOf(kind string, ev sse.Event) Frame {
 	return Hold
 }
 
-// KindOnceStarted is KindOf for a frame after output has started, when
+// FrameOnceStarted is FrameOf for a frame after output has started, when
 // only errors and the end still matter: a Chat Completions chunk is parsed
 // only if it may carry an error (the quoted key "error" appears in it), so
 // a long stream is relayed without decoding each of its chunks.
-func KindOnceStarted(kind string, ev sse.Event) Frame {
-	if kind != "chat" {
-		return KindOf(kind, ev)
+func FrameOnceStarted(k Kind, ev sse.Event) Frame {
+	if k != Chat {
+		return FrameOf(k, ev)
 	}
 	if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
 		return Terminal
 	}
 	if bytes.Contains(ev.Data, []byte(`"error"`)) {
-		if f := KindOf(kind, ev); f == Error {
+		if f := FrameOf(k, ev); f == Error {
 			return Error
 		}
 	}
 	return Output
-}
-
-// EndMarkers are byte strings that appear only in the frames that end a
-// stream of the endpoint kind (normally or with the provider's error).
-func EndMarkers(kind string) [][]byte {
-	switch kind {
-	case "responses":
-		return [][]byte{[]byte("event: response.completed"), []byte("event: response.incomplete"), []byte("event: response.failed"), []byte("event: error")}
-	case "messages":
-		return [][]byte{[]byte("event: message_stop"), []byte("event: error")}
-	}
-	return [][]byte{[]byte("data: [DONE]"), []byte(`"finish_reason":"`), []byte(`"finish_reason": "`)}
 }
 
 // ChatFinished reports a Chat Completions chunk with a finish_reason: some

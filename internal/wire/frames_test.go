@@ -1,4 +1,4 @@
-package provider
+package wire
 
 import (
 	"testing"
@@ -6,10 +6,11 @@ import (
 	"github.com/spillway/spillway/sse"
 )
 
-func TestKindOf(t *testing.T) {
+func TestFrameOf(t *testing.T) {
 	cases := []struct {
-		kind, name, data string
-		want             Frame
+		kind       Kind
+		name, data string
+		want       Frame
 	}{
 		{"responses", "response.created", `{}`, Hold},
 		{"responses", "response.output_item.added", `{}`, Hold},
@@ -30,28 +31,29 @@ func TestKindOf(t *testing.T) {
 		{"chat", "", `not json`, Output},
 	}
 	for _, c := range cases {
-		if got := KindOf(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
-			t.Errorf("KindOf(%s, %s %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
+		if got := FrameOf(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
+			t.Errorf("FrameOf(%s, %s %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
 		}
 	}
 }
 
-func FuzzKindOf(f *testing.F) {
+func FuzzFrameOf(f *testing.F) {
 	f.Add("chat", "", `{"choices":[{"delta":{"content":"x"}}]}`)
 	f.Add("responses", "response.failed", `{}`)
 	f.Add("messages", "error", `{"type":"error"}`)
 	f.Fuzz(func(t *testing.T, kind, name, data string) {
-		k := KindOf(kind, sse.Event{Name: name, Data: []byte(data)})
+		k := FrameOf(Kind(kind), sse.Event{Name: name, Data: []byte(data)})
 		if k < Hold || k > Error {
 			t.Fatalf("frame kind %d", k)
 		}
 	})
 }
 
-func TestKindOnceStarted(t *testing.T) {
+func TestFrameOnceStarted(t *testing.T) {
 	cases := []struct {
-		kind, name, data string
-		want             Frame
+		kind       Kind
+		name, data string
+		want       Frame
 	}{
 		{"chat", "", `{"choices":[{"delta":{"content":"hi"}}]}`, Output},
 		{"chat", "", `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, Output}, // no holding once started
@@ -64,8 +66,8 @@ func TestKindOnceStarted(t *testing.T) {
 		{"messages", "content_block_delta", `{}`, Output},
 	}
 	for _, c := range cases {
-		if got := KindOnceStarted(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
-			t.Errorf("KindOnceStarted(%s, %q, %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
+		if got := FrameOnceStarted(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
+			t.Errorf("FrameOnceStarted(%s, %q, %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,1099 @@
+package behaviour_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
+	"github.com/spillway/spillway/sim"
+	"github.com/spillway/spillway/transport"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// world is one row's upstream (the simulator, or a test server of the
+// row's own), configuration, fake clock and engine, and the event records
+// its front end wrote.
+type world struct {
+	t   *testing.T
+	sim *sim.Server
+	up  string // the upstream's base URL, as a library caller would use it
+	cfg *config.Config
+	clk *policytest.Clock
+	eng *policy.Engine
+
+	mu   sync.Mutex
+	recs []events.Record
+	// next hands a turn from the test to a row's own upstream
+	next chan struct{}
+}
+
+func newWorld(t *testing.T, r row) *world {
+	t.Helper()
+	w := &world{t: t, clk: policytest.New(t0), next: make(chan struct{}, 1)}
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	w.sim, w.up = srv, hs.URL
+	if r.upstream != nil {
+		us := httptest.NewServer(r.upstream(w))
+		t.Cleanup(us.Close)
+		w.up = us.URL
+	}
+	cfg := config.Default()
+	for name, suffix := range map[string]string{"openai": "/v1", "anthropic": ""} {
+		p := cfg.Providers[name]
+		p.BaseURL = w.up + suffix
+		cfg.Providers[name] = p
+	}
+	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+	cfg.Retry.Budget = config.Duration(5 * time.Second)
+	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
+	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
+	cfg.Retry.NetworkGap = config.Duration(30 * time.Millisecond)
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0 // rows about breakers set their own
+	if r.cfg != nil {
+		r.cfg(cfg)
+	}
+	w.cfg = cfg
+	w.eng = policy.New(cfg, policy.WithClock(w.clk), policy.WithRand(func() float64 { return 0.5 }))
+	for _, f := range r.faults {
+		if err := srv.AddFault(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func (w *world) sink() events.Sink {
+	return events.SinkFunc(func(rec events.Record) {
+		w.mu.Lock()
+		w.recs = append(w.recs, rec)
+		w.mu.Unlock()
+	})
+}
+
+func (w *world) records() []events.Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]events.Record(nil), w.recs...)
+}
+
+// route is the event log's account of the attempts: "model:class > …".
+func (w *world) route() string {
+	var parts []string
+	for _, r := range w.records() {
+		parts = append(parts, r.Model+":"+r.Class)
+	}
+	return strings.Join(parts, " > ")
+}
+
+func (w *world) received(model string) int {
+	if st := w.sim.Snapshot().Models[model]; st != nil {
+		return st.Received
+	}
+	return 0
+}
+
+// waitReceived waits (in real time) until the simulator has received n
+// requests for model: the attempt is in flight, past where a watchdog can
+// cancel it before the simulator takes its fault.
+func (w *world) waitReceived(ctx context.Context, model string, n int) {
+	for w.received(model) < n {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// call is one request as a client sends it.
+type call struct {
+	path, body string
+	header     map[string]string
+}
+
+func chat(model, prompt string, stream bool) call {
+	return call{"/v1/chat/completions", fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
+		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
+}
+
+func responses(model, prompt string, stream bool) call {
+	return call{"/v1/responses", fmt.Sprintf(`{"model":%q,"stream":%v,"input":%q}`, model, stream, prompt),
+		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
+}
+
+func messages(model, prompt string, stream bool) call {
+	return call{"/v1/messages?beta=true", fmt.Sprintf(`{"model":%q,"max_tokens":64,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
+		map[string]string{"x-api-key": "sk-ant-test-key-0123456789", "anthropic-version": "2023-06-01"}}
+}
+
+func (c call) with(k, v string) call {
+	h := map[string]string{k: v}
+	for k, v := range c.header {
+		h[k] = v
+	}
+	c.header = h
+	return c
+}
+
+// frontEnd is a way into the driver: it sends a call and returns what the
+// client got.
+type frontEnd struct {
+	name string
+	// start builds the front end on w and returns how to send through it.
+	start func(t *testing.T, w *world) func(ctx context.Context, c call) (*http.Response, error)
+}
+
+var frontEnds = []frontEnd{
+	{"gateway", func(t *testing.T, w *world) func(context.Context, call) (*http.Response, error) {
+		gw, err := gateway.New(gateway.Options{Config: w.cfg, Engine: w.eng, Events: w.sink(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(gw.Handler())
+		t.Cleanup(hs.Close)
+		client := &http.Client{Transport: &http.Transport{}}
+		t.Cleanup(client.CloseIdleConnections)
+		return func(ctx context.Context, c call) (*http.Response, error) { return send(ctx, client, hs.URL, c) }
+	}},
+	{"library", func(t *testing.T, w *world) func(context.Context, call) (*http.Response, error) {
+		tr := transport.New(w.cfg, transport.WithEngine(w.eng), transport.WithEvents(w.sink()))
+		t.Cleanup(tr.CloseIdleConnections)
+		client := &http.Client{Transport: tr}
+		return func(ctx context.Context, c call) (*http.Response, error) { return send(ctx, client, w.up, c) }
+	}},
+}
+
+func send(ctx context.Context, client *http.Client, base string, c call) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+c.path, strings.NewReader(c.body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.header {
+		req.Header.Set(k, v)
+	}
+	return client.Do(req)
+}
+
+// result is what a client got: the answer, its body, and the error of the
+// request or of reading the body.
+type result struct {
+	resp *http.Response
+	body []byte
+	err  error
+}
+
+func do(ctx context.Context, send func(context.Context, call) (*http.Response, error), c call) result {
+	resp, err := send(ctx, c)
+	if err != nil {
+		return result{err: err}
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return result{resp: resp, body: b, err: err}
+}
+
+// text extracts the answer text from any of the protocols' bodies.
+func text(b []byte) string {
+	var out strings.Builder
+	if bytes.Contains(b, []byte("data: ")) {
+		for _, line := range strings.Split(string(b), "\n") {
+			d, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(d), &m) != nil {
+				continue
+			}
+			switch m["type"] {
+			case "response.output_text.delta":
+				out.WriteString(m["delta"].(string))
+			case "content_block_delta":
+				out.WriteString(m["delta"].(map[string]any)["text"].(string))
+			}
+			if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
+				if c, ok := ch[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
+					out.WriteString(c)
+				}
+			}
+		}
+		return out.String()
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
+		return ch[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+	}
+	if s, ok := m["output_text"].(string); ok {
+		return s
+	}
+	if c, ok := m["content"].([]any); ok && len(c) > 0 {
+		return c[0].(map[string]any)["text"].(string)
+	}
+	return ""
+}
+
+// row is one behaviour.
+type row struct {
+	name     string
+	cfg      func(*config.Config)
+	faults   []sim.Fault
+	upstream func(w *world) http.Handler // instead of the simulator
+	call     call
+	// tick runs while the request is in flight: it moves the fake clock
+	// where a watchdog must fire.
+	tick func(ctx context.Context, w *world)
+	want want
+	// run replaces the one call for behaviours that take several.
+	run func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error))
+	// exec is the behaviour under spillway exec with a fake agent, where
+	// it applies.
+	exec *execWant
+}
+
+// want is what the client and the event log must show.
+type want struct {
+	status   int
+	model    string // X-Spillway-Model; "" for none
+	route    string // X-Spillway-Route, and the event log's route
+	attempts int    // X-Spillway-Attempts
+	text     string // the answer's text
+	// class is the class of the answer the client got when it failed.
+	class classify.Class
+	// body and notBody are what the body must and must not hold.
+	body, notBody []string
+	// broken: output started and then the stream broke. The gateway ends
+	// it with the protocol's error event; a library caller's read fails.
+	broken bool
+	check  func(t *testing.T, w *world, res result)
+}
+
+func (r row) verify(t *testing.T, fe string, w *world, res result) {
+	t.Helper()
+	wt := r.want
+	if wt.broken {
+		var bs *upstream.BrokenStream
+		switch fe {
+		case "gateway":
+			if res.err != nil || !bytes.Contains(res.body, []byte("spillway: ")) {
+				t.Fatalf("err %v; a broken stream must end with the protocol's error event:\n%s", res.err, res.body)
+			}
+		case "library":
+			if !errors.Is(res.err, io.ErrUnexpectedEOF) || !errors.As(res.err, &bs) {
+				t.Fatalf("read error %v, want a *BrokenStream and io.ErrUnexpectedEOF; body:\n%s", res.err, res.body)
+			}
+		}
+		for _, done := range []string{"response.completed", "message_stop", "[DONE]"} {
+			if bytes.Contains(res.body, []byte(done)) {
+				t.Fatalf("a broken stream carries %s:\n%s", done, res.body)
+			}
+		}
+	} else if res.err != nil {
+		t.Fatalf("%v (body so far %q)", res.err, res.body)
+	}
+	if res.resp == nil {
+		t.Fatal("no answer")
+	}
+	h := res.resp.Header
+	if wt.status != 0 && res.resp.StatusCode != wt.status {
+		t.Fatalf("status %d, want %d: %s", res.resp.StatusCode, wt.status, clip(res.body))
+	}
+	if got := h.Get("X-Spillway-Model"); got != wt.model {
+		t.Fatalf("X-Spillway-Model %q, want %q (route %q)", got, wt.model, h.Get("X-Spillway-Route"))
+	}
+	if wt.route != "" {
+		// a broken stream's headers went out when its output started
+		if got := h.Get("X-Spillway-Route"); got != wt.route && !wt.broken {
+			t.Fatalf("X-Spillway-Route %q, want %q", got, wt.route)
+		}
+		if !strings.Contains(wt.route, "breaker_open") && !strings.Contains(wt.route, "no_slot") {
+			if got := w.route(); got != wt.route {
+				t.Fatalf("event log route %q, want %q", got, wt.route)
+			}
+		}
+	}
+	if wt.attempts != 0 && h.Get("X-Spillway-Attempts") != fmt.Sprint(wt.attempts) {
+		t.Fatalf("X-Spillway-Attempts %q, want %d", h.Get("X-Spillway-Attempts"), wt.attempts)
+	}
+	if wt.text != "" && text(res.body) != wt.text {
+		t.Fatalf("answer %q, want %q", text(res.body), wt.text)
+	}
+	if wt.class != "" {
+		if v := classify.HTTP(res.resp.StatusCode, h, res.body); v.Class != wt.class {
+			t.Fatalf("the client's answer is %s, want %s: %d %s", v.Class, wt.class, res.resp.StatusCode, clip(res.body))
+		}
+		if h.Get("X-Should-Retry") != "false" {
+			t.Fatal("a failure after spillway's retries must tell SDKs not to retry")
+		}
+	}
+	for _, s := range wt.body {
+		if !bytes.Contains(res.body, []byte(s)) {
+			t.Fatalf("the body lacks %q:\n%s", s, clip(res.body))
+		}
+	}
+	for _, s := range wt.notBody {
+		if bytes.Contains(res.body, []byte(s)) {
+			t.Fatalf("the body holds %q:\n%s", s, clip(res.body))
+		}
+	}
+	if id := h.Get("X-Spillway-Request-Id"); id == "" {
+		t.Fatal("no X-Spillway-Request-Id")
+	} else {
+		for _, rec := range w.records() {
+			if rec.RequestID != id {
+				t.Fatalf("record of request %s, answer of %s", rec.RequestID, id)
+			}
+		}
+	}
+	if wt.check != nil {
+		wt.check(t, w, res)
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 600 {
+		return string(b[:600]) + "…"
+	}
+	return string(b)
+}
+
+// waits is the wait before each attempt, from the event log.
+func waits(w *world) []time.Duration {
+	var out []time.Duration
+	for _, r := range w.records() {
+		out = append(out, time.Duration(r.WaitMS)*time.Millisecond)
+	}
+	return out
+}
+
+func TestBehaviours(t *testing.T) {
+	rows := append(capacityRows(), behaviourRows()...)
+	for _, fe := range frontEnds {
+		t.Run(fe.name, func(t *testing.T) {
+			for _, r := range rows {
+				t.Run(r.name, func(t *testing.T) {
+					w := newWorld(t, r)
+					send := fe.start(t, w)
+					if r.run != nil {
+						r.run(t, w, send)
+						return
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					if r.tick != nil {
+						go r.tick(ctx, w)
+					}
+					r.verify(t, fe.name, w, do(ctx, send, r.call))
+				})
+			}
+		})
+	}
+}
+
+// capacityRows: the heavy model is full; every kind of request completes
+// on the next model, and the client never sees the capacity error
+// (response.failed or event: error before output included).
+func capacityRows() []row {
+	cases := []struct {
+		name         string
+		c            call
+		heavy, next  string
+		style        string
+		exec         bool
+		extraNotBody []string
+	}{
+		{"chat", chat("gpt-6-astra", "hi", false), "gpt-6-astra", "gpt-6.1-sol", "", true, nil},
+		{"chat stream", chat("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "", false, nil},
+		{"chat stream, an error chunk", chat("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "event", false, nil},
+		{"responses", responses("gpt-6-astra", "hi", false), "gpt-6-astra", "gpt-6.1-sol", "", false, nil},
+		{"responses stream, response.failed after response.created", responses("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "", false, nil},
+		{"responses stream, a 503", responses("gpt-6-astra", "hi", true), "gpt-6-astra", "gpt-6.1-sol", "status", false, nil},
+		{"messages", messages("claude-opus-5-5", "hi", false), "claude-opus-5-5", "claude-sonnet-5-5", "", false, nil},
+		{"messages stream, a 529", messages("claude-opus-5-5", "hi", true), "claude-opus-5-5", "claude-sonnet-5-5", "", false, nil},
+		{"messages stream, event: error before the first block", messages("claude-opus-5-5", "hi", true), "claude-opus-5-5", "claude-sonnet-5-5", "event", false, nil},
+	}
+	var rows []row
+	for _, c := range cases {
+		r := row{
+			name:   "capacity falls back: " + c.name,
+			faults: []sim.Fault{{Model: c.heavy, Kind: "capacity", Count: -1, Style: c.style}},
+			call:   c.c,
+			want: want{status: 200, model: c.next, route: c.heavy + ":capacity > " + c.next + ":ok", attempts: 2,
+				text: sim.Answer(c.next, "hi", 16), notBody: []string{"overloaded", "response.failed", "event: error", `"error":{`},
+				check: func(t *testing.T, w *world, _ result) {
+					recs := w.records()
+					if recs[1].FallbackFrom != c.heavy || recs[1].RequestedModel != c.heavy || recs[1].Status != 200 || recs[0].WaitMS != 0 {
+						t.Fatalf("records %+v", recs)
+					}
+					if len(w.clk.Slept()) != 0 {
+						t.Fatalf("a fallback to a free model waited: %v", w.clk.Slept())
+					}
+				}},
+		}
+		if c.exec {
+			r.exec = &execWant{models: "gpt-6-astra,gpt-6.1-sol,gpt-6-luna", exit: 0, route: "gpt-6-astra:capacity > gpt-6.1-sol:ok"}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func behaviourRows() []row {
+	three, zero := 3, 0
+	allFull := []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}, {Model: "gpt-6.1-sol", Kind: "capacity", Count: -1}, {Model: "gpt-6-luna", Kind: "capacity", Count: -1}}
+	return []row{
+		{
+			name:   "min tier: never below it",
+			faults: allFull[:2],
+			cfg:    func(c *config.Config) { c.Retry.Budget = config.Duration(300 * time.Millisecond) },
+			call:   chat("gpt-6-astra", "hi", false).with("X-Spillway-Min-Tier", "medium"),
+			want: want{status: 503, class: classify.Capacity, body: []string{"gpt-6-astra (capacity)", "gpt-6.1-sol (capacity)", "waited"}, notBody: []string{"gpt-6-luna ("},
+				check: func(t *testing.T, w *world, _ result) {
+					if w.received("gpt-6-luna") != 0 {
+						t.Fatal("a request with min tier medium reached a light model")
+					}
+				}},
+		},
+		{
+			name:   "no fallback: the named model only",
+			faults: allFull[:1],
+			cfg:    func(c *config.Config) { c.Retry.Budget = config.Duration(300 * time.Millisecond) },
+			call:   chat("gpt-6-astra", "hi", false).with("X-Spillway-No-Fallback", "1"),
+			want: want{status: 503, class: classify.Capacity, check: func(t *testing.T, w *world, _ result) {
+				for _, r := range w.records() {
+					if r.Model != "gpt-6-astra" {
+						t.Fatalf("a no-fallback request went to %s", r.Model)
+					}
+				}
+			}},
+			exec: &execWant{models: "gpt-6-astra", exit: 1, ladder: []time.Duration{}, budget: 300 * time.Millisecond},
+		},
+		{
+			name:   "Retry-After is a floor on the capacity backoff",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 1, RetryAfter: 0.3}},
+			call:   chat("gpt-6-luna", "hi", false),
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:capacity > gpt-6-luna:ok", attempts: 2,
+				check: func(t *testing.T, w *world, _ result) {
+					if got := waits(w); got[1] != 300*time.Millisecond {
+						t.Fatalf("waits %v, want the 300ms Retry-After before the second attempt", got)
+					}
+				}},
+		},
+		{
+			name:   "rate limit: the same model after its Retry-After",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "rate_limit", Count: 1, RetryAfter: 0.4}},
+			call:   chat("gpt-6-luna", "hi", false),
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:rate_limit > gpt-6-luna:ok", attempts: 2,
+				check: func(t *testing.T, w *world, _ result) {
+					if got := waits(w); got[1] != 400*time.Millisecond || w.received("gpt-6-luna") != 2 {
+						t.Fatalf("waits %v, received %d", got, w.received("gpt-6-luna"))
+					}
+					if gap := w.records()[1].TS.Sub(w.records()[0].TS); gap < 400*time.Millisecond {
+						t.Fatalf("the second attempt came %v after the first", gap)
+					}
+				}},
+			exec: &execWant{models: "gpt-6-luna", exit: 0, route: "gpt-6-luna:rate_limit > gpt-6-luna:ok"},
+		},
+		{
+			name:   "the budget bounds every wait: every model full",
+			faults: allFull,
+			cfg:    func(c *config.Config) { c.Retry.Budget = config.Duration(600 * time.Millisecond) },
+			call:   responses("gpt-6-astra", "hi", false),
+			want: want{status: 503, class: classify.Capacity, body: []string{"tried gpt-6-astra (capacity), gpt-6.1-sol (capacity), gpt-6-luna (capacity)", "waited"},
+				check: func(t *testing.T, w *world, _ result) {
+					var total time.Duration
+					walks := 0
+					for i, r := range w.records() {
+						total += time.Duration(r.WaitMS) * time.Millisecond
+						if i > 0 && r.Model == "gpt-6-astra" {
+							walks++
+							if r.WaitMS < 5 { // backoff_base 20ms / 4
+								t.Fatalf("a new walk of the chain started with no wait: %+v", r)
+							}
+						}
+					}
+					if total > 600*time.Millisecond || walks == 0 || len(w.records()) != 3*(walks+1) {
+						t.Fatalf("waited %v in %d walks, %d attempts", total, walks, len(w.records()))
+					}
+				}},
+			exec: &execWant{models: "gpt-6-astra,gpt-6.1-sol,gpt-6-luna", exit: 75, ladder: []time.Duration{time.Second, 2 * time.Second},
+				stderr: "global outage", route: "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity > gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity > gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity"},
+		},
+		{
+			name:   "network: fixed retries on the same model",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "reset", Count: 2}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want: want{status: 200, model: "gpt-6-astra", route: "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:ok", attempts: 3,
+				check: func(t *testing.T, w *world, _ result) {
+					if got := waits(w); got[1] != 30*time.Millisecond || got[2] != 30*time.Millisecond {
+						t.Fatalf("waits %v, want retry.network_gap before each retry", got)
+					}
+				}},
+			exec: &execWant{models: "gpt-6-astra,gpt-6.1-sol", exit: 0, route: "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:ok"},
+		},
+		{
+			name:   "network: a failure that persists is never a model switch",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "reset", Count: -1}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want: want{status: 502, class: classify.Network, route: "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network",
+				body: []string{"network failures persisted after 3 retries"}},
+		},
+		{
+			name:   "quota fails at once with the provider's own answer",
+			faults: []sim.Fault{{Model: "*", Kind: "quota", Count: -1}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want:   want{status: 429, class: classify.Quota, route: "gpt-6-astra:quota", attempts: 1, body: []string{"insufficient_quota"}, notBody: []string{"spillway"}},
+			exec:   &execWant{models: "gpt-6-astra,gpt-6.1-sol", exit: 77, route: "gpt-6-astra:quota"},
+		},
+		{
+			name:   "auth fails at once with the provider's own answer",
+			faults: []sim.Fault{{Model: "*", Kind: "auth", Count: -1}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want:   want{status: 401, class: classify.Auth, route: "gpt-6-astra:auth", attempts: 1, body: []string{"invalid_api_key"}, notBody: []string{"spillway"}},
+			exec:   &execWant{models: "gpt-6-astra,gpt-6.1-sol", exit: 77, route: "gpt-6-astra:auth"},
+		},
+		{
+			name:     "bad_request fails at once with the provider's own answer",
+			upstream: fixed(400, `{"error":{"message":"Invalid value for 'temperature': must be at most 2.","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`),
+			call:     chat("gpt-6-astra", "hi", false),
+			want:     want{status: 400, class: classify.BadRequest, route: "gpt-6-astra:bad_request", attempts: 1, body: []string{"Invalid value for 'temperature'"}, notBody: []string{"spillway"}},
+		},
+		{
+			name:     "content_filter fails at once with the provider's own answer",
+			upstream: fixed(400, `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`),
+			call:     chat("gpt-6-astra", "hi", false),
+			want:     want{status: 400, class: classify.ContentFilter, route: "gpt-6-astra:content_filter", attempts: 1, body: []string{"safety system"}, notBody: []string{"spillway"}},
+		},
+		{
+			// ~375k tokens by the simulator's count and by spillway's
+			// estimate (a fourth of the bytes): over 272k, under 500k
+			name: "context length: a request too large for the model starts where it fits",
+			cfg:  func(c *config.Config) { c.Chains["codex"] = []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra"} },
+			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
+			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6.1-terra:ok"},
+		},
+		{
+			// the estimate says it fits; the model says it does not
+			name: "context length: the next model with a larger window",
+			cfg: func(c *config.Config) {
+				c.Chains["codex"] = []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra"}
+				for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol"} {
+					mm := c.Models[m]
+					mm.Context = 400000
+					c.Models[m] = mm
+				}
+				mm := c.Models["gpt-6.1-terra"]
+				mm.Context = 500000
+				c.Models["gpt-6.1-terra"] = mm
+			},
+			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
+			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6-astra:context_length > gpt-6.1-terra:ok"},
+		},
+		{
+			name: "context length: no larger window, the provider's own answer",
+			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
+			want: want{status: 400, class: classify.ContextLength, route: "gpt-6-luna:context_length", body: []string{"maximum context length"}},
+		},
+		{
+			name: "model not found: skipped",
+			cfg: func(c *config.Config) {
+				c.Models["gpt-ghost"] = config.Model{Provider: "openai", Tier: config.Heavy, Context: 272000}
+				c.Chains["codex"] = []string{"gpt-ghost", "gpt-6.1-sol", "gpt-6-luna"}
+			},
+			call: chat("gpt-ghost", "hi", false),
+			want: want{status: 200, model: "gpt-6.1-sol", route: "gpt-ghost:model_not_found > gpt-6.1-sol:ok"},
+		},
+		{
+			name:   "server error: one short retry, then as capacity",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "server_error", Count: -1}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want:   want{status: 200, model: "gpt-6.1-sol", route: "gpt-6-astra:server_error > gpt-6-astra:server_error > gpt-6.1-sol:ok"},
+		},
+		{
+			name:   "header watchdog: no response headers, a timeout before any byte",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", Count: 1}}, // accepts, then says nothing at all
+			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			call:   responses("gpt-6-luna", "hi", true),
+			tick:   advanceWhenReceived("gpt-6-luna", 30*time.Second),
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
+				check: errorSays(0, "no response headers within 30s")},
+		},
+		{
+			name:   "header watchdog: a whole answer's headers may take ten times the first-token timeout",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", Count: 1}},
+			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			call:   chat("gpt-6-luna", "hi", false),
+			tick:   advanceWhenReceived("gpt-6-luna", 300*time.Second),
+			want:   want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", check: errorSays(0, "no response headers within 5m0s")},
+		},
+		{
+			name:   "first-token watchdog: opening events, then silence: retried before the client sees a byte",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &zero, Count: 1}},
+			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			call:   responses("gpt-6-luna", "hi", true),
+			tick:   advanceWhenReceived("gpt-6-luna", 30*time.Second),
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
+				check: func(t *testing.T, w *world, res result) {
+					if n := bytes.Count(res.body, []byte("event: response.created")); n != 1 {
+						t.Fatalf("the client saw %d response.created events", n)
+					}
+				}},
+		},
+		{
+			name: "first-token watchdog: zero turns it off",
+			cfg:  func(c *config.Config) { c.Gateway.FirstToken = 0 },
+			upstream: func(w *world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(rw, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+					rw.(http.Flusher).Flush()
+					w.clk.Advance(24 * time.Hour) // a day with no output: nothing may fire
+					fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"late\"}\n\n")
+					fmt.Fprint(rw, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}}}\n\n")
+				})
+			},
+			call: responses("gpt-6-luna", "hi", true),
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:ok", text: "late"},
+		},
+		{
+			name:     "idle watchdog: a whole answer that stalls midway is retried",
+			upstream: stallsOnce(`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}],"usage":{"completion_tokens":1}}`),
+			call:     chat("gpt-6-luna", "hi", false),
+			tick: func(ctx context.Context, w *world) {
+				if w.clk.BlockUntilDue(ctx, w.cfg.Gateway.Idle.D()) == nil {
+					w.clk.Advance(w.cfg.Gateway.Idle.D())
+				}
+			},
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: "whole", check: errorSays(0, "the answer stalled for 2m0s")},
+		},
+		{
+			name:   "idle watchdog: a stream that goes silent after output ends as a broken stream",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three}},
+			call:   responses("gpt-6-luna", "hi", true),
+			tick: func(ctx context.Context, w *world) {
+				if w.clk.BlockUntilDue(ctx, w.cfg.Gateway.Idle.D()) == nil {
+					w.clk.Advance(w.cfg.Gateway.Idle.D())
+				}
+			},
+			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:timeout", check: errorSays(0, "went silent for 2m0s")},
+		},
+		{
+			name:   "broken stream: responses reset after output",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "reset", AfterTokens: &three}},
+			call:   responses("gpt-6-luna", "hi", true),
+			want:   want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:network", body: []string{"["}},
+		},
+		{
+			name:   "broken stream: messages reset after output",
+			faults: []sim.Fault{{Model: "claude-haiku-5-5", Kind: "reset", AfterTokens: &three}},
+			call:   messages("claude-haiku-5-5", "hi", true),
+			want:   want{status: 200, model: "claude-haiku-5-5", broken: true, route: "claude-haiku-5-5:network", body: []string{"["}},
+		},
+		{
+			name:   "broken stream: chat reset after output",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "reset", AfterTokens: &three}},
+			call:   chat("gpt-6-luna", "hi", true),
+			want:   want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:network", body: []string{"["}},
+		},
+		{
+			name: "broken stream: a clean end without the final event",
+			upstream: func(w *world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(rw, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+					fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"half\"}\n\n")
+				})
+			},
+			call: responses("gpt-6-luna", "hi", true),
+			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:network", body: []string{"half"}},
+		},
+		{
+			name:   "an overload after output passes through as the provider's event",
+			faults: []sim.Fault{{Model: "claude-haiku-5-5", Kind: "midstream"}},
+			call:   messages("claude-haiku-5-5", "hi", true),
+			want: want{status: 200, model: "claude-haiku-5-5", body: []string{"overloaded_error"}, notBody: []string{"message_stop"},
+				check: func(t *testing.T, w *world, _ result) {
+					// the headers went out with the first output; the record says how it ended
+					if got := w.route(); got != "claude-haiku-5-5:capacity" {
+						t.Fatalf("event log route %q", got)
+					}
+				}},
+		},
+		{
+			name:   "X-Spillway-Budget: the configured budget runs out",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 4}},
+			cfg:    budgetCfg,
+			call:   chat("gpt-6-luna", "hi", false),
+			want:   want{status: 503, class: classify.Capacity},
+		},
+		{
+			name:   "X-Spillway-Budget: a client's longer budget waits it out",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 4}},
+			cfg:    budgetCfg,
+			call:   chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "20s"),
+			want: want{status: 200, model: "gpt-6-luna", attempts: 5, check: func(t *testing.T, w *world, _ result) {
+				if w.received("gpt-6-luna") != 5 {
+					t.Fatalf("the simulator saw %d attempts, want 5", w.received("gpt-6-luna"))
+				}
+			}},
+		},
+		{
+			name:   "X-Spillway-Budget: a client's shorter budget fails sooner",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 4}},
+			cfg:    budgetCfg,
+			call:   chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "1ms"),
+			want: want{status: 503, class: classify.Capacity, route: "gpt-6-luna:capacity", check: func(t *testing.T, w *world, _ result) {
+				if len(w.clk.Slept()) != 0 {
+					t.Fatalf("waited %v on a 1ms budget", w.clk.Slept())
+				}
+			}},
+		},
+		{
+			name: "X-Spillway-Budget: a bad value is refused before anything is sent",
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				res := do(context.Background(), send, chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "soon"))
+				if res.err == nil && res.resp.StatusCode != 400 || !strings.Contains(fmt.Sprint(res.err)+string(res.body), `X-Spillway-Budget: \"soon\"`) &&
+					!strings.Contains(fmt.Sprint(res.err)+string(res.body), `X-Spillway-Budget: "soon"`) {
+					t.Fatalf("%v %v %s", res.err, res.resp, res.body)
+				}
+				if w.received("gpt-6-luna") != 0 || len(w.records()) != 0 {
+					t.Fatal("a request with a bad header was sent")
+				}
+			},
+		},
+		{
+			name: "giving up: spillway's own error, naming what was tried",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}, {Model: "gpt-6.1-sol", Kind: "reset", Count: -1},
+				{Model: "gpt-6-luna", Kind: "capacity", Count: -1}},
+			cfg:  func(c *config.Config) { c.Retry.Budget = config.Duration(0) },
+			call: chat("gpt-6-astra", "hi", false),
+			want: want{status: 502, class: classify.Network, model: "", body: []string{"spillway: network", "tried gpt-6-astra (capacity), gpt-6.1-sol (network)"},
+				check: func(t *testing.T, w *world, res result) {
+					if res.resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:capacity > gpt-6.1-sol:network" {
+						t.Fatalf("route %q", res.resp.Header.Get("X-Spillway-Route"))
+					}
+				}},
+		},
+		{
+			name: "pacing: starts min_gap apart, at most max_concurrency at once",
+			cfg: func(c *config.Config) {
+				c.Pacing = config.Pacing{MinGap: config.Duration(80 * time.Millisecond), MaxConcurrency: 2}
+			},
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 3}},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				var wg sync.WaitGroup
+				for i := 0; i < 6; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if res := do(context.Background(), send, chat("gpt-6-luna", "pace", true)); res.err != nil || res.resp.StatusCode != 200 {
+							t.Errorf("%v %v", res.err, res.resp)
+						}
+					}()
+				}
+				wg.Wait()
+				st := w.sim.Snapshot().Models["gpt-6-luna"]
+				if st.PeakConcurrency > 2 || st.Served != 6 {
+					t.Fatalf("peak concurrency %d (limit 2), served %d", st.PeakConcurrency, st.Served)
+				}
+				var starts []time.Time
+				for _, r := range w.records() {
+					starts = append(starts, r.TS)
+				}
+				slices.SortFunc(starts, time.Time.Compare)
+				for i := 1; i < len(starts); i++ {
+					if gap := starts[i].Sub(starts[i-1]); gap < 80*time.Millisecond {
+						t.Fatalf("starts %d and %d were %v apart (min_gap 80ms)", i-1, i, gap)
+					}
+				}
+			},
+		},
+		{
+			name: "a pacing slot is waited for no longer than the budget",
+			cfg: func(c *config.Config) {
+				c.Pacing = config.Pacing{MaxConcurrency: 1}
+				c.Retry.Budget = config.Duration(time.Second)
+			},
+			upstream: holdsAStream,
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				first, err := send(ctx, responses("gpt-6-luna", "hold", true)) // holds luna's only slot
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer first.Body.Close()
+				go func() {
+					// the first stream's idle watchdog, and the second's wait for a slot
+					if w.clk.BlockUntil(ctx, 2) == nil {
+						w.clk.Advance(time.Second)
+					}
+				}()
+				res := do(ctx, send, chat("gpt-6-luna", "wait", false).with("X-Spillway-No-Fallback", "1"))
+				if res.err != nil || res.resp.StatusCode != 503 || !strings.HasPrefix(res.resp.Header.Get("X-Spillway-Route"), "gpt-6-luna:no_slot") ||
+					res.resp.Header.Get("X-Spillway-Attempts") != "0" {
+					t.Fatalf("%v %v %s", res.err, res.resp, res.body)
+				}
+				if n := len(w.records()); n != 0 {
+					t.Fatalf("%d records: a request that never got a slot is not an attempt", n)
+				}
+			},
+		},
+		{
+			name: "held opening events are capped at 1 MiB",
+			upstream: func(w *world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					pad := strings.Repeat("x", 1000)
+					for n := 0; n < 1100; n++ {
+						fmt.Fprintf(rw, "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"pad\":%q}\n\n", pad)
+					}
+					rw.(http.Flusher).Flush()
+					<-r.Context().Done() // no output, ever
+				})
+			},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				resp, err := send(ctx, responses("gpt-6-luna", "hi", true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				// the opening events reach the client while the upstream
+				// still has given no output: holding stopped at 1 MiB
+				got, err := io.ReadFull(resp.Body, make([]byte, 1<<20))
+				if err != nil || resp.StatusCode != 200 || got != 1<<20 {
+					t.Fatalf("read %d bytes: %v (status %d)", got, err, resp.StatusCode)
+				}
+			},
+		},
+		{
+			name:   "breaker: an open breaker sends new requests one tier down until its probe",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: 1}},
+			cfg: func(c *config.Config) {
+				c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(10 * time.Second)}
+			},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				ctx := context.Background()
+				routeOf := func(prompt string) string {
+					t.Helper()
+					res := do(ctx, send, chat("gpt-6-astra", prompt, false))
+					if res.err != nil || res.resp.StatusCode != 200 {
+						t.Fatalf("%v %v", res.err, res.resp)
+					}
+					return res.resp.Header.Get("X-Spillway-Route") + " (" + res.resp.Header.Get("X-Spillway-Attempts") + ")"
+				}
+				if got := routeOf("a"); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok (2)" {
+					t.Fatalf("first: %s", got)
+				}
+				if got := routeOf("b"); got != "gpt-6-astra:breaker_open > gpt-6.1-sol:ok (1)" || w.received("gpt-6-astra") != 1 {
+					t.Fatalf("while open: %s, heavy received %d", got, w.received("gpt-6-astra"))
+				}
+				if st := w.eng.BreakerStates()["openai/gpt-6-astra"]; st != "open" {
+					t.Fatalf("breaker %s", st)
+				}
+				w.clk.Advance(10 * time.Second)
+				if got := routeOf("c"); got != "gpt-6-astra:ok (1)" {
+					t.Fatalf("the probe after the cooldown: %s", got)
+				}
+				if st := w.eng.BreakerStates()["openai/gpt-6-astra"]; st != "closed" {
+					t.Fatalf("breaker after a good probe: %s", st)
+				}
+			},
+		},
+		{
+			name:   "breaker: a refusal is not an attempt",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: 1}},
+			cfg: func(c *config.Config) {
+				c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
+				c.Retry.Budget = config.Duration(300 * time.Millisecond)
+			},
+			call: chat("gpt-6-astra", "hi", false).with("X-Spillway-Min-Tier", "heavy"),
+			want: want{status: 503, class: classify.Capacity, attempts: 1, body: []string{"in 1 attempt;"}, check: func(t *testing.T, w *world, res result) {
+				if route := res.resp.Header.Get("X-Spillway-Route"); !strings.HasPrefix(route, "gpt-6-astra:capacity > gpt-6-astra:breaker_open") {
+					t.Fatalf("route %q", route)
+				}
+				if w.received("gpt-6-astra") != 1 || len(w.records()) != 1 {
+					t.Fatalf("received %d, records %d: refusals reached the upstream or the log", w.received("gpt-6-astra"), len(w.records()))
+				}
+			}},
+		},
+		{
+			name: "breaker: a probe's first output closes it; a break after that is a failure of its own",
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: 1},
+				{Model: "gpt-6-astra", Kind: "reset", AfterTokens: &three, Count: 1}},
+			cfg: func(c *config.Config) {
+				c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(time.Minute)}
+			},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				ctx := context.Background()
+				do(ctx, send, chat("gpt-6-astra", "open it", false))
+				if st := w.eng.BreakerStates()["openai/gpt-6-astra"]; st != "open" {
+					t.Fatalf("breaker %s", st)
+				}
+				w.clk.Advance(10 * time.Second)
+				res := do(ctx, send, chat("gpt-6-astra", "probe", true))
+				if res.resp == nil || res.resp.Header.Get("X-Spillway-Model") != "gpt-6-astra" {
+					t.Fatalf("the probe did not go to heavy: %v %v", res.err, res.resp)
+				}
+				if st := w.eng.BreakerStates()["openai/gpt-6-astra"]; st != "closed" {
+					t.Fatalf("breaker %s after the probe's output", st)
+				}
+				recs := w.records()
+				if last := recs[len(recs)-1]; last.Class != "network" || last.Model != "gpt-6-astra" {
+					t.Fatalf("the broken probe's record: %+v", last)
+				}
+			},
+		},
+		{
+			name: "keep-alive comments after output keep a stream alive and reach the client",
+			upstream: func(w *world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					fl := rw.(http.Flusher)
+					fmt.Fprint(rw, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+					fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"thinking\"}\n\n")
+					fl.Flush()
+					for range 5 {
+						select {
+						case <-w.next:
+						case <-r.Context().Done():
+							return
+						}
+						fmt.Fprint(rw, ": keep-alive\n")
+						fl.Flush()
+					}
+					fmt.Fprint(rw, "\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}}}\n\n")
+				})
+			},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				resp, err := send(ctx, responses("gpt-6-luna", "hi", true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				// each comment comes 100s of fake time after the last, with a
+				// 120s idle timeout: the stream lives 500s
+				var got bytes.Buffer
+				buf := make([]byte, 4096)
+				for i := 0; i < 5; {
+					n, err := resp.Body.Read(buf)
+					got.Write(buf[:n])
+					if err != nil {
+						t.Fatalf("%v after %q", err, got.String())
+					}
+					if c := strings.Count(got.String(), ": keep-alive"); c == i {
+						w.clk.Advance(100 * time.Second)
+						w.next <- struct{}{}
+						i++
+					}
+				}
+				rest, err := io.ReadAll(resp.Body)
+				got.Write(rest)
+				s := got.String()
+				if err != nil || !strings.Contains(s, "response.completed") || strings.Contains(s, "response.failed") || strings.Count(s, ": keep-alive") != 5 {
+					t.Fatalf("%v\n%s", err, s)
+				}
+			},
+		},
+	}
+}
+
+// budgetCfg: a 300ms budget, backoff 200–400ms.
+func budgetCfg(c *config.Config) {
+	c.Retry.Budget = config.Duration(300 * time.Millisecond)
+	c.Retry.BackoffBase = config.Duration(200 * time.Millisecond)
+	c.Retry.BackoffMax = config.Duration(400 * time.Millisecond)
+}
+
+// advanceWhenReceived moves the clock d once the simulator has model's
+// request and a watchdog is armed.
+func advanceWhenReceived(model string, d time.Duration) func(context.Context, *world) {
+	return func(ctx context.Context, w *world) {
+		w.waitReceived(ctx, model, 1)
+		if w.clk.BlockUntil(ctx, 1) == nil {
+			w.clk.Advance(d)
+		}
+	}
+}
+
+// errorSays checks the error of record i.
+func errorSays(i int, s string) func(*testing.T, *world, result) {
+	return func(t *testing.T, w *world, _ result) {
+		if recs := w.records(); len(recs) <= i || !strings.Contains(recs[i].Error, s) {
+			t.Fatalf("record %d's error should say %q: %+v", i, s, recs)
+		}
+	}
+}
+
+// fixed is an upstream that always answers status and body.
+func fixed(status int, body string) func(*world) http.Handler {
+	return func(*world) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(status)
+			io.WriteString(rw, body)
+		})
+	}
+}
+
+// stallsOnce is an upstream whose first whole answer stops halfway and
+// never ends; then it answers body.
+func stallsOnce(body string) func(*world) http.Handler {
+	return func(*world) http.Handler {
+		var mu sync.Mutex
+		first := true
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			stall := first
+			first = false
+			mu.Unlock()
+			rw.Header().Set("Content-Type", "application/json")
+			if !stall {
+				io.WriteString(rw, body)
+				return
+			}
+			rw.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			io.WriteString(rw, body[:len(body)/2])
+			rw.(http.Flusher).Flush()
+			<-r.Context().Done()
+		})
+	}
+}
+
+// holdsAStream is an upstream that starts a stream and never ends it.
+func holdsAStream(*world) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"forever\"}\n\n")
+		rw.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+}

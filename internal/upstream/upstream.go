@@ -1,0 +1,230 @@
+// Package upstream is the one HTTP send of the gateway and the library: it
+// sends an attempt the driver (policy.Run) asked for, tells the driver when
+// headers and output arrive, and judges what came back up to the point
+// where the caller may see it: an error answer is read and classified, a
+// whole answer is read to its end, and an event stream is held until its
+// first real output (opening events such as response.created or
+// message_start are kept back, at most 1 MiB), so that a failure before
+// output can still go to the next model without the caller seeing a byte.
+// After that a Stream passes the events on, judging only the end and
+// in-stream errors. It also builds the answer for a request the driver gave
+// up on, and reads the X-Spillway-* request headers.
+package upstream
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/policy"
+)
+
+const (
+	// errorBodyLimit bounds how much of an error answer is read to
+	// classify it and to pass it on.
+	errorBodyLimit = 1 << 20
+	// MaxAnswer bounds a whole (non-streamed) answer kept in memory.
+	MaxAnswer = 256 << 20
+	// maxHeld bounds the opening events held before the first output.
+	maxHeld = 1 << 20
+)
+
+// Failure is an upstream answer that was not a success, kept so that it can
+// be passed on when the driver gives up on a class no retry can fix.
+type Failure struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Answer is an attempt's answer at the point the caller may have it.
+type Answer struct {
+	// Resp has the status and headers; its body was read into Body or
+	// belongs to Stream.
+	Resp   *http.Response
+	Body   []byte  // a whole answer
+	Stream *Stream // an event stream, its opening held until output
+}
+
+// Exchange sends req for attempt a through rt and reads the answer as far
+// as the driver must see before the caller gets any of it. When the answer
+// may go to the caller it returns it (with the Result to report once it is
+// delivered); otherwise a nil Answer and the failure's Result. req must
+// carry the attempt's context, which the driver's watchdogs end.
+func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wire.Endpoint) (*Answer, policy.Result) {
+	prov := classify.Provider(a.Candidate.Type)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
+	}
+	a.Headers(wire.IsSSE(resp.Header))
+	res := policy.Result{Status: resp.StatusCode}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+		resp.Body.Close()
+		res.Verdict = classify.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
+		res.Detail = &Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
+		return nil, res
+	}
+	if wire.IsSSE(resp.Header) {
+		st := &Stream{a: a, ep: ep, resp: resp}
+		if failed, ok := st.hold(); !ok {
+			resp.Body.Close()
+			return nil, failed
+		}
+		return &Answer{Resp: resp, Stream: st}, res
+	}
+	// A whole answer: read it all before the caller sees any of it (a body
+	// that breaks midway is a failure the plan may retry). It may not stall
+	// longer than the idle timeout, nor exceed the size of any real answer.
+	body, err := io.ReadAll(io.LimitReader(progress{resp.Body, a}, MaxAnswer+1))
+	resp.Body.Close()
+	if err == nil && len(body) > MaxAnswer {
+		err = fmt.Errorf("the answer is larger than %d MiB", MaxAnswer>>20)
+	}
+	if err != nil {
+		res.Verdict = a.Failure(err)
+		return nil, res
+	}
+	a.Output()
+	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
+	return &Answer{Resp: resp, Body: body}, res
+}
+
+// progress tells the attempt about every read, for its idle watchdog.
+type progress struct {
+	r io.Reader
+	a *policy.Attempt
+}
+
+func (p progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.a.Progress()
+	}
+	return n, err
+}
+
+// GiveUp is the answer for a request the driver gave up on: for a class no
+// retry can fix, the upstream's own answer (the most precise account of what
+// is wrong with the key or the request); otherwise the provider-shaped error
+// of ep's format with a message naming the models tried, their classes and
+// the time waited. Either way it asks SDKs not to retry (the retries were
+// spent).
+func GiveUp(ep wire.Endpoint, out policy.Outcome) (status int, h http.Header, body []byte) {
+	h = http.Header{}
+	if f, ok := out.Result.Detail.(*Failure); ok && policy.FailFast(out.Verdict.Class) {
+		CopyHeaders(h, f.Header)
+		h.Set("X-Should-Retry", "false")
+		return f.Status, h, f.Body
+	}
+	status, body = wire.ErrorBody(ep, out.Verdict.Class, out.Reason)
+	if out.Verdict.Wait > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(out.Verdict.Wait.Seconds()+0.999)))
+	}
+	h.Set("X-Should-Retry", "false")
+	h.Set("Content-Type", "application/json")
+	return status, h, body
+}
+
+// SetRoute sets X-Spillway-Route, -Attempts, -Request-Id and -Model (the
+// model that answered; removed when model is empty).
+func SetRoute(h http.Header, id, route string, attempts int, model string) {
+	if model != "" {
+		h.Set("X-Spillway-Model", model)
+	} else {
+		h.Del("X-Spillway-Model")
+	}
+	h.Set("X-Spillway-Attempts", strconv.Itoa(attempts))
+	h.Set("X-Spillway-Route", route)
+	h.Set("X-Spillway-Request-Id", id)
+}
+
+// Answered sets the route headers of a's committed answer.
+func Answered(h http.Header, a *policy.Attempt) {
+	SetRoute(h, a.RequestID, a.Route(), a.N, a.Candidate.Model)
+}
+
+// hopHeaders are not forwarded in either direction.
+var hopHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Host": true,
+	"Content-Length": true, "Accept-Encoding": true, "Content-Encoding": true,
+}
+
+// CopyHeaders copies src to dst without hop-by-hop headers.
+func CopyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		if !hopHeaders[k] {
+			dst[k] = vs
+		}
+	}
+}
+
+// Outgoing copies a caller's request headers for an upstream request:
+// without hop-by-hop headers and without spillway's own X-Spillway-*.
+func Outgoing(dst, src http.Header) {
+	for k, vs := range src {
+		if !hopHeaders[k] && !strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Spillway-") {
+			dst[k] = vs
+		}
+	}
+}
+
+// Options are what a request may ask of spillway in its headers:
+// X-Spillway-Min-Tier, X-Spillway-No-Fallback and X-Spillway-Budget.
+type Options struct {
+	MinTier    config.Tier
+	NoFallback bool
+	// Budget is the most the request may wait in all (0: the
+	// configuration's retry.budget).
+	Budget time.Duration
+}
+
+// ReadOptions reads h's X-Spillway-* headers over the defaults o; a bad
+// value is an error that names the header and what it accepts.
+func ReadOptions(h http.Header, o Options) (Options, error) {
+	if v := h.Get("X-Spillway-Min-Tier"); v != "" {
+		t, err := config.ParseTier(v)
+		if err != nil {
+			return o, fmt.Errorf("X-Spillway-Min-Tier: %w", err)
+		}
+		o.MinTier = t
+	}
+	if v := h.Get("X-Spillway-No-Fallback"); v == "1" || strings.EqualFold(v, "true") {
+		o.NoFallback = true
+	}
+	// A batch client that would rather wait than fail names its own wait
+	// budget (the configuration's retry.budget suits interactive agents).
+	if v := h.Get("X-Spillway-Budget"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("X-Spillway-Budget: %q is not a positive duration such as 90s or 30m", v)
+		}
+		o.Budget = d
+	}
+	return o, nil
+}
+
+// BrokenStream is the error a library caller reads from a stream that broke
+// after its output started: errors.Is finds io.ErrUnexpectedEOF in it and
+// errors.As a *classify.Failure with the verdict, so a cut stream never
+// reads as a complete answer.
+type BrokenStream struct {
+	Verdict classify.Verdict
+}
+
+func (e *BrokenStream) Error() string {
+	return fmt.Sprintf("spillway: the stream broke after output started (%s: %s)", e.Verdict.Class, e.Verdict.Message)
+}
+
+// Unwrap returns the verdict as a *classify.Failure and io.ErrUnexpectedEOF.
+func (e *BrokenStream) Unwrap() []error {
+	return []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
+}

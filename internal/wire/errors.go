@@ -1,0 +1,84 @@
+package wire
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+)
+
+// ErrorBody is the provider-shaped error for a failure spillway itself
+// reports (after the chain, or for a bad request to the gateway): the status
+// to answer with and the body, in ep's format.
+func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
+	status := http.StatusBadGateway
+	oaType, oaCode := "server_error", "upstream_error"
+	anType, gStatus := "api_error", "INTERNAL"
+	switch class {
+	case classify.Capacity:
+		status, oaType, oaCode, anType, gStatus = http.StatusServiceUnavailable, "service_unavailable_error", "server_is_overloaded", "overloaded_error", "UNAVAILABLE"
+		if ep.Format == Anthropic {
+			status = 529
+		}
+	case classify.RateLimit:
+		status, oaType, oaCode, anType, gStatus = http.StatusTooManyRequests, "requests", "rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"
+	case classify.Quota:
+		status, oaType, oaCode, anType, gStatus = http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota", "billing_error", "RESOURCE_EXHAUSTED"
+	case classify.Auth:
+		status, oaType, oaCode, anType, gStatus = http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "authentication_error", "UNAUTHENTICATED"
+	case classify.Timeout:
+		status, oaType, oaCode, anType, gStatus = http.StatusGatewayTimeout, "server_error", "upstream_timeout", "timeout_error", "DEADLINE_EXCEEDED"
+	case classify.BadRequest, classify.ContextLength, classify.ModelNotFound, classify.ContentFilter:
+		status, oaType, oaCode, anType, gStatus = http.StatusBadRequest, "invalid_request_error", string(class), "invalid_request_error", "INVALID_ARGUMENT"
+		if class == classify.ModelNotFound {
+			status, anType, gStatus = http.StatusNotFound, "not_found_error", "NOT_FOUND"
+		}
+	}
+	var body any
+	switch ep.Format {
+	case Anthropic:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": anType, "message": msg}}
+	case Gemini:
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gStatus}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": oaType, "param": nil, "code": oaCode}}
+	}
+	b, _ := json.Marshal(body)
+	return status, b
+}
+
+// StreamErrorFrame is the protocol's own error event, sent when a stream
+// that has already shown output breaks, so that it never looks complete.
+func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
+	var name string
+	var data any
+	switch ep.Kind {
+	case Responses:
+		code := "server_error"
+		if class == classify.Capacity {
+			code = "server_is_overloaded"
+		}
+		name = "response.failed"
+		data = map[string]any{"type": "response.failed", "response": map[string]any{
+			"id": "resp_spillway", "object": "response", "created_at": time.Now().Unix(), "status": "failed",
+			"error": map[string]any{"code": code, "message": msg}, "output": []any{}}}
+	case Messages:
+		t := "api_error"
+		if class == classify.Capacity {
+			t = "overloaded_error"
+		}
+		name = "error"
+		data = map[string]any{"type": "error", "error": map[string]any{"type": t, "message": msg}}
+	default:
+		data = map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": "stream_interrupted"}}
+	}
+	b, _ := json.Marshal(data)
+	out := make([]byte, 0, len(b)+64)
+	if name != "" {
+		out = append(out, "event: "+name+"\n"...)
+	}
+	out = append(out, "data: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
+}

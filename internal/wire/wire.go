@@ -1,0 +1,255 @@
+// Package wire holds what spillway knows of the providers' wire formats, in
+// one place for every front end: the endpoints and where each carries its
+// model (the JSON body, or the URL path for Gemini), how to read a request's
+// model and stream flag and give it another model, the stream frame rules
+// (which events are opening events, output, the end, an error), the
+// provider-shaped errors spillway itself answers with, usage decoding, and
+// builders for the small prompt requests the queue and the demo send.
+package wire
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+)
+
+// Format is a provider's wire format.
+type Format string
+
+// The wire formats.
+const (
+	OpenAI    Format = "openai"
+	Anthropic Format = "anthropic"
+	Gemini    Format = "gemini"
+)
+
+// Kind is an endpoint's kind of request and answer.
+type Kind string
+
+// The endpoint kinds.
+const (
+	Responses             Kind = "responses"
+	Chat                  Kind = "chat"
+	Embeddings            Kind = "embeddings"
+	Messages              Kind = "messages"
+	GenerateContent       Kind = "generateContent"
+	StreamGenerateContent Kind = "streamGenerateContent"
+)
+
+// Endpoint is one API route.
+type Endpoint struct {
+	Path   string // as a client calls it, e.g. /v1/responses
+	Format Format
+	Kind   Kind
+	// Upstream is appended to a provider's base_url; for an endpoint whose
+	// model lives in the path, "{model}" stands for it.
+	Upstream string
+	// ModelInPath: the model is a segment of the URL path, not a field of
+	// the JSON body (Gemini).
+	ModelInPath bool
+}
+
+// Endpoints are the routes the gateway serves and the library manages.
+var Endpoints = []Endpoint{
+	{Path: "/v1/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses"},
+	{Path: "/v1/chat/completions", Format: OpenAI, Kind: Chat, Upstream: "/chat/completions"},
+	{Path: "/v1/embeddings", Format: OpenAI, Kind: Embeddings, Upstream: "/embeddings"},
+	{Path: "/v1/messages", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages"},
+}
+
+// GeminiEndpoints carry the model in the path. Nothing serves them yet; the
+// request builders and the driver's send contract already handle them.
+var GeminiEndpoints = []Endpoint{
+	{Path: "/v1beta/models/{model}:generateContent", Format: Gemini, Kind: GenerateContent, Upstream: "/v1beta/models/{model}:generateContent", ModelInPath: true},
+	{Path: "/v1beta/models/{model}:streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: "/v1beta/models/{model}:streamGenerateContent", ModelInPath: true},
+}
+
+// EndpointFor finds the endpoint of a URL path by its ending (a library
+// caller's base URL may carry any prefix: /v1/chat/completions,
+// /openai/deployments/x/chat/completions).
+func EndpointFor(path string) (Endpoint, bool) {
+	p := strings.TrimSuffix(path, "/")
+	for _, ep := range Endpoints {
+		if strings.HasSuffix(p, strings.TrimPrefix(ep.Path, "/v1")) {
+			return ep, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// URL is the upstream URL of ep at a provider's base URL, for model.
+func (ep Endpoint) URL(base, model string) string {
+	path := ep.Upstream
+	if ep.ModelInPath {
+		path = strings.ReplaceAll(path, "{model}", model)
+	}
+	return strings.TrimSuffix(base, "/") + path
+}
+
+// Stream reports whether a request to ep asks for an event stream when the
+// body does not say (Gemini's streaming is its own endpoint).
+func (ep Endpoint) stream() bool { return ep.Kind == StreamGenerateContent }
+
+// Body is a decoded JSON request body. Its fields keep their exact keys, as
+// a provider reads them: decoding only the fields routing needs into a
+// struct would match "MODEL" or "Model" too, and route on a model the
+// provider never sees.
+type Body struct {
+	Raw    []byte
+	Fields map[string]json.RawMessage
+	Model  string // the body's "model", "" when it has none
+	Stream bool
+}
+
+// ErrNotObject is returned for a body that is not a JSON object.
+var ErrNotObject = errors.New("the request body is not a JSON object")
+
+// ParseBody decodes raw, a request body for ep.
+func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
+	b := &Body{Raw: raw, Stream: ep.stream()}
+	if err := json.Unmarshal(raw, &b.Fields); err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
+	}
+	if b.Fields == nil {
+		return nil, ErrNotObject
+	}
+	if m, ok := b.Fields["model"]; ok {
+		if json.Unmarshal(m, &b.Model) != nil {
+			b.Model = ""
+		}
+	}
+	if st, ok := b.Fields["stream"]; ok {
+		_ = json.Unmarshal(st, &b.Stream)
+	}
+	return b, nil
+}
+
+// For is the body to send for model: the caller's bytes when model is the
+// one they named (or the model lives in the path), else a copy with
+// "model" replaced.
+func (b *Body) For(ep Endpoint, model string) ([]byte, error) {
+	if ep.ModelInPath || model == b.Model {
+		return b.Raw, nil
+	}
+	m := maps.Clone(b.Fields)
+	m["model"], _ = json.Marshal(model)
+	return json.Marshal(m)
+}
+
+// IsSSE reports an event-stream answer.
+func IsSSE(h http.Header) bool {
+	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
+}
+
+// KeyHash identifies a caller's credentials (for per-key pacing) without
+// keeping them.
+func KeyHash(h http.Header) string {
+	sum := sha256.Sum256([]byte(h.Get("Authorization") + "\x00" + h.Get("X-Api-Key") + "\x00" + h.Get("X-Goog-Api-Key")))
+	return hex.EncodeToString(sum[:6])
+}
+
+// Prompt is a small request of one user message, as the queue and the demo
+// send.
+type Prompt struct {
+	System    string
+	User      string
+	Stream    bool
+	MaxTokens int // Anthropic requires one; 4096 when 0
+}
+
+// Body is p as a request body to ep for model.
+func (p Prompt) Body(ep Endpoint, model string) []byte {
+	var body map[string]any
+	switch ep.Format {
+	case Anthropic:
+		body = map[string]any{"model": model, "max_tokens": cmp(p.MaxTokens, 4096),
+			"messages": []any{map[string]any{"role": "user", "content": p.User}}}
+		if p.System != "" {
+			body["system"] = p.System
+		}
+	case Gemini:
+		body = map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": p.User}}}}}
+		if p.System != "" {
+			body["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": p.System}}}
+		}
+	default:
+		if ep.Kind == Responses {
+			body = map[string]any{"model": model, "input": p.User}
+			if p.System != "" {
+				body["instructions"] = p.System
+			}
+			break
+		}
+		var msgs []any
+		if p.System != "" {
+			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
+		}
+		body = map[string]any{"model": model, "messages": append(msgs, map[string]any{"role": "user", "content": p.User})}
+	}
+	if p.Stream && !ep.ModelInPath {
+		body["stream"] = true
+	}
+	b, _ := json.Marshal(body)
+	return b
+}
+
+func cmp(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Auth is the header of a request in format f sent with key: its content
+// type, the key, and the version header Anthropic requires.
+func Auth(f Format, key string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}}
+	SetKey(h, f, key)
+	if f == Anthropic {
+		h.Set("Anthropic-Version", "2023-06-01")
+	}
+	return h
+}
+
+// SetKey replaces whatever credentials h carries with key, where format f
+// expects it.
+func SetKey(h http.Header, f Format, key string) {
+	h.Del("Authorization")
+	h.Del("X-Api-Key")
+	h.Del("X-Goog-Api-Key")
+	switch f {
+	case Anthropic:
+		h.Set("X-Api-Key", key)
+	case Gemini:
+		h.Set("X-Goog-Api-Key", key)
+	default:
+		h.Set("Authorization", "Bearer "+key)
+	}
+}
+
+// PromptEndpoint is where a Prompt goes in format f: Chat Completions for
+// OpenAI, Messages for Anthropic. Gemini has none yet.
+func PromptEndpoint(f Format) (Endpoint, bool) {
+	for _, ep := range Endpoints {
+		if ep.Format == f && (ep.Kind == Chat || ep.Kind == Messages) {
+			return ep, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// EndpointOf is the endpoint of kind k (the zero Endpoint for a kind no
+// endpoint serves).
+func EndpointOf(k Kind) Endpoint {
+	for _, ep := range append(Endpoints[:len(Endpoints):len(Endpoints)], GeminiEndpoints...) {
+		if ep.Kind == k {
+			return ep
+		}
+	}
+	return Endpoint{}
+}

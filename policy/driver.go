@@ -1,0 +1,544 @@
+package policy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/redact"
+)
+
+// Call is one request for Run to drive. A front end (the gateway, the Go
+// library, the agent wrapper, the queue) fills it in; Run owns everything
+// else: the plan, every wait (charged to the request's budget), pacing,
+// breaker permission and evidence, slow-down and recovery, the ladder, the
+// watchdogs and the event record. A front end has no loop of its own.
+type Call struct {
+	Request
+
+	// ID names the request in the event log (request_id) and in
+	// X-Spillway-Request-Id; Run makes one when it is empty.
+	ID string
+	// Source, Endpoint, Stream and ReqBytes go into every event record
+	// (events.Source*, the endpoint called or the agent's kind).
+	Source   string
+	Endpoint string
+	Stream   bool
+	ReqBytes int64
+	// Key identifies the caller's credentials for per-key pacing: a hash,
+	// never the key itself.
+	Key string
+	// Watch arms the attempt watchdogs, for sends that report their
+	// progress (Attempt.Headers, Output, Progress): no headers within the
+	// header timeout, no output within gateway.first_token_timeout, or a
+	// silence of gateway.idle_timeout ends the attempt as a timeout. A zero
+	// duration turns its watchdog off.
+	Watch bool
+
+	// Send sends one attempt to a.Candidate and reports what came back.
+	//
+	// ctx is the attempt's own context: it ends when a watchdog fires, when
+	// Run's context ends, or when the driver gives the attempt up; Send must
+	// then stop and return promptly (its verdict is replaced by the
+	// watchdog's). Send may be called for several attempts of one request at
+	// once (a hedge) and again after an attempt committed (a continuation,
+	// a.Continues): it keeps per-attempt state in the attempt, never in the
+	// request.
+	//
+	// An HTTP send calls a.Headers when the response headers arrive,
+	// a.Output at the first real output (a token, a complete whole answer)
+	// and a.Progress as bytes arrive after that; the watchdogs and the
+	// breaker's evidence depend on it.
+	//
+	// The Result's Verdict classifies what came back. Committed means the
+	// answer was given to the caller (possibly a stream still running: then
+	// Open is set too, and Send's side calls a.Finish once delivery ends);
+	// the request then ends with this attempt. A Result that is not
+	// committed must have given the caller nothing. Send never sleeps or
+	// retries: waiting is the driver's.
+	Send func(ctx context.Context, a *Attempt) Result
+
+	// Events receives one record per attempt that reached the upstream.
+	Events events.Sink
+	// OnSwitch, when set, is told of every move to another model, and why.
+	OnSwitch func(from, to Candidate, why classify.Verdict)
+	// OnWait, when set, is told before every wait the plan asks for.
+	OnWait func(d time.Duration, next Candidate, why classify.Verdict)
+}
+
+// Result is what one Send found (see Call.Send).
+type Result struct {
+	Verdict   classify.Verdict
+	Committed bool
+	// Open, with Committed: the caller is still reading the answer; the
+	// attempt ends when Send's side calls Attempt.Finish.
+	Open bool
+	// NotSent: nothing reached the upstream (the request could not be
+	// built, the command could not start). No record, no breaker evidence,
+	// not counted as an attempt; the plan still hears the verdict.
+	NotSent bool
+	// Status is the upstream's HTTP status, 0 when none came.
+	Status int
+	// OutputTokens is what the caller received, for the record.
+	OutputTokens int
+	// Detail is the front end's own account of the attempt (the upstream's
+	// error answer, an agent run's exit code); Outcome.Result keeps the
+	// last one.
+	Detail any
+}
+
+// Outcome is how a request ended.
+type Outcome struct {
+	ID string
+	// Committed: an attempt's answer reached the caller; Result is that
+	// attempt's (its Verdict may still be a failure: a stream that broke
+	// after output started).
+	Committed bool
+	// Result is the last attempt's that reached the upstream (or the
+	// committed one); the zero Result when none did.
+	Result Result
+	// Candidate is where the request was last sent or meant to go.
+	Candidate Candidate
+	// Verdict is OK for a committed answer, else the failure that ended the
+	// request.
+	Verdict classify.Verdict
+	// Reason explains a failure: the models tried, their classes, the time
+	// waited and the last upstream message.
+	Reason string
+	// Route is every attempt's model and class: "gpt-6-astra:capacity >
+	// gpt-6.1-sol:ok". Attempts counts those that reached the upstream.
+	Route    string
+	Attempts int
+	// Waited is every wait charged to the budget.
+	Waited time.Duration
+	// ParkUntil, for a parked request (Request.Park), is when to come back:
+	// the whole chain is at capacity and the next rung (or a breaker's
+	// probe, whichever is sooner) is not due before then.
+	ParkUntil time.Time
+	// Err is the context's error when the request was given up because its
+	// context ended.
+	Err error
+}
+
+// Failed reports an outcome that gave the caller no answer.
+func (o Outcome) Failed() bool { return !o.Committed && o.Err == nil && o.ParkUntil.IsZero() }
+
+// run is one Call being driven.
+type run struct {
+	e    *Engine
+	c    *Call
+	mu   sync.Mutex // the plan and n, shared with attempts in flight
+	plan *plan
+	n    int
+}
+
+// Run drives c to its end: it walks c's plan, and for every step waits what
+// the plan asks (charged to the budget), takes a pacing slot and turn
+// within what is left of the budget, asks the candidate's breaker, calls
+// c.Send, gives the breaker and the pacer the evidence, writes the event
+// record, and feeds the verdict back to the plan, until an answer is
+// committed, the plan gives up, the context ends, or (parked requests) the
+// whole chain is at capacity.
+func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
+	if c.ID == "" {
+		c.ID = newID()
+	}
+	if c.Events == nil {
+		c.Events = events.Nop{}
+	}
+	r := &run{e: e, c: c, plan: e.newPlan(c.Request)}
+	st := r.plan.start()
+	var last Result
+	for {
+		if st.Action == fail {
+			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: st.Verdict, Reason: st.Reason})
+		}
+		if st.Wait > 0 {
+			if st.rung && c.Park {
+				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: r.parkUntil(st.Wait),
+					Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
+			}
+			if c.OnWait != nil {
+				c.OnWait(st.Wait, st.Candidate, last.Verdict)
+			}
+			if err := e.clock.Sleep(ctx, st.Wait); err != nil {
+				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: classify.Err(err), Err: err})
+			}
+		}
+		res := r.attempt(ctx, st)
+		r.mu.Lock()
+		if res.Committed {
+			r.plan.note(res.Verdict)
+			r.mu.Unlock()
+			return r.outcome(st.Candidate, Outcome{Committed: true, Result: res, Verdict: res.Verdict})
+		}
+		r.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return r.outcome(st.Candidate, Outcome{Result: res, Verdict: classify.Err(err), Err: err})
+		}
+		r.mu.Lock()
+		prev := st.Candidate
+		st = r.plan.after(res.Verdict)
+		r.mu.Unlock()
+		if !local(res.Verdict) {
+			last = res
+		}
+		if res.Verdict.Class == classify.RateLimit && !res.NotSent {
+			e.pacer.slowDown(prev.Key(), c.Key)
+		}
+		if st.Action == send && st.Candidate.Model != prev.Model && c.OnSwitch != nil {
+			c.OnSwitch(prev, st.Candidate, res.Verdict)
+		}
+	}
+}
+
+// parkUntil is when a request parked for wait should come back: no later
+// than its candidates' breakers let a probe through.
+func (r *run) parkUntil(wait time.Duration) time.Time {
+	if pw := r.e.probeWait(r.c.Request); pw > 0 && pw < wait {
+		wait = pw
+	}
+	return r.e.clock.Now().Add(wait)
+}
+
+func (r *run) outcome(c Candidate, o Outcome) Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o.ID, o.Candidate = r.c.ID, c
+	o.Route, o.Attempts, o.Waited = r.plan.routeString(), r.plan.attempts(), r.plan.waited
+	return o
+}
+
+// attempt paces, asks the breaker and sends one step.
+func (r *run) attempt(ctx context.Context, st step) Result {
+	e, c, cand := r.e, r.c, st.Candidate
+	r.mu.Lock()
+	deadline := e.clock.Now().Add(r.plan.left())
+	r.mu.Unlock()
+	release, start, paced, err := e.pacer.acquire(ctx, cand.Key(), c.Key, deadline)
+	r.mu.Lock()
+	r.plan.charge(paced)
+	r.mu.Unlock()
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{Verdict: classify.Err(ctx.Err()), NotSent: true}
+		}
+		return Result{Verdict: refused(cand, NoSlot), NotSent: true}
+	}
+	permit, ok := e.allow(cand.Key())
+	if !ok {
+		release()
+		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
+	}
+	a := r.begin(ctx, st, start, st.Wait+paced, permit, release)
+	return a.sent(c.Send(a.ctx, a))
+}
+
+// begin makes the attempt for st, numbered, with its watchdog armed.
+func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func()) *Attempt {
+	r.mu.Lock()
+	r.n++
+	n := r.n
+	r.mu.Unlock()
+	a := &Attempt{Candidate: st.Candidate, N: n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
+		r: r, permit: permit, release: release, t0: start, waited: waited}
+	a.ctx, a.cancel = context.WithCancelCause(ctx)
+	if r.c.Watch {
+		a.arm(watchHeader)
+	}
+	return a
+}
+
+// Attempt is one send of a request to one candidate. Its exported fields
+// are for Send to read; its methods report progress to the driver and are
+// safe for concurrent use.
+type Attempt struct {
+	Candidate Candidate
+	// N numbers the attempts of the request that reached the upstream,
+	// from 1 (X-Spillway-Attempts).
+	N         int
+	RequestID string
+	// FallbackFrom is the model of the previous attempt when this one
+	// moved to another model.
+	FallbackFrom string
+	// Continues, when set, is an earlier attempt of the request whose
+	// answer reached the caller and then broke: this one continues it. No
+	// plan step sets it yet; the contract has room for it.
+	Continues *Attempt
+
+	r       *run
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	release func()
+	t0      time.Time
+	waited  time.Duration
+	last    atomic.Int64 // clock time of the last progress, UnixNano
+
+	mu       sync.Mutex
+	permit   func(classify.Verdict) // the breaker's, until evidence was given
+	ttfb     time.Duration
+	headers  bool
+	phase    watch
+	gen      int         // bumped at every re-arm, so a stale timer does nothing
+	stop     func() bool // the armed watchdog's
+	expired  *classify.Verdict
+	finished bool
+	result   Result // of an open attempt, until Finish
+}
+
+// watch is what an attempt's watchdog is waiting for.
+type watch int
+
+const (
+	watchNone   watch = iota
+	watchHeader       // the response headers
+	watchFirst        // a stream's first output
+	watchBody         // more of a whole answer's body
+	watchIdle         // more of a stream whose output has started
+)
+
+// limit is how long the watchdog of w allows, 0 for none, and what it says
+// when it fires.
+func (a *Attempt) limit(w watch) (time.Duration, string) {
+	g := a.r.e.cfg.Gateway
+	switch w {
+	case watchHeader:
+		// headers come at once on a stream from a healthy provider, and
+		// only once the answer is done for a whole one
+		d := g.FirstToken.D()
+		if !a.r.c.Stream {
+			d *= 10
+		}
+		return d, "no response headers within %s"
+	case watchFirst:
+		return g.FirstToken.D(), "no output within %s (gateway.first_token_timeout)"
+	case watchBody:
+		return g.Idle.D(), "the answer stalled for %s (gateway.idle_timeout)"
+	case watchIdle:
+		return g.Idle.D(), "the upstream stream went silent for %s (gateway.idle_timeout) after output started"
+	}
+	return 0, ""
+}
+
+// arm points the watchdog at w (a.mu must not be held).
+func (a *Attempt) arm(w watch) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.armLocked(w, 0)
+}
+
+func (a *Attempt) armLocked(w watch, after time.Duration) {
+	if a.stop != nil {
+		a.stop()
+		a.stop = nil
+	}
+	a.phase = w
+	a.gen++
+	d, _ := a.limit(w)
+	if d <= 0 || a.finished || a.expired != nil {
+		return
+	}
+	if after <= 0 {
+		after = d
+	}
+	gen := a.gen
+	a.stop = a.r.e.clock.AfterFunc(after, func() { a.fire(gen) })
+}
+
+// fire ends the attempt when its watchdog's time is up; an idle watchdog
+// that saw progress meanwhile re-arms for the rest.
+func (a *Attempt) fire(gen int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen != a.gen || a.finished {
+		return
+	}
+	d, what := a.limit(a.phase)
+	if a.phase == watchBody || a.phase == watchIdle {
+		if since := a.r.e.clock.Now().Sub(time.Unix(0, a.last.Load())); since < d {
+			a.armLocked(a.phase, d-since)
+			return
+		}
+	}
+	v := classify.Verdict{Class: classify.Timeout, Message: fmt.Sprintf(what, d)}
+	a.expired = &v
+	a.stop = nil
+	a.cancel(&classify.Failure{Verdict: v})
+}
+
+// Headers reports that the upstream's response headers arrived; stream says
+// whether the answer is an event stream (its first output is awaited next)
+// or a whole answer (its body is awaited, and must not stall).
+func (a *Attempt) Headers(stream bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.headers {
+		return
+	}
+	a.headers = true
+	a.ttfb = a.r.e.clock.Now().Sub(a.t0)
+	a.last.Store(a.r.e.clock.Now().UnixNano())
+	if a.phase == watchHeader {
+		if stream {
+			a.armLocked(watchFirst, 0)
+		} else {
+			a.armLocked(watchBody, 0)
+		}
+	}
+}
+
+// Output reports the first real output: a stream's first token, or a whole
+// answer read to its end. The model answered: the breaker records a success
+// (so a healed model's probe frees it at once), and a stream's silence is
+// watched from here on.
+func (a *Attempt) Output() {
+	a.mu.Lock()
+	permit := a.permit
+	a.permit = nil
+	switch a.phase {
+	case watchFirst, watchHeader:
+		a.last.Store(a.r.e.clock.Now().UnixNano())
+		a.armLocked(watchIdle, 0)
+	case watchBody:
+		a.armLocked(watchNone, 0) // the whole answer is in
+	}
+	a.mu.Unlock()
+	if permit != nil {
+		permit(classify.Verdict{Class: classify.OK})
+		a.r.e.pacer.ease(a.Candidate.Key(), a.r.c.Key)
+	}
+}
+
+// Waited is how long the request waited before this attempt (the plan's
+// wait and the pacer's).
+func (a *Attempt) Waited() time.Duration { return a.waited }
+
+// Progress reports that bytes arrived; it keeps an idle watchdog from
+// firing. It is cheap enough to call for every event of a stream.
+func (a *Attempt) Progress() { a.last.Store(a.r.e.clock.Now().UnixNano()) }
+
+// Failure is the verdict for err, an error Send met reading the upstream:
+// the watchdog's timeout when it was a watchdog that ended the attempt.
+func (a *Attempt) Failure(err error) classify.Verdict {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.expired != nil {
+		return *a.expired
+	}
+	return classify.Err(err)
+}
+
+// Route is the request's route so far with this attempt as its answer:
+// what X-Spillway-Route says when this attempt's answer is committed.
+func (a *Attempt) Route() string {
+	a.r.mu.Lock()
+	defer a.r.mu.Unlock()
+	route := a.r.plan.routeString()
+	if route != "" {
+		route += " > "
+	}
+	return route + a.Candidate.Model + ":ok"
+}
+
+// Finish ends an attempt whose Result was Open: v is how delivery ended
+// (OK, or why the stream broke) and outputTokens what the caller received.
+// Later calls do nothing.
+func (a *Attempt) Finish(v classify.Verdict, outputTokens int) {
+	a.mu.Lock()
+	res := a.result
+	a.mu.Unlock()
+	res.Verdict, res.OutputTokens = v, outputTokens
+	a.end(res)
+}
+
+// sent takes Send's result: it applies a watchdog's verdict, and ends the
+// attempt unless its answer is still being delivered.
+func (a *Attempt) sent(res Result) Result {
+	a.mu.Lock()
+	if res.NotSent {
+		a.finished = true
+		a.armLocked(watchNone, 0)
+		permit := a.permit
+		a.permit = nil
+		a.mu.Unlock()
+		if permit != nil {
+			permit(classify.Verdict{Class: classify.Unknown}) // no word on the pool
+		}
+		a.release()
+		a.cancel(nil)
+		a.r.mu.Lock()
+		a.r.n--
+		a.r.mu.Unlock()
+		return res
+	}
+	if a.expired != nil && res.Verdict.Class != classify.OK {
+		res.Verdict = *a.expired
+	}
+	if res.Committed && res.Open {
+		a.result = res
+		a.mu.Unlock()
+		return res
+	}
+	a.mu.Unlock()
+	a.end(res)
+	return res
+}
+
+// end gives the evidence, writes the record and frees the slot, once.
+func (a *Attempt) end(res Result) {
+	a.mu.Lock()
+	if a.finished {
+		a.mu.Unlock()
+		return
+	}
+	a.finished = true
+	a.armLocked(watchNone, 0)
+	if a.expired != nil && res.Verdict.Class != classify.OK {
+		res.Verdict = *a.expired
+	}
+	permit := a.permit
+	a.permit = nil
+	ttfb, headers := a.ttfb, a.headers
+	a.mu.Unlock()
+
+	e, c, key := a.r.e, a.r.c, a.Candidate.Key()
+	v := res.Verdict
+	switch {
+	case permit != nil:
+		permit(v)
+		if v.Class == classify.OK {
+			e.pacer.ease(key, c.Key)
+		}
+	case v.Class != classify.OK:
+		// the attempt's success was recorded at its first output; what
+		// broke it later is evidence of its own
+		e.breakers.Observe(key, v)
+		e.adapt(key, v)
+	}
+	now := e.clock.Now()
+	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
+		Model: a.Candidate.Model, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
+		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: c.InputTokens,
+		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds()}
+	if headers {
+		rec.TTFBMS = ttfb.Milliseconds()
+	}
+	if v.Class != classify.OK {
+		rec.Error = redact.String(v.Message)
+	}
+	c.Events.Write(rec)
+	a.release()
+	a.cancel(nil)
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,421 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+)
+
+// recorder collects a driver's event records.
+type recorder struct {
+	mu   sync.Mutex
+	recs []events.Record
+}
+
+func (r *recorder) Write(rec events.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+}
+
+func (r *recorder) all() []events.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]events.Record(nil), r.recs...)
+}
+
+// answers is a fake Send that answers each model with the next verdict of
+// its list (OK once the list is used up), committing OK answers.
+func answers(m map[string][]classify.Class) func(context.Context, *Attempt) Result {
+	var mu sync.Mutex
+	return func(_ context.Context, a *Attempt) Result {
+		mu.Lock()
+		defer mu.Unlock()
+		list := m[a.Candidate.Model]
+		c := classify.OK
+		if len(list) > 0 {
+			c, m[a.Candidate.Model] = list[0], list[1:]
+		}
+		return Result{Verdict: classify.Verdict{Class: c, Message: string(c)}, Committed: c == classify.OK, Status: 200}
+	}
+}
+
+func TestRunWalksThePlanAndRecordsEveryAttempt(t *testing.T) {
+	e, clk := clocked(config.Default(), WithRand(func() float64 { return 0.5 }))
+	rec := &recorder{}
+	var switches, waits []string
+	c := &Call{Request: Request{Model: "gpt-6-astra", Type: "openai", InputTokens: 10}, Source: events.SourceLibrary,
+		Endpoint: "/v1/chat/completions", ReqBytes: 40, Key: "k", Events: rec,
+		Send: answers(map[string][]classify.Class{"gpt-6-astra": {classify.Capacity}, "gpt-6.1-sol": {classify.Network}}),
+		OnSwitch: func(from, to Candidate, why classify.Verdict) {
+			switches = append(switches, from.Model+">"+to.Model+":"+string(why.Class))
+		},
+		OnWait: func(d time.Duration, next Candidate, why classify.Verdict) {
+			waits = append(waits, d.String()+" "+next.Model+" "+string(why.Class))
+		},
+	}
+	out := e.Run(context.Background(), c)
+	if !out.Committed || out.Verdict.Class != classify.OK || out.Candidate.Model != "gpt-6.1-sol" || out.Attempts != 3 {
+		t.Fatalf("outcome %+v", out)
+	}
+	if out.Route != "gpt-6-astra:capacity > gpt-6.1-sol:network > gpt-6.1-sol:ok" {
+		t.Fatalf("route %q", out.Route)
+	}
+	if strings.Join(switches, ",") != "gpt-6-astra>gpt-6.1-sol:capacity" || strings.Join(waits, ",") != "2s gpt-6.1-sol network" {
+		t.Fatalf("switches %v waits %v", switches, waits)
+	}
+	recs := rec.all()
+	if len(recs) != 3 {
+		t.Fatalf("records %+v", recs)
+	}
+	for i, r := range recs {
+		if r.Attempt != i+1 || r.RequestID != out.ID || r.Source != "library" || r.Endpoint != "/v1/chat/completions" ||
+			r.RequestedModel != "gpt-6-astra" || r.ReqBytes != 40 || r.EstInputTokens != 10 || r.Status != 200 {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+	}
+	if recs[1].FallbackFrom != "gpt-6-astra" || recs[2].WaitMS != 2000 || recs[0].Class != "capacity" || recs[2].Class != "ok" || recs[1].Error != "network" {
+		t.Fatalf("records %+v", recs)
+	}
+	if got := clk.Slept(); len(got) != 1 || got[0] != 2*time.Second {
+		t.Fatalf("slept %v, want the 2s network gap only", got)
+	}
+}
+
+func TestRunChargesEveryWaitToTheBudget(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MinGap: config.Duration(3 * time.Second), MaxConcurrency: 4}
+	e, clk := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	rec := &recorder{}
+	// a chain of one, rate limited with a 4s Retry-After each time: the
+	// plan's waits and the pacer's gaps share the 10s budget
+	send := func(context.Context, *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.RateLimit, Wait: 4 * time.Second}}
+	}
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", Budget: 10 * time.Second}, Send: send, Events: rec})
+	if !out.Failed() || out.Verdict.Class != classify.RateLimit || out.Waited > 10*time.Second {
+		t.Fatalf("outcome %+v", out)
+	}
+	var charged time.Duration
+	for _, r := range rec.all() {
+		charged += time.Duration(r.WaitMS) * time.Millisecond
+	}
+	if charged != out.Waited || clk.Now().Sub(t0) > 10*time.Second {
+		t.Fatalf("records charged %v, outcome %v, clock moved %v", charged, out.Waited, clk.Now().Sub(t0))
+	}
+	// the pacer's gap is charged too: 3s after the first start, 6s after
+	// the second (the key was slowed down): 4s, then 4s, then 4s and a 2s
+	// turn would pass the budget, so the third attempt goes after 4s+2s
+	recs := rec.all()
+	if len(recs) != 3 || out.Waited != 10*time.Second || recs[1].WaitMS != 4000 || recs[2].WaitMS != 6000 {
+		t.Fatalf("waited %v: %+v", out.Waited, recs)
+	}
+}
+
+func TestRunParksInsteadOfSleepingARung(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+	e, clk := clocked(cfg)
+	full := func(context.Context, *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.Capacity}}
+	}
+	ladder := []time.Duration{30 * time.Second, 2 * time.Minute}
+	for _, c := range []struct {
+		rung int
+		want time.Duration
+	}{{0, 30 * time.Second}, {1, 2 * time.Minute}, {5, 2 * time.Minute}} { // past the last rung: it repeats
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Ladder: ladder, Rung: c.rung, Park: true}, Send: full})
+		if out.Failed() || out.Committed || !out.ParkUntil.Equal(clk.Now().Add(c.want)) || out.Attempts != 3 {
+			t.Fatalf("rung %d: %+v", c.rung, out)
+		}
+	}
+	if len(clk.Slept()) != 0 {
+		t.Fatalf("a parked request slept %v", clk.Slept())
+	}
+	// with every breaker open, it comes back when the first lets a probe
+	// through, not at the end of a long rung
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(10 * time.Second)}
+	e, clk = clocked(cfg)
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Ladder: ladder, Park: true}, Send: full})
+	if !out.ParkUntil.Equal(clk.Now().Add(10 * time.Second)) {
+		t.Fatalf("parked until %v, want the breakers' probe in 10s", out.ParkUntil.Sub(clk.Now()))
+	}
+}
+
+func TestRunWatchdogs(t *testing.T) {
+	cfg := config.Default()
+	cfg.Gateway.FirstToken = config.Duration(30 * time.Second)
+	cfg.Gateway.Idle = config.Duration(60 * time.Second)
+	cases := []struct {
+		name    string
+		stream  bool
+		headers bool
+		output  bool
+		advance time.Duration
+		want    string
+	}{
+		{"no headers on a stream", true, false, false, 30 * time.Second, "no response headers within 30s"},
+		{"no headers on a whole answer (ten times the first-token timeout)", false, false, false, 300 * time.Second, "no response headers within 5m0s"},
+		{"no first output", true, true, false, 30 * time.Second, "no output within 30s"},
+		{"a whole answer's body stalls", false, true, false, 60 * time.Second, "the answer stalled for 1m0s"},
+		{"a stream goes silent after output", true, true, true, 60 * time.Second, "went silent for 1m0s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, clk := clocked(cfg)
+			rec := &recorder{}
+			send := func(ctx context.Context, a *Attempt) Result {
+				if c.headers {
+					a.Headers(c.stream)
+				}
+				if c.output {
+					a.Output()
+				}
+				<-ctx.Done()
+				return Result{Verdict: a.Failure(ctx.Err()), Committed: c.output}
+			}
+			done := make(chan Outcome)
+			go func() {
+				done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: c.stream, Watch: true, Send: send, Events: rec})
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := clk.BlockUntil(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(c.advance - time.Millisecond)
+			select {
+			case out := <-done:
+				t.Fatalf("ended before its watchdog: %+v", out)
+			default:
+			}
+			clk.Advance(time.Millisecond)
+			// an uncommitted timeout is retried: let the retry time out too
+			var out Outcome
+			for out.Route == "" {
+				select {
+				case out = <-done:
+				case <-time.After(time.Millisecond):
+					clk.Advance(c.advance)
+				case <-ctx.Done():
+					t.Fatal("the request never ended")
+				}
+			}
+			recs := rec.all()
+			if len(recs) == 0 || recs[0].Class != "timeout" || !strings.Contains(recs[0].Error, c.want) {
+				t.Fatalf("records %+v, want a timeout saying %q", recs, c.want)
+			}
+			if c.output != out.Committed {
+				t.Fatalf("committed %v: %+v", out.Committed, out)
+			}
+		})
+	}
+	t.Run("a zero duration turns a watchdog off", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Gateway.FirstToken, cfg.Gateway.Idle = 0, 0
+		e, clk := clocked(cfg)
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Stream: true, Watch: true,
+			Send: func(ctx context.Context, a *Attempt) Result {
+				if clk.Timers() != 0 {
+					t.Errorf("%d timers armed with every watchdog off", clk.Timers())
+				}
+				a.Headers(true)
+				a.Output()
+				if clk.Timers() != 0 {
+					t.Errorf("%d timers armed with every watchdog off", clk.Timers())
+				}
+				return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+			}})
+		if !out.Committed {
+			t.Fatal(out)
+		}
+	})
+}
+
+func TestRunBreakerEvidenceAtFirstOutput(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(time.Minute)}
+	e, clk := clocked(cfg)
+	key := Candidate{Provider: "openai", Upstream: "gpt-6-luna"}.Key()
+	done, _ := e.allow(key)
+	done(classify.Verdict{Class: classify.Capacity})
+	clk.Advance(10 * time.Second) // the next attempt is the probe
+	rec := &recorder{}
+	var open *Attempt
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Watch: true, Stream: true, Events: rec,
+		Send: func(ctx context.Context, a *Attempt) Result {
+			a.Headers(true)
+			a.Output()
+			open = a
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Open: true, Status: 200}
+		}})
+	if !out.Committed || e.breakers.States()[key] != "closed" {
+		t.Fatalf("the probe's first output did not close the breaker: %v %+v", e.breakers.States(), out)
+	}
+	if len(rec.all()) != 0 {
+		t.Fatal("an open attempt was recorded before it finished")
+	}
+	// the stream then breaks: its own failure, recorded with what the
+	// caller received
+	open.Finish(classify.Verdict{Class: classify.Capacity, Message: "overloaded mid-stream"}, 7)
+	open.Finish(classify.Verdict{Class: classify.OK}, 9) // only the first counts
+	recs := rec.all()
+	if len(recs) != 1 || recs[0].Class != "capacity" || recs[0].OutputTokens != 7 || recs[0].Status != 200 {
+		t.Fatalf("records %+v", recs)
+	}
+	if e.breakers.States()[key] != "open" {
+		t.Fatalf("a capacity break after output is not evidence: %v", e.breakers.States())
+	}
+}
+
+func TestRunLocalRefusalsAreNotAttempts(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Hour), MaxCooldown: config.Duration(time.Hour)}
+	cfg.Retry.Budget = config.Duration(5 * time.Second)
+	e, _ := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	rec := &recorder{}
+	sent := 0
+	send := func(context.Context, *Attempt) Result {
+		sent++
+		return Result{Verdict: classify.Verdict{Class: classify.Capacity}}
+	}
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", MinTier: config.Heavy}, Send: send, Events: rec})
+	if sent != 1 || len(rec.all()) != 1 || out.Attempts != 1 || !strings.HasPrefix(out.Route, "gpt-6-astra:capacity > gpt-6-astra:breaker_open") {
+		t.Fatalf("sent %d, records %d, outcome %+v", sent, len(rec.all()), out)
+	}
+	// a send that could not send is not an attempt either
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Events: rec, Send: func(context.Context, *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "no provider"}, NotSent: true}
+	}})
+	if !out.Failed() || out.Verdict.Class != classify.BadRequest || len(rec.all()) != 1 {
+		t.Fatalf("outcome %+v, records %d", out, len(rec.all()))
+	}
+}
+
+func TestRunNoSlotWithinTheBudget(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 1}
+	cfg.Retry.Budget = config.Duration(2 * time.Second)
+	e, clk := clocked(cfg)
+	key := Candidate{Provider: "openai", Upstream: "gpt-6-luna"}.Key()
+	hold, _, _, err := e.pacer.acquire(context.Background(), key, "", time.Time{}) // someone else's long request
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold()
+	done := make(chan Outcome)
+	go func() {
+		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Send: answers(nil)})
+	}()
+	if err := clk.BlockUntil(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	out := <-done
+	if !out.Failed() || out.Attempts != 0 || !strings.HasPrefix(out.Route, "gpt-6-luna:no_slot") || out.Waited != 2*time.Second {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestRunContextEndsTheRequest(t *testing.T) {
+	e, _ := clocked(config.Default())
+	ctx, cancel := context.WithCancel(context.Background())
+	out := e.Run(ctx, &Call{Request: Request{Model: "gpt-6-luna"}, Send: func(context.Context, *Attempt) Result {
+		cancel()
+		return Result{Verdict: classify.Verdict{Class: classify.Network}}
+	}})
+	if !errors.Is(out.Err, context.Canceled) || out.Failed() {
+		t.Fatalf("%+v", out)
+	}
+}
+
+// The send contract has room for what later features add without a new
+// loop: candidates that are deployments, several attempts of one request
+// in flight at once (a hedge), and an attempt that continues one whose
+// answer reached the caller and broke. These doubles drive the driver's
+// attempt machinery the way those features will.
+func TestSendContractShapes(t *testing.T) {
+	t.Run("a deployment is a candidate with breakers and pacing of its own", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
+		e, _ := clocked(cfg)
+		eu := Candidate{Model: "gpt-6-astra", Provider: "openai", Upstream: "gpt-6-astra", Deployment: "eu"}
+		us := eu
+		us.Deployment = "us"
+		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-astra"}, Events: events.Nop{}}, plan: e.newPlan(Request{Model: "gpt-6-astra"})}
+		var got []string
+		r.c.Send = func(_ context.Context, a *Attempt) Result {
+			got = append(got, a.Candidate.Deployment)
+			return Result{Verdict: classify.Verdict{Class: classify.Capacity}}
+		}
+		r.attempt(context.Background(), step{Candidate: eu})
+		if !e.breakers.Open(eu.Key()) || e.breakers.Open(us.Key()) || eu.Key() == us.Key() {
+			t.Fatalf("breakers %v", e.breakers.States())
+		}
+		r.attempt(context.Background(), step{Candidate: us})
+		if strings.Join(got, ",") != "eu,us" {
+			t.Fatalf("sent to %v", got)
+		}
+	})
+	t.Run("two attempts of one request in flight at once", func(t *testing.T) {
+		e, _ := clocked(config.Default())
+		rec := &recorder{}
+		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-astra"}, Events: rec, ID: "hedged"}, plan: e.newPlan(Request{Model: "gpt-6-astra"})}
+		started := make(chan *Attempt, 2)
+		r.c.Send = func(ctx context.Context, a *Attempt) Result {
+			started <- a
+			if a.Candidate.Model == "gpt-6-astra" {
+				<-ctx.Done() // the slow one, given up when the other answered
+				return Result{Verdict: a.Failure(ctx.Err())}
+			}
+			a.Output()
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+		}
+		slow := make(chan Result)
+		go func() { slow <- r.attempt(context.Background(), step{Candidate: r.plan.chain[0]}) }()
+		first := <-started
+		fast := r.attempt(context.Background(), step{Candidate: r.plan.chain[1]})
+		first.cancel(errors.New("the hedge answered first"))
+		if lost := <-slow; !fast.Committed || lost.Committed {
+			t.Fatalf("fast %+v slow %+v", fast, lost)
+		}
+		recs := rec.all()
+		if len(recs) != 2 || recs[0].Attempt == recs[1].Attempt || recs[0].RequestID != "hedged" {
+			t.Fatalf("both attempts count, each once: %+v", recs)
+		}
+	})
+	t.Run("an attempt continues one whose stream broke", func(t *testing.T) {
+		e, _ := clocked(config.Default())
+		rec := &recorder{}
+		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-luna"}, Events: rec}, plan: e.newPlan(Request{Model: "gpt-6-luna"})}
+		var broken *Attempt
+		r.c.Send = func(_ context.Context, a *Attempt) Result {
+			a.Output()
+			broken = a
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Open: true}
+		}
+		r.attempt(context.Background(), step{Candidate: r.plan.chain[0]})
+		broken.Finish(classify.Verdict{Class: classify.Network, Message: "cut"}, 12)
+		var saw *Attempt
+		r.c.Send = func(_ context.Context, a *Attempt) Result {
+			saw = a.Continues
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+		}
+		a := r.begin(context.Background(), step{Candidate: r.plan.chain[0]}, e.clock.Now(), 0, func(classify.Verdict) {}, func() {})
+		a.Continues = broken
+		if res := a.sent(r.c.Send(a.ctx, a)); !res.Committed || saw != broken {
+			t.Fatalf("continuation saw %v", saw)
+		}
+		if recs := rec.all(); len(recs) != 2 || recs[0].Class != "network" || recs[0].OutputTokens != 12 || recs[1].Attempt != 2 {
+			t.Fatalf("records %+v", recs)
+		}
+	})
+}

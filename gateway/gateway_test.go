@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
@@ -94,32 +94,19 @@ func (r *rig) records() []events.Record {
 	return append([]events.Record(nil), r.recs...)
 }
 
-type call struct {
-	path, body string
-	header     map[string]string
-}
+type call = behaviour.Call
 
-func chat(model, prompt string, stream bool) call {
-	return call{"/v1/chat/completions", fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
-		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
-}
-func responses(model, prompt string, stream bool) call {
-	return call{"/v1/responses", fmt.Sprintf(`{"model":%q,"stream":%v,"input":%q}`, model, stream, prompt),
-		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
-}
-func messages(model, prompt string, stream bool) call {
-	return call{"/v1/messages?beta=true", fmt.Sprintf(`{"model":%q,"max_tokens":64,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
-		map[string]string{"x-api-key": "sk-ant-test-key-0123456789", "anthropic-version": "2023-06-01"}}
-}
+var (
+	chat      = behaviour.Chat
+	responses = behaviour.Responses
+	messages  = behaviour.Messages
+)
 
 func (r *rig) do(t *testing.T, c call) (*http.Response, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+c.path, strings.NewReader(c.body))
-	for k, v := range c.header {
-		req.Header.Set(k, v)
-	}
+	req, _ := c.Request(ctx, r.url)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -130,47 +117,6 @@ func (r *rig) do(t *testing.T, c call) (*http.Response, []byte) {
 		t.Fatalf("reading the answer: %v", err)
 	}
 	return resp, b
-}
-
-// text extracts the answer text from any of the protocols' bodies.
-func text(b []byte) string {
-	var out strings.Builder
-	if bytes.Contains(b, []byte("data: ")) {
-		for _, line := range strings.Split(string(b), "\n") {
-			d, ok := strings.CutPrefix(line, "data: ")
-			if !ok {
-				continue
-			}
-			var m map[string]any
-			if json.Unmarshal([]byte(d), &m) != nil {
-				continue
-			}
-			switch m["type"] {
-			case "response.output_text.delta":
-				out.WriteString(m["delta"].(string))
-			case "content_block_delta":
-				out.WriteString(m["delta"].(map[string]any)["text"].(string))
-			}
-			if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
-				if c, ok := ch[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
-					out.WriteString(c)
-				}
-			}
-		}
-		return out.String()
-	}
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	if ch, ok := m["choices"].([]any); ok {
-		return ch[0].(map[string]any)["message"].(map[string]any)["content"].(string)
-	}
-	if s, ok := m["output_text"].(string); ok {
-		return s
-	}
-	if c, ok := m["content"].([]any); ok && len(c) > 0 {
-		return c[0].(map[string]any)["text"].(string)
-	}
-	return ""
 }
 
 // A Codex-style streaming Responses request that runs out of models gets
@@ -304,7 +250,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	r.fault(t, sim.Fault{Model: "*", Kind: "auth", Count: -1})
 	c := chat("gpt-6-astra", "hi", false)
 	secret := "sk-proj-SUPERSECRETVALUE0123456789"
-	c.header["Authorization"] = "Bearer " + secret
+	c.Header["Authorization"] = "Bearer " + secret
 	resp, _ := r.do(t, c)
 	if resp.StatusCode != 401 {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -327,16 +273,16 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{call{"/v1/chat/completions", `{"model":`, nil}, 400, "not a JSON object"},
-		{call{"/v1/messages", `{"messages":[]}`, nil}, 400, `no \"model\"`},
-		{call{"/v1/chat/completions", `{"model":"x","m":"` + strings.Repeat("y", 2<<20) + `"}`, nil}, 413, "larger than 1 MiB"},
-		{call{"/v1/chat/completions", `{"model":"gpt-6-luna"}`, map[string]string{"X-Spillway-Min-Tier": "gigantic"}}, 400, "allowed: heavy, medium, light"},
-		{call{"/v1/chat/completions", `{"model":"gpt-6-luna"}`, map[string]string{"X-Spillway-Budget": "-5s"}}, 400, "not a positive duration"},
+		{call{Path: "/v1/chat/completions", Body: `{"model":`}, 400, "not a JSON object"},
+		{call{Path: "/v1/messages", Body: `{"messages":[]}`}, 400, `no \"model\"`},
+		{call{Path: "/v1/chat/completions", Body: `{"model":"x","m":"` + strings.Repeat("y", 2<<20) + `"}`}, 413, "larger than 1 MiB"},
+		{call{Path: "/v1/chat/completions", Body: `{"model":"gpt-6-luna"}`, Header: map[string]string{"X-Spillway-Min-Tier": "gigantic"}}, 400, "allowed: heavy, medium, light"},
+		{call{Path: "/v1/chat/completions", Body: `{"model":"gpt-6-luna"}`, Header: map[string]string{"X-Spillway-Budget": "-5s"}}, 400, "not a positive duration"},
 	}
 	for _, c := range cases {
 		resp, body := r.do(t, c.c)
 		if resp.StatusCode != c.code || !strings.Contains(string(body), c.want) {
-			t.Errorf("%s: %d %s", c.c.body[:min(30, len(c.c.body))], resp.StatusCode, body)
+			t.Errorf("%s: %d %s", c.c.Body[:min(30, len(c.c.Body))], resp.StatusCode, body)
 		}
 	}
 	resp, err := http.Get(r.url + "/v1/nothing")
@@ -357,7 +303,7 @@ func TestCredentials(t *testing.T) {
 	scn, _ := sim.Builtin("calm")
 	scn.Keys = map[string]sim.Key{"sk-client-revoked-000": {State: "invalid"}}
 	c := chat("gpt-6-luna", "hi", false)
-	c.header["Authorization"] = "Bearer sk-client-revoked-000"
+	c.Header["Authorization"] = "Bearer sk-client-revoked-000"
 	// passthrough (default): the client's own key reaches the provider
 	r := newRig(t, scn, nil)
 	if resp, _ := r.do(t, c); resp.StatusCode != 401 {
@@ -406,12 +352,11 @@ func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
 func TestModelKeyIsExact(t *testing.T) {
 	// a provider reads "model" exactly; so must the router
 	r := newRig(t, nil, nil)
-	resp, body := r.do(t, call{"/v1/chat/completions", `{"model":"gpt-6-luna","MODEL":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`,
-		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}})
+	resp, body := r.do(t, call{Path: "/v1/chat/completions", Body: `{"model":"gpt-6-luna","MODEL":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`, Header: map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}})
 	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6-luna" {
 		t.Fatalf("%d routed to %q: %s", resp.StatusCode, resp.Header.Get("X-Spillway-Model"), body)
 	}
-	resp, body = r.do(t, call{"/v1/chat/completions", `{"Model":"gpt-6-luna","messages":[]}`, nil})
+	resp, body = r.do(t, call{Path: "/v1/chat/completions", Body: `{"Model":"gpt-6-luna","messages":[]}`})
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `no \"model\"`) {
 		t.Fatalf("%d: %s", resp.StatusCode, body)
 	}
@@ -423,12 +368,12 @@ func TestOutputTokensRecorded(t *testing.T) {
 	for _, c := range []call{chat("gpt-6-luna", "count", false), chat("gpt-6-luna", "count", true), responses("gpt-6-luna", "count", true),
 		responses("gpt-6-luna", "count", false), messages("claude-haiku-5-5", "count", true), messages("claude-haiku-5-5", "count", false)} {
 		r := newRig(t, nil, nil)
-		if strings.Contains(c.path, "chat") && strings.Contains(c.body, `"stream":true`) {
-			c.body = strings.Replace(c.body, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1)
+		if strings.Contains(c.Path, "chat") && strings.Contains(c.Body, `"stream":true`) {
+			c.Body = strings.Replace(c.Body, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1)
 		}
 		resp, _ := r.do(t, c)
 		if recs := r.records(); resp.StatusCode != 200 || len(recs) != 1 || recs[0].OutputTokens != 16 {
-			t.Errorf("%s %s: %d %+v", c.path, c.body[:40], resp.StatusCode, recs)
+			t.Errorf("%s %s: %d %+v", c.Path, c.Body[:40], resp.StatusCode, recs)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"sort"
 	"sync"
 	"time"
 
@@ -174,36 +173,42 @@ func (b *MemoryBreakers) failed(br *breaker, now time.Time) bool {
 	return len(br.fails) >= max(b.cfg.Failures, 1) || b.cfg.Consecutive > 0 && br.inARow >= b.cfg.Consecutive
 }
 
-// Allow implements Breakers.
-func (b *MemoryBreakers) Allow(key string) (func(classify.Verdict), bool) {
+// at runs f on key's breaker under the lock, with the clock's time; the
+// state changes f makes are reported once the lock is released.
+func (b *MemoryBreakers) at(key string, f func(br *breaker, now time.Time, cs *[]change)) {
 	var cs []change
-	defer func() { b.notify(cs) }()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	br := b.get(key, b.clock.Now(), &cs)
-	switch br.state {
-	case open:
-		return nil, false
-	case halfOpen:
-		if br.probing {
-			return nil, false
+	now := b.clock.Now()
+	f(b.get(key, now, &cs), now, &cs)
+	b.mu.Unlock()
+	b.notify(cs)
+}
+
+// Allow implements Breakers.
+func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), ok bool) {
+	var gen int
+	var probe bool
+	b.at(key, func(br *breaker, _ time.Time, _ *[]change) {
+		switch {
+		case br.state == open, br.state == halfOpen && br.probing:
+			return
+		case br.state == halfOpen:
+			br.probing = true
 		}
-		br.probing = true
+		ok, gen, probe = true, br.gen, br.state == halfOpen
+	})
+	if !ok {
+		return nil, false
 	}
-	gen, probe := br.gen, br.state == halfOpen
 	var once sync.Once
 	return func(v classify.Verdict) {
-		once.Do(func() { b.evidence(key, gen, probe, v) })
+		once.Do(func() {
+			b.at(key, func(br *breaker, now time.Time, cs *[]change) { b.evidence(key, br, now, gen, probe, v, cs) })
+		})
 	}, true
 }
 
-func (b *MemoryBreakers) evidence(key string, gen int, probe bool, v classify.Verdict) {
-	var cs []change
-	defer func() { b.notify(cs) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.clock.Now()
-	br := b.get(key, now, &cs)
+func (b *MemoryBreakers) evidence(key string, br *breaker, now time.Time, gen int, probe bool, v classify.Verdict, cs *[]change) {
 	if br.gen != gen {
 		return // the breaker changed state since: this answer is old news
 	}
@@ -212,13 +217,13 @@ func (b *MemoryBreakers) evidence(key string, gen int, probe bool, v classify.Ve
 	case probe && !evidence:
 		br.probing = false // no word on the pool: let another probe go
 	case probe && failure:
-		b.trip(key, br, now, true, &cs)
+		b.trip(key, br, now, true, cs)
 	case probe:
 		br.cooldown = 0
-		b.set(key, br, closed, &cs)
+		b.set(key, br, closed, cs)
 	case failure:
 		if b.failed(br, now) {
-			b.trip(key, br, now, false, &cs)
+			b.trip(key, br, now, false, cs)
 		}
 	case evidence:
 		br.inARow = 0
@@ -229,60 +234,44 @@ func (b *MemoryBreakers) evidence(key string, gen int, probe bool, v classify.Ve
 // attempt's success was recorded counts like any other while the breaker is
 // closed.
 func (b *MemoryBreakers) Observe(key string, v classify.Verdict) {
-	var cs []change
-	defer func() { b.notify(cs) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.clock.Now()
-	br := b.get(key, now, &cs)
-	if failure, _ := counts(v); failure && br.state == closed && b.failed(br, now) {
-		b.trip(key, br, now, false, &cs)
-	}
+	b.at(key, func(br *breaker, now time.Time, cs *[]change) {
+		if failure, _ := counts(v); failure && br.state == closed && b.failed(br, now) {
+			b.trip(key, br, now, false, cs)
+		}
+	})
 }
 
 // Open implements Breakers.
-func (b *MemoryBreakers) Open(key string) bool {
-	var cs []change
-	defer func() { b.notify(cs) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.get(key, b.clock.Now(), &cs).state == open
+func (b *MemoryBreakers) Open(key string) (isOpen bool) {
+	b.at(key, func(br *breaker, _ time.Time, _ *[]change) { isOpen = br.state == open })
+	return isOpen
 }
 
 // Wait implements Breakers. A breaker that is not closed never says 0:
 // with its probe out (half-open) the answer is a quarter of the cooldown,
 // so a caller sleeping on it looks again soon, not never.
-func (b *MemoryBreakers) Wait(key string) time.Duration {
-	var cs []change
-	defer func() { b.notify(cs) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.clock.Now()
-	br := b.get(key, now, &cs)
-	switch br.state {
-	case open:
-		return br.until.Sub(now)
-	case halfOpen:
-		return max(b.cfg.Cooldown.D()/4, time.Millisecond)
-	}
-	return 0
+func (b *MemoryBreakers) Wait(key string) (wait time.Duration) {
+	b.at(key, func(br *breaker, now time.Time, _ *[]change) {
+		switch br.state {
+		case open:
+			wait = br.until.Sub(now)
+		case halfOpen:
+			wait = max(b.cfg.Cooldown.D()/4, time.Millisecond)
+		}
+	})
+	return wait
 }
 
 // States implements Breakers.
 func (b *MemoryBreakers) States() map[string]string {
 	var cs []change
-	defer func() { b.notify(cs) }()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	now := b.clock.Now()
-	keys := make([]string, 0, len(b.m))
+	out := make(map[string]string, len(b.m))
 	for k := range b.m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make(map[string]string, len(keys))
-	for _, k := range keys {
 		out[k] = b.get(k, now, &cs).state.String()
 	}
+	b.mu.Unlock()
+	b.notify(cs)
 	return out
 }

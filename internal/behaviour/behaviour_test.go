@@ -3,7 +3,6 @@ package behaviour_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
@@ -129,35 +129,14 @@ func (w *world) waitReceived(ctx context.Context, model string, n int) {
 	}
 }
 
-// call is one request as a client sends it.
-type call struct {
-	path, body string
-	header     map[string]string
-}
+type call = behaviour.Call
 
-func chat(model, prompt string, stream bool) call {
-	return call{"/v1/chat/completions", fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
-		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
-}
-
-func responses(model, prompt string, stream bool) call {
-	return call{"/v1/responses", fmt.Sprintf(`{"model":%q,"stream":%v,"input":%q}`, model, stream, prompt),
-		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
-}
-
-func messages(model, prompt string, stream bool) call {
-	return call{"/v1/messages?beta=true", fmt.Sprintf(`{"model":%q,"max_tokens":64,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
-		map[string]string{"x-api-key": "sk-ant-test-key-0123456789", "anthropic-version": "2023-06-01"}}
-}
-
-func (c call) with(k, v string) call {
-	h := map[string]string{k: v}
-	for k, v := range c.header {
-		h[k] = v
-	}
-	c.header = h
-	return c
-}
+var (
+	chat      = behaviour.Chat
+	responses = behaviour.Responses
+	messages  = behaviour.Messages
+	text      = behaviour.Text
+)
 
 // frontEnd is a way into the driver: it sends a call and returns what the
 // client got.
@@ -188,12 +167,9 @@ var frontEnds = []frontEnd{
 }
 
 func send(ctx context.Context, client *http.Client, base string, c call) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+c.path, strings.NewReader(c.body))
+	req, err := c.Request(ctx, base)
 	if err != nil {
 		return nil, err
-	}
-	for k, v := range c.header {
-		req.Header.Set(k, v)
 	}
 	return client.Do(req)
 }
@@ -214,47 +190,6 @@ func do(ctx context.Context, send func(context.Context, call) (*http.Response, e
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return result{resp: resp, body: b, err: err}
-}
-
-// text extracts the answer text from any of the protocols' bodies.
-func text(b []byte) string {
-	var out strings.Builder
-	if bytes.Contains(b, []byte("data: ")) {
-		for _, line := range strings.Split(string(b), "\n") {
-			d, ok := strings.CutPrefix(line, "data: ")
-			if !ok {
-				continue
-			}
-			var m map[string]any
-			if json.Unmarshal([]byte(d), &m) != nil {
-				continue
-			}
-			switch m["type"] {
-			case "response.output_text.delta":
-				out.WriteString(m["delta"].(string))
-			case "content_block_delta":
-				out.WriteString(m["delta"].(map[string]any)["text"].(string))
-			}
-			if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
-				if c, ok := ch[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
-					out.WriteString(c)
-				}
-			}
-		}
-		return out.String()
-	}
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
-		return ch[0].(map[string]any)["message"].(map[string]any)["content"].(string)
-	}
-	if s, ok := m["output_text"].(string); ok {
-		return s
-	}
-	if c, ok := m["content"].([]any); ok && len(c) > 0 {
-		return c[0].(map[string]any)["text"].(string)
-	}
-	return ""
 }
 
 // row is one behaviour.
@@ -374,6 +309,20 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 	}
 }
 
+// open sends c and returns the answer as soon as its headers came, its
+// body unread; the test's end closes it.
+func open(t *testing.T, send func(context.Context, call) (*http.Response, error), c call) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	resp, err := send(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 func clip(b []byte) string {
 	if len(b) > 600 {
 		return string(b[:600]) + "…"
@@ -470,7 +419,7 @@ func behaviourRows() []row {
 			name:   "min tier: never below it",
 			faults: allFull[:2],
 			cfg:    func(c *config.Config) { c.Retry.Budget = config.Duration(300 * time.Millisecond) },
-			call:   chat("gpt-6-astra", "hi", false).with("X-Spillway-Min-Tier", "medium"),
+			call:   chat("gpt-6-astra", "hi", false).With("X-Spillway-Min-Tier", "medium"),
 			want: want{status: 503, class: classify.Capacity, body: []string{"gpt-6-astra (capacity)", "gpt-6.1-sol (capacity)", "waited"}, notBody: []string{"gpt-6-luna ("},
 				check: func(t *testing.T, w *world, _ result) {
 					if w.received("gpt-6-luna") != 0 {
@@ -482,7 +431,7 @@ func behaviourRows() []row {
 			name:   "no fallback: the named model only",
 			faults: allFull[:1],
 			cfg:    func(c *config.Config) { c.Retry.Budget = config.Duration(300 * time.Millisecond) },
-			call:   chat("gpt-6-astra", "hi", false).with("X-Spillway-No-Fallback", "1"),
+			call:   chat("gpt-6-astra", "hi", false).With("X-Spillway-No-Fallback", "1"),
 			want: want{status: 503, class: classify.Capacity, check: func(t *testing.T, w *world, _ result) {
 				for _, r := range w.records() {
 					if r.Model != "gpt-6-astra" {
@@ -754,7 +703,7 @@ func behaviourRows() []row {
 			name:   "X-Spillway-Budget: a client's longer budget waits it out",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 4}},
 			cfg:    budgetCfg,
-			call:   chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "20s"),
+			call:   chat("gpt-6-luna", "hi", false).With("X-Spillway-Budget", "20s"),
 			want: want{status: 200, model: "gpt-6-luna", attempts: 5, check: func(t *testing.T, w *world, _ result) {
 				if w.received("gpt-6-luna") != 5 {
 					t.Fatalf("the simulator saw %d attempts, want 5", w.received("gpt-6-luna"))
@@ -765,7 +714,7 @@ func behaviourRows() []row {
 			name:   "X-Spillway-Budget: a client's shorter budget fails sooner",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "capacity", Count: 4}},
 			cfg:    budgetCfg,
-			call:   chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "1ms"),
+			call:   chat("gpt-6-luna", "hi", false).With("X-Spillway-Budget", "1ms"),
 			want: want{status: 503, class: classify.Capacity, route: "gpt-6-luna:capacity", check: func(t *testing.T, w *world, _ result) {
 				if len(w.clk.Slept()) != 0 {
 					t.Fatalf("waited %v on a 1ms budget", w.clk.Slept())
@@ -775,7 +724,7 @@ func behaviourRows() []row {
 		{
 			name: "X-Spillway-Budget: a bad value is refused before anything is sent",
 			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
-				res := do(context.Background(), send, chat("gpt-6-luna", "hi", false).with("X-Spillway-Budget", "soon"))
+				res := do(context.Background(), send, chat("gpt-6-luna", "hi", false).With("X-Spillway-Budget", "soon"))
 				if res.err == nil && res.resp.StatusCode != 400 || !strings.Contains(fmt.Sprint(res.err)+string(res.body), `X-Spillway-Budget: \"soon\"`) &&
 					!strings.Contains(fmt.Sprint(res.err)+string(res.body), `X-Spillway-Budget: "soon"`) {
 					t.Fatalf("%v %v %s", res.err, res.resp, res.body)
@@ -840,20 +789,16 @@ func behaviourRows() []row {
 			},
 			upstream: holdsAStream,
 			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				open(t, send, responses("gpt-6-luna", "hold", true)) // holds luna's only slot
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				first, err := send(ctx, responses("gpt-6-luna", "hold", true)) // holds luna's only slot
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer first.Body.Close()
 				go func() {
 					// the first stream's idle watchdog, and the second's wait for a slot
 					if w.clk.BlockUntil(ctx, 2) == nil {
 						w.clk.Advance(time.Second)
 					}
 				}()
-				res := do(ctx, send, chat("gpt-6-luna", "wait", false).with("X-Spillway-No-Fallback", "1"))
+				res := do(ctx, send, chat("gpt-6-luna", "wait", false).With("X-Spillway-No-Fallback", "1"))
 				if res.err != nil || res.resp.StatusCode != 503 || !strings.HasPrefix(res.resp.Header.Get("X-Spillway-Route"), "gpt-6-luna:no_slot") ||
 					res.resp.Header.Get("X-Spillway-Attempts") != "0" {
 					t.Fatalf("%v %v %s", res.err, res.resp, res.body)
@@ -877,13 +822,7 @@ func behaviourRows() []row {
 				})
 			},
 			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				resp, err := send(ctx, responses("gpt-6-luna", "hi", true))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
+				resp := open(t, send, responses("gpt-6-luna", "hi", true))
 				// the opening events reach the client while the upstream
 				// still has given no output: holding stopped at 1 MiB
 				got, err := io.ReadFull(resp.Body, make([]byte, 1<<20))
@@ -933,7 +872,7 @@ func behaviourRows() []row {
 				c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
 				c.Retry.Budget = config.Duration(300 * time.Millisecond)
 			},
-			call: chat("gpt-6-astra", "hi", false).with("X-Spillway-Min-Tier", "heavy"),
+			call: chat("gpt-6-astra", "hi", false).With("X-Spillway-Min-Tier", "heavy"),
 			want: want{status: 503, class: classify.Capacity, attempts: 1, body: []string{"in 1 attempt;"}, check: func(t *testing.T, w *world, res result) {
 				if route := res.resp.Header.Get("X-Spillway-Route"); !strings.HasPrefix(route, "gpt-6-astra:capacity > gpt-6-astra:breaker_open") {
 					t.Fatalf("route %q", route)
@@ -992,13 +931,7 @@ func behaviourRows() []row {
 				})
 			},
 			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				resp, err := send(ctx, responses("gpt-6-luna", "hi", true))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
+				resp := open(t, send, responses("gpt-6-luna", "hi", true))
 				// each comment comes 100s of fake time after the last, with a
 				// 120s idle timeout: the stream lives 500s
 				var got bytes.Buffer

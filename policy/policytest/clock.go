@@ -110,36 +110,33 @@ func (c *Clock) Timers() int {
 // ctx ends. A test uses it to know that a watchdog or a bounded wait is
 // armed before it advances the clock past it.
 func (c *Clock) BlockUntil(ctx context.Context, n int) error {
-	for {
-		c.mu.Lock()
-		if len(c.timers) >= n {
-			c.mu.Unlock()
-			return nil
-		}
-		armed := c.armed
-		c.mu.Unlock()
-		select {
-		case <-armed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return c.waitFor(ctx, func() bool { return len(c.timers) >= n })
 }
 
 // BlockUntilDue waits (in real time) until a pending timer is due exactly
 // d from now, or ctx ends: a test that must fire one watchdog of several
 // (the idle one, not the header one) knows from it that this one is armed.
 func (c *Clock) BlockUntilDue(ctx context.Context, d time.Duration) error {
-	for {
-		c.mu.Lock()
+	return c.waitFor(ctx, func() bool {
 		for _, t := range c.timers {
 			if t.at.Sub(c.now) == d {
-				c.mu.Unlock()
-				return nil
+				return true
 			}
 		}
-		armed := c.armed
+		return false
+	})
+}
+
+// waitFor waits until ok (called with c.mu held) holds, looking again each
+// time a timer is armed.
+func (c *Clock) waitFor(ctx context.Context, ok func() bool) error {
+	for {
+		c.mu.Lock()
+		done, armed := ok(), c.armed
 		c.mu.Unlock()
+		if done {
+			return nil
+		}
 		select {
 		case <-armed:
 		case <-ctx.Done():

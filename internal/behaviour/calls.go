@@ -1,0 +1,99 @@
+package behaviour
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Call is one request as a client sends it: a path (with its query), a JSON
+// body and headers. The front-end tests build theirs with these helpers.
+type Call struct {
+	Path, Body string
+	Header     map[string]string
+}
+
+// Chat is a Chat Completions request.
+func Chat(model, prompt string, stream bool) Call {
+	return Call{"/v1/chat/completions", fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
+		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
+}
+
+// Responses is a Responses API request, as Codex sends it.
+func Responses(model, prompt string, stream bool) Call {
+	return Call{"/v1/responses", fmt.Sprintf(`{"model":%q,"stream":%v,"input":%q}`, model, stream, prompt),
+		map[string]string{"Authorization": "Bearer sk-test-key-0123456789"}}
+}
+
+// Messages is an Anthropic Messages request, as Claude Code sends it.
+func Messages(model, prompt string, stream bool) Call {
+	return Call{"/v1/messages?beta=true", fmt.Sprintf(`{"model":%q,"max_tokens":64,"stream":%v,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt),
+		map[string]string{"x-api-key": "sk-ant-test-key-0123456789", "anthropic-version": "2023-06-01"}}
+}
+
+// With is c with one more header.
+func (c Call) With(k, v string) Call {
+	h := map[string]string{k: v}
+	for k, v := range c.Header {
+		h[k] = v
+	}
+	c.Header = h
+	return c
+}
+
+// Request is c as a POST to base.
+func (c Call) Request(ctx context.Context, base string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+c.Path, strings.NewReader(c.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.Header {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+// Text extracts the answer text from a body of any of the protocols, whole
+// or streamed.
+func Text(b []byte) string {
+	var out strings.Builder
+	if bytes.Contains(b, []byte("data: ")) {
+		for _, line := range strings.Split(string(b), "\n") {
+			d, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(d), &m) != nil {
+				continue
+			}
+			switch m["type"] {
+			case "response.output_text.delta":
+				out.WriteString(m["delta"].(string))
+			case "content_block_delta":
+				out.WriteString(m["delta"].(map[string]any)["text"].(string))
+			}
+			if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
+				if c, ok := ch[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
+					out.WriteString(c)
+				}
+			}
+		}
+		return out.String()
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
+		return ch[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+	}
+	if s, ok := m["output_text"].(string); ok {
+		return s
+	}
+	if c, ok := m["content"].([]any); ok && len(c) > 0 {
+		return c[0].(map[string]any)["text"].(string)
+	}
+	return ""
+}

@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +15,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // recorder collects a driver's event records.
@@ -363,6 +368,42 @@ func TestSendContractShapes(t *testing.T) {
 		r.attempt(context.Background(), step{Candidate: us})
 		if strings.Join(got, ",") != "eu,us" {
 			t.Fatalf("sent to %v", got)
+		}
+	})
+	t.Run("a model carried in the URL path", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Pacing = config.Pacing{MaxConcurrency: 4}
+		e, _ := clocked(cfg)
+		var paths, bodies []string
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			paths, bodies = append(paths, r.URL.Path), append(bodies, string(b))
+			if strings.Contains(r.URL.Path, "gemini-3-pro") {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`)
+				return
+			}
+			io.WriteString(w, `{"candidates":[]}`)
+		}))
+		defer up.Close()
+		ep := wire.EndpointOf(wire.GenerateContent)
+		body, _ := wire.ParseBody(ep, []byte(`{"contents":[{"parts":[{"text":"hi"}]}]}`))
+		send := func(ctx context.Context, a *Attempt) Result {
+			payload, _ := body.For(ep, a.Candidate.Upstream)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL(up.URL, a.Candidate.Upstream), bytes.NewReader(payload))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return Result{Verdict: a.Failure(err)}
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			v := classify.Classify(classify.Input{Status: resp.StatusCode, Body: b, Provider: classify.Gemini})
+			return Result{Verdict: v, Committed: v.Class == classify.OK, Status: resp.StatusCode}
+		}
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gemini-3-pro", Type: wire.Gemini}, Send: send})
+		if out.Route != "gemini-3-pro:capacity > gemini-3-flash:ok" || strings.Join(paths, " ") !=
+			"/v1beta/models/gemini-3-pro:generateContent /v1beta/models/gemini-3-flash:generateContent" || bodies[0] != bodies[1] {
+			t.Fatalf("route %q, paths %v, bodies %v", out.Route, paths, bodies)
 		}
 	})
 	t.Run("two attempts of one request in flight at once", func(t *testing.T) {

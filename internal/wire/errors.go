@@ -31,8 +31,13 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 		status, oaType, oaCode, anType, gStatus = http.StatusGatewayTimeout, "server_error", "upstream_timeout", "timeout_error", "DEADLINE_EXCEEDED"
 	case classify.BadRequest, classify.ContextLength, classify.ModelNotFound, classify.ContentFilter:
 		status, oaType, oaCode, anType, gStatus = http.StatusBadRequest, "invalid_request_error", string(class), "invalid_request_error", "INVALID_ARGUMENT"
-		if class == classify.ModelNotFound {
+		switch class {
+		case classify.ModelNotFound:
 			status, anType, gStatus = http.StatusNotFound, "not_found_error", "NOT_FOUND"
+		case classify.ContextLength:
+			oaCode = "context_length_exceeded" // OpenAI's own code
+		case classify.ContentFilter:
+			oaCode = "content_policy_violation"
 		}
 	}
 	var body any

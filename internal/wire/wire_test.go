@@ -1,0 +1,173 @@
+package wire
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/classify"
+)
+
+func TestEndpointFor(t *testing.T) {
+	cases := []struct {
+		path string
+		kind Kind
+		ok   bool
+	}{
+		{"/v1/responses", Responses, true},
+		{"/v1/chat/completions", Chat, true},
+		{"/openai/deployments/x/chat/completions/", Chat, true},
+		{"/v1/embeddings", Embeddings, true},
+		{"/v1/messages", Messages, true},
+		{"/anthropic/v1/messages", Messages, true},
+		{"/v1/models", "", false},
+		{"/v1beta/models/gemini-3-pro:generateContent", "", false}, // not managed yet
+	}
+	for _, c := range cases {
+		ep, ok := EndpointFor(c.path)
+		if ok != c.ok || ep.Kind != c.kind {
+			t.Errorf("EndpointFor(%q) = %v %v, want %v %v", c.path, ep.Kind, ok, c.kind, c.ok)
+		}
+	}
+}
+
+func TestURLCarriesTheModelWhereTheFormatWantsIt(t *testing.T) {
+	if got := EndpointOf(Chat).URL("http://up/v1/", "gpt-6-luna"); got != "http://up/v1/chat/completions" {
+		t.Fatal(got)
+	}
+	if got := EndpointOf(Messages).URL("http://up", "claude-opus-5-5"); got != "http://up/v1/messages" {
+		t.Fatal(got)
+	}
+	if got := EndpointOf(StreamGenerateContent).URL("http://up/", "gemini-3-flash"); got != "http://up/v1beta/models/gemini-3-flash:streamGenerateContent" {
+		t.Fatal(got)
+	}
+}
+
+func TestParseBody(t *testing.T) {
+	raw := []byte(`{"model":"gpt-6-astra","MODEL":"x","stream":true,"messages":[{"role":"user","content":"hi"}],"n":1}`)
+	b, err := ParseBody(EndpointOf(Chat), raw)
+	if err != nil || b.Model != "gpt-6-astra" || !b.Stream {
+		t.Fatalf("%+v %v", b, err)
+	}
+	same, _ := b.For(EndpointOf(Chat), "gpt-6-astra")
+	if string(same) != string(raw) {
+		t.Fatal("the caller's bytes must go out untouched for the model they named")
+	}
+	other, err := b.For(EndpointOf(Chat), "gpt-6-luna")
+	var m map[string]any
+	if err != nil || json.Unmarshal(other, &m) != nil || m["model"] != "gpt-6-luna" || m["MODEL"] != "x" || m["n"] != float64(1) {
+		t.Fatalf("%s %v", other, err)
+	}
+	if b.Fields["model"] == nil || string(b.Fields["model"]) != `"gpt-6-astra"` {
+		t.Fatal("For changed the parsed body")
+	}
+	// the model in the path: the body goes as it is, and a streaming
+	// endpoint streams without a "stream" field
+	g, err := ParseBody(EndpointOf(StreamGenerateContent), []byte(`{"contents":[]}`))
+	if err != nil || g.Model != "" || !g.Stream {
+		t.Fatalf("%+v %v", g, err)
+	}
+	if out, _ := g.For(EndpointOf(StreamGenerateContent), "gemini-3-flash"); string(out) != `{"contents":[]}` {
+		t.Fatal(string(out))
+	}
+	for _, bad := range []string{`{"model":`, `[1,2]`, `null`, `"x"`} {
+		if _, err := ParseBody(EndpointOf(Chat), []byte(bad)); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+func TestPromptBodies(t *testing.T) {
+	p := Prompt{System: "be brief", User: "hi", Stream: true}
+	cases := []struct {
+		k    Kind
+		want []string
+	}{
+		{Chat, []string{`"model":"m"`, `"role":"system"`, `"content":"be brief"`, `"content":"hi"`, `"stream":true`}},
+		{Responses, []string{`"model":"m"`, `"instructions":"be brief"`, `"input":"hi"`, `"stream":true`}},
+		{Messages, []string{`"model":"m"`, `"system":"be brief"`, `"max_tokens":4096`, `"content":"hi"`, `"stream":true`}},
+		{GenerateContent, []string{`"systemInstruction"`, `"text":"hi"`}},
+	}
+	for _, c := range cases {
+		b := p.Body(EndpointOf(c.k), "m")
+		if !json.Valid(b) {
+			t.Fatalf("%s: %s", c.k, b)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s body %s lacks %s", c.k, b, w)
+			}
+		}
+		if c.k == GenerateContent && strings.Contains(string(b), `"model"`) {
+			t.Errorf("a Gemini body names the model: %s", b)
+		}
+	}
+	if ep, ok := PromptEndpoint(Anthropic); !ok || ep.Kind != Messages {
+		t.Fatal(ep)
+	}
+	if _, ok := PromptEndpoint(Gemini); ok {
+		t.Fatal("prompt steps have no Gemini endpoint yet")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer client"}, "X-Api-Key": {"client"}}
+	SetKey(h, Anthropic, "mine")
+	if h.Get("Authorization") != "" || h.Get("X-Api-Key") != "mine" {
+		t.Fatal(h)
+	}
+	a := Auth(Anthropic, "k")
+	if a.Get("X-Api-Key") != "k" || a.Get("Anthropic-Version") == "" || a.Get("Content-Type") != "application/json" {
+		t.Fatal(a)
+	}
+	if Auth(OpenAI, "k").Get("Authorization") != "Bearer k" || Auth(Gemini, "k").Get("X-Goog-Api-Key") != "k" {
+		t.Fatal("key headers")
+	}
+	if KeyHash(http.Header{"Authorization": {"Bearer a"}}) == KeyHash(http.Header{"Authorization": {"Bearer b"}}) ||
+		strings.Contains(KeyHash(http.Header{"Authorization": {"Bearer sk-secret"}}), "secret") {
+		t.Fatal("key hash")
+	}
+}
+
+func TestAnswerText(t *testing.T) {
+	cases := map[string]string{
+		`{"choices":[{"message":{"content":"chat"}}]}`:                              "chat",
+		`{"content":[{"type":"text","text":"mes"},{"type":"text","text":"sages"}]}`: "messages",
+		`{"output_text":"resp"}`:                                                    "resp",
+		`{"output":[{"content":[{"type":"output_text","text":"out"}]}]}`:            "out",
+		`{"candidates":[{"content":{"parts":[{"text":"gem"},{"text":"ini"}]}}]}`:    "gemini",
+		`not json`: "not json",
+	}
+	for body, want := range cases {
+		if got := AnswerText([]byte(body)); got != want {
+			t.Errorf("AnswerText(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+// What spillway answers when it gives up is read back as the same class by
+// spillway's own classifier, in every format: a client that runs spillway
+// explain on it, or another spillway in front, sees what happened. The
+// messages are the driver's own accounts.
+func TestErrorBodiesClassifyAsTheirClass(t *testing.T) {
+	why := map[classify.Class]string{
+		classify.ContextLength: "the request is larger than every remaining model's context window",
+		classify.ModelNotFound: "no model in the chain exists for this key",
+	}
+	for _, ep := range []Endpoint{EndpointOf(Chat), EndpointOf(Messages), EndpointOf(GenerateContent)} {
+		for _, c := range []classify.Class{classify.Capacity, classify.RateLimit, classify.Quota, classify.Auth, classify.BadRequest,
+			classify.ContextLength, classify.ContentFilter, classify.ModelNotFound, classify.Timeout} {
+			if ep.Format == Gemini && c == classify.Quota {
+				// Gemini says quota only in QuotaFailure details with a
+				// quota id; a bare RESOURCE_EXHAUSTED reads as a rate
+				// limit. Spillway passes a quota answer through instead.
+				continue
+			}
+			status, body := ErrorBody(ep, c, "spillway: "+string(c)+": "+why[c])
+			if v := classify.Classify(classify.Input{Status: status, Body: body, Provider: classify.Provider(ep.Format)}); v.Class != c {
+				t.Errorf("%s %s: %d %s classifies as %s", ep.Format, c, status, body, v.Class)
+			}
+		}
+	}
+}

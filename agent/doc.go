@@ -1,7 +1,8 @@
 // Package agent is `spillway exec`: it runs a CLI agent (Codex CLI, Claude
 // Code, Gemini CLI, or any command), passing its input and output through
-// live, reads what it printed with the classifier, and lets the one policy
-// engine decide: rerun at once on the next model of the chain (capacity),
+// live, reads what it printed with the classifier, and lets the one driver
+// (policy.Engine.Run, each attempt one run of the agent) decide: rerun at
+// once on the next model of the chain (capacity),
 // climb the long-wait ladder once every model is full, wait what a rate
 // limit asks, retry a network failure on the same model, stop at once on
 // auth or quota, and otherwise leave the agent's own exit code untouched.

@@ -155,7 +155,7 @@ func CodexEnv(t testing.TB, opts CodexOptions) (bin string, env []string, home, 
 	}
 	fmt.Fprintf(&cfg, "stream_max_retries = %d\n", streamRetries)
 	// Analytics would look up ab.chatgpt.com; plugins run a git fetch from
-	// github.com (see /work/notes/clients.md).
+	// github.com (docs/client-notes.md).
 	fmt.Fprintf(&cfg, "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n")
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,32 +1,48 @@
-// Package policy is spillway's one policy engine: given what a failure was
-// (a classify.Verdict) and what has happened so far in a request, it decides
-// the next step: send to the same model after a wait, switch to the next
-// model of the tier chain, or fail with a reason. The gateway, the Go
-// library, the agent wrapper and the queue all use it; none has a retry loop
-// of its own.
+// Package policy is spillway's one policy engine and its one driver. Every
+// front end (the gateway, the Go library, spillway exec, the queue) hands a
+// request to Engine.Run with a Send that sends one attempt; Run does
+// everything else, the same way for all of them (docs/ARCHITECTURE.md
+// follows one request through it):
 //
-// The rules (DESIGN.md's policy table):
+//   - the plan: which candidate next, from the failure's class (a
+//     classify.Verdict), the attempts so far and the tier chain;
+//   - every wait, on the injected Clock and charged to the request's budget:
+//     backoff, Retry-After, the pacer's slot and turn, the long-wait ladder
+//     (or, for a parked request, no wait: Outcome.ParkUntil);
+//   - pacing (a jittered gap between starts and a concurrency limit per
+//     candidate, slowed per key by rate limits, adapting to the room a pool
+//     shows) and breaker permission;
+//   - the watchdogs of an HTTP attempt: no headers, no first output, a
+//     silence after output (zero turns one off);
+//   - the evidence: the breaker hears of success at the first real output,
+//     and of a stream that breaks after it as a failure of its own;
+//   - one event record per attempt that reached the upstream.
 //
-//   - capacity: switch to the next model of the chain at once, never below the
-//     request's minimum tier; once the chain is exhausted, back off
+// The rules of the plan:
+//
+//   - capacity: switch to the next model of the chain at once, never below
+//     the request's minimum tier; once the chain is exhausted, back off
 //     (exponential, full jitter, Retry-After as a floor) and walk it again,
-//     within the request's wait budget. The breaker counts it.
+//     within the request's wait budget, or climb the ladder (exec, queue).
+//     The breaker counts it.
 //   - rate_limit: wait what the provider said (or back off) on the same model
 //     and slow the pacer for that key; switch only when the wait would exceed
 //     the budget.
-//   - quota, auth, bad_request, content_filter, unknown: fail at once with the
-//     upstream's error.
+//   - quota, auth, bad_request, content_filter, unknown: fail at once
+//     (FailFast); front ends pass the upstream's own answer on.
 //   - model_not_found: skip the model.
 //   - context_length: the next model with a larger context window, else fail.
 //   - server_error: one short retry on the same model, then as capacity.
 //   - network, timeout: fixed short retries on the same model; never a model
 //     switch for them.
 //
-// Per-(provider, model) circuit breakers open after repeated capacity errors,
-// cool down, let a single probe through and close on success; a plan starts
-// at the first model whose breaker is not open, so while the heavy model is
-// open new requests start at medium. The Pacer spaces request starts per
-// model (minimum gap plus jitter) and limits concurrency.
+// Per-candidate circuit breakers open after repeated capacity answers, cool
+// down, let a single probe through and close on its success; a plan starts
+// at the first candidate whose breaker is not open, so while the heavy model
+// is open new requests start at medium. A breaker refusal and a pacing slot
+// that does not come free within the budget are local refusals: shown in
+// the route (breaker_open, no_slot), never logged or counted as attempts.
 //
-// Time and randomness are injected (Clock, Rand) so tests never sleep.
+// Time and randomness are injected (WithClock, WithRand); package
+// policytest has a fake clock, so no test sleeps for real.
 package policy

@@ -11,10 +11,19 @@
 // and each finished task's result (so a task whose completion River had not
 // yet saved is never run twice).
 //
-// A task whose whole chain is at capacity is snoozed along the ladder, which
-// uses no attempt; the policy engine (and so its breakers) is shared by every
-// worker, so an open breaker moves the whole queue down a tier together.
-// Task starts are spaced by a jittered gap of our own (River's scheduler has
-// no start-rate control). docs/queue-river-notes.md has what a prototype
-// established about River on both databases.
+// Every step goes to the one driver (policy.Engine.Run): a prompt step
+// through the library's transport (one per worker), a command step under
+// spillway exec. Neither sleeps through a rung of the ladder inside a
+// worker: the driver parks the request, and the task is snoozed until then,
+// which uses no attempt (and no later than its models' breakers let a probe
+// through). The engine, and so its breakers and pacer, is shared by every
+// worker: an open breaker moves the whole queue down a tier together, and
+// attempts to each model start queue.gap_min to queue.gap_max apart
+// (River's scheduler has no start-rate control, and wakes only every 5 s).
+// A failure no retry can fix (auth, quota, bad_request, content_filter, a
+// model that is not configured) ends the task at once as failed, with its
+// class, without River's retries; other failures (network, timeouts, an
+// agent that failed on its own) are River's to retry.
+// docs/queue-river-notes.md has what a prototype established about River on
+// both databases.
 package queue

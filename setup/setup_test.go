@@ -483,7 +483,7 @@ func TestClaudeEnvShellRuns(t *testing.T) {
 	}
 }
 
-// codexBin is the real Codex CLI installed for tests (see /work/notes/clients.md).
+// codexBin is the real Codex CLI installed for tests (scripts/install-clients).
 const codexBin = "../.tools/npm/node_modules/.bin/codex"
 
 // TestRealCodexLoadsConfig runs Codex CLI's "features list", which loads and

@@ -15,46 +15,59 @@
 // request goes to the base transport untouched. The body is read once and
 // kept, so each attempt sends a fresh copy.
 //
-// A managed request walks a plan of the policy engine (package policy), the
-// same engine the gateway uses; the transport has no retry rules of its own.
-// For each attempt it waits what the plan says, takes its turn from the
-// pacer, asks the model's breaker, replaces the body's "model" with the
-// plan's candidate, and sends to the URL the caller used: the library never
-// changes hosts, only the model. A non-2xx answer (its first MiB) or a
-// transport error is classified (package classify) and the plan decides:
-// the next model for capacity, the same model after Retry-After for a rate
-// limit, the same model after a short gap for a network failure, and at once
-// the caller's error for quota, auth and bad requests.
+// A managed request goes to the same driver as the gateway's
+// (policy.Engine.Run), with the same HTTP send (internal/upstream): the
+// library has no retry rules, waits or watchdogs of its own. For each
+// attempt the driver waits what the plan says (charged to the request's
+// budget: WithBudget or X-Spillway-Budget), takes its turn from the pacer
+// (a slot it waits for no longer than the budget), asks the model's
+// breaker, and the send replaces the body's "model" with the candidate's and
+// sends to the URL the caller used: the library never changes hosts, only
+// the model. A non-2xx answer (its first MiB) or a transport error is
+// classified (package classify) and the driver decides: the next model for
+// capacity, the same model after Retry-After for a rate limit, the same
+// model after a short gap for a network failure, and at once the caller's
+// error for quota, auth and bad requests. The header, first-output and idle
+// watchdogs (gateway.first_token_timeout, gateway.idle_timeout) apply as
+// they do in the gateway; zero turns one off.
 //
 // # Streams
 //
-// An event stream is held, exactly like the gateway holds it, until its first
-// real output: opening events (response.created, message_start, a role-only
-// chunk) are kept back, so an error event, an early end or a silence longer
-// than gateway.first_token_timeout can still be retried on the next model
-// without the caller seeing anything. Once output starts the caller gets the
-// held bytes and then the live stream, unchanged. After that point a broken
-// stream is the caller's to see, as it would be without spillway.
+// An event stream is held, exactly like the gateway holds it, until its
+// first real output: opening events (response.created, message_start, a
+// role-only chunk) are kept back, at most 1 MiB, so an error event, an early
+// end or a silence can still be retried on the next model without the
+// caller seeing anything. Once output starts the caller gets the held events
+// and then the live stream, event by event as it came. After that a broken
+// stream fails the caller's read with a *upstream.BrokenStream error:
+// errors.Is finds io.ErrUnexpectedEOF in it, errors.As a *classify.Failure.
 //
 // # Answers
 //
 // A successful answer carries the gateway's headers: X-Spillway-Model (the
-// model that answered), X-Spillway-Attempts and X-Spillway-Route (for
-// example "gpt-6-astra:capacity > gpt-6.1-sol:ok"). When the plan gives up,
-// the caller gets the last upstream answer itself (status, headers, body),
-// so an SDK reports its usual typed error with the provider's status; when
-// the last failure was a transport error, RoundTrip returns an *Error, which
-// unwraps to a *classify.Failure and to the transport error.
+// model that answered), X-Spillway-Attempts, X-Spillway-Route (for example
+// "gpt-6-astra:capacity > gpt-6.1-sol:ok") and X-Spillway-Request-Id. When
+// the driver gives up, the caller gets the answer a gateway would give: for
+// quota, auth, bad_request, content_filter and context_length the
+// upstream's own answer, so an SDK reports its usual typed error with the
+// provider's status; otherwise the provider's error shape with a message
+// naming the models tried, their classes and the time waited. Both carry
+// x-should-retry: false.
 //
-// A request may carry X-Spillway-Min-Tier (heavy, medium, light) and
-// X-Spillway-No-Fallback: 1, as with the gateway; they override the
-// transport's options for that request and are not sent upstream.
+// A request may carry X-Spillway-Min-Tier (heavy, medium, light),
+// X-Spillway-No-Fallback: 1 and X-Spillway-Budget (a duration), as with the
+// gateway; they override the transport's options for that request and are
+// not sent upstream.
 //
 // Every attempt produces one events.Record with source "library". The
-// record of the attempt that answered is written when its body has been read
-// to the end or closed, so callers must close response bodies (as with any
-// http.Client); the pacer's concurrency slot is held until then too.
+// record of an attempt whose stream the caller reads is written when the
+// stream has been read to its end, broke or was closed, so callers must
+// close response bodies (as with any http.Client); the pacer's concurrency
+// slot is held until then too.
 //
-// For scripts, Transport.Call posts a JSON body and returns the answer bytes
-// or an *Error.
+// For scripts, Transport.Call posts a JSON body and returns an *Answer (the
+// bytes, the model that answered, the route) or an *Error. With the Park
+// option, a call whose whole chain is at capacity returns at once with the
+// time to come back instead of sleeping through a rung of the ladder, for
+// job runners with other work to do meanwhile (the queue uses it).
 package transport

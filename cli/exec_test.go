@@ -90,7 +90,12 @@ func TestExecCtrlCStopsTheChild(t *testing.T) {
 	app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Run(ctx, []string{"exec", "--events", "-", "--", "sh", "-c", "echo $$ > " + pidFile + "; sleep 30"})
+		// exec: a shell that waits for a foreground child and gets SIGINT
+		// just as it forks it loses the signal (the child has not yet taken
+		// the default action) and waits for the child: then only the
+		// SIGKILL 5 s later stops it. That case is the grace period's; this
+		// test is about the SIGINT.
+		done <- app.Run(ctx, []string{"exec", "--events", "-", "--", "sh", "-c", "echo $$ > " + pidFile + "; exec sleep 30"})
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -91,6 +91,10 @@ func TestExecCodexFallsBackToTheNextModel(t *testing.T) {
 	}
 }
 
+// The exec tests drive the real Codex CLI and Claude Code, processes with
+// clocks of their own, so the driver runs on real time here; the ladders
+// are a few hundred milliseconds. The behaviours exec shares with the other
+// front ends run on the fake clock in internal/behaviour.
 func TestExecCodexGlobalOutage(t *testing.T) {
 	srv, base := simFor(t, nil)
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol"} {

@@ -4,7 +4,9 @@ package gateway_test
 // gateway to the simulator with the heavy model full: each completes with
 // the fallback model's answer, and the event log and headers show the route.
 // The clients are skipped (failed when CI=true) when not installed; see
-// scripts/install-clients.
+// scripts/install-clients. The gateway runs on the fake clock here too, but
+// the clients are real processes with timers of their own: these tests wait
+// on them in real time, and assert no bound on it.
 
 import (
 	"context"

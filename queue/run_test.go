@@ -21,6 +21,10 @@ import (
 	"github.com/spillway/spillway/sim"
 )
 
+// The queue's tests run on real time: River's own loops (the 5 s
+// scheduler that makes snoozed tasks available, the rescuer, fetch polling)
+// read the wall clock, and the tasks' waits are River snoozes. The rig keeps
+// every wait short (ladders of a few hundred ms, 60–120 ms gaps).
 type runRig struct {
 	sim   *sim.Server
 	cfg   *config.Config

@@ -83,6 +83,9 @@ type Result struct {
 	Command  string    `json:"command"`
 	// ParkUntil, for a parked run (Options.Park), is when to run again.
 	ParkUntil time.Time `json:"park_until,omitzero"`
+	// Stdout is what the run that succeeded printed (its last MiB), without
+	// the output of the runs that failed before it.
+	Stdout string `json:"-"`
 }
 
 // Run runs the agent until it succeeds or the policy gives up. The driver
@@ -187,7 +190,7 @@ func Run(ctx context.Context, o Options) Result {
 	last, _ := out.Result.Detail.(runOut)
 	switch {
 	case out.Committed:
-		res.ExitCode, res.Class = 0, "ok"
+		res.ExitCode, res.Class, res.Stdout = 0, "ok", last.stdout.String()
 	case out.Err != nil:
 		res.ExitCode, res.Class, res.Reason = 130, "interrupted", "interrupted"
 		if !last.interrupted {

@@ -159,11 +159,11 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 		if st.Action == fail {
 			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: st.Verdict, Reason: st.Reason})
 		}
+		if st.rung && c.Park { // even a rung of 0: a parked request never loops in process
+			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: r.parkUntil(st.Wait),
+				Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
+		}
 		if st.Wait > 0 {
-			if st.rung && c.Park {
-				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: r.parkUntil(st.Wait),
-					Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
-			}
 			if c.OnWait != nil {
 				c.OnWait(st.Wait, st.Candidate, last.Verdict)
 			}
@@ -281,6 +281,8 @@ type Attempt struct {
 	last    atomic.Int64 // clock time of the last progress, UnixNano
 
 	mu       sync.Mutex
+	returned bool                   // Send returned
+	early    *Result                // a Finish that came before Send returned
 	permit   func(classify.Verdict) // the breaker's, until evidence was given
 	ttfb     time.Duration
 	headers  bool
@@ -451,6 +453,15 @@ func (a *Attempt) Route() string {
 // Later calls do nothing.
 func (a *Attempt) Finish(v classify.Verdict, outputTokens int) {
 	a.mu.Lock()
+	if !a.returned {
+		// delivery ended before Send returned its Open result: end the
+		// attempt with that result, once it comes
+		if a.early == nil {
+			a.early = &Result{Verdict: v, OutputTokens: outputTokens}
+		}
+		a.mu.Unlock()
+		return
+	}
 	res := a.result
 	a.mu.Unlock()
 	res.Verdict, res.OutputTokens = v, outputTokens
@@ -461,6 +472,7 @@ func (a *Attempt) Finish(v classify.Verdict, outputTokens int) {
 // attempt unless its answer is still being delivered.
 func (a *Attempt) sent(res Result) Result {
 	a.mu.Lock()
+	a.returned = true
 	if res.NotSent {
 		a.finished = true
 		a.armLocked(watchNone, 0)
@@ -482,7 +494,11 @@ func (a *Attempt) sent(res Result) Result {
 	}
 	if res.Committed && res.Open {
 		a.result = res
+		early := a.early
 		a.mu.Unlock()
+		if early != nil {
+			a.Finish(early.Verdict, early.OutputTokens)
+		}
 		return res
 	}
 	a.mu.Unlock()

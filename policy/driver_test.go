@@ -145,11 +145,37 @@ func TestRunParksInsteadOfSleepingARung(t *testing.T) {
 	if len(clk.Slept()) != 0 {
 		t.Fatalf("a parked request slept %v", clk.Slept())
 	}
+	// a rung of nothing still parks: no loop in process
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", Ladder: []time.Duration{0}, Park: true}, Send: full})
+	if !out.ParkUntil.Equal(clk.Now()) || out.Attempts != 1 {
+		t.Fatalf("zero rung: %+v", out)
+	}
+	// in process a parked request waits no longer than retry.budget (not
+	// the ladder's length): a held slot turns into a park
+	key := Candidate{Provider: "openai", Upstream: "gpt-6-luna"}.Key()
+	busy := e.pacer
+	for range 8 {
+		busy.full(key)
+	}
+	hold, _, _, _ := busy.acquire(context.Background(), key, "", time.Time{})
+	done := make(chan Outcome)
+	go func() {
+		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", Ladder: ladder, Park: true}, Send: full})
+	}()
+	if err := clk.BlockUntil(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(cfg.Retry.Budget.D())
+	out = <-done
+	hold()
+	if out.ParkUntil.IsZero() || out.Waited != cfg.Retry.Budget.D() || out.Route != "gpt-6-luna:no_slot" {
+		t.Fatalf("held slot: %+v", out)
+	}
 	// with every breaker open, it comes back when the first lets a probe
 	// through, not at the end of a long rung
 	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(10 * time.Second)}
 	e, clk = clocked(cfg)
-	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Ladder: ladder, Park: true}, Send: full})
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Ladder: ladder, Park: true}, Send: full})
 	if !out.ParkUntil.Equal(clk.Now().Add(10 * time.Second)) {
 		t.Fatalf("parked until %v, want the breakers' probe in 10s", out.ParkUntil.Sub(clk.Now()))
 	}

@@ -244,9 +244,12 @@ func (e *Engine) newPlan(r Request) *plan {
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
 	}
-	if len(r.Ladder) > 0 && r.Budget <= 0 {
+	if len(r.Ladder) > 0 && r.Budget <= 0 && !r.Park {
 		// with a ladder the capacity waits are the ladder's; other waits
-		// (rate limits, network gaps) still get a budget
+		// (rate limits, network gaps) still get a budget. A parked
+		// request waits its rungs elsewhere: the budget is only for what
+		// it waits in process (a pacing slot, a Retry-After), and must
+		// not hold a queue worker for the whole ladder's length
 		var sum time.Duration
 		for _, d := range r.Ladder {
 			sum += d

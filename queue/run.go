@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -322,14 +321,14 @@ func (w *worker) stepModel(task Task, step Step) string {
 func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int) (out, served string, f *stepFailure) {
 	cfg := w.o.Config
 	if !step.IsPrompt() {
-		// a command step: the agent under spillway exec, its stdout the output
-		var buf bytes.Buffer
+		// a command step: the agent under spillway exec, the stdout of its
+		// run that succeeded the output
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
-			Park: true, Rung: snoozes, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard,
+			Park: true, Rung: snoozes, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			Events: w.o.Events, Getenv: func(string) string { return "" }})
 		switch {
 		case res.ExitCode == 0:
-			return strings.TrimSpace(buf.String()), "", nil
+			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
 			return "", "", &stepFailure{park: res.ParkUntil, class: classify.Capacity}
 		}
@@ -364,7 +363,9 @@ func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int)
 			return "", "", &stepFailure{park: te.ParkUntil, class: classify.Capacity}
 		}
 		c := te.Verdict.Class
-		return "", "", &stepFailure{class: c, final: policy.FailFast(c), err: err}
+		// unknown may be a transport glitch classify has no type for:
+		// River's to retry, as for command steps
+		return "", "", &stepFailure{class: c, final: policy.FailFast(c) && c != classify.Unknown, err: err}
 	}
 	return wire.AnswerText(ans.Body), ans.Model, nil
 }

@@ -363,3 +363,36 @@ func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// An answer spillway cannot classify (unknown) may be a glitch: the task is
+// retried by River, not ended at once.
+func TestUnknownFailuresAreRetried(t *testing.T) {
+	s := backends(t)["sqlite"](t)
+	r := newRunRig(t, "calm")
+	var hits atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			io.WriteString(conn, "SPDY/9 what is this\r\n\r\n") // not HTTP: a malformed response
+			conn.Close()
+		}
+	}))
+	t.Cleanup(up.Close)
+	p := r.cfg.Providers["openai"]
+	p.BaseURL = up.URL + "/v1"
+	r.cfg.Providers["openai"] = p
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := s.Add(ctx, Task{Name: "glitch", MaxAttempts: 2, Steps: []Step{{Name: "ask", Model: "gpt-6-luna", Prompt: "hi"}}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(ctx, r.opts(1)); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.Get(ctx, id)
+	if in.Status != "failed" || in.Attempt != 2 || in.Class != "" || hits.Load() != 2 {
+		t.Fatalf("%+v after %d upstream attempts", in, hits.Load())
+	}
+}

@@ -128,7 +128,9 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		Key: wire.KeyHash(req.Header), Watch: true, Events: t.events,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			resp, res := t.send(ctx, req, ep, body, a)
-			answer = resp
+			if res.Committed {
+				answer = resp
+			}
 			return res
 		},
 	}

@@ -473,3 +473,32 @@ func TestBreakAfterOutputReachesCaller(t *testing.T) {
 		})
 	}
 }
+
+// A caller that cancels its request while reading a stream gets its own
+// context.Canceled back, and the record says it was cancelled, not that the
+// network failed.
+func TestCallerCancelsAStream(t *testing.T) {
+	r := newRig(t, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 20})
+	ctx, cancel := context.WithCancel(testCtx(t))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"long"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-test-key-0123456789")
+	resp, err := (&http.Client{Transport: r.tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	_, err = io.ReadAll(resp.Body)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read error %v", err)
+	}
+	if recs := r.records(); len(recs) != 1 || recs[0].Class != "unknown" || !strings.Contains(recs[0].Error, "cancelled by the caller") {
+		t.Fatalf("records %+v", recs)
+	}
+}

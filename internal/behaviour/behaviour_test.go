@@ -832,6 +832,50 @@ func behaviourRows() []row {
 			},
 		},
 		{
+			// the output that follows opening events past the hold limit
+			// is the stream's first: the first-token watchdog stops there
+			name: "output after opening events past the hold limit keeps the stream alive",
+			cfg:  func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			upstream: func(w *world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					pad := strings.Repeat("x", 1000)
+					for n := 0; n < 1100; n++ {
+						fmt.Fprintf(rw, "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"pad\":%q}\n\n", pad)
+					}
+					fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"late\"}\n\n")
+					rw.(http.Flusher).Flush()
+					select {
+					case <-w.next:
+					case <-r.Context().Done():
+						return
+					}
+					fmt.Fprint(rw, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}}}\n\n")
+				})
+			},
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				resp := open(t, send, responses("gpt-6-luna", "hi", true))
+				var got bytes.Buffer
+				buf := make([]byte, 64<<10)
+				for !strings.Contains(got.String(), `"delta":"late"`) {
+					n, err := resp.Body.Read(buf)
+					got.Write(buf[:n])
+					if err != nil {
+						t.Fatalf("%v after %d bytes", err, got.Len())
+					}
+				}
+				w.clk.Advance(45 * time.Second) // past the first-token timeout, within the idle one
+				w.next <- struct{}{}
+				rest, err := io.ReadAll(resp.Body)
+				if err != nil || !bytes.Contains(rest, []byte("response.completed")) || bytes.Contains(rest, []byte("response.failed")) {
+					t.Fatalf("%v: %s", err, rest)
+				}
+				if recs := w.records(); len(recs) != 1 || recs[0].Class != "ok" {
+					t.Fatalf("records %+v", recs)
+				}
+			},
+		},
+		{
 			name:   "breaker: an open breaker sends new requests one tier down until its probe",
 			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: 1}},
 			cfg: func(c *config.Config) {

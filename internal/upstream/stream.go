@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -26,6 +27,8 @@ type Stream struct {
 	rd   *sse.Reader
 
 	first    []byte
+	output   bool             // the first real output came (and the driver was told)
+	err      error            // what cut the stream, when something did
 	terminal bool             // the stream's final event (or an error event) came
 	verdict  classify.Verdict // how the stream ended, once it has
 	tokens   int
@@ -54,6 +57,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 				continue
 			}
 			// opening events past the limit: stop holding, pass them on
+			// (the first output, when it comes, is reported by Next)
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
@@ -66,16 +70,26 @@ func (s *Stream) hold() (policy.Result, bool) {
 		default: // output, or the end: commit
 			s.first = append(held, ev.Raw...)
 			s.note(ev, f)
-			s.a.Output()
+			s.started()
 			return policy.Result{}, true
 		}
 	}
 }
 
+// started tells the driver, once, that real output came.
+func (s *Stream) started() {
+	if !s.output {
+		s.output = true
+		s.a.Output()
+	}
+}
+
 // broke is the verdict for a stream that ended with err before its final
-// event: the watchdog's timeout, or a network failure.
+// event: the watchdog's timeout, the caller's own cancellation, or a network
+// failure.
 func (s *Stream) broke(err error) classify.Verdict {
-	if v := s.a.Failure(err); v.Class == classify.Timeout {
+	s.err = err
+	if v := s.a.Failure(err); v.Class == classify.Timeout || errors.Is(err, context.Canceled) {
 		return v
 	}
 	why := "the upstream stream ended before its final event"
@@ -129,7 +143,11 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	s.a.Progress()
 	if !ev.Comment {
-		s.note(ev, wire.FrameOnceStarted(s.ep.Kind, ev))
+		f := wire.FrameOnceStarted(s.ep.Kind, ev)
+		if f == wire.Output || f == wire.Terminal {
+			s.started() // after opening events past the hold limit
+		}
+		s.note(ev, f)
 	}
 	return ev.Raw, nil
 }
@@ -180,7 +198,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			if errors.Is(err, io.EOF) && b.s.terminal {
 				b.err = io.EOF
 			} else {
-				b.err = &BrokenStream{Verdict: v}
+				b.err = &BrokenStream{Verdict: v, Err: b.s.err}
 			}
 			continue
 		}

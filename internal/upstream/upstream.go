@@ -213,18 +213,25 @@ func ReadOptions(h http.Header, o Options) (Options, error) {
 }
 
 // BrokenStream is the error a library caller reads from a stream that broke
-// after its output started: errors.Is finds io.ErrUnexpectedEOF in it and
-// errors.As a *classify.Failure with the verdict, so a cut stream never
-// reads as a complete answer.
+// after its output started: errors.Is finds io.ErrUnexpectedEOF in it (and
+// the error that cut it, context.Canceled for one), errors.As a
+// *classify.Failure with the verdict, so a cut stream never reads as a
+// complete answer.
 type BrokenStream struct {
 	Verdict classify.Verdict
+	Err     error // what cut the stream, when something did
 }
 
 func (e *BrokenStream) Error() string {
 	return fmt.Sprintf("spillway: the stream broke after output started (%s: %s)", e.Verdict.Class, e.Verdict.Message)
 }
 
-// Unwrap returns the verdict as a *classify.Failure and io.ErrUnexpectedEOF.
+// Unwrap returns the verdict as a *classify.Failure, io.ErrUnexpectedEOF and
+// the error that cut the stream.
 func (e *BrokenStream) Unwrap() []error {
-	return []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
+	errs := []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }

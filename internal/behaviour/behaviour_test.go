@@ -813,10 +813,7 @@ func behaviourRows() []row {
 			upstream: func(w *world) http.Handler {
 				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					rw.Header().Set("Content-Type", "text/event-stream")
-					pad := strings.Repeat("x", 1000)
-					for n := 0; n < 1100; n++ {
-						fmt.Fprintf(rw, "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"pad\":%q}\n\n", pad)
-					}
+					openingPastTheHoldLimit(rw)
 					rw.(http.Flusher).Flush()
 					<-r.Context().Done() // no output, ever
 				})
@@ -839,10 +836,7 @@ func behaviourRows() []row {
 			upstream: func(w *world) http.Handler {
 				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					rw.Header().Set("Content-Type", "text/event-stream")
-					pad := strings.Repeat("x", 1000)
-					for n := 0; n < 1100; n++ {
-						fmt.Fprintf(rw, "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"pad\":%q}\n\n", pad)
-					}
+					openingPastTheHoldLimit(rw)
 					fmt.Fprint(rw, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"late\"}\n\n")
 					rw.(http.Flusher).Flush()
 					select {
@@ -1062,6 +1056,14 @@ func stallsOnce(body string) func(*world) http.Handler {
 			rw.(http.Flusher).Flush()
 			<-r.Context().Done()
 		})
+	}
+}
+
+// openingPastTheHoldLimit writes 1.1 MB of opening events (no output).
+func openingPastTheHoldLimit(w io.Writer) {
+	pad := strings.Repeat("x", 1000)
+	for n := 0; n < 1100; n++ {
+		fmt.Fprintf(w, "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"pad\":%q}\n\n", pad)
 	}
 }
 

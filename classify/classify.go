@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spillway/spillway/redact"
-	"github.com/spillway/spillway/sse"
+	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/sse"
 )
 
 // Input is everything known about one failure. Set the fields you have:

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spillway/spillway/sse"
+	"github.com/spillway/spillway/internal/sse"
 )
 
 type timeoutErr struct{}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/spillway/spillway/classify"
-	"github.com/spillway/spillway/classify/classifytest"
+	"github.com/spillway/spillway/internal/classifytest"
 )
 
 func loadCorpus(t testing.TB) []classifytest.Entry {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spillway/spillway/redact"
+	"github.com/spillway/spillway/internal/redact"
 )
 
 // Tier ranks models by capability: heavy > medium > light.

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spillway/spillway/redact"
+	"github.com/spillway/spillway/internal/redact"
 )
 
 // Sink receives attempt records. Write must not block on I/O: it is called on

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spillway/spillway/redact"
+	"github.com/spillway/spillway/internal/redact"
 )
 
 // newTestWriter opens a Writer on a fresh file and closes it at the end of

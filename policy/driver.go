@@ -11,7 +11,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/redact"
+	"github.com/spillway/spillway/internal/redact"
 )
 
 // Call is one request for Run to drive. A front end (the gateway, the Go

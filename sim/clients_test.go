@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spillway/spillway/clienttest"
+	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/sim"
 )
 

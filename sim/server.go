@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/serve"
+	"github.com/spillway/spillway/internal/serve"
 )
 
 // DefaultMaxBody is the request body limit; larger bodies get 413.

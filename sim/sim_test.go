@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/sim"
-	"github.com/spillway/spillway/sse"
 )
 
 // newSim starts a simulator on loopback. scn nil means calm.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/redact"
 )
 
 // Error is a request spillway gave up on. errors.As finds the

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/spillway/spillway/cli"
+	"github.com/spillway/spillway/internal/cli"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spillway/spillway/agent"
+	"github.com/spillway/spillway/internal/agent"
 )
 
 // execWant is a behaviour under spillway exec: the agent is this test

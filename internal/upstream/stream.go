@@ -8,9 +8,9 @@ import (
 	"net/http"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/sse"
 )
 
 // Stream is an upstream event stream whose output has started (or whose

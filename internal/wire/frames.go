@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/spillway/spillway/sse"
+	"github.com/spillway/spillway/internal/sse"
 )
 
 // Frame is what one event of a stream means for the rule that holds a

@@ -3,7 +3,7 @@ package wire
 import (
 	"testing"
 
-	"github.com/spillway/spillway/sse"
+	"github.com/spillway/spillway/internal/sse"
 )
 
 func TestFrameOf(t *testing.T) {

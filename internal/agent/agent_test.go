@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spillway/spillway/agent"
 	"github.com/spillway/spillway/classify"
-	"github.com/spillway/spillway/clienttest"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/agent"
+	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )

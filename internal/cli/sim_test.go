@@ -60,7 +60,7 @@ func TestSimCommandBadFlags(t *testing.T) {
 		"unknown scenario": {"sim", "--scenario", "tsunami"},
 		"bad clock":        {"sim", "--clock", "fast:zero"},
 		"bad start":        {"sim", "--start", "tomorrow"},
-		"bad scenario":     {"sim", "--scenario", "../testdata/sim/bad.yaml"},
+		"bad scenario":     {"sim", "--scenario", "../../testdata/sim/bad.yaml"},
 	}
 	for name, args := range cases {
 		_, errOut, code := run(t, nil, "", args...)

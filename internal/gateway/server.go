@@ -19,9 +19,9 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/serve"
 )
 
 // Options configure a Server.

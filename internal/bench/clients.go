@@ -15,10 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/queue"
-	"github.com/spillway/spillway/serve"
 )
 
 // The two field clients are written the way scripts in the wild are, on

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spillway/spillway/classify/classifytest"
+	"github.com/spillway/spillway/internal/classifytest"
 )
 
 // run executes one spillway command line in-process.
@@ -24,7 +24,7 @@ func run(t *testing.T, env map[string]string, stdin string, args ...string) (std
 }
 
 func TestExplainCorpus(t *testing.T) {
-	for _, e := range classifytest.Load(t, "../testdata/classify") {
+	for _, e := range classifytest.Load(t, "../../testdata/classify") {
 		t.Run(e.File+"/"+e.Name, func(t *testing.T) {
 			args := []string{"explain", "--json"}
 			for k, v := range e.Headers {
@@ -135,14 +135,14 @@ func TestConfigCheck(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "# ok: built-in defaults") || !strings.Contains(out, "gpt-6-astra") {
 		t.Fatalf("defaults: exit %d\n%s", code, out)
 	}
-	out, _, code = run(t, map[string]string{"OPENAI_API_KEY": "sk-proj-TOPSECRETTOPSECRET"}, "", "config", "check", "../testdata/config/good/custom.yaml")
+	out, _, code = run(t, map[string]string{"OPENAI_API_KEY": "sk-proj-TOPSECRETTOPSECRET"}, "", "config", "check", "../../testdata/config/good/custom.yaml")
 	if code != 0 || !strings.Contains(out, "custom.yaml over the built-in defaults") || !strings.Contains(out, "gpt-6-mini") {
 		t.Fatalf("good file: exit %d\n%s", code, out)
 	}
 	if strings.Contains(out, "TOPSECRET") || !strings.Contains(out, "env:OPENAI_API_KEY (set)") {
 		t.Fatalf("secret not masked:\n%s", out)
 	}
-	_, errOut, code := run(t, nil, "", "config", "check", "../testdata/config/bad/unknown_tier.yaml")
+	_, errOut, code := run(t, nil, "", "config", "check", "../../testdata/config/bad/unknown_tier.yaml")
 	if code != ExitFail || !strings.Contains(errOut, "unknown_tier.yaml:4:11: models.my-model.tier: unknown tier \"huge\"; allowed: heavy, medium, light") {
 		t.Fatalf("bad file: exit %d\n%s", code, errOut)
 	}
@@ -151,8 +151,8 @@ func TestConfigCheck(t *testing.T) {
 		t.Fatalf("missing file: exit %d\n%s", code, errOut)
 	}
 	// --config and SPILLWAY_CONFIG are honoured
-	out, _, code = run(t, map[string]string{"SPILLWAY_CONFIG": "../testdata/config/good/custom.yaml"}, "", "config", "check", "-q")
-	if code != 0 || !strings.Contains(out, "ok: ../testdata/config/good/custom.yaml") {
+	out, _, code = run(t, map[string]string{"SPILLWAY_CONFIG": "../../testdata/config/good/custom.yaml"}, "", "config", "check", "-q")
+	if code != 0 || !strings.Contains(out, "ok: ../../testdata/config/good/custom.yaml") {
 		t.Fatalf("SPILLWAY_CONFIG: exit %d\n%s", code, out)
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
-	"github.com/spillway/spillway/serve"
 	"github.com/spillway/spillway/sim"
 )
 

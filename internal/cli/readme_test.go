@@ -63,7 +63,7 @@ func TestReadmeExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	root, _ := filepath.Abs("..")
+	root, _ := filepath.Abs("../..")
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "spillway"), "./cmd/spillway")
 	build.Dir = root

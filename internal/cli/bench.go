@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spillway/spillway/bench"
+	"github.com/spillway/spillway/internal/bench"
 	"github.com/spillway/spillway/sim"
 )
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/redact"
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {

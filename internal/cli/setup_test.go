@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spillway/spillway/setup"
+	"github.com/spillway/spillway/internal/setup"
 )
 
 // runSetup executes "spillway setup ARGS" through the command setupCmd

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spillway/spillway/agent"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/policy"
 )
 

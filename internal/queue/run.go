@@ -13,10 +13,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/spillway/spillway/agent"
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/transport"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/spillway/spillway/queue"
+	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -66,7 +66,7 @@ func queueSIGKILL(t *testing.T, db string) {
 	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50})
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "spillway")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/spillway").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cfg := filepath.Join(dir, "spillway.yaml")
@@ -160,7 +160,7 @@ func TestQueueCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "added task 1 (prompt): queued") {
 		t.Fatalf("add: %d %s %s", code, out, errOut)
 	}
-	if _, errOut, code := q("add", "--prompt", "x", "--steps", "../testdata/queue/steps.yaml"); code != ExitUsage || !strings.Contains(errOut, "exactly one of") {
+	if _, errOut, code := q("add", "--prompt", "x", "--steps", "../../testdata/queue/steps.yaml"); code != ExitUsage || !strings.Contains(errOut, "exactly one of") {
 		t.Fatalf("two kinds: %d %s", code, errOut)
 	}
 	if _, errOut, code := q("add", "--prompt", "x", "--window", "night"); code != ExitUsage || !strings.Contains(errOut, "HH:MM-HH:MM") {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseSteps(t *testing.T) {
-	data, _ := os.ReadFile("../testdata/queue/steps.yaml")
+	data, _ := os.ReadFile("../../testdata/queue/steps.yaml")
 	steps, err := ParseSteps("steps.yaml", data)
 	if err != nil {
 		t.Fatal(err)
@@ -19,7 +19,7 @@ func TestParseSteps(t *testing.T) {
 	if got := steps[1].Expand("1. fixes").Prompt; !strings.Contains(got, "outline:\n1. fixes") {
 		t.Fatalf("expand: %q", got)
 	}
-	bad, _ := os.ReadFile("../testdata/queue/bad-steps.yaml")
+	bad, _ := os.ReadFile("../../testdata/queue/bad-steps.yaml")
 	_, err = ParseSteps("bad-steps.yaml", bad)
 	if err == nil {
 		t.Fatal("bad file accepted")

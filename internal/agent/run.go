@@ -21,9 +21,9 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
-	"github.com/spillway/spillway/redact"
 )
 
 // Exit codes of spillway exec (DESIGN.md).

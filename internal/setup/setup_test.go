@@ -484,7 +484,7 @@ func TestClaudeEnvShellRuns(t *testing.T) {
 }
 
 // codexBin is the real Codex CLI installed for tests (scripts/install-clients).
-const codexBin = "../.tools/npm/node_modules/.bin/codex"
+const codexBin = "../../.tools/npm/node_modules/.bin/codex"
 
 // TestRealCodexLoadsConfig runs Codex CLI's "features list", which loads and
 // validates config.toml (it fails on invalid TOML, an unknown model_provider,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spillway/spillway/setup"
+	"github.com/spillway/spillway/internal/setup"
 )
 
 func (a *App) setupCmd() *cobra.Command {

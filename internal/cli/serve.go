@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/gateway"
+	"github.com/spillway/spillway/internal/gateway"
 )
 
 func (a *App) serveCmd() *cobra.Command {

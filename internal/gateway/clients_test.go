@@ -20,7 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	oresponses "github.com/openai/openai-go/v3/responses"
 
-	"github.com/spillway/spillway/clienttest"
+	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/sim"
 )
 

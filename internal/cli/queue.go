@@ -17,7 +17,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/queue"
+	"github.com/spillway/spillway/internal/queue"
 )
 
 func (a *App) queueCmd() *cobra.Command {

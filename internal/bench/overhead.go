@@ -22,8 +22,8 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/gateway"
-	"github.com/spillway/spillway/serve"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/sim"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/serve"
+	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/sim"
 )
 

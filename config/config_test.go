@@ -51,7 +51,9 @@ func TestBadFiles(t *testing.T) {
 		{"wrong_type.yaml", []string{"wrong_type.yaml:2:", "models.gpt-6-astra.context", `must be a whole number, not "lots"`}},
 		{"syntax.yaml", []string{"syntax.yaml:3:", "YAML:"}},
 		{"bad_url.yaml", []string{"bad_url.yaml:3:15", "providers.openai.base_url", "is not an http(s) URL"}},
-		{"bad_state.yaml", []string{"bad_state.yaml:1:", "state", "allowed: memory, or a redis:// URL", "queue.db", "queue.concurrency"}},
+		{"bad_state.yaml", []string{"bad_state.yaml:1:", "state", "allowed: memory (fleet state in Redis is not implemented yet)", "queue.db", "queue.concurrency"}},
+		{"redis_state.yaml", []string{"redis_state.yaml:1:", "state", "fleet state (breakers and pacing shared through Redis) is not implemented yet; use state: memory"}},
+		{"timeout_twice.yaml", []string{"timeout_twice.yaml:2:", "gateway.first_token_timeout", "is also set as timeouts.first_token"}},
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
 	}
@@ -202,4 +204,59 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("unexpected error type %T: %v", err, err)
 		}
 	})
+}
+
+// The watchdogs moved from gateway: to timeouts:; old files still work, with
+// a warning, and 0 turns a watchdog off.
+func TestTimeouts(t *testing.T) {
+	c, err := Parse("old.yaml", []byte("gateway:\n  max_body_mb: 8\n  first_token_timeout: 30s\n  idle_timeout: 45s\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Timeouts.FirstToken.D() != 30*time.Second || c.Timeouts.Idle.D() != 45*time.Second || c.Gateway.FirstToken != 0 || c.Gateway.MaxBodyMB != 8 {
+		t.Fatalf("%+v %+v", c.Timeouts, c.Gateway)
+	}
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "old.yaml:3: gateway.first_token_timeout: has moved to timeouts.first_token") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	c, err = Parse("new.yaml", []byte("timeouts:\n  first_token: 0\n  idle: 0s\n"), env(nil))
+	if err != nil || c.Timeouts.FirstToken != 0 || c.Timeouts.Idle != 0 || len(c.Warnings) != 0 {
+		t.Fatalf("%v %+v %q", err, c.Timeouts, c.Warnings)
+	}
+	if d := Default(); d.Timeouts.FirstToken.D() != 90*time.Second || d.Timeouts.Idle.D() != 120*time.Second {
+		t.Fatalf("defaults %+v", d.Timeouts)
+	}
+}
+
+func TestAddChain(t *testing.T) {
+	c := Default()
+	err := c.AddChain("mine",
+		ChainModel{Name: "gpt-6-astra", Provider: "openai", Tier: Heavy, Context: 272000},
+		ChainModel{Name: "my-small", Provider: "openai", Tier: Light, Upstream: "gpt-6-luna"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, chain := c.ChainFor("gpt-6-astra"); name != "mine" || strings.Join(chain, ",") != "gpt-6-astra,my-small" {
+		t.Fatalf("chain for gpt-6-astra: %s %v", name, chain)
+	}
+	if strings.Join(c.Chains["codex"], ",") != "gpt-6.1-sol,gpt-6-luna" || c.Models["my-small"].Upstream != "gpt-6-luna" {
+		t.Fatalf("codex %v, models %+v", c.Chains["codex"], c.Models["my-small"])
+	}
+	for _, bad := range []struct {
+		models []ChainModel
+		want   string
+	}{
+		{[]ChainModel{{Name: "x", Provider: "openai", Tier: "huge"}}, `chains.bad[0]: model x: unknown tier "huge"`},
+		{[]ChainModel{{Name: "x", Provider: "ollama", Tier: Light}}, `provider "ollama" is not configured; configured: anthropic, gemini, openai`},
+		{[]ChainModel{{Name: "x", Provider: "openai", Tier: Heavy}, {Name: "y", Provider: "anthropic", Tier: Light}}, "model y speaks anthropic but the chain started with openai"},
+		{nil, "at least one model"},
+	} {
+		before := len(c.Models)
+		if err := c.AddChain("bad", bad.models...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: %v", bad.models, err)
+		}
+		if len(c.Models) != before || c.Chains["bad"] != nil {
+			t.Errorf("a failed AddChain changed the configuration")
+		}
+	}
 }

@@ -560,10 +560,12 @@ func (l *loader) validate(c *Config) {
 	if c.Breaker.Cooldown <= 0 {
 		l.at("breaker.cooldown", "must be more than 0s")
 	}
-	if c.State != "memory" {
-		if u, err := url.Parse(c.State); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			l.at("state", fmt.Sprintf("%q: allowed: memory, or a redis:// URL such as redis://127.0.0.1:6379/0", c.State))
-		}
+	switch u, err := url.Parse(c.State); {
+	case c.State == "memory":
+	case err == nil && (u.Scheme == "redis" || u.Scheme == "rediss"):
+		l.at("state", fmt.Sprintf("%q: fleet state (breakers and pacing shared through Redis) is not implemented yet; use state: memory", c.State))
+	default:
+		l.at("state", fmt.Sprintf("%q: allowed: memory (fleet state in Redis is not implemented yet)", c.State))
 	}
 	switch db := c.Queue.DB; {
 	case db == "sqlite", strings.HasPrefix(db, "sqlite:") && len(db) > len("sqlite:"):
@@ -586,12 +588,26 @@ func (l *loader) validate(c *Config) {
 	if c.Gateway.MaxBodyMB < 1 || c.Gateway.MaxBodyMB > 1024 {
 		l.at("gateway.max_body_mb", fmt.Sprintf("must be from 1 to 1024, not %d", c.Gateway.MaxBodyMB))
 	}
-	if c.Gateway.FirstToken <= 0 {
-		l.at("gateway.first_token_timeout", "must be more than 0s")
+	// the watchdogs had no section of their own before; a file that sets
+	// them under gateway: still works
+	for _, old := range []struct {
+		key, now string
+		from     Duration
+		to       *Duration
+	}{
+		{"gateway.first_token_timeout", "timeouts.first_token", c.Gateway.FirstToken, &c.Timeouts.FirstToken},
+		{"gateway.idle_timeout", "timeouts.idle", c.Gateway.Idle, &c.Timeouts.Idle},
+	} {
+		if _, set := l.pos[old.key]; set {
+			if _, both := l.pos[old.now]; both {
+				l.at(old.key, "is also set as "+old.now+"; keep only "+old.now)
+				continue
+			}
+			*old.to = old.from
+			l.warn(old.key, "has moved to "+old.now+" (it applies to the library and the queue too); spillway reads it there")
+		}
 	}
-	if c.Gateway.Idle <= 0 {
-		l.at("gateway.idle_timeout", "must be more than 0s")
-	}
+	c.Gateway.FirstToken, c.Gateway.Idle = 0, 0
 	if c.Events.Keep < 0 {
 		l.at("events.keep", fmt.Sprintf("must be 0 or more, not %d", c.Events.Keep))
 	}

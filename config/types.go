@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,6 +127,7 @@ type Config struct {
 	Queue     Queue               `yaml:"queue"`
 	Events    Events              `yaml:"events"`
 	Gateway   Gateway             `yaml:"gateway"`
+	Timeouts  Timeouts            `yaml:"timeouts"`
 
 	// Source is the file the configuration came from; empty for the
 	// built-in defaults alone.
@@ -205,13 +207,25 @@ type Queue struct {
 type Gateway struct {
 	// MaxBodyMB is the largest request body accepted; larger gets 413.
 	MaxBodyMB int `yaml:"max_body_mb"`
-	// FirstToken is how long a stream may take to show its first output;
-	// past it the attempt counts as a timeout before any byte was sent to
-	// the client, and the policy decides what next.
-	FirstToken Duration `yaml:"first_token_timeout"`
-	// Idle is how long a stream may stay silent once output has started;
-	// past it the stream is cut and the client gets the protocol's error.
-	Idle Duration `yaml:"idle_timeout"`
+	// FirstToken and Idle are read from files written before timeouts had
+	// a section of their own; they move there, with a warning.
+	FirstToken Duration `yaml:"first_token_timeout,omitempty"`
+	Idle       Duration `yaml:"idle_timeout,omitempty"`
+}
+
+// Timeouts are the watchdogs of every HTTP attempt, whichever front end
+// sends it (the gateway, the library, the queue's prompts). 0 turns one off.
+type Timeouts struct {
+	// FirstToken is how long a stream may take to send its response
+	// headers and then its first output (a whole answer's headers, which
+	// come only once it is written, ten times that); past it the attempt
+	// counts as a timeout before any byte reached the caller, and the
+	// driver decides what next.
+	FirstToken Duration `yaml:"first_token"`
+	// Idle is how long an answer may stay silent: a whole answer's body
+	// before it is complete, a stream once its output has started (then it
+	// is cut, and the caller gets the protocol's error).
+	Idle Duration `yaml:"idle"`
 }
 
 // Events sets the JSONL event log.
@@ -220,6 +234,72 @@ type Events struct {
 	Path      string `yaml:"path"`
 	MaxSizeMB int    `yaml:"max_size_mb"`
 	Keep      int    `yaml:"keep"`
+}
+
+// ChainModel is one model of a chain declared in code (Config.AddChain).
+type ChainModel struct {
+	Name     string // the name clients use
+	Provider string // a configured provider (Config.Providers)
+	Tier     Tier
+	Context  int    // the context window in tokens; 0 when unknown
+	Upstream string // the name sent upstream, when it differs from Name
+}
+
+// AddChain declares a chain in code, as a `chains:` entry and its
+// `models:` would in a file: it adds (or replaces) each model and sets the
+// chain to their names, in order (a request for any of them walks on from
+// its position). A model walks one chain: AddChain takes its models out of
+// any chain they were in. It checks what `spillway config check` checks of
+// a chain: every model has a tier and a configured provider, and all speak
+// one wire format; on a mistake it changes nothing.
+//
+//	cfg := config.Default()
+//	err := cfg.AddChain("mine",
+//		config.ChainModel{Name: "gpt-6-astra", Provider: "openai", Tier: config.Heavy},
+//		config.ChainModel{Name: "gpt-6-luna", Provider: "openai", Tier: config.Light})
+func (c *Config) AddChain(name string, models ...ChainModel) error {
+	if name == "" || len(models) == 0 {
+		return fmt.Errorf("config: a chain needs a name and at least one model")
+	}
+	format := ""
+	for i, m := range models {
+		where := fmt.Sprintf("config: chains.%s[%d]", name, i)
+		if m.Name == "" {
+			return fmt.Errorf("%s: a model needs a name", where)
+		}
+		if m.Tier.Rank() == 0 {
+			return fmt.Errorf("%s: model %s: unknown tier %q; allowed: heavy, medium, light", where, m.Name, m.Tier)
+		}
+		if _, ok := c.Providers[m.Provider]; !ok {
+			return fmt.Errorf("%s: model %s: provider %q is not configured; configured: %s", where, m.Name, m.Provider, strings.Join(sortedKeys(c.Providers), ", "))
+		}
+		if t := c.ProviderType(m.Provider); format == "" {
+			format = t
+		} else if t != format {
+			return fmt.Errorf("%s: model %s speaks %s but the chain started with %s", where, m.Name, t, format)
+		}
+	}
+	if c.Models == nil {
+		c.Models = map[string]Model{}
+	}
+	if c.Chains == nil {
+		c.Chains = map[string][]string{}
+	}
+	names := make([]string, len(models))
+	for i, m := range models {
+		c.Models[m.Name] = Model{Provider: m.Provider, Tier: m.Tier, Context: m.Context, Upstream: m.Upstream}
+		names[i] = m.Name
+	}
+	for other, chain := range c.Chains {
+		kept := slices.DeleteFunc(slices.Clone(chain), func(m string) bool { return slices.Contains(names, m) })
+		if len(kept) == 0 {
+			delete(c.Chains, other)
+		} else {
+			c.Chains[other] = kept
+		}
+	}
+	c.Chains[name] = names
+	return nil
 }
 
 // ChainFor returns the chain a request for model walks (from that model's

@@ -36,8 +36,8 @@ type Call struct {
 	Key string
 	// Watch arms the attempt watchdogs, for sends that report their
 	// progress (Attempt.Headers, Output, Progress): no headers within the
-	// header timeout, no output within gateway.first_token_timeout, or a
-	// silence of gateway.idle_timeout ends the attempt as a timeout. A zero
+	// header timeout, no output within timeouts.first_token, or a silence
+	// of timeouts.idle ends the attempt as a timeout. A zero
 	// duration turns its watchdog off.
 	Watch bool
 
@@ -308,7 +308,7 @@ const (
 // limit is how long the watchdog of w allows, 0 for none, and what it says
 // when it fires.
 func (a *Attempt) limit(w watch) (time.Duration, string) {
-	g := a.r.e.cfg.Gateway
+	g := a.r.e.cfg.Timeouts
 	switch w {
 	case watchHeader:
 		// headers come at once on a stream from a healthy provider, and
@@ -319,11 +319,11 @@ func (a *Attempt) limit(w watch) (time.Duration, string) {
 		}
 		return d, "no response headers within %s"
 	case watchFirst:
-		return g.FirstToken.D(), "no output within %s (gateway.first_token_timeout)"
+		return g.FirstToken.D(), "no output within %s (timeouts.first_token)"
 	case watchBody:
-		return g.Idle.D(), "the answer stalled for %s (gateway.idle_timeout)"
+		return g.Idle.D(), "the answer stalled for %s (timeouts.idle)"
 	case watchIdle:
-		return g.Idle.D(), "the upstream stream went silent for %s (gateway.idle_timeout) after output started"
+		return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) after output started"
 	}
 	return 0, ""
 }
@@ -416,6 +416,9 @@ func (a *Attempt) Output() {
 		a.r.e.pacer.ease(a.Candidate.Key(), a.r.c.Key)
 	}
 }
+
+// Classify is the engine's classifier, for Send to judge what came back.
+func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.classify(in) }
 
 // Waited is how long the request waited before this attempt (the plan's
 // wait and the pacer's).

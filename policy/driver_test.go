@@ -183,8 +183,8 @@ func TestRunParksInsteadOfSleepingARung(t *testing.T) {
 
 func TestRunWatchdogs(t *testing.T) {
 	cfg := config.Default()
-	cfg.Gateway.FirstToken = config.Duration(30 * time.Second)
-	cfg.Gateway.Idle = config.Duration(60 * time.Second)
+	cfg.Timeouts.FirstToken = config.Duration(30 * time.Second)
+	cfg.Timeouts.Idle = config.Duration(60 * time.Second)
 	cases := []struct {
 		name    string
 		stream  bool
@@ -251,7 +251,7 @@ func TestRunWatchdogs(t *testing.T) {
 	}
 	t.Run("a zero duration turns a watchdog off", func(t *testing.T) {
 		cfg := config.Default()
-		cfg.Gateway.FirstToken, cfg.Gateway.Idle = 0, 0
+		cfg.Timeouts.FirstToken, cfg.Timeouts.Idle = 0, 0
 		e, clk := clocked(cfg)
 		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Stream: true, Watch: true,
 			Send: func(ctx context.Context, a *Attempt) Result {

@@ -10,18 +10,17 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/wire"
 )
 
 // Candidate is one place a request may be sent to: a model and, once models
 // may have several, one of its deployments.
 type Candidate struct {
-	Model    string      // the name clients use
-	Upstream string      // the name sent upstream
-	Provider string      // provider name in the configuration
-	Type     wire.Format // the provider's wire format
-	Tier     config.Tier // "" for a model the configuration does not know
-	Context  int         // 0 when unknown
+	Model    string            // the name clients use
+	Upstream string            // the name sent upstream
+	Provider string            // provider name in the configuration
+	Type     classify.Provider // the provider's wire format
+	Tier     config.Tier       // "" for a model the configuration does not know
+	Context  int               // 0 when unknown
 	// Deployment names one of the model's deployments; empty while a model
 	// has exactly one (its provider's).
 	Deployment string
@@ -40,7 +39,7 @@ type Request struct {
 	Model string
 	// Type is the wire format of the endpoint the client called; a model the
 	// configuration does not know goes to that type's provider as is.
-	Type        wire.Format
+	Type        classify.Provider
 	MinTier     config.Tier // "" for none
 	NoFallback  bool
 	InputTokens int
@@ -115,6 +114,7 @@ type Engine struct {
 	rndMu    sync.Mutex
 	breakers Breakers
 	pacer    *pacer
+	classify func(classify.Input) classify.Verdict
 }
 
 // Option configures an Engine.
@@ -129,9 +129,26 @@ func WithRand(r Rand) Option { return func(e *Engine) { e.rnd = r } }
 // WithBreakers replaces the in-memory breakers (a fleet shares them).
 func WithBreakers(b Breakers) Option { return func(e *Engine) { e.breakers = b } }
 
+// WithClassifier replaces classify.Classify for every failure signal the
+// engine's front ends meet: an upstream's error answer (status, headers,
+// body), a stream's error event (its name and data), a line an agent
+// printed; Input.Provider is the candidate's wire format. What f returns
+// decides what the driver does: Class picks the rule, Wait is a floor for
+// the next wait, Message goes to the record and the route's account. f is
+// called concurrently and on the request's path: it must be safe for
+// concurrent use and quick. To change a few cases, call classify.Classify
+// and adjust its verdict.
+func WithClassifier(f func(classify.Input) classify.Verdict) Option {
+	return func(e *Engine) { e.classify = f }
+}
+
+// Classify is the engine's classifier (classify.Classify unless
+// WithClassifier replaced it).
+func (e *Engine) Classify(in classify.Input) classify.Verdict { return e.classify(in) }
+
 // New returns an engine for cfg.
 func New(cfg *config.Config, opts ...Option) *Engine {
-	e := &Engine{cfg: cfg, clock: RealClock{}}
+	e := &Engine{cfg: cfg, clock: RealClock{}, classify: classify.Classify}
 	src := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5b111))
 	e.rnd = src.Float64
 	for _, o := range opts {
@@ -199,7 +216,7 @@ func (e *Engine) Candidates(r Request) []Candidate {
 	var out []Candidate
 	for i, name := range chain {
 		m, known := e.cfg.Models[name]
-		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: wire.Format(e.cfg.ProviderType(m.Provider)), Tier: m.Tier, Context: m.Context}
+		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: classify.Provider(e.cfg.ProviderType(m.Provider)), Tier: m.Tier, Context: m.Context}
 		if !known {
 			c = Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type}
 		}

@@ -153,7 +153,7 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "./") {
 			return nil, fmt.Errorf("unknown scenario %q; built-in: %s, or a YAML file", nameOrFile, strings.Join(BuiltinNames, ", "))
 		}
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, fmt.Errorf("sim: scenario: %w", err)
 	}
 	return ParseScenario(nameOrFile, data)
 }

@@ -105,12 +105,12 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 	default:
 		var err error
 		if raw, err = json.Marshal(body); err != nil {
-			return nil, fmt.Errorf("spillway: encoding the request: %w", err)
+			return nil, fmt.Errorf("transport: encoding the request: %w", err)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("spillway: %w", err)
+		return nil, fmt.Errorf("transport: %w", err)
 	}
 	for k, vs := range header {
 		req.Header[k] = append([]string(nil), vs...)

@@ -16,8 +16,8 @@
 // kept, so each attempt sends a fresh copy.
 //
 // A managed request goes to the same driver as the gateway's
-// (policy.Engine.Run), with the same HTTP send (internal/upstream): the
-// library has no retry rules, waits or watchdogs of its own. For each
+// (policy.Engine.Run), with the same HTTP send: the library has no retry
+// rules, waits or watchdogs of its own. For each
 // attempt the driver waits what the plan says (charged to the request's
 // budget: WithBudget or X-Spillway-Budget), takes its turn from the pacer
 // (a slot it waits for no longer than the budget), asks the model's
@@ -28,7 +28,7 @@
 // capacity, the same model after Retry-After for a rate limit, the same
 // model after a short gap for a network failure, and at once the caller's
 // error for quota, auth and bad requests. The header, first-output and idle
-// watchdogs (gateway.first_token_timeout, gateway.idle_timeout) apply as
+// watchdogs (timeouts.first_token, timeouts.idle in the configuration) apply as
 // they do in the gateway; zero turns one off.
 //
 // # Streams
@@ -39,8 +39,9 @@
 // end or a silence can still be retried on the next model without the
 // caller seeing anything. Once output starts the caller gets the held events
 // and then the live stream, event by event as it came. After that a broken
-// stream fails the caller's read with a *upstream.BrokenStream error:
-// errors.Is finds io.ErrUnexpectedEOF in it, errors.As a *classify.Failure.
+// stream fails the caller's read with an error in which errors.Is finds
+// io.ErrUnexpectedEOF (and context.Canceled when the caller cancelled) and
+// errors.As a *classify.Failure with the class.
 //
 // # Answers
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/sim"
 	"github.com/spillway/spillway/transport"
 )
@@ -119,4 +121,56 @@ func ExampleTransport_Call() {
 	// spillway: capacity: every model of the chain is at capacity; tried gpt-6-astra (capacity), gpt-6.1-sol (capacity), gpt-6-luna (capacity) in 3 attempts; waited 0s; last upstream message: Our servers are currently overloaded. Please try again later. (route: gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity)
 	// capacity
 	// 503
+}
+
+// The README's example of the library, exactly as it stands there
+// (TestReadmeExampleIsThisExample keeps the two the same). It talks to the
+// real API, so it is compiled, not run.
+func Example_readme() {
+	ctx := context.Background()
+
+	// a chain of your own, declared in code (or in spillway.yaml)
+	cfg := config.Default()
+	if err := cfg.AddChain("mine",
+		config.ChainModel{Name: "gpt-6-astra", Provider: "openai", Tier: config.Heavy},
+		config.ChainModel{Name: "gpt-6.1-sol", Provider: "openai", Tier: config.Medium},
+		config.ChainModel{Name: "gpt-6-luna", Provider: "openai", Tier: config.Light},
+	); err != nil {
+		panic(err)
+	}
+	// never below medium; every attempt in spillway's event log
+	eventLog, err := events.NewWriter(events.DefaultPath(os.Getenv), 50<<20, 5)
+	if err != nil {
+		panic(err)
+	}
+	defer eventLog.Close(ctx)
+	tr := transport.New(cfg, transport.WithMinTier(config.Medium), transport.WithEvents(eventLog))
+
+	// the OpenAI SDK on spillway's transport: its own retries off
+	client := openai.NewClient(
+		option.WithHTTPClient(&http.Client{Transport: tr}),
+		option.WithMaxRetries(0),
+	)
+	var resp *http.Response
+	c, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    "gpt-6-astra",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Refactor the parser")},
+	}, option.WithResponseInto(&resp))
+	var f *classify.Failure
+	switch {
+	case errors.As(err, &f) && (f.Verdict.Class == classify.Quota || f.Verdict.Class == classify.Auth):
+		panic("a person has to act: " + err.Error())
+	case err != nil:
+		panic(err) // spillway's account: the models tried, their classes, the time waited
+	}
+	fmt.Println(c.Choices[0].Message.Content)
+	fmt.Println(resp.Header.Get("X-Spillway-Route")) // e.g. gpt-6-astra:capacity > gpt-6.1-sol:ok
+
+	// or, for a script, one JSON request along the chain
+	answer, err := tr.Call(ctx, "https://api.openai.com/v1/chat/completions",
+		http.Header{"Authorization": {"Bearer " + os.Getenv("OPENAI_API_KEY")}},
+		map[string]any{"model": "gpt-6-astra", "messages": []map[string]string{{"role": "user", "content": "hello"}}})
+	if err == nil {
+		fmt.Println(answer.Model, answer.Route, string(answer.Body))
+	}
 }

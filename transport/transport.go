@@ -20,11 +20,13 @@ import (
 // through spillway's driver (see the package documentation). It is safe
 // for concurrent use; make one and share it, like http.Transport.
 type Transport struct {
-	cfg    *config.Config
-	base   http.RoundTripper
-	engine *policy.Engine
-	events events.Sink
-	opts   upstream.Options
+	cfg      *config.Config
+	base     http.RoundTripper
+	engine   *policy.Engine
+	events   events.Sink
+	opts     upstream.Options
+	pacing   *config.Pacing
+	classify func(classify.Input) classify.Verdict
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -36,14 +38,35 @@ type Option func(*Transport)
 // http.DefaultTransport when not set.
 func WithBase(rt http.RoundTripper) Option { return func(t *Transport) { t.base = rt } }
 
-// WithEngine shares a policy engine (its breakers and pacer) with other
-// code, for example a gateway in the same process; one is made from the
-// configuration when not set.
+// WithEngine shares a policy engine (its breakers, pacer and classifier)
+// with other code, for example another Transport or a front end of your own
+// on policy.Engine.Run; one is made from the configuration when not set
+// (then WithPacing and WithClassifier shape it).
 func WithEngine(e *policy.Engine) Option { return func(t *Transport) { t.engine = e } }
 
-// WithEvents sends one record per upstream attempt to sink; records are
-// dropped when not set.
+// WithEvents observes every attempt: sink.Write gets one events.Record per
+// attempt that reached an upstream (never for one a breaker or the pacer
+// kept back), once the attempt is over — for a stream the caller reads,
+// when it was read to its end, broke or was closed — on the goroutine that
+// ended it (the request's, or the one reading the body). Write must be
+// quick and safe for concurrent use; events.Writer is a Sink that appends
+// to spillway's event log off the request path. Records are dropped when
+// not set.
 func WithEvents(sink events.Sink) Option { return func(t *Transport) { t.events = sink } }
+
+// WithPacing replaces the configuration's pacing (config.Pacing) for the
+// engine the transport makes. Without it the library paces from the first
+// request, as batch work should: with the default configuration, attempts
+// to one model start 0.5–2 s apart and at most 3 are in flight per model.
+// config.Pacing{MaxConcurrency: 64} turns the gap off.
+func WithPacing(p config.Pacing) Option { return func(t *Transport) { t.pacing = &p } }
+
+// WithClassifier replaces the classifier of the engine the transport makes
+// (see policy.WithClassifier for its exact contract): it judges every error
+// answer and error event, and its verdict's class decides what happens next.
+func WithClassifier(f func(classify.Input) classify.Verdict) Option {
+	return func(t *Transport) { t.classify = f }
+}
 
 // WithMinTier keeps fallbacks at or above tier (a request's
 // X-Spillway-Min-Tier header overrides it).
@@ -71,7 +94,17 @@ func New(cfg *config.Config, opts ...Option) *Transport {
 		t.base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	if t.engine == nil {
-		t.engine = policy.New(cfg)
+		ecfg := cfg
+		if t.pacing != nil {
+			c := *cfg
+			c.Pacing = *t.pacing
+			ecfg = &c
+		}
+		var eopts []policy.Option
+		if t.classify != nil {
+			eopts = append(eopts, policy.WithClassifier(t.classify))
+		}
+		t.engine = policy.New(ecfg, eopts...)
 	}
 	if t.events == nil {
 		t.events = events.Nop{}
@@ -107,7 +140,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	raw, err := readBody(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("spillway: reading the request body: %w", err)
+		return nil, nil, fmt.Errorf("transport: reading the request body: %w", err)
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err != nil || body.Model == "" {
@@ -118,7 +151,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	opts, err := upstream.ReadOptions(req.Header, t.opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("spillway: %w", err)
+		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
 	var answer *http.Response
 	c := &policy.Call{

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -500,5 +501,68 @@ func TestCallerCancelsAStream(t *testing.T) {
 	}
 	if recs := r.records(); len(recs) != 1 || recs[0].Class != "unknown" || !strings.Contains(recs[0].Error, "cancelled by the caller") {
 		t.Fatalf("records %+v", recs)
+	}
+}
+
+// The README shows the library with Example_readme's body, word for word:
+// the example compiles, so the README's does.
+func TestReadmeExampleIsThisExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	if i := strings.Index(section, "## The Go library"); i >= 0 {
+		section = section[i:]
+	}
+	start := strings.Index(section, "```go\n")
+	end := strings.Index(section[start+6:], "\n```")
+	if start < 0 || end < 0 {
+		t.Fatal("no ```go block in the README's library section")
+	}
+	block := section[start+6 : start+6+end]
+	example, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented []string
+	for _, l := range strings.Split(block, "\n") {
+		if l != "" {
+			l = "\t" + l
+		}
+		indented = append(indented, l)
+	}
+	if !strings.Contains(string(example), "func Example_readme() {\n"+strings.Join(indented, "\n")+"\n}\n") {
+		t.Fatalf("the README's library example is not Example_readme's body:\n%s", block)
+	}
+}
+
+// WithClassifier's verdict decides: here a quota answer is read as
+// capacity, so the next model answers.
+func TestWithClassifier(t *testing.T) {
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "quota", Count: -1})
+	cfg := config.Default()
+	var seen []classify.Class
+	tr := transport.New(cfg, transport.WithPacing(config.Pacing{MaxConcurrency: 8}), transport.WithClassifier(func(in classify.Input) classify.Verdict {
+		v := classify.Classify(in)
+		seen = append(seen, v.Class)
+		if v.Class == classify.Quota {
+			v.Class = classify.Capacity
+		}
+		return v
+	}))
+	if p := tr.Engine().Config().Pacing; p.MaxConcurrency != 8 || p.MinGap != 0 || cfg.Pacing.MaxConcurrency != 3 {
+		t.Fatalf("engine pacing %+v, configuration's %+v", p, cfg.Pacing)
+	}
+	a, err := tr.Call(testCtx(t), hs.URL+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
+		map[string]any{"model": "gpt-6-astra", "messages": []map[string]string{{"role": "user", "content": "hi"}}})
+	if err != nil || a.Route != "gpt-6-astra:capacity > gpt-6.1-sol:ok" || len(seen) != 1 || seen[0] != classify.Quota {
+		t.Fatalf("%v %+v seen %v", err, a, seen)
 	}
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"reflect"
 	"testing"
+
+	"github.com/spillway/spillway/classify"
 )
 
 func TestWithModel(t *testing.T) {
@@ -83,7 +85,7 @@ func TestJudgeReadsOnlyTheAgentsOwnErrorLines(t *testing.T) {
 		out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
 		out.stderr.Write([]byte(c.stderr))
 		out.stdout.Write([]byte(c.stdout))
-		if got := string(judge(Codex, out).Class); got != c.want {
+		if got := string(judge(classify.Classify, Codex, out).Class); got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}
 	}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, o Options) Result {
 		case out.interrupted:
 			v = classify.Err(ctx.Err())
 		case out.code != 0:
-			v = judge(kind, out)
+			v = judge(o.Engine.Classify, kind, out)
 		}
 		at.Class, at.Message = string(v.Class), redact.String(v.Message)
 		if out.interrupted {
@@ -324,7 +324,7 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 var errorLine = regexp.MustCompile(`^(ERROR: |API Error|\[API Error|\{"type":"(error|turn\.failed)"|\{"type":"result".*"api_error_status":[1-9])`)
 
 // judge classifies what a failed run printed.
-func judge(kind Kind, out runOut) classify.Verdict {
+func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runOut) classify.Verdict {
 	best := classify.Verdict{Class: classify.Unknown}
 	for _, t := range []*tail{out.stderr, out.stdout} {
 		var lines []string
@@ -339,7 +339,7 @@ func judge(kind Kind, out runOut) classify.Verdict {
 		if len(lines) > 50 {
 			lines = lines[len(lines)-50:]
 		}
-		v := classify.Classify(classify.Input{Text: strings.Join(lines, "\n"), Provider: classify.Provider(typeOf(kind))})
+		v := classifier(classify.Input{Text: strings.Join(lines, "\n"), Provider: typeOf(kind)})
 		if v.Class != classify.Unknown && !v.Notice {
 			return v
 		}

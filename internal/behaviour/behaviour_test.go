@@ -585,7 +585,7 @@ func behaviourRows() []row {
 		{
 			name:   "header watchdog: no response headers, a timeout before any byte",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", Count: 1}}, // accepts, then says nothing at all
-			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			cfg:    func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
 			call:   responses("gpt-6-luna", "hi", true),
 			tick:   advanceWhenReceived("gpt-6-luna", 30*time.Second),
 			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
@@ -594,7 +594,7 @@ func behaviourRows() []row {
 		{
 			name:   "header watchdog: a whole answer's headers may take ten times the first-token timeout",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", Count: 1}},
-			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			cfg:    func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
 			call:   chat("gpt-6-luna", "hi", false),
 			tick:   advanceWhenReceived("gpt-6-luna", 300*time.Second),
 			want:   want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", check: errorSays(0, "no response headers within 5m0s")},
@@ -602,7 +602,7 @@ func behaviourRows() []row {
 		{
 			name:   "first-token watchdog: opening events, then silence: retried before the client sees a byte",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &zero, Count: 1}},
-			cfg:    func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			cfg:    func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
 			call:   responses("gpt-6-luna", "hi", true),
 			tick:   advanceWhenReceived("gpt-6-luna", 30*time.Second),
 			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
@@ -614,7 +614,7 @@ func behaviourRows() []row {
 		},
 		{
 			name: "first-token watchdog: zero turns it off",
-			cfg:  func(c *config.Config) { c.Gateway.FirstToken = 0 },
+			cfg:  func(c *config.Config) { c.Timeouts.FirstToken = 0 },
 			upstream: func(w *world) http.Handler {
 				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					rw.Header().Set("Content-Type", "text/event-stream")
@@ -633,8 +633,8 @@ func behaviourRows() []row {
 			upstream: stallsOnce(`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}],"usage":{"completion_tokens":1}}`),
 			call:     chat("gpt-6-luna", "hi", false),
 			tick: func(ctx context.Context, w *world) {
-				if w.clk.BlockUntilDue(ctx, w.cfg.Gateway.Idle.D()) == nil {
-					w.clk.Advance(w.cfg.Gateway.Idle.D())
+				if w.clk.BlockUntilDue(ctx, w.cfg.Timeouts.Idle.D()) == nil {
+					w.clk.Advance(w.cfg.Timeouts.Idle.D())
 				}
 			},
 			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: "whole", check: errorSays(0, "the answer stalled for 2m0s")},
@@ -644,8 +644,8 @@ func behaviourRows() []row {
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three}},
 			call:   responses("gpt-6-luna", "hi", true),
 			tick: func(ctx context.Context, w *world) {
-				if w.clk.BlockUntilDue(ctx, w.cfg.Gateway.Idle.D()) == nil {
-					w.clk.Advance(w.cfg.Gateway.Idle.D())
+				if w.clk.BlockUntilDue(ctx, w.cfg.Timeouts.Idle.D()) == nil {
+					w.clk.Advance(w.cfg.Timeouts.Idle.D())
 				}
 			},
 			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:timeout", check: errorSays(0, "went silent for 2m0s")},
@@ -832,7 +832,7 @@ func behaviourRows() []row {
 			// the output that follows opening events past the hold limit
 			// is the stream's first: the first-token watchdog stops there
 			name: "output after opening events past the hold limit keeps the stream alive",
-			cfg:  func(c *config.Config) { c.Gateway.FirstToken = config.Duration(30 * time.Second) },
+			cfg:  func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
 			upstream: func(w *world) http.Handler {
 				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					rw.Header().Set("Content-Type", "text/event-stream")

@@ -36,18 +36,28 @@ type App struct {
 	configPath string // --config
 }
 
-// exitError carries a specific exit code out of a command.
+// exitError carries a specific exit code out of a command, with the error
+// to print, or none when the command has already said what happened.
 type exitError struct {
 	code int
-	err  error
+	err  error // nil: exit quietly
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
 func (e *exitError) Unwrap() error { return e.err }
 
 func fail(code int, format string, a ...any) error {
 	return &exitError{code: code, err: fmt.Errorf(format, a...)}
 }
+
+// exitQuietly ends a command with code and nothing more to print.
+func exitQuietly(code int) error { return &exitError{code: code} }
 
 // Run executes spillway with args and returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -68,7 +78,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
+		if ee.err != nil {
 			fmt.Fprintln(a.Stderr, "spillway:", ee.err)
 		}
 		return ee.code

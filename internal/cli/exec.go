@@ -96,7 +96,7 @@ instead of starting over.`,
 				fmt.Fprintln(a.Stderr, string(b))
 			}
 			if res.ExitCode != 0 {
-				return &exitError{code: res.ExitCode, err: fmt.Errorf("")}
+				return exitQuietly(res.ExitCode) // exec said why on stderr
 			}
 			return nil
 		},

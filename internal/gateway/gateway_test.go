@@ -328,7 +328,7 @@ func TestAStalledClientDoesNotHoldTheModel(t *testing.T) {
 	scn.AnswerTokens = 100000
 	r := newRig(t, scn, func(cfg *config.Config) {
 		cfg.Pacing = config.Pacing{MaxConcurrency: 1}
-		cfg.Gateway.Idle = config.Duration(40 * time.Millisecond)
+		cfg.Timeouts.Idle = config.Duration(40 * time.Millisecond)
 		cfg.Retry.Budget = config.Duration(time.Hour) // the slot wait is not what ends this
 	})
 	req, _ := http.NewRequest("POST", r.url+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"long"}]}`))

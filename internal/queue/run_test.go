@@ -77,7 +77,7 @@ func (r *runRig) opts(conc int) RunOptions {
 }
 
 func TestRunThirtyTasksAtPeak(t *testing.T) {
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			r := newRunRig(t, "peak")
@@ -141,7 +141,7 @@ func TestRunThirtyTasksAtPeak(t *testing.T) {
 }
 
 func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			r := newRunRig(t, "calm")
@@ -178,7 +178,7 @@ func TestMultiStepResumesAtTheFailedStep(t *testing.T) {
 }
 
 func TestPrioritiesAndWindows(t *testing.T) {
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			r := newRunRig(t, "calm")
@@ -212,21 +212,25 @@ func TestPrioritiesAndWindows(t *testing.T) {
 // While the chain's top model is open in the breaker, every task starts one
 // tier down together: the full model is not asked again until the cooldown.
 func TestOpenBreakerMovesTheQueueDownATier(t *testing.T) {
-	s := backends(t)["sqlite"](t)
-	r := newRunRig(t, "calm")
-	r.cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}
-	r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for i := 0; i < 10; i++ {
-		s.Add(ctx, Task{Name: fmt.Sprint(i), Steps: []Step{{Model: "gpt-6-astra", Prompt: fmt.Sprint("t", i)}}}, time.Now())
-	}
-	if err := s.Run(ctx, r.opts(2)); err != nil {
-		t.Fatal(err)
-	}
-	st := r.sim.Snapshot().Models
-	if st["gpt-6-astra"].Received != 2 || st["gpt-6.1-sol"].Served != 10 {
-		t.Fatalf("heavy asked %d times (breaker opens after 2), medium served %d of 10", st["gpt-6-astra"].Received, st["gpt-6.1-sol"].Served)
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			r.cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}
+			r.sim.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i := 0; i < 10; i++ {
+				s.Add(ctx, Task{Name: fmt.Sprint(i), Steps: []Step{{Model: "gpt-6-astra", Prompt: fmt.Sprint("t", i)}}}, time.Now())
+			}
+			if err := s.Run(ctx, r.opts(2)); err != nil {
+				t.Fatal(err)
+			}
+			st := r.sim.Snapshot().Models
+			if st["gpt-6-astra"].Received != 2 || st["gpt-6.1-sol"].Served != 10 {
+				t.Fatalf("heavy asked %d times (breaker opens after 2), medium served %d of 10", st["gpt-6-astra"].Received, st["gpt-6.1-sol"].Served)
+			}
+		})
 	}
 }
 
@@ -243,7 +247,7 @@ func TestWaitingTasksComeBackWhenRoomReturns(t *testing.T) {
 		{"woken by another task's answer", config.Breaker{Failures: 1000, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}, true, `has room again; woken`},
 		{"back at the breaker's probe", config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(400 * time.Millisecond), MaxCooldown: config.Duration(400 * time.Millisecond)}, false, `every model at capacity; waiting \d+(\.\d+)?ms \(no attempt used\)`},
 	}
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		for _, c := range cases {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				s := open(t)
@@ -317,7 +321,7 @@ func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 		{classify.BadRequest, "", `{"error":{"message":"Invalid value for 'temperature'.","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`},
 		{classify.ContentFilter, "", `{"error":{"message":"Rejected by our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`},
 	}
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		for _, c := range cases {
 			t.Run(name+"/"+string(c.class), func(t *testing.T) {
 				s := open(t)
@@ -367,32 +371,36 @@ func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 // An answer spillway cannot classify (unknown) may be a glitch: the task is
 // retried by River, not ended at once.
 func TestUnknownFailuresAreRetried(t *testing.T) {
-	s := backends(t)["sqlite"](t)
-	r := newRunRig(t, "calm")
-	var hits atomic.Int32
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err == nil {
-			io.WriteString(conn, "SPDY/9 what is this\r\n\r\n") // not HTTP: a malformed response
-			conn.Close()
-		}
-	}))
-	t.Cleanup(up.Close)
-	p := r.cfg.Providers["openai"]
-	p.BaseURL = up.URL + "/v1"
-	r.cfg.Providers["openai"] = p
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	id, err := s.Add(ctx, Task{Name: "glitch", MaxAttempts: 2, Steps: []Step{{Name: "ask", Model: "gpt-6-luna", Prompt: "hi"}}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Run(ctx, r.opts(1)); err != nil {
-		t.Fatal(err)
-	}
-	in, _ := s.Get(ctx, id)
-	if in.Status != "failed" || in.Attempt != 2 || in.Class != "" || hits.Load() != 2 {
-		t.Fatalf("%+v after %d upstream attempts", in, hits.Load())
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			var hits atomic.Int32
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				hits.Add(1)
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					io.WriteString(conn, "SPDY/9 what is this\r\n\r\n") // not HTTP: a malformed response
+					conn.Close()
+				}
+			}))
+			t.Cleanup(up.Close)
+			p := r.cfg.Providers["openai"]
+			p.BaseURL = up.URL + "/v1"
+			r.cfg.Providers["openai"] = p
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id, err := s.Add(ctx, Task{Name: "glitch", MaxAttempts: 2, Steps: []Step{{Name: "ask", Model: "gpt-6-luna", Prompt: "hi"}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(ctx, r.opts(1)); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := s.Get(ctx, id)
+			if in.Status != "failed" || in.Attempt != 2 || in.Class != "" || hits.Load() != 2 {
+				t.Fatalf("%+v after %d upstream attempts", in, hits.Load())
+			}
+		})
 	}
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// backends returns a fresh store on each database the suite runs against:
+// stores is the store conformance suite's list: every test of the queue
+// that touches a store runs on each of them, a fresh store per test:
 // SQLite in a temp file, and Postgres (127.0.0.1:5432, db test, or
 // $SPILLWAY_TEST_POSTGRES) in a schema of its own. Without Postgres the
 // Postgres case says it was skipped; in CI (CI=true) it fails.
-func backends(t *testing.T) map[string]func(t *testing.T) *Store {
+func stores(t *testing.T) map[string]func(t *testing.T) *Store {
 	return map[string]func(t *testing.T) *Store{
 		"sqlite": func(t *testing.T) *Store {
 			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "q.db"), "", OpenOptions{})
@@ -58,7 +59,7 @@ func backends(t *testing.T) map[string]func(t *testing.T) *Store {
 }
 
 func TestStoreAddListGet(t *testing.T) {
-	for name, open := range backends(t) {
+	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			ctx := context.Background()

@@ -61,7 +61,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
-			v := classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: prov})
+			v := s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: prov})
 			if v.Class == classify.OK || v.Class == classify.Unknown {
 				v.Class = classify.ServerError
 			}
@@ -110,7 +110,7 @@ func (s *Stream) note(ev sse.Event, f wire.Frame) {
 		}
 	case f == wire.Error:
 		// after output: the caller sees it; the attempt is over
-		s.verdict = classify.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(s.a.Candidate.Type)})
+		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Type})
 		s.terminal = true
 	case s.ep.Kind == wire.Chat && wire.ChatFinished(ev):
 		// some providers end there without [DONE]

@@ -68,7 +68,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 		resp.Body.Close()
-		res.Verdict = classify.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
+		res.Verdict = a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
 		res.Detail = &Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
 		return nil, res
 	}

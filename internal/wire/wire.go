@@ -16,16 +16,19 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+
+	"github.com/spillway/spillway/classify"
 )
 
-// Format is a provider's wire format.
-type Format string
+// Format is a provider's wire format. It is the classifier's Provider, so
+// that the public API (policy.Candidate.Type) names no internal type.
+type Format = classify.Provider
 
 // The wire formats.
 const (
-	OpenAI    Format = "openai"
-	Anthropic Format = "anthropic"
-	Gemini    Format = "gemini"
+	OpenAI    = classify.OpenAI
+	Anthropic = classify.Anthropic
+	Gemini    = classify.Gemini
 )
 
 // Kind is an endpoint's kind of request and answer.

@@ -14,7 +14,7 @@ func loadCorpus(t testing.TB) []classifytest.Entry {
 func TestCorpus(t *testing.T) {
 	entries := loadCorpus(t)
 	if len(entries) < 100 {
-		t.Fatalf("corpus has %d entries; it is meant to cover every WIRE.md shape", len(entries))
+		t.Fatalf("corpus has %d entries; it is meant to cover every shape the providers and clients send (docs/client-notes.md)", len(entries))
 	}
 	for _, e := range entries {
 		t.Run(e.File+"/"+e.Name, func(t *testing.T) {

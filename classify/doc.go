@@ -6,9 +6,9 @@
 // response.failed, Anthropic event: error, a Chat Completions chunk carrying an
 // error), a Go transport error, or a line of text printed by Codex CLI, Claude
 // Code or Gemini CLI, or found in a log. Its output is a Verdict: the class
-// (one of the names in DESIGN.md), a provider guess, whether retrying can help,
-// a suggested wait taken from the provider's own hints, and a one-line human
-// explanation with what to do.
+// (one of Classes, whose names are a contract), a provider guess, whether
+// retrying can help, a suggested wait taken from the provider's own hints,
+// and a one-line human explanation with what to do.
 //
 // The two distinctions users most often get wrong are made with care: quota
 // versus rate limit (both arrive as HTTP 429; codes, quota ids and wording tell

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Class is a failure class. The names are a contract (DESIGN.md): JSON output,
-// the event log and the policy engine all use them.
+// Class is a failure class. The names are a contract: spillway explain
+// --json, the event log and the policy engine all use them.
 type Class string
 
 // The failure classes.

@@ -1,8 +1,10 @@
 // Package events is spillway's attempt log: one JSON object per line, one
 // line per upstream attempt, written by the gateway, the agent wrapper, the
-// queue and the library, and read by `spillway report`.
+// queue and the library; it is the record of what happened to every request
+// (docs/ARCHITECTURE.md says who writes what).
 //
-// The field names are a contract (DESIGN.md): add fields, never rename them.
+// The field names are a contract (README's event log section): add fields,
+// never rename them.
 package events
 
 import "time"

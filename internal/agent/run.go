@@ -26,7 +26,7 @@ import (
 	"github.com/spillway/spillway/policy"
 )
 
-// Exit codes of spillway exec (DESIGN.md).
+// Exit codes of spillway exec (the README's exec section).
 const (
 	ExitCapacity = 75 // every model stayed at capacity through the whole ladder
 	ExitAuth     = 77 // auth or quota: a person has to act

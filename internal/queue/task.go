@@ -38,8 +38,7 @@ type Window struct {
 	Spec       string
 }
 
-// QuietDefault is the window `--window quiet` means until `spillway report`
-// has learned the user's own quiet hours.
+// QuietDefault is the window `--window quiet` means.
 const QuietDefault = "22:00-07:00"
 
 // ParseWindow reads "HH:MM-HH:MM" or "quiet".

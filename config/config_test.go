@@ -53,6 +53,11 @@ func TestBadFiles(t *testing.T) {
 		{"bad_url.yaml", []string{"bad_url.yaml:3:15", "providers.openai.base_url", "is not an http(s) URL"}},
 		{"bad_state.yaml", []string{"bad_state.yaml:1:", "state", "allowed: memory (fleet state in Redis is not implemented yet)", "queue.db", "queue.concurrency"}},
 		{"redis_state.yaml", []string{"redis_state.yaml:1:", "state", "fleet state (breakers and pacing shared through Redis) is not implemented yet; use state: memory"}},
+		{"deployments.yaml", []string{"deployments.yaml:5:", "models.gpt-6-astra.provider", "names a provider in each deployment, not here",
+			"models.gpt-6.1-sol.deployments[1].provider", `provider "nowhere" is not defined`,
+			"models.gpt-6.1-sol.deployments[2].name", `"openai" is also the name of deployments[0]`,
+			"models.gpt-6.1-sol.deployments[3].provider", "anthropic speaks anthropic but the model's first deployment speaks openai",
+			"models.gpt-6.1-sol.deployments[4].weight", "must be 1 or more"}},
 		{"timeout_twice.yaml", []string{"timeout_twice.yaml:2:", "gateway.first_token_timeout", "is also set as timeouts.first_token"}},
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
@@ -258,5 +263,24 @@ func TestAddChain(t *testing.T) {
 		if len(c.Models) != before || c.Chains["bad"] != nil {
 			t.Errorf("a failed AddChain changed the configuration")
 		}
+	}
+}
+
+func TestDeploymentsFile(t *testing.T) {
+	c, err := Load("../testdata/config/good/deployments.yaml", env(map[string]string{"AZURE_OPENAI_API_KEY": "k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Deployments("gpt-6-astra")
+	want := []Deployment{{Name: "openai", Provider: "openai", Upstream: "gpt-6-astra", Weight: 3}, {Name: "azure", Provider: "azure", Upstream: "astra-prod", Weight: 1}}
+	if !reflect.DeepEqual(got, want) || c.ModelType("gpt-6-astra") != "openai" {
+		t.Fatalf("%+v", got)
+	}
+	if p := c.Providers["azure"]; p.Query != "api-version=2024-10-21" || p.KeyHeader != "api-key" {
+		t.Fatalf("%+v", p)
+	}
+	// a model without the list keeps its one, unnamed deployment
+	if d := c.Deployments("gpt-6-luna"); len(d) != 1 || d[0].Name != "" || d[0].Provider != "openai" || d[0].Upstream != "gpt-6-luna" {
+		t.Fatalf("%+v", d)
 	}
 }

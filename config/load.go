@@ -491,8 +491,18 @@ func (l *loader) validate(c *Config) {
 	for _, name := range modelNames {
 		m := c.Models[name]
 		fp := "models." + name
-		if _, ok := c.Providers[m.Provider]; !ok {
-			l.at(fp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", m.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+		_, providerSet := l.pos[fp+".provider"]
+		switch {
+		case len(m.Deployments) > 0 && providerSet:
+			l.at(fp+".provider", "a model with deployments names a provider in each deployment, not here")
+		case len(m.Deployments) > 0:
+			m.Provider = "" // a built-in model's, which its deployments replace
+			c.Models[name] = m
+			l.deployments(c, name, m)
+		default:
+			if _, ok := c.Providers[m.Provider]; !ok {
+				l.at(fp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", m.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+			}
 		}
 		if m.Tier.Rank() == 0 {
 			l.at(fp+".tier", fmt.Sprintf("unknown tier %q; allowed: heavy, medium, light", m.Tier))
@@ -521,7 +531,7 @@ func (l *loader) validate(c *Config) {
 				l.at(ip, fmt.Sprintf("model %q appears twice in the chain", m))
 			}
 			seen[m] = true
-			t := c.ProviderType(model.Provider)
+			t := c.ModelType(m)
 			if ptype == "" {
 				ptype = t
 			} else if t != ptype {
@@ -610,6 +620,32 @@ func (l *loader) validate(c *Config) {
 	c.Gateway.FirstToken, c.Gateway.Idle = 0, 0
 	if c.Events.Keep < 0 {
 		l.at("events.keep", fmt.Sprintf("must be 0 or more, not %d", c.Events.Keep))
+	}
+}
+
+// deployments checks a model's deployments: defined providers, one wire
+// format, names told apart, weights of 1 or more.
+func (l *loader) deployments(c *Config, name string, m Model) {
+	seen := map[string]int{}
+	format := ""
+	for i, d := range c.Deployments(name) {
+		dp := fmt.Sprintf("models.%s.deployments[%d]", name, i)
+		if _, ok := c.Providers[d.Provider]; !ok {
+			l.at(dp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", d.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+			continue
+		}
+		if t := c.ProviderType(d.Provider); format == "" {
+			format = t
+		} else if t != format {
+			l.at(dp+".provider", fmt.Sprintf("%s speaks %s but the model's first deployment speaks %s; a model's deployments share one wire format", d.Provider, t, format))
+		}
+		if j, dup := seen[d.Name]; dup {
+			l.at(dp+".name", fmt.Sprintf("%q is also the name of deployments[%d]; give each a name of its own", d.Name, j))
+		}
+		seen[d.Name] = i
+		if m.Deployments[i].Weight < 0 {
+			l.at(dp+".weight", fmt.Sprintf("must be 1 or more (0 means 1), not %d", m.Deployments[i].Weight))
+		}
 	}
 }
 

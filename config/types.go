@@ -146,16 +146,81 @@ type Provider struct {
 	// Auth is passthrough (send the client's own key, the default) or key
 	// (replace it with APIKey).
 	Auth string `yaml:"auth"`
+	// KeyHeader, with auth: key, is the header that carries APIKey when the
+	// provider wants another than its wire format's (Authorization:
+	// Bearer, x-api-key, x-goog-api-key): "api-key" for Azure OpenAI.
+	KeyHeader string `yaml:"key_header,omitempty"`
+	// Query is added to every request's URL, e.g. api-version=2024-10-21.
+	Query string `yaml:"query,omitempty"`
 }
 
-// Model is one model an upstream serves.
+// Model is one model, served by one provider or by several deployments.
 type Model struct {
-	Provider string `yaml:"provider"`
+	// Provider serves the model when it has no Deployments.
+	Provider string `yaml:"provider,omitempty"`
 	Tier     Tier   `yaml:"tier"`
 	Context  int    `yaml:"context"`
 	// Upstream is the name sent to the provider when it differs from the
 	// name clients use (an alias). Empty means the same name.
 	Upstream string `yaml:"upstream,omitempty"`
+	// Deployments, when set, are the places the model is served (another
+	// region, key or account, Azure as well as the vendor): a request
+	// tries them, balanced by weight, before the next model of its chain.
+	Deployments []Deployment `yaml:"deployments,omitempty"`
+}
+
+// Deployment is one place a model is served.
+type Deployment struct {
+	// Name tells deployments apart in routes, logs and metrics; the
+	// provider's name when empty.
+	Name     string `yaml:"name,omitempty"`
+	Provider string `yaml:"provider"`
+	// Upstream is the model's name at this deployment; the model's
+	// upstream (or name) when empty.
+	Upstream string `yaml:"upstream,omitempty"`
+	// Weight shares healthy traffic between the deployments (1 when 0).
+	Weight int `yaml:"weight,omitempty"`
+}
+
+// Deployments are where the model called name is served, with every default
+// filled in: its deployments (each named, with its upstream name and a
+// weight), or the one its provider serves, unnamed. nil for a model the
+// configuration does not know.
+func (c *Config) Deployments(name string) []Deployment {
+	m, ok := c.Models[name]
+	if !ok {
+		return nil
+	}
+	upstream := name
+	if m.Upstream != "" {
+		upstream = m.Upstream
+	}
+	if len(m.Deployments) == 0 {
+		return []Deployment{{Provider: m.Provider, Upstream: upstream, Weight: 1}}
+	}
+	out := make([]Deployment, len(m.Deployments))
+	for i, d := range m.Deployments {
+		if d.Name == "" {
+			d.Name = d.Provider
+		}
+		if d.Upstream == "" {
+			d.Upstream = upstream
+		}
+		if d.Weight <= 0 {
+			d.Weight = 1
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// ModelType is the wire format of the model called name (its first
+// deployment's provider's), "" for a model the configuration does not know.
+func (c *Config) ModelType(name string) string {
+	if d := c.Deployments(name); len(d) > 0 {
+		return c.ProviderType(d[0].Provider)
+	}
+	return ""
 }
 
 // Pacing spaces requests to one model.

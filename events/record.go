@@ -19,23 +19,26 @@ const (
 
 // Record is one upstream attempt.
 type Record struct {
-	TS             time.Time `json:"ts"` // RFC 3339, UTC
-	RequestID      string    `json:"request_id"`
-	Attempt        int       `json:"attempt"` // 1-based within the request
-	Source         string    `json:"source"`
-	Provider       string    `json:"provider"`
-	Model          string    `json:"model"`
-	RequestedModel string    `json:"requested_model"`
-	Endpoint       string    `json:"endpoint"`
-	Status         int       `json:"status"`
-	Class          string    `json:"class"`
-	LatencyMS      int64     `json:"latency_ms"`
-	TTFBMS         int64     `json:"ttfb_ms"`
-	ReqBytes       int64     `json:"req_bytes"`
-	EstInputTokens int       `json:"est_input_tokens"`
-	OutputTokens   int       `json:"output_tokens"`
-	Stream         bool      `json:"stream"`
-	FallbackFrom   string    `json:"fallback_from"`
-	WaitMS         int64     `json:"wait_ms"` // waited before this attempt
-	Error          string    `json:"error"`   // redacted
+	TS        time.Time `json:"ts"` // RFC 3339, UTC
+	RequestID string    `json:"request_id"`
+	Attempt   int       `json:"attempt"` // 1-based within the request
+	Source    string    `json:"source"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	// Deployment names the model's deployment the attempt went to, when the
+	// model has several (added after the first fields: absent otherwise).
+	Deployment     string `json:"deployment,omitempty"`
+	RequestedModel string `json:"requested_model"`
+	Endpoint       string `json:"endpoint"`
+	Status         int    `json:"status"`
+	Class          string `json:"class"`
+	LatencyMS      int64  `json:"latency_ms"`
+	TTFBMS         int64  `json:"ttfb_ms"`
+	ReqBytes       int64  `json:"req_bytes"`
+	EstInputTokens int    `json:"est_input_tokens"`
+	OutputTokens   int    `json:"output_tokens"`
+	Stream         bool   `json:"stream"`
+	FallbackFrom   string `json:"fallback_from"`
+	WaitMS         int64  `json:"wait_ms"` // waited before this attempt
+	Error          string `json:"error"`   // redacted
 }

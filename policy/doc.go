@@ -36,6 +36,12 @@
 //   - network, timeout: fixed short retries on the same model; never a model
 //     switch for them.
 //
+// A candidate is a model at one of its deployments (config's deployments:,
+// or the one provider of a model without them). A model's deployments come
+// one after the other in the chain: a full one spills to the next before the
+// chain steps down a tier, and a request starts at the healthy one with the
+// fewest in flight for its weight (smooth weighted round robin breaks ties).
+//
 // Per-candidate circuit breakers open after repeated capacity answers, cool
 // down, let a single probe through and close on its success; a plan starts
 // at the first candidate whose breaker is not open, so while the heavy model

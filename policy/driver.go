@@ -190,7 +190,7 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			last = res
 		}
 		if res.Verdict.Class == classify.RateLimit && !res.NotSent {
-			e.pacer.slowDown(prev.Key(), c.Key)
+			e.pacer.slowDown(paceKey(prev, c.Key))
 		}
 		if st.Action == send && st.Candidate.Model != prev.Model && c.OnSwitch != nil {
 			c.OnSwitch(prev, st.Candidate, res.Verdict)
@@ -221,7 +221,7 @@ func (r *run) attempt(ctx context.Context, st step) Result {
 	r.mu.Lock()
 	deadline := e.clock.Now().Add(r.plan.left())
 	r.mu.Unlock()
-	release, start, paced, err := e.pacer.acquire(ctx, cand.Key(), c.Key, deadline)
+	release, start, paced, err := e.pacer.acquire(ctx, cand.Key(), paceKey(cand, c.Key), deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.mu.Unlock()
@@ -413,7 +413,7 @@ func (a *Attempt) Output() {
 	a.mu.Unlock()
 	if permit != nil {
 		permit(classify.Verdict{Class: classify.OK})
-		a.r.e.pacer.ease(a.Candidate.Key(), a.r.c.Key)
+		a.r.e.pacer.ease(paceKey(a.Candidate, a.r.c.Key))
 	}
 }
 
@@ -448,7 +448,7 @@ func (a *Attempt) Route() string {
 	if route != "" {
 		route += " > "
 	}
-	return route + a.Candidate.Model + ":ok"
+	return route + a.Candidate.Name() + ":ok"
 }
 
 // Finish ends an attempt whose Result was Open: v is how delivery ended
@@ -532,7 +532,7 @@ func (a *Attempt) end(res Result) {
 	case permit != nil:
 		permit(v)
 		if v.Class == classify.OK {
-			e.pacer.ease(key, c.Key)
+			e.pacer.ease(paceKey(a.Candidate, c.Key))
 		}
 	case v.Class != classify.OK:
 		// the attempt's success was recorded at its first output; what
@@ -542,7 +542,7 @@ func (a *Attempt) end(res Result) {
 	}
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
-		Model: a.Candidate.Model, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
+		Model: a.Candidate.Model, Deployment: a.Candidate.Deployment, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
 		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: c.InputTokens,
 		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds()}
 	if headers {
@@ -554,6 +554,24 @@ func (a *Attempt) end(res Result) {
 	c.Events.Write(rec)
 	a.release()
 	a.cancel(nil)
+}
+
+// paceKey is what a rate limit slows: the model at one set of credentials,
+// the candidate's own key when its provider sends one, else the caller's.
+// Deployments of a model that share a key share its pace.
+func paceKey(c Candidate, callerKey string) string {
+	cred := c.KeyID
+	if cred == "" {
+		cred = "caller:" + callerKey
+	}
+	return c.Model + "\x00" + cred
+}
+
+// Slowness is how many times pacing.min_gap and jitter attempts to c now
+// wait between starts, for a caller with callerKey (Call.Key): 1 until a
+// rate limit slowed the key, back to 1 as answers come. For status pages.
+func (e *Engine) Slowness(c Candidate, callerKey string) float64 {
+	return e.pacer.slowness(paceKey(c, callerKey))
 }
 
 func newID() string {

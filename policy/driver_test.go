@@ -486,3 +486,108 @@ func TestSendContractShapes(t *testing.T) {
 		}
 	})
 }
+
+// deployed is the default configuration with gpt-6-astra served by three
+// deployments: us and eu share one key, ap has its own.
+func deployed() *config.Config {
+	cfg := config.Default()
+	for name, key := range map[string]string{"openai-us": "sk-shared", "openai-eu": "sk-shared", "openai-ap": "sk-other"} {
+		cfg.Providers[name] = config.Provider{Type: "openai", BaseURL: "http://" + name + ".example/v1", Auth: "key", APIKey: config.Secret{Ref: "env:K", Value: key}}
+	}
+	m := cfg.Models["gpt-6-astra"]
+	m.Provider = ""
+	m.Deployments = []config.Deployment{{Name: "us", Provider: "openai-us", Weight: 2}, {Name: "eu", Provider: "openai-eu"}, {Name: "ap", Provider: "openai-ap", Upstream: "astra-ap"}}
+	cfg.Models["gpt-6-astra"] = m
+	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	return cfg
+}
+
+func TestDeployments(t *testing.T) {
+	t.Run("a model's deployments come before the next model, each a candidate of its own", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		var names []string
+		for _, c := range e.Candidates(Request{Model: "gpt-6-astra"}) {
+			names = append(names, c.Name()+"="+c.Upstream)
+		}
+		if got := strings.Join(names, " "); got != "gpt-6-astra@us=gpt-6-astra gpt-6-astra@eu=gpt-6-astra gpt-6-astra@ap=astra-ap gpt-6.1-sol=gpt-6.1-sol gpt-6-luna=gpt-6-luna" {
+			t.Fatal(got)
+		}
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"},
+			Send: answers(map[string][]classify.Class{"gpt-6-astra": {classify.Capacity, classify.Capacity, classify.Capacity}})})
+		if out.Route != "gpt-6-astra@us:capacity > gpt-6-astra@eu:capacity > gpt-6-astra@ap:capacity > gpt-6.1-sol:ok" {
+			t.Fatalf("route %q", out.Route)
+		}
+	})
+	t.Run("healthy traffic is split by weight", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		got := map[string]int{}
+		for range 40 {
+			out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)})
+			got[out.Candidate.Deployment]++
+		}
+		if got["us"] != 20 || got["eu"] != 10 || got["ap"] != 10 {
+			t.Fatalf("split %v, want us 20, eu 10, ap 10 (weights 2:1:1)", got)
+		}
+	})
+	t.Run("the fewest in flight for their weight goes first", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		cands := e.Candidates(Request{Model: "gpt-6-astra"})
+		var holds []func()
+		for range 2 { // us, at weight 2, has two in flight: as loaded as eu with one
+			h, _, _, _ := e.pacer.acquire(context.Background(), cands[0].Key(), "", time.Time{})
+			holds = append(holds, h)
+		}
+		h, _, _, _ := e.pacer.acquire(context.Background(), cands[1].Key(), "", time.Time{})
+		holds = append(holds, h)
+		defer func() {
+			for _, h := range holds {
+				h()
+			}
+		}()
+		for range 3 {
+			if st := e.newPlan(Request{Model: "gpt-6-astra"}).start(); st.Candidate.Deployment != "ap" {
+				t.Fatalf("started at %s with ap idle", st.Candidate.Name())
+			}
+		}
+	})
+	t.Run("an open deployment is passed over; a model not found at one deployment skips only it", func(t *testing.T) {
+		cfg := deployed()
+		cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
+		e, _ := clocked(cfg)
+		us := e.Candidates(Request{Model: "gpt-6-astra"})[0]
+		done, _ := e.allow(us.Key())
+		done(classify.Verdict{Class: classify.Capacity})
+		for range 4 {
+			if st := e.newPlan(Request{Model: "gpt-6-astra"}).start(); st.Candidate.Deployment == "us" {
+				t.Fatal("started at an open deployment")
+			}
+		}
+		p := e.newPlan(Request{Model: "gpt-6-astra"})
+		first := p.start().Candidate
+		if st := p.after(classify.Verdict{Class: classify.ModelNotFound}); st.Candidate.Model != "gpt-6-astra" || st.Candidate.Deployment == first.Deployment {
+			t.Fatalf("after model_not_found at %s: %s", first.Name(), st.Candidate.Name())
+		}
+	})
+	t.Run("a rate-limited key slows the deployments that share it, not one with another key", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Budget: time.Millisecond}, Key: "caller",
+			Send: func(_ context.Context, a *Attempt) Result {
+				if a.Candidate.Deployment == "ap" {
+					return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+				}
+				return Result{Verdict: classify.Verdict{Class: classify.RateLimit, Wait: time.Second}}
+			}})
+		if !strings.HasSuffix(out.Route, "gpt-6-astra@ap:ok") {
+			t.Fatalf("route %q", out.Route)
+		}
+		cands := e.Candidates(Request{Model: "gpt-6-astra"})
+		us, eu, ap := e.Slowness(cands[0], "caller"), e.Slowness(cands[1], "caller"), e.Slowness(cands[2], "caller")
+		if us != 4 || eu != 4 || ap != 1 {
+			t.Fatalf("slowness us %v eu %v ap %v: two rate limits on the shared key, none on ap's", us, eu, ap)
+		}
+		if sol := e.Slowness(cands[3], "caller"); sol != 1 {
+			t.Fatalf("another model slowed: %v", sol)
+		}
+	})
+}

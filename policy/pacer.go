@@ -36,8 +36,8 @@ type pacer struct {
 
 	mu    sync.Mutex
 	lanes map[string]*lane
-	next  map[string]time.Time // earliest next start per model
-	slow  map[string]float64   // gap multiplier per model and key
+	next  map[string]time.Time // earliest next start per lane (a candidate)
+	slow  map[string]float64   // gap multiplier per pace key (a model and a credential)
 }
 
 // lane is one model's requests in flight and their current limit.
@@ -94,6 +94,16 @@ func (p *pacer) reserve(model string, until time.Time) {
 	}
 }
 
+// inflight is how many requests to model are in flight.
+func (p *pacer) inflight(model string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.lanes[model]; l != nil {
+		return l.inflight
+	}
+	return 0
+}
+
 // limit is model's current concurrency limit.
 func (p *pacer) limit(model string) int {
 	p.mu.Lock()
@@ -121,13 +131,13 @@ func (p *pacer) served(model string) {
 	l.limit = grew
 }
 
-// acquire waits for a slot for model and for its turn to start, then
+// acquire waits for a slot in model's lane and for its turn to start, then
 // returns release (to call when the request is over), the start it waited
-// for and the time waited. key identifies the caller's credentials (a hash,
-// never the key itself). When deadline is not zero, the whole wait (slot
-// and turn) must end by then: past it, or when the turn would come later,
-// acquire returns errPaced without waiting further.
-func (p *pacer) acquire(ctx context.Context, model, key string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
+// for and the time waited. paceKey names the model and credentials whose
+// rate limits slow the gap (see Engine.paceKey). When deadline is not zero,
+// the whole wait (slot and turn) must end by then: past it, or when the
+// turn would come later, acquire returns errPaced without waiting further.
+func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
 	t0 := p.clock.Now()
 	var expired chan struct{} // made only when a wait is needed: the common case arms no timer
 	for {
@@ -176,7 +186,7 @@ func (p *pacer) acquire(ctx context.Context, model, key string, deadline time.Ti
 		return nil, time.Time{}, now.Sub(t0), errPaced
 	}
 	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
-	if m := p.slow[model+"\x00"+key]; m > 1 {
+	if m := p.slow[paceKey]; m > 1 {
 		gap *= m
 	}
 	p.next[model] = start.Add(time.Duration(gap))
@@ -189,19 +199,17 @@ func (p *pacer) acquire(ctx context.Context, model, key string, deadline time.Ti
 	return release, start, start.Sub(t0), nil
 }
 
-// slowDown doubles the gap for key on model after a rate-limit answer.
-func (p *pacer) slowDown(model, key string) {
+// slowDown doubles the gap for paceKey after a rate-limit answer.
+func (p *pacer) slowDown(paceKey string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := model + "\x00" + key
-	p.slow[k] = min(max(p.slow[k]*2, 2), 16)
+	p.slow[paceKey] = min(max(p.slow[paceKey]*2, 2), 16)
 }
 
-// ease eases key's pace on model back after a success.
-func (p *pacer) ease(model, key string) {
+// ease eases paceKey's pace back after a success.
+func (p *pacer) ease(k string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := model + "\x00" + key
 	if m := p.slow[k]; m > 1 {
 		if m /= 2; m <= 1 {
 			delete(p.slow, k)
@@ -211,11 +219,11 @@ func (p *pacer) ease(model, key string) {
 	}
 }
 
-// slowness is key's current gap multiplier on model (1 when normal).
-func (p *pacer) slowness(model, key string) float64 {
+// slowness is paceKey's current gap multiplier (1 when normal).
+func (p *pacer) slowness(paceKey string) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m := p.slow[model+"\x00"+key]; m > 1 {
+	if m := p.slow[paceKey]; m > 1 {
 		return m
 	}
 	return 1

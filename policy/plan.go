@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,8 +24,24 @@ type Candidate struct {
 	Tier     config.Tier       // "" for a model the configuration does not know
 	Context  int               // 0 when unknown
 	// Deployment names one of the model's deployments; empty while a model
-	// has exactly one (its provider's).
+	// has exactly one (its provider's). Weight shares healthy traffic
+	// between a model's deployments.
 	Deployment string
+	Weight     int
+	// KeyID identifies the credentials the candidate is sent with when its
+	// provider sends a key of its own (auth: key): a hash, never the key.
+	// Empty when the caller's credentials go through. Rate limits are per
+	// key: deployments of a model that share one share its pace.
+	KeyID string
+}
+
+// Name is the candidate's name in routes and messages: the model, and its
+// deployment when it has several ("gpt-6-astra@eu").
+func (c Candidate) Name() string {
+	if c.Deployment != "" {
+		return c.Model + "@" + c.Deployment
+	}
+	return c.Model
 }
 
 // Key identifies the candidate's breaker, pacing lane and adaptive limit.
@@ -96,7 +114,7 @@ type step struct {
 
 // Hop is one attempt's outcome, for X-Spillway-Route and logs.
 type Hop struct {
-	Model string
+	Model string // the candidate's name: the model, and its deployment when it has several
 	Class classify.Class
 }
 
@@ -114,6 +132,7 @@ type Engine struct {
 	rndMu    sync.Mutex
 	breakers Breakers
 	pacer    *pacer
+	balancer balancer
 	classify func(classify.Input) classify.Verdict
 }
 
@@ -216,24 +235,37 @@ func (e *Engine) Candidates(r Request) []Candidate {
 	var out []Candidate
 	for i, name := range chain {
 		m, known := e.cfg.Models[name]
-		c := Candidate{Model: name, Upstream: name, Provider: m.Provider, Type: classify.Provider(e.cfg.ProviderType(m.Provider)), Tier: m.Tier, Context: m.Context}
-		if !known {
-			c = Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type}
-		}
-		if m.Upstream != "" {
-			c.Upstream = m.Upstream
-		}
 		if i > 0 {
 			if r.NoFallback {
 				break
 			}
-			if r.MinTier != "" && c.Tier.Rank() < r.MinTier.Rank() {
+			if r.MinTier != "" && m.Tier.Rank() < r.MinTier.Rank() {
 				continue
 			}
 		}
-		out = append(out, c)
+		if !known {
+			out = append(out, Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type, Weight: 1})
+			continue
+		}
+		// every deployment of the model, in a row: a full one spills to
+		// the next before the chain steps down a tier
+		for _, d := range e.cfg.Deployments(name) {
+			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Type: classify.Provider(e.cfg.ProviderType(d.Provider)),
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
+		}
 	}
 	return out
+}
+
+// keyID is the id of the key provider sends of its own, "" when the
+// caller's credentials go through.
+func (e *Engine) keyID(provider string) string {
+	p, ok := e.cfg.Providers[provider]
+	if !ok || p.Auth != "key" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(p.APIKey.Value))
+	return "key:" + hex.EncodeToString(sum[:6])
 }
 
 // plan is one request's walk along its chain. Only the driver (Run) walks
@@ -278,7 +310,7 @@ func (e *Engine) newPlan(r Request) *plan {
 
 // note adds the current candidate's outcome to the route.
 func (p *plan) note(v classify.Verdict) {
-	hop := Hop{Model: p.chain[p.cur].Model, Class: v.Class}
+	hop := Hop{Model: p.chain[p.cur].Name(), Class: v.Class}
 	if local(v) {
 		hop.Class = classify.Class(v.Code)
 	}
@@ -398,7 +430,7 @@ func (p *plan) start() step {
 		func(c Candidate) bool { return !open(c) },
 	} {
 		if i, found := p.next(0, ok); found {
-			p.cur = i
+			p.cur = p.spread(i, ok)
 			break
 		}
 	}
@@ -412,10 +444,38 @@ func (p *plan) start() step {
 	}
 	for _, c := range p.chain[:p.cur] {
 		if open(c) {
-			p.route = append(p.route, Hop{Model: c.Model, Class: BreakerOpen})
+			p.route = append(p.route, Hop{Model: c.Name(), Class: BreakerOpen})
 		}
 	}
 	return step{Action: send, Candidate: p.chain[p.cur]}
+}
+
+// spread balances a request across the deployments of the model it starts
+// at (chain[i]'s): of those that pass ok, the engine picks one by weight and
+// fewest in flight and moves it to the front of the model's run of
+// candidates, where the request starts; the others follow, for it to spill
+// to. It returns where the request starts.
+func (p *plan) spread(i int, ok func(Candidate) bool) int {
+	a, b := i, i+1
+	for a > 0 && p.chain[a-1].Model == p.chain[i].Model {
+		a--
+	}
+	for b < len(p.chain) && p.chain[b].Model == p.chain[i].Model {
+		b++
+	}
+	if b-a < 2 {
+		return i
+	}
+	var healthy []int
+	for j := a; j < b; j++ {
+		if k, found := p.next(j, ok); found && k == j {
+			healthy = append(healthy, j)
+		}
+	}
+	best := healthy[p.e.balancer.pick(p.chain, healthy, p.e.pacer.inflight)]
+	run := append([]Candidate{p.chain[best]}, append(append([]Candidate(nil), p.chain[a:best]...), p.chain[best+1:b]...)...)
+	copy(p.chain[a:b], run)
+	return a
 }
 
 func (p *plan) fits(c Candidate) bool {
@@ -435,8 +495,8 @@ func (p *plan) after(v classify.Verdict) step {
 	case classify.Capacity:
 		return p.onCapacity(c, v)
 	case classify.ServerError:
-		p.srvN[c.Model]++
-		if p.srvN[c.Model] <= 1 {
+		p.srvN[c.Key()]++
+		if p.srvN[c.Key()] <= 1 {
 			return p.retrySame(c, max(v.Wait, p.e.backoff(1)), v)
 		}
 		return p.onCapacity(c, v)
@@ -454,13 +514,13 @@ func (p *plan) after(v classify.Verdict) step {
 		}
 		return p.fail(v, fmt.Sprintf("rate limited; the provider asked for %s, more than the wait budget left", classify.FormatWait(wait)))
 	case classify.Network, classify.Timeout:
-		p.netN[c.Model]++
-		if p.netN[c.Model] > p.e.cfg.Retry.NetworkRetries {
+		p.netN[c.Key()]++
+		if p.netN[c.Key()] > p.e.cfg.Retry.NetworkRetries {
 			return p.fail(v, fmt.Sprintf("%s failures persisted after %d retries on the same model", v.Class, p.e.cfg.Retry.NetworkRetries))
 		}
 		return p.retrySame(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D()), v)
 	case classify.ModelNotFound:
-		p.skip[c.Model] = true
+		p.skip[c.Key()] = true
 		if next, ok := p.next(p.cur+1, nil); ok {
 			return p.switchTo(next, c)
 		}
@@ -521,8 +581,8 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	p.cur = i
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: rung}
-	if first.Model != c.Model {
-		s.FallbackFrom = c.Model
+	if first.Key() != c.Key() {
+		s.FallbackFrom = c.Name()
 	}
 	return s
 }
@@ -537,7 +597,7 @@ func (p *plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) st
 
 func (p *plan) switchTo(i int, from Candidate) step {
 	p.cur = i
-	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Model}
+	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Name()}
 }
 
 // confined reports whether the plan can use a single model only (its
@@ -560,7 +620,7 @@ func (p *plan) confined() (Candidate, bool) {
 func (p *plan) next(i int, ok func(Candidate) bool) (int, bool) {
 	for ; i < len(p.chain); i++ {
 		c := p.chain[i]
-		if p.skip[c.Model] || !p.fits(c) {
+		if p.skip[c.Key()] || !p.fits(c) {
 			continue
 		}
 		if ok != nil && !ok(c) {
@@ -613,4 +673,38 @@ func (p *plan) attempts() int {
 		}
 	}
 	return n
+}
+
+// balancer shares healthy traffic between a model's deployments: by fewest
+// in flight for its weight, then by smooth weighted round robin (as nginx
+// balances upstreams), so that sequential requests split exactly by weight.
+type balancer struct {
+	mu      sync.Mutex
+	current map[string]int // by candidate key: the round robin's running weight
+}
+
+// pick chooses among the candidates at indexes healthy of chain and returns
+// the chosen one's position in healthy.
+func (b *balancer) pick(chain []Candidate, healthy []int, inflight func(key string) int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.current == nil {
+		b.current = map[string]int{}
+	}
+	total, best := 0, -1
+	load := func(j int) float64 {
+		c := chain[healthy[j]]
+		return float64(inflight(c.Key())) / float64(max(c.Weight, 1))
+	}
+	for j, h := range healthy {
+		c := chain[h]
+		w := max(c.Weight, 1)
+		total += w
+		b.current[c.Key()] += w
+		if best < 0 || load(j) < load(best) || load(j) == load(best) && b.current[c.Key()] > b.current[chain[healthy[best]].Key()] {
+			best = j
+		}
+	}
+	b.current[chain[healthy[best]].Key()] -= total
+	return best
 }

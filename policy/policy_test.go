@@ -261,12 +261,12 @@ func TestPacerGapsAndConcurrency(t *testing.T) {
 		t.Fatalf("turn after the deadline: %v, clock moved %v", err, clk.Now().Sub(before))
 	}
 	// a rate limit slows the key
-	p.slowDown("m", "k")
-	if p.slowness("m", "k") != 2 || p.slowness("m", "other") != 1 {
+	p.slowDown("m\x00k")
+	if p.slowness("m\x00k") != 2 || p.slowness("m\x00other") != 1 {
 		t.Fatal("slowdown not per key")
 	}
-	p.ease("m", "k")
-	if p.slowness("m", "k") != 1 {
+	p.ease("m\x00k")
+	if p.slowness("m\x00k") != 1 {
 		t.Fatal("recover did not restore the pace")
 	}
 }

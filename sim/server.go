@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -33,6 +34,10 @@ type Options struct {
 	TokenRate float64
 	MaxBody   int64
 	Logger    *slog.Logger
+	// Regions serve every model again under a path prefix each (/eu/v1/…,
+	// /eu/_sim/faults), with pools, faults and statistics of their own: one
+	// model as several deployments, as a provider's regions are.
+	Regions []string
 }
 
 type modelInfo struct {
@@ -62,6 +67,8 @@ type Server struct {
 
 	done chan struct{} // closed by Close: stalled handlers give up
 	once sync.Once
+
+	regions map[string]*Server
 }
 
 // New builds a Server.
@@ -106,20 +113,44 @@ func New(o Options) (*Server, error) {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	for name, m := range cfg.Models {
-		upstream := name
-		if m.Upstream != "" {
-			upstream = m.Upstream
+		for _, d := range cfg.Deployments(name) {
+			s.models[d.Upstream] = modelInfo{name: d.Upstream, provider: cfg.ProviderType(d.Provider), tier: string(m.Tier), context: m.Context}
 		}
-		s.models[upstream] = modelInfo{name: upstream, provider: cfg.ProviderType(m.Provider), tier: string(m.Tier), context: m.Context}
 	}
 	for name, m := range scn.Extra {
 		s.models[name] = modelInfo{name: name, provider: m.Provider, tier: m.Tier, context: m.Context}
 	}
+	for i, region := range o.Regions {
+		if !regionName.MatchString(region) || s.regions[region] != nil || region == "v1" || region == "v1beta" || region == "_sim" {
+			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not v1, v1beta or _sim)", region)
+		}
+		ro := o
+		ro.Regions, ro.Seed, ro.Clock = nil, o.Seed+int64(i+1), clock // its own load noise, the same time
+		rs, err := New(ro)
+		if err != nil {
+			return nil, err
+		}
+		if s.regions == nil {
+			s.regions = map[string]*Server{}
+		}
+		s.regions[region] = rs
+	}
 	return s, nil
 }
 
+var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
+// Region is the simulator serving under /region/, nil for a region it does
+// not have.
+func (s *Server) Region(name string) *Server { return s.regions[name] }
+
 // Close makes stalled requests give up; the HTTP server is the caller's.
-func (s *Server) Close() { s.once.Do(func() { close(s.done) }) }
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.done) })
+	for _, r := range s.regions {
+		r.Close()
+	}
+}
 
 // Clock returns the simulator's clock.
 func (s *Server) Clock() Clock { return s.clock }
@@ -142,6 +173,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("DELETE /_sim/stats", s.handleStatsReset)
 	mux.HandleFunc("GET /_sim/scenario", s.handleScenario)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	for name, r := range s.regions {
+		mux.Handle("/"+name+"/", http.StripPrefix("/"+name, r.Handler()))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), "type": "invalid_request_error", "param": nil, "code": nil}})

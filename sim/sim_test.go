@@ -692,3 +692,45 @@ func TestScenarioFiles(t *testing.T) {
 		}
 	}
 }
+
+// Regions serve every model again under a path prefix, with pools, faults
+// and statistics of their own.
+func TestRegions(t *testing.T) {
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0, Regions: []string{"eu", "us"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	// the control API of a region, over HTTP
+	resp, err := http.Post(hs.URL+"/eu/_sim/faults", "application/json", strings.NewReader(`{"model":"gpt-6-luna","fault":"capacity","count":-1}`))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("%v %v", err, resp)
+	}
+	resp.Body.Close()
+	post := func(prefix string) int {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+prefix+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-6-luna","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer sk-region-test")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if post("/eu") != 503 || post("") != 200 || post("/us") != 200 {
+		t.Fatal("a region's fault reached another region")
+	}
+	if srv.Region("eu").Snapshot().Models["gpt-6-luna"].Received != 1 || srv.Snapshot().Models["gpt-6-luna"].Received != 1 ||
+		srv.Region("us").Snapshot().Models["gpt-6-luna"].Served != 1 || srv.Region("ap") != nil {
+		t.Fatal("statistics are not per region")
+	}
+	for _, bad := range [][]string{{"v1"}, {"eu", "eu"}, {"a/b"}} {
+		if _, err := sim.New(sim.Options{Regions: bad}); err == nil || !strings.Contains(err.Error(), "region") {
+			t.Errorf("regions %v: %v", bad, err)
+		}
+	}
+}

@@ -186,21 +186,15 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 }
 
 // send is the library's half of an attempt: the caller's request, with the
-// candidate's model, to the URL the caller used (the library never changes
-// hosts, only the model), and the answer once the caller may have it.
+// candidate's model, to the URL the caller used (for a model, the library
+// changes only the model, never the host; a model with deployments is sent
+// to each deployment's provider, as the gateway sends it), and the answer
+// once the caller may have it.
 func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, a *policy.Attempt) (*http.Response, policy.Result) {
-	if a.Candidate.Type != "" && a.Candidate.Type != ep.Format {
-		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest,
-			Message: fmt.Sprintf("spillway: model %s speaks %s, not %s", a.Candidate.Model, a.Candidate.Type, ep.Format)}, NotSent: true}
-	}
-	payload, err := body.For(ep, a.Candidate.Upstream)
+	out, err := t.request(ctx, req, ep, body, a.Candidate)
 	if err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	out := req.Clone(ctx)
-	out.Header = http.Header{}
-	upstream.Outgoing(out.Header, req.Header)
-	setBody(out, payload)
 	ans, res := upstream.Exchange(a, t.base, out, ep)
 	if ans == nil {
 		return nil, res
@@ -218,6 +212,25 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 	upstream.Answered(resp.Header, a)
 	res.Committed = true
 	return resp, res
+}
+
+// request is the attempt's request to cand.
+func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cand policy.Candidate) (*http.Request, error) {
+	if cand.Deployment != "" {
+		return upstream.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
+	}
+	if cand.Type != "" && cand.Type != ep.Format {
+		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
+	}
+	payload, err := body.For(ep, cand.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	out := req.Clone(ctx)
+	out.Header = http.Header{}
+	upstream.Outgoing(out.Header, req.Header)
+	setBody(out, payload)
+	return out, nil
 }
 
 // readBody reads the request body once (through GetBody when the request

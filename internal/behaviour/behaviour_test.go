@@ -49,7 +49,7 @@ type world struct {
 func newWorld(t *testing.T, r row) *world {
 	t.Helper()
 	w := &world{t: t, clk: policytest.New(t0), next: make(chan struct{}, 1)}
-	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0, Regions: r.regions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,9 @@ func newWorld(t *testing.T, r row) *world {
 		p.BaseURL = w.up + suffix
 		cfg.Providers[name] = p
 	}
+	for _, region := range r.regions { // a provider per region of the simulator: openai-eu, …
+		cfg.Providers["openai-"+region] = config.Provider{Type: "openai", BaseURL: w.up + "/" + region + "/v1", Auth: "passthrough"}
+	}
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
 	cfg.Retry.Budget = config.Duration(5 * time.Second)
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
@@ -81,6 +84,13 @@ func newWorld(t *testing.T, r row) *world {
 	for _, f := range r.faults {
 		if err := srv.AddFault(f); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for region, fs := range r.regionFaults {
+		for _, f := range fs {
+			if err := srv.Region(region).AddFault(f); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return w
@@ -104,7 +114,11 @@ func (w *world) records() []events.Record {
 func (w *world) route() string {
 	var parts []string
 	for _, r := range w.records() {
-		parts = append(parts, r.Model+":"+r.Class)
+		name := r.Model
+		if r.Deployment != "" {
+			name += "@" + r.Deployment
+		}
+		parts = append(parts, name+":"+r.Class)
 	}
 	return strings.Join(parts, " > ")
 }
@@ -194,11 +208,15 @@ func do(ctx context.Context, send func(context.Context, call) (*http.Response, e
 
 // row is one behaviour.
 type row struct {
-	name     string
-	cfg      func(*config.Config)
-	faults   []sim.Fault
-	upstream func(w *world) http.Handler // instead of the simulator
-	call     call
+	name   string
+	cfg    func(*config.Config)
+	faults []sim.Fault
+	// regions serve the models again under /region/, each the provider
+	// openai-REGION: deployments; regionFaults are their faults
+	regions      []string
+	regionFaults map[string][]sim.Fault
+	upstream     func(w *world) http.Handler // instead of the simulator
+	call         call
 	// tick runs while the request is in flight: it moves the fake clock
 	// where a watchdog must fire.
 	tick func(ctx context.Context, w *world)
@@ -340,7 +358,7 @@ func waits(w *world) []time.Duration {
 }
 
 func TestBehaviours(t *testing.T) {
-	rows := append(capacityRows(), behaviourRows()...)
+	rows := append(append(capacityRows(), behaviourRows()...), deploymentRows()...)
 	for _, fe := range frontEnds {
 		t.Run(fe.name, func(t *testing.T) {
 			for _, r := range rows {
@@ -1075,4 +1093,101 @@ func holdsAStream(*world) http.Handler {
 		rw.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
+}
+
+// astraIn serves gpt-6-astra by a deployment in each region, weights given.
+func astraIn(regions []string, weights ...int) func(*config.Config) {
+	return func(c *config.Config) {
+		m := c.Models["gpt-6-astra"]
+		m.Provider, m.Deployments = "", nil
+		for i, r := range regions {
+			m.Deployments = append(m.Deployments, config.Deployment{Name: r, Provider: "openai-" + r, Weight: weights[i]})
+		}
+		c.Models["gpt-6-astra"] = m
+	}
+}
+
+// deploymentRows: one model served by several deployments (the
+// simulator's regions, with pools of their own).
+func deploymentRows() []row {
+	full := []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}}
+	return []row{
+		{
+			name:    "deployments: a full one spills to the model's next, with no step down a tier",
+			regions: []string{"us", "eu"}, cfg: astraIn([]string{"us", "eu"}, 1, 1),
+			regionFaults: map[string][]sim.Fault{"us": full},
+			call:         chat("gpt-6-astra", "hi", false),
+			want: want{status: 200, model: "gpt-6-astra", route: "gpt-6-astra@us:capacity > gpt-6-astra@eu:ok", attempts: 2, text: sim.Answer("gpt-6-astra", "hi", 16),
+				check: func(t *testing.T, w *world, _ result) {
+					recs := w.records()
+					if recs[0].Deployment != "us" || recs[1].Deployment != "eu" || recs[1].FallbackFrom != "gpt-6-astra@us" || recs[1].Model != "gpt-6-astra" {
+						t.Fatalf("records %+v", recs)
+					}
+					if w.sim.Region("eu").Snapshot().Models["gpt-6-astra"].Served != 1 || w.received("gpt-6-astra") != 0 {
+						t.Fatal("the answer did not come from the eu deployment")
+					}
+				}},
+		},
+		{
+			name:    "deployments: with every one full, the next tier answers",
+			regions: []string{"us", "eu"}, cfg: astraIn([]string{"us", "eu"}, 1, 1),
+			regionFaults: map[string][]sim.Fault{"us": full, "eu": full},
+			call:         chat("gpt-6-astra", "hi", false),
+			want: want{status: 200, model: "gpt-6.1-sol", route: "gpt-6-astra@us:capacity > gpt-6-astra@eu:capacity > gpt-6.1-sol:ok", attempts: 3,
+				check: func(t *testing.T, w *world, _ result) {
+					if recs := w.records(); recs[2].FallbackFrom != "gpt-6-astra@eu" || recs[2].Deployment != "" {
+						t.Fatalf("records %+v", recs)
+					}
+				}},
+		},
+		{
+			name:    "deployments: healthy traffic is split by weight",
+			regions: []string{"us", "eu"}, cfg: astraIn([]string{"us", "eu"}, 3, 1),
+			run: func(t *testing.T, w *world, send func(context.Context, call) (*http.Response, error)) {
+				for i := range 20 {
+					if res := do(context.Background(), send, chat("gpt-6-astra", fmt.Sprint("split ", i), false)); res.err != nil || res.resp.StatusCode != 200 {
+						t.Fatalf("%v %v", res.err, res.resp)
+					}
+				}
+				got := map[string]int{}
+				for _, r := range w.records() {
+					got[r.Deployment]++
+				}
+				if got["us"] < 14 || got["us"] > 16 || got["us"]+got["eu"] != 20 {
+					t.Fatalf("split %v, want about 15:5 (weights 3:1)", got)
+				}
+			},
+		},
+		{
+			name:    "deployments: a rate-limited key slows the deployments that share it, not one with another key",
+			regions: []string{"us", "eu", "ap"},
+			cfg: func(c *config.Config) {
+				astraIn([]string{"us", "eu", "ap"}, 1, 1, 1)(c)
+				for r, key := range map[string]string{"us": "sk-shared-0123", "eu": "sk-shared-0123", "ap": "sk-other-0123"} {
+					p := c.Providers["openai-"+r]
+					p.Auth, p.APIKey = "key", config.Secret{Ref: "env:KEY", Value: key}
+					c.Providers["openai-"+r] = p
+				}
+				c.Retry.Budget = config.Duration(time.Millisecond) // a rate limit's wait moves on at once
+			},
+			regionFaults: map[string][]sim.Fault{
+				"us": {{Model: "gpt-6-astra", Kind: "rate_limit", Count: -1, RetryAfter: 1}},
+				"eu": {{Model: "gpt-6-astra", Kind: "rate_limit", Count: -1, RetryAfter: 1}},
+			},
+			call: chat("gpt-6-astra", "hi", false),
+			want: want{status: 200, model: "gpt-6-astra", check: func(t *testing.T, w *world, res result) {
+				if route := res.resp.Header.Get("X-Spillway-Route"); !strings.HasSuffix(route, "gpt-6-astra@ap:ok") || strings.Count(route, "rate_limit") != 2 {
+					t.Fatalf("route %q", route)
+				}
+				cands := w.eng.Candidates(policy.Request{Model: "gpt-6-astra"})
+				slow := map[string]float64{}
+				for _, c := range cands[:3] {
+					slow[c.Deployment] = w.eng.Slowness(c, "")
+				}
+				if slow["us"] != 4 || slow["eu"] != 4 || slow["ap"] != 1 {
+					t.Fatalf("slowness %v: two rate limits on the shared key slow us and eu alike; ap's key is another", slow)
+				}
+			}},
+		},
+	}
 }

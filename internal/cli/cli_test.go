@@ -150,6 +150,11 @@ func TestConfigCheck(t *testing.T) {
 	if code != ExitFail || !strings.Contains(errOut, "does-not-exist.yaml") {
 		t.Fatalf("missing file: exit %d\n%s", code, errOut)
 	}
+	// a model's deployments, in the order a request spills through them
+	out, _, code = run(t, map[string]string{"AZURE_OPENAI_API_KEY": "k"}, "", "config", "check", "../../testdata/config/good/deployments.yaml")
+	if code != 0 || !strings.Contains(out, "# gpt-6-astra: openai (openai, weight 3), azure (azure as astra-prod, weight 1)") {
+		t.Fatalf("deployments: exit %d\n%s", code, out)
+	}
 	// --config and SPILLWAY_CONFIG are honoured
 	out, _, code = run(t, map[string]string{"SPILLWAY_CONFIG": "../../testdata/config/good/custom.yaml"}, "", "config", "check", "-q")
 	if code != 0 || !strings.Contains(out, "ok: ../../testdata/config/good/custom.yaml") {
@@ -203,5 +208,14 @@ func TestVersionAndUsage(t *testing.T) {
 	out, _, code = run(t, nil, "", "help")
 	if code != 0 || !strings.Contains(out, "explain") || !strings.Contains(out, "config") {
 		t.Fatalf("help: %d %q", code, out)
+	}
+}
+
+// A line of spillway's own event log is explained with where it went.
+func TestExplainAnEventRecord(t *testing.T) {
+	line := `{"ts":"2026-11-30T09:47:41Z","request_id":"f9d8","attempt":2,"source":"gateway","provider":"openai-eu","model":"gpt-6-astra","deployment":"eu","status":503,"class":"capacity","error":"Our servers are currently overloaded. Please try again later."}`
+	out, _, code := run(t, nil, line, "explain", "-")
+	if code != 0 || !strings.HasPrefix(out, "capacity:") || !strings.Contains(out, "where:     gpt-6-astra@eu at openai-eu, request f9d8, attempt 2 (gateway)") {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }

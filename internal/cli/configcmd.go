@@ -3,8 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +56,9 @@ func (a *App) configCmd() *cobra.Command {
 				return fail(ExitFail, "%w", err)
 			}
 			fmt.Fprintf(a.Stdout, "# ok: %s; %d models, %d chains; secrets masked\n", src, len(c.Models), len(c.Chains))
+			for _, line := range deploymentLines(c) {
+				fmt.Fprintln(a.Stdout, line)
+			}
 			_, err = a.Stdout.Write(out)
 			return err
 		},
@@ -108,4 +114,29 @@ unless --force is given; the old file is then kept as PATH.bak.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file (keeping it as .bak)")
 	return cmd
+}
+
+// deploymentLines say, for each model served by several deployments, where
+// a request for it goes, in the order it spills: "# gpt-6-astra: us (openai,
+// weight 2), eu (openai-eu as gpt-6-astra-eu, weight 1)".
+func deploymentLines(c *config.Config) []string {
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
+		if len(c.Models[name].Deployments) == 0 {
+			continue
+		}
+		var ds []string
+		for _, d := range c.Deployments(name) {
+			as := ""
+			if d.Upstream != name {
+				as = " as " + d.Upstream
+			}
+			ds = append(ds, fmt.Sprintf("%s (%s%s, weight %d)", d.Name, d.Provider, as, d.Weight))
+		}
+		lines = append(lines, fmt.Sprintf("# %s: %s", name, strings.Join(ds, ", ")))
+	}
+	if len(lines) > 0 {
+		lines = append([]string{"# deployments (healthy ones share traffic by weight; a full one spills to the next):"}, lines...)
+	}
+	return lines
 }

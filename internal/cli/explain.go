@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/events"
 )
 
 // maxExplainInput bounds what explain reads from stdin.
@@ -65,6 +66,9 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 				return enc.Encode(v)
 			}
 			writeVerdict(a.Stdout, v)
+			if where := recordWhere(text); where != "" {
+				fmt.Fprintf(a.Stdout, "  where:     %s\n", where)
+			}
 			return nil
 		},
 	}
@@ -119,4 +123,19 @@ func writeVerdict(w io.Writer, v classify.Verdict) {
 		}
 		fmt.Fprintf(w, "  upstream:  %s\n", up)
 	}
+}
+
+// recordWhere names where the attempt of a line of spillway's event log
+// went ("gpt-6-astra@us at openai-us, request 1f2e…, attempt 2"), "" when
+// text is not one.
+func recordWhere(text string) string {
+	var r events.Record
+	if json.Unmarshal([]byte(strings.TrimSpace(text)), &r) != nil || r.RequestID == "" || r.Model == "" {
+		return ""
+	}
+	name := r.Model
+	if r.Deployment != "" {
+		name += "@" + r.Deployment
+	}
+	return fmt.Sprintf("%s at %s, request %s, attempt %d (%s)", name, r.Provider, r.RequestID, r.Attempt, r.Source)
 }

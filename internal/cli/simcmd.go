@@ -14,6 +14,7 @@ import (
 func (a *App) simCmd() *cobra.Command {
 	var (
 		listen, scenario, clock, start string
+		regions                        []string
 		seed                           int64
 		tokenRate                      float64
 		maxBody                        int64
@@ -30,9 +31,14 @@ configured models (the built-in catalog by default) on:
   Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent (?alt=sse)
   Control:   POST|GET|DELETE /_sim/faults, GET|DELETE /_sim/stats, GET /_sim/scenario
 
+With --regions eu,us every model is served again under /eu/ and /us/ (OpenAI
+base URL http://ADDR/eu/v1, the control API at /eu/_sim/faults), with pools,
+faults and statistics of its own: one model as several deployments.
+
 Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 		Example: `  spillway sim --scenario peak
   spillway sim --scenario peak --clock fast:60 --seed 7
+  spillway sim --regions eu,us
   curl -s -X POST localhost:8790/_sim/faults -d '{"model":"gpt-6-astra","fault":"capacity","count":-1}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,7 +63,7 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 			if err != nil {
 				return fail(ExitUsage, "%w", err)
 			}
-			srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: seed, Clock: clk, TokenRate: tokenRate, MaxBody: maxBody})
+			srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: seed, Clock: clk, TokenRate: tokenRate, MaxBody: maxBody, Regions: regions})
 			if err != nil {
 				return fail(ExitUsage, "%w", err)
 			}
@@ -65,6 +71,9 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 				fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
 					scn.Name, clockName(clock), clk.Now().Format(time.RFC3339), addr)
 				fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic base URL http://%s; any key works unless the scenario names it\n", addr, addr)
+				for _, r := range regions {
+					fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
+				}
 			})
 			if err != nil {
 				return fail(ExitFail, "%w", err)
@@ -80,6 +89,7 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 	f.StringVar(&start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
 	f.Float64Var(&tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
 	f.Int64Var(&maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")
+	f.StringSliceVar(&regions, "regions", nil, "serve every model again under /REGION/ for each, with pools of its own (deployments)")
 	return cmd
 }
 

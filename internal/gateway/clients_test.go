@@ -10,6 +10,7 @@ package gateway_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	oresponses "github.com/openai/openai-go/v3/responses"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/sim"
 )
@@ -51,6 +53,47 @@ func TestCodexThroughGateway(t *testing.T) {
 	}
 	if got := strings.Join(routeOf(r), " > "); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
 		t.Fatalf("event log route %q", got)
+	}
+}
+
+// gpt-6-astra served by two deployments (two simulators, pools of their
+// own): with the first full, Codex is answered by the second, with no step
+// down a tier.
+func TestCodexThroughGatewayToASecondDeployment(t *testing.T) {
+	clienttest.Codex(t)
+	eu, err := sim.New(sim.Options{Seed: 2, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	euServer := httptest.NewServer(eu.Handler())
+	t.Cleanup(func() { eu.Close(); euServer.Close() })
+	r := newRig(t, nil, func(c *config.Config) {
+		c.Providers["openai-eu"] = config.Provider{Type: "openai", BaseURL: euServer.URL + "/v1", Auth: "passthrough"}
+		m := c.Models["gpt-6-astra"]
+		m.Provider = ""
+		m.Deployments = []config.Deployment{{Name: "us", Provider: "openai"}, {Name: "eu", Provider: "openai-eu"}}
+		c.Models["gpt-6-astra"] = m
+	})
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prompt := "Reply with pong"
+	res := clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: prompt, APIKey: "sk-codex-test-0123456789"})
+	if res.ExitCode != 0 {
+		t.Fatalf("codex exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
+	if want := sim.Answer("gpt-6-astra", prompt, 16); !strings.Contains(res.Stdout, want) || strings.Contains(res.Stderr, "at capacity") {
+		t.Fatalf("stdout %q lacks the heavy model's answer %q; stderr %s", res.Stdout, want, res.Stderr)
+	}
+	var route []string
+	for _, rec := range r.records() {
+		route = append(route, rec.Model+"@"+rec.Deployment+":"+rec.Class)
+	}
+	if got := strings.Join(route, " > "); got != "gpt-6-astra@us:capacity > gpt-6-astra@eu:ok" {
+		t.Fatalf("event log route %q", got)
+	}
+	if eu.Snapshot().Models["gpt-6-astra"].Served != 1 {
+		t.Fatal("the second deployment did not answer")
 	}
 }
 

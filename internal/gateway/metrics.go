@@ -10,6 +10,7 @@ type metrics struct {
 	reg       *prometheus.Registry
 	requests  *prometheus.CounterVec   // endpoint, outcome
 	attempts  *prometheus.CounterVec   // model, class
+	deployed  *prometheus.CounterVec   // model, deployment, class: models with deployments
 	fallbacks *prometheus.CounterVec   // from, to, class
 	latency   *prometheus.HistogramVec // endpoint
 	ttfb      *prometheus.HistogramVec // model
@@ -26,6 +27,8 @@ func newMetrics(dropped func() float64) *metrics {
 			Help: "Client requests by endpoint and outcome (ok, failed class)."}, []string{"endpoint", "outcome"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_attempts_total",
 			Help: "Upstream attempts by model and class."}, []string{"model", "class"}),
+		deployed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_deployment_attempts_total",
+			Help: "Upstream attempts to the models served by several deployments, by model, deployment and class."}, []string{"model", "deployment", "class"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_fallbacks_total",
 			Help: "Model switches by from, to and the class that caused them."}, []string{"from", "to", "class"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "spillway_request_duration_seconds",
@@ -38,7 +41,7 @@ func newMetrics(dropped func() float64) *metrics {
 	}
 	m.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_events_dropped_total",
 		Help: "Event records dropped because the log writer fell behind."}, dropped)
-	reg.MustRegister(m.requests, m.attempts, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
+	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +80,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
 func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, a *policy.Attempt) policy.Result {
-	up, err := s.upstreamRequest(ctx, r, ep, body, a.Candidate)
+	up, err := upstream.NewRequest(ctx, s.cfg, ep, body, a.Candidate, r.Header, r.URL.RawQuery)
 	if err != nil {
 		return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
@@ -99,35 +98,6 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	w.Write(ans.Body)
 	res.Committed = true
 	return res
-}
-
-// upstreamRequest builds the request to cand's provider.
-func (s *Server) upstreamRequest(ctx context.Context, r *http.Request, ep wire.Endpoint, body *wire.Body, cand policy.Candidate) (*http.Request, error) {
-	prov, ok := s.cfg.Providers[cand.Provider]
-	if !ok {
-		return nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
-	}
-	if cand.Type != "" && cand.Type != ep.Format {
-		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
-	}
-	payload, err := body.For(ep, cand.Upstream)
-	if err != nil {
-		return nil, err
-	}
-	url := ep.URL(prov.BaseURL, cand.Upstream)
-	if r.URL.RawQuery != "" {
-		url += "?" + r.URL.RawQuery
-	}
-	up, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
-	if err != nil {
-		return nil, err
-	}
-	upstream.Outgoing(up.Header, r.Header)
-	if prov.Auth == "key" {
-		wire.SetKey(up.Header, cand.Type, prov.APIKey.Value)
-	}
-	up.ContentLength = int64(len(payload))
-	return up, nil
 }
 
 // giveUp answers the client when the driver gave up.
@@ -167,6 +137,9 @@ func (s *Server) switched(id string, from, to policy.Candidate, why classify.Ver
 // record counts an attempt in the metrics and passes its record on.
 func (s *Server) record(rec events.Record) {
 	s.metrics.attempts.WithLabelValues(s.label(rec.Model), rec.Class).Inc()
+	if rec.Deployment != "" { // only configured models have deployments: the labels stay bounded
+		s.metrics.deployed.WithLabelValues(s.label(rec.Model), rec.Deployment, rec.Class).Inc()
+	}
 	if rec.Status != 0 {
 		s.metrics.ttfb.WithLabelValues(s.label(rec.Model)).Observe(float64(rec.TTFBMS) / 1000)
 	}

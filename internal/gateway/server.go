@@ -153,25 +153,39 @@ func (s *Server) noteFallback(f Fallback) {
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
+	type deployment struct {
+		Name     string `json:"name"`
+		Provider string `json:"provider"`
+		Upstream string `json:"upstream"`
+		Weight   int    `json:"weight"`
+		Breaker  string `json:"breaker"`
+	}
 	type model struct {
 		Name     string `json:"name"`
 		Provider string `json:"provider"`
 		Tier     string `json:"tier"`
 		Context  int    `json:"context"`
-		Breaker  string `json:"breaker"`
+		// Breaker is the model's: closed while one of its deployments is
+		Breaker     string       `json:"breaker"`
+		Deployments []deployment `json:"deployments,omitempty"`
 	}
 	states := s.engine.BreakerStates()
 	var models []model
 	for name, m := range s.cfg.Models {
-		up := name
-		if m.Upstream != "" {
-			up = m.Upstream
+		md := model{Name: name, Provider: m.Provider, Tier: string(m.Tier), Context: m.Context, Breaker: "open"}
+		for _, d := range s.cfg.Deployments(name) {
+			st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
+			if st == "" {
+				st = "closed"
+			}
+			if st == "closed" || st == "half-open" && md.Breaker == "open" {
+				md.Breaker = st
+			}
+			if d.Name != "" {
+				md.Deployments = append(md.Deployments, deployment{d.Name, d.Provider, d.Upstream, d.Weight, st})
+			}
 		}
-		st := states[policy.Candidate{Provider: m.Provider, Upstream: up}.Key()]
-		if st == "" {
-			st = "closed"
-		}
-		models = append(models, model{name, m.Provider, string(m.Tier), m.Context, st})
+		models = append(models, md)
 	}
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	s.mu.Lock()
@@ -187,8 +201,8 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
 	names := make([]string, 0, len(s.cfg.Models))
-	for n, m := range s.cfg.Models {
-		t := wire.Format(s.cfg.ProviderType(m.Provider))
+	for n := range s.cfg.Models {
+		t := wire.Format(s.cfg.ModelType(n))
 		if (anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI) {
 			names = append(names, n)
 		}

@@ -211,7 +211,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 // model, that model's wire format, the task's minimum tier.
 func (w *worker) request(task Task, step Step) policy.Request {
 	m := w.stepModel(task, step)
-	return policy.Request{Model: m, Type: wire.Format(w.o.Config.ProviderType(w.o.Config.Models[m].Provider)), MinTier: config.Tier(task.MinTier)}
+	return policy.Request{Model: m, Type: wire.Format(w.o.Config.ModelType(m)), MinTier: config.Tier(task.MinTier)}
 }
 
 // snooze puts a task whose whole chain is at capacity to sleep until the
@@ -338,21 +338,21 @@ func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int)
 		return "", "", &stepFailure{class: c, final: policy.FailFast(c) && c != classify.Unknown, err: fmt.Errorf("exit %d: %s", res.ExitCode, res.Reason)}
 	}
 	model := w.stepModel(task, step)
-	m, ok := cfg.Models[model]
-	if !ok {
+	deps := cfg.Deployments(model)
+	if len(deps) == 0 {
 		return "", "", &stepFailure{class: classify.ModelNotFound, final: true, err: fmt.Errorf("model %q is not configured (spillway config check lists the models)", model)}
 	}
-	format := wire.Format(cfg.ProviderType(m.Provider))
+	format := wire.Format(cfg.ProviderType(deps[0].Provider))
 	ep, ok := wire.PromptEndpoint(format)
 	if !ok {
 		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models yet (model %s)", format, model)}
 	}
-	prov := cfg.Providers[m.Provider]
+	prov := cfg.Providers[deps[0].Provider] // a deployment's own, once the driver picks one
 	header := wire.Auth(format, prov.APIKey.Value)
 	if task.MinTier != "" {
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}
-	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, model), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
+	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
 		transport.Park(w.o.Ladder, snoozes))
 	if err != nil {
 		var te *transport.Error

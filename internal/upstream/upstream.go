@@ -12,6 +12,8 @@
 package upstream
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,6 +97,44 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 	a.Output()
 	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
 	return &Answer{Resp: resp, Body: body}, res
+}
+
+// NewRequest builds the request of an attempt to cand at its provider: the
+// endpoint's URL at the provider's base URL (with the provider's query, and
+// the caller's), the body for cand's model, the caller's headers without
+// hop-by-hop or spillway's own, and the provider's key in place of the
+// caller's when its auth is key (in its key_header when it names one).
+func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body *wire.Body, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, error) {
+	prov, ok := cfg.Providers[cand.Provider]
+	if !ok {
+		return nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
+	}
+	if cand.Type != "" && cand.Type != ep.Format {
+		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
+	}
+	payload, err := body.For(ep, cand.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	url := ep.URL(prov.BaseURL, cand.Upstream)
+	if q := strings.Trim(prov.Query+"&"+rawQuery, "&"); q != "" {
+		url += "?" + q
+	}
+	up, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	Outgoing(up.Header, header)
+	switch {
+	case prov.Auth != "key":
+	case prov.KeyHeader != "":
+		wire.ClearKeys(up.Header)
+		up.Header.Set(prov.KeyHeader, prov.APIKey.Value)
+	default:
+		wire.SetKey(up.Header, cand.Type, prov.APIKey.Value)
+	}
+	up.ContentLength = int64(len(payload))
+	return up, nil
 }
 
 // progress tells the attempt about every read, for its idle watchdog.

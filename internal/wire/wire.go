@@ -219,12 +219,17 @@ func Auth(f Format, key string) http.Header {
 	return h
 }
 
+// ClearKeys removes whatever credentials h carries, in any format's header.
+func ClearKeys(h http.Header) {
+	for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"} {
+		h.Del(k)
+	}
+}
+
 // SetKey replaces whatever credentials h carries with key, where format f
 // expects it.
 func SetKey(h http.Header, f Format, key string) {
-	h.Del("Authorization")
-	h.Del("X-Api-Key")
-	h.Del("X-Goog-Api-Key")
+	ClearKeys(h)
 	switch f {
 	case Anthropic:
 		h.Set("X-Api-Key", key)

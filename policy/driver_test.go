@@ -519,6 +519,16 @@ func TestDeployments(t *testing.T) {
 			t.Fatalf("route %q", out.Route)
 		}
 	})
+	t.Run("a send that can name only a model gets one candidate per model", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		var names []string
+		for _, c := range e.Candidates(Request{Model: "gpt-6-astra", ModelsOnly: true}) {
+			names = append(names, c.Name())
+		}
+		if got := strings.Join(names, " "); got != "gpt-6-astra gpt-6.1-sol gpt-6-luna" {
+			t.Fatal(got)
+		}
+	})
 	t.Run("healthy traffic is split by weight", func(t *testing.T) {
 		e, _ := clocked(deployed())
 		got := map[string]int{}

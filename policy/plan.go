@@ -74,6 +74,10 @@ type Request struct {
 	// Rung is how many rungs of the ladder this work has already waited
 	// (a queue task parked before): its next rung is Ladder[Rung].
 	Rung int
+	// ModelsOnly is for sends that can name a model but not a deployment
+	// (a CLI agent given -m): one candidate per model, its first
+	// deployment's.
+	ModelsOnly bool
 	// Park, with a ladder, makes Run return instead of sleeping through a
 	// rung (Outcome.ParkUntil): a queue worker has other tasks to run
 	// meanwhile. A parked request never ends in a global outage: its last
@@ -249,7 +253,11 @@ func (e *Engine) Candidates(r Request) []Candidate {
 		}
 		// every deployment of the model, in a row: a full one spills to
 		// the next before the chain steps down a tier
-		for _, d := range e.cfg.Deployments(name) {
+		deps := e.cfg.Deployments(name)
+		if r.ModelsOnly {
+			deps = []config.Deployment{{Provider: deps[0].Provider, Upstream: deps[0].Upstream, Weight: 1}}
+		}
+		for _, d := range deps {
 			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Type: classify.Provider(e.cfg.ProviderType(d.Provider)),
 				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
 		}

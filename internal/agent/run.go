@@ -126,7 +126,8 @@ func Run(ctx context.Context, o Options) Result {
 	}
 	session := ""
 	c := &policy.Call{
-		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park},
+		// an agent is given a model, never a deployment
+		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true},
 		Source:  events.SourceExec, Endpoint: string(kind), Events: o.Events,
 		OnWait: func(d time.Duration, next policy.Candidate, why classify.Verdict) {
 			what := next.Model

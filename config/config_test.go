@@ -53,11 +53,15 @@ func TestBadFiles(t *testing.T) {
 		{"bad_url.yaml", []string{"bad_url.yaml:3:15", "providers.openai.base_url", "is not an http(s) URL"}},
 		{"bad_state.yaml", []string{"bad_state.yaml:1:", "state", "allowed: memory (fleet state in Redis is not implemented yet)", "queue.db", "queue.concurrency"}},
 		{"redis_state.yaml", []string{"redis_state.yaml:1:", "state", "fleet state (breakers and pacing shared through Redis) is not implemented yet; use state: memory"}},
-		{"deployments.yaml", []string{"deployments.yaml:5:", "models.gpt-6-astra.provider", "names a provider in each deployment, not here",
+		{"deployments.yaml", []string{"deployments.yaml:3:", "providers.openai us.query", `"api-version=%zz" is not a URL query`,
+			"deployments.yaml:6:", "models.gpt-6-astra.provider", "names a provider in each deployment, not here",
 			"models.gpt-6.1-sol.deployments[1].provider", `provider "nowhere" is not defined`,
 			"models.gpt-6.1-sol.deployments[2].name", `"openai" is also the name of deployments[0]`,
 			"models.gpt-6.1-sol.deployments[3].provider", "anthropic speaks anthropic but the model's first deployment speaks openai",
-			"models.gpt-6.1-sol.deployments[4].weight", "must be 1 or more"}},
+			"models.gpt-6.1-sol.deployments[4].weight", "must be 1 to 1000 (0 means 1), not -1",
+			"models.gpt-6.1-sol.deployments[5].weight", "not 5000",
+			"models.gpt-6.1-sol.deployments[6].name", `"eu west" cannot name a deployment`, "letters, digits",
+			"models.gpt-6.1-sol.deployments[7].provider", `the provider's name "openai us"`}},
 		{"timeout_twice.yaml", []string{"timeout_twice.yaml:2:", "gateway.first_token_timeout", "is also set as timeouts.first_token"}},
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
@@ -161,6 +165,29 @@ func TestSecretsMasked(t *testing.T) {
 	}
 	if len(c.Warnings) == 0 || !strings.Contains(strings.Join(c.Warnings, "\n"), "a key written in the file") {
 		t.Fatalf("literal key not warned about: %v", c.Warnings)
+	}
+}
+
+func TestKeyHeaderWithoutKeyAuthIsWarnedAbout(t *testing.T) {
+	c, err := Parse("kh.yaml", []byte("providers:\n  azure: { type: openai, base_url: \"https://a.example/v1\", auth: passthrough, key_header: api-key }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(c.Warnings, "\n"); !strings.Contains(w, "kh.yaml:2: providers.azure.key_header: is used only with auth: key") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+}
+
+func TestQuotedNamesLoseTheirQuotes(t *testing.T) {
+	c, err := Parse("q.yaml", []byte("providers:\n  \"my openai\": { type: openai, base_url: \"https://a.example/v1\" }\nmodels:\n  'my-model': { provider: \"my openai\", tier: light, context: 1000 }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Providers["my openai"]; !ok {
+		t.Fatalf("providers %v", sortedKeys(c.Providers))
+	}
+	if m, ok := c.Models["my-model"]; !ok || m.Provider != "my openai" {
+		t.Fatalf("models %v", sortedKeys(c.Models))
 	}
 }
 

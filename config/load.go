@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -272,7 +273,7 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		fields := fieldIndex(t)
 		seen := map[string]bool{}
 		for _, kv := range m {
-			key := kv.Key.String()
+			key := keyName(kv.Key)
 			kp := join(path, key)
 			if seen[key] {
 				l.add(kv.Key.GetToken(), kp, "is set twice")
@@ -294,7 +295,7 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		}
 		seen := map[string]bool{}
 		for _, kv := range m {
-			key := kv.Key.String()
+			key := keyName(kv.Key)
 			kp := join(path, key)
 			if seen[key] {
 				l.add(kv.Key.GetToken(), kp, "is defined twice")
@@ -349,6 +350,15 @@ func mapping(n ast.Node) ([]*ast.MappingValueNode, bool) {
 	return nil, false
 }
 
+// keyName is a mapping key as written, without the quotes that a key such as
+// "openai us" needs (the node's String() keeps them).
+func keyName(k ast.MapKeyNode) string {
+	if s, ok := scalarText(k); ok {
+		return s
+	}
+	return k.String()
+}
+
 func scalarText(n ast.Node) (string, bool) {
 	switch x := n.(type) {
 	case *ast.StringNode:
@@ -386,7 +396,7 @@ func fieldNames(t reflect.Type) []string {
 func (l *loader) decode(body ast.Node, cfg *Config) {
 	m, _ := mapping(unwrap(body))
 	for _, kv := range m {
-		key := kv.Key.String()
+		key := keyName(kv.Key)
 		val := unwrap(kv.Value)
 		if val == nil {
 			continue
@@ -415,7 +425,7 @@ func (l *loader) decode(body ast.Node, cfg *Config) {
 func mergeEntries[V any](n ast.Node, into map[string]V) error {
 	m, _ := mapping(n)
 	for _, kv := range m {
-		v := into[kv.Key.String()] // the default entry, or zero
+		v := into[keyName(kv.Key)] // the default entry, or zero
 		val := unwrap(kv.Value)
 		if val == nil {
 			continue
@@ -423,7 +433,7 @@ func mergeEntries[V any](n ast.Node, into map[string]V) error {
 		if err := yaml.NodeToValue(val, &v); err != nil {
 			return err
 		}
-		into[kv.Key.String()] = v
+		into[keyName(kv.Key)] = v
 	}
 	return nil
 }
@@ -482,6 +492,12 @@ func (l *loader) validate(c *Config) {
 			}
 		default:
 			l.at(fp+".auth", fmt.Sprintf("unknown auth %q; allowed: passthrough (send the client's key), key (send api_key)", p.Auth))
+		}
+		if p.KeyHeader != "" && p.Auth != "key" {
+			l.warn(fp+".key_header", "is used only with auth: key (it names the header that carries api_key); with auth: passthrough the client's own header is sent")
+		}
+		if _, err := url.ParseQuery(p.Query); err != nil {
+			l.at(fp+".query", fmt.Sprintf("%q is not a URL query (write it like api-version=2024-10-21): %v", p.Query, err))
 		}
 		if p.APIKey.Ref != "" && !p.APIKey.IsEnv() {
 			l.warn(fp+".api_key", "a key written in the file; prefer env:VARIABLE so the file can be shared")
@@ -623,13 +639,27 @@ func (l *loader) validate(c *Config) {
 	}
 }
 
-// deployments checks a model's deployments: defined providers, one wire
-// format, names told apart, weights of 1 or more.
+// deployments checks a model's deployments: names told apart and fit to
+// print, weights from 1 to maxWeight, defined providers, one wire format.
 func (l *loader) deployments(c *Config, name string, m Model) {
 	seen := map[string]int{}
 	format := ""
 	for i, d := range c.Deployments(name) {
 		dp := fmt.Sprintf("models.%s.deployments[%d]", name, i)
+		if j, dup := seen[d.Name]; dup {
+			l.at(dp+".name", fmt.Sprintf("%q is also the name of deployments[%d]; give each a name of its own", d.Name, j))
+		}
+		seen[d.Name] = i
+		if !deploymentName.MatchString(d.Name) {
+			field, what := dp+".name", fmt.Sprintf("%q", d.Name)
+			if m.Deployments[i].Name == "" {
+				field, what = dp+".provider", fmt.Sprintf("the provider's name %q (the deployment's name when it has none)", d.Name)
+			}
+			l.at(field, fmt.Sprintf("%s cannot name a deployment: routes and metrics write it as model@name, so use letters, digits, '.', '_' and '-' (or give the deployment a name:)", what))
+		}
+		if w := m.Deployments[i].Weight; w < 0 || w > maxWeight {
+			l.at(dp+".weight", fmt.Sprintf("must be 1 to %d (0 means 1), not %d", maxWeight, w))
+		}
 		if _, ok := c.Providers[d.Provider]; !ok {
 			l.at(dp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", d.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
 			continue
@@ -639,15 +669,16 @@ func (l *loader) deployments(c *Config, name string, m Model) {
 		} else if t != format {
 			l.at(dp+".provider", fmt.Sprintf("%s speaks %s but the model's first deployment speaks %s; a model's deployments share one wire format", d.Provider, t, format))
 		}
-		if j, dup := seen[d.Name]; dup {
-			l.at(dp+".name", fmt.Sprintf("%q is also the name of deployments[%d]; give each a name of its own", d.Name, j))
-		}
-		seen[d.Name] = i
-		if m.Deployments[i].Weight < 0 {
-			l.at(dp+".weight", fmt.Sprintf("must be 1 or more (0 means 1), not %d", m.Deployments[i].Weight))
-		}
 	}
 }
+
+// deploymentName is what a deployment may be called: routes ("a@b:capacity >
+// ..."), metric labels and explain's output write it as model@name.
+var deploymentName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// maxWeight bounds a deployment's weight: shares finer than 1 in 1000 mean
+// nothing to a balancer that sees a few requests a second.
+const maxWeight = 1000
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

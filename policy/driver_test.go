@@ -561,6 +561,25 @@ func TestDeployments(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a deployment that was busy gains no credit meanwhile: once free it takes its share, not a run", func(t *testing.T) {
+		e, _ := clocked(deployed())
+		ap := e.Candidates(Request{Model: "gpt-6-astra"})[2]
+		hold, _, _, _ := e.pacer.acquire(context.Background(), ap.Key(), "", time.Time{})
+		for range 30 {
+			if out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)}); out.Candidate.Deployment == "ap" {
+				t.Fatal("picked ap while it was the busiest")
+			}
+		}
+		hold()
+		got := map[string]int{}
+		for range 8 {
+			out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)})
+			got[out.Candidate.Deployment]++
+		}
+		if got["us"] != 4 || got["eu"] != 2 || got["ap"] != 2 {
+			t.Fatalf("split after ap was freed %v, want us 4, eu 2, ap 2 (weights 2:1:1)", got)
+		}
+	})
 	t.Run("an open deployment is passed over; a model not found at one deployment skips only it", func(t *testing.T) {
 		cfg := deployed()
 		cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}

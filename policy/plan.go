@@ -692,24 +692,35 @@ type balancer struct {
 }
 
 // pick chooses among the candidates at indexes healthy of chain and returns
-// the chosen one's position in healthy.
+// the chosen one's position in healthy. Only the deployments tied at the
+// lowest load take part in the round robin: one that is busier gains no
+// credit meanwhile, so it does not come back to take a run of requests in a
+// row once its load falls.
 func (b *balancer) pick(chain []Candidate, healthy []int, inflight func(key string) int) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.current == nil {
 		b.current = map[string]int{}
 	}
-	total, best := 0, -1
-	load := func(j int) float64 {
-		c := chain[healthy[j]]
-		return float64(inflight(c.Key())) / float64(max(c.Weight, 1))
-	}
+	load := make([]float64, len(healthy))
+	lowest := 0.0
 	for j, h := range healthy {
+		c := chain[h]
+		load[j] = float64(inflight(c.Key())) / float64(max(c.Weight, 1))
+		if j == 0 || load[j] < lowest {
+			lowest = load[j]
+		}
+	}
+	total, best := 0, -1
+	for j, h := range healthy {
+		if load[j] != lowest {
+			continue
+		}
 		c := chain[h]
 		w := max(c.Weight, 1)
 		total += w
 		b.current[c.Key()] += w
-		if best < 0 || load(j) < load(best) || load(j) == load(best) && b.current[c.Key()] > b.current[chain[healthy[best]].Key()] {
+		if best < 0 || b.current[c.Key()] > b.current[chain[healthy[best]].Key()] {
 			best = j
 		}
 	}

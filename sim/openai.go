@@ -75,7 +75,7 @@ func (p chatProto) writeError(w http.ResponseWriter, c *call, f failure) {
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	p := chatProto{s}
-	c, m, ok := s.prepare(w, r, p, bearer(r))
+	c, m, ok := s.prepare(w, r, p, openaiKey(r))
 	if !ok || !s.lookup(w, c, str(m["model"]), "openai") {
 		return
 	}
@@ -147,7 +147,7 @@ func (p responsesProto) writeError(w http.ResponseWriter, c *call, f failure) {
 
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	p := responsesProto{s}
-	c, m, ok := s.prepare(w, r, p, bearer(r))
+	c, m, ok := s.prepare(w, r, p, openaiKey(r))
 	if !ok || !s.lookup(w, c, str(m["model"]), "openai") {
 		return
 	}
@@ -251,7 +251,7 @@ func (p responsesProto) complete(w http.ResponseWriter, c *call, text string, u 
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	p := chatProto{s}
-	c, m, ok := s.prepare(w, r, p, bearer(r))
+	c, m, ok := s.prepare(w, r, p, openaiKey(r))
 	if !ok || !s.lookup(w, c, str(m["model"]), "openai") {
 		return
 	}

@@ -58,6 +58,15 @@ func (s *Server) lookup(w http.ResponseWriter, c *call, name, provider string) b
 	return true
 }
 
+// openaiKey is an OpenAI-format caller's key: Authorization: Bearer, or
+// Azure OpenAI's api-key header.
+func openaiKey(r *http.Request) string {
+	if k := bearer(r); k != "" {
+		return k
+	}
+	return strings.TrimSpace(r.Header.Get("Api-Key"))
+}
+
 func bearer(r *http.Request) string {
 	a := r.Header.Get("Authorization")
 	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -36,7 +37,9 @@ type Options struct {
 	Logger    *slog.Logger
 	// Regions serve every model again under a path prefix each (/eu/v1/…,
 	// /eu/_sim/faults), with pools, faults and statistics of their own: one
-	// model as several deployments, as a provider's regions are.
+	// model as several deployments, as a provider's regions are. Each
+	// region runs the same scenario (its peaks and outages too) with load
+	// noise of its own.
 	Regions []string
 }
 
@@ -120,12 +123,15 @@ func New(o Options) (*Server, error) {
 	for name, m := range scn.Extra {
 		s.models[name] = modelInfo{name: name, provider: m.Provider, tier: m.Tier, context: m.Context}
 	}
-	for i, region := range o.Regions {
+	for _, region := range o.Regions {
 		if !regionName.MatchString(region) || s.regions[region] != nil || region == "v1" || region == "v1beta" || region == "_sim" {
 			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not v1, v1beta or _sim)", region)
 		}
 		ro := o
-		ro.Regions, ro.Seed, ro.Clock = nil, o.Seed+int64(i+1), clock // its own load noise, the same time
+		// its own load noise, the same time; the seed comes from the region's
+		// name, not its place in the list, so a region behaves the same
+		// whichever other regions run beside it
+		ro.Regions, ro.Seed, ro.Clock = nil, regionSeed(o.Seed, region), clock
 		rs, err := New(ro)
 		if err != nil {
 			return nil, err
@@ -136,6 +142,12 @@ func New(o Options) (*Server, error) {
 		s.regions[region] = rs
 	}
 	return s, nil
+}
+
+func regionSeed(seed int64, region string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(region))
+	return seed ^ int64(h.Sum64())
 }
 
 var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -214,10 +216,23 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 	return resp, res
 }
 
-// request is the attempt's request to cand.
+// request is the attempt's request to cand: to the URL the caller used
+// when cand is a model of the provider that URL addresses (or of no
+// provider the configuration places there), else, a deployment or another
+// provider's model, to cand's provider, as the gateway sends it. The
+// caller's credentials go with it where its provider passes them through;
+// a provider with a key of its own gets that key, and so does a
+// passthrough provider when the caller sent none, but only on the way to
+// that provider's own base URL.
 func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cand policy.Candidate) (*http.Request, error) {
-	if cand.Deployment != "" {
-		return upstream.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
+	prov := t.cfg.Providers[cand.Provider]
+	addressed := t.addressed(req.URL)
+	if cand.Deployment != "" || addressed != "" && addressed != cand.Provider {
+		out, err := upstream.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
+		if err == nil {
+			upstream.KeyOrOwn(out.Header, prov, cand.Type)
+		}
+		return out, err
 	}
 	if cand.Type != "" && cand.Type != ep.Format {
 		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
@@ -229,8 +244,27 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	out := req.Clone(ctx)
 	out.Header = http.Header{}
 	upstream.Outgoing(out.Header, req.Header)
+	if addressed == cand.Provider {
+		// a URL of the caller's own never gets a configured provider's key
+		upstream.KeyOrOwn(out.Header, prov, cand.Type)
+	}
 	setBody(out, payload)
 	return out, nil
+}
+
+// addressed is the provider whose base URL the caller's URL starts with
+// (the longest such), "" for none: a URL of the caller's own (a proxy of
+// theirs) is never left for a configured one.
+func (t *Transport) addressed(u *url.URL) string {
+	name, best := "", 0
+	s := u.Scheme + "://" + u.Host + u.Path
+	for n, p := range t.cfg.Providers {
+		base := strings.TrimSuffix(p.BaseURL, "/")
+		if base != "" && len(base) > best && (s == base || strings.HasPrefix(s, base+"/")) {
+			name, best = n, len(base)
+		}
+	}
+	return name
 }
 
 // readBody reads the request body once (through GetBody when the request

@@ -566,3 +566,107 @@ func TestWithClassifier(t *testing.T) {
 		t.Fatalf("%v %+v seen %v", err, a, seen)
 	}
 }
+
+// Each provider's key goes to that provider alone: a deployment or a model
+// at another provider gets its own key (never the caller's), a URL of the
+// caller's own never gets a configured key, and a caller that names no key
+// gets the addressed provider's.
+func TestKeysGoToTheirOwnProvider(t *testing.T) {
+	type seen struct{ host, auth, query string }
+	cases := []struct {
+		name       string
+		callerKey  string
+		callerURL  string // "us", "eu" or "own": where the caller points
+		deploy     bool   // gpt-6-astra deployed at us (passthrough) and eu (auth: key)
+		usFull     bool   // us answers capacity for gpt-6-astra
+		usKeyAuth  bool   // us has auth: key (else passthrough)
+		want       []seen // each request upstream, in order
+		wantAnswer int
+	}{
+		{"a deployment at another provider gets that provider's key, not the caller's", "sk-caller-0123456789", "us", true, true, false,
+			[]seen{{"us", "Bearer sk-caller-0123456789", ""}, {"eu", "", "api-version=2024-10-21"}}, 200},
+		{"a caller's own URL never gets a configured key", "sk-caller-0123456789", "own", false, false, true,
+			[]seen{{"own", "Bearer sk-caller-0123456789", ""}}, 200},
+		{"a caller that names no key gets the addressed provider's own", "", "us", false, false, false,
+			[]seen{{"us", "Bearer sk-us-own-0123456789", ""}}, 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []seen
+			serve := func(name string, full bool) string {
+				srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if full {
+					if err := srv.AddFault(sim.Fault{Kind: "capacity", Model: "gpt-6-astra", Count: -1}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					auth := req.Header.Get("Authorization")
+					if k := req.Header.Get("Api-Key"); k != "" {
+						auth = "api-key " + k
+					}
+					mu.Lock()
+					got = append(got, seen{name, auth, req.URL.RawQuery})
+					mu.Unlock()
+					srv.Handler().ServeHTTP(w, req)
+				}))
+				t.Cleanup(func() { srv.Close(); hs.Close() })
+				return hs.URL
+			}
+			us, eu, own := serve("us", c.usFull), serve("eu", false), serve("own", false)
+			t.Setenv("EU_KEY", "sk-eu-own-0123456789")
+			cfg := config.Default()
+			cfg.Pacing = config.Pacing{MaxConcurrency: 8}
+			cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+			cfg.Providers["openai"] = config.Provider{Type: "openai", BaseURL: us + "/v1", Auth: "passthrough", APIKey: config.Secret{Ref: "env:US_KEY", Value: "sk-us-own-0123456789"}}
+			if c.usKeyAuth {
+				p := cfg.Providers["openai"]
+				p.Auth = "key"
+				cfg.Providers["openai"] = p
+			}
+			cfg.Providers["openai-eu"] = config.Provider{Type: "openai", BaseURL: eu + "/v1", Auth: "key", KeyHeader: "api-key", Query: "api-version=2024-10-21",
+				APIKey: config.Secret{Ref: "env:EU_KEY", Value: "sk-eu-own-0123456789"}}
+			if c.deploy {
+				m := cfg.Models["gpt-6-astra"]
+				m.Provider = ""
+				m.Deployments = []config.Deployment{{Name: "us", Provider: "openai"}, {Name: "eu", Provider: "openai-eu"}}
+				cfg.Models["gpt-6-astra"] = m
+			}
+			engine := policy.New(cfg, policy.WithClock(policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))))
+			client := &http.Client{Transport: transport.New(cfg, transport.WithEngine(engine))}
+			base := map[string]string{"us": us, "eu": eu, "own": own}[c.callerURL]
+			req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, base+"/v1/chat/completions",
+				strings.NewReader(`{"model":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			if c.callerKey != "" {
+				req.Header.Set("Authorization", "Bearer "+c.callerKey)
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != c.wantAnswer {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			if c.deploy && c.want[len(c.want)-1].host == "eu" {
+				c.want[len(c.want)-1].auth = "api-key sk-eu-own-0123456789"
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != len(c.want) {
+				t.Fatalf("upstream saw %+v, want %+v", got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Fatalf("request %d: %+v, want %+v", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+}

@@ -347,8 +347,10 @@ func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int)
 	if !ok {
 		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models yet (model %s)", format, model)}
 	}
-	prov := cfg.Providers[deps[0].Provider] // a deployment's own, once the driver picks one
-	header := wire.Auth(format, prov.APIKey.Value)
+	prov := cfg.Providers[deps[0].Provider]
+	// no key of the queue's own: the library gives each provider its key
+	header := wire.Auth(format, "")
+	wire.ClearKeys(header)
 	if task.MinTier != "" {
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}

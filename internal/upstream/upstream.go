@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -100,10 +101,10 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 }
 
 // NewRequest builds the request of an attempt to cand at its provider: the
-// endpoint's URL at the provider's base URL (with the provider's query, and
-// the caller's), the body for cand's model, the caller's headers without
-// hop-by-hop or spillway's own, and the provider's key in place of the
-// caller's when its auth is key (in its key_header when it names one).
+// endpoint's URL at the provider's base URL (with the caller's query, the
+// provider's own query winning over it), the body for cand's model, the
+// caller's headers without hop-by-hop or spillway's own, and the
+// credentials Key gives.
 func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body *wire.Body, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, error) {
 	prov, ok := cfg.Providers[cand.Provider]
 	if !ok {
@@ -116,25 +117,56 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	if err != nil {
 		return nil, err
 	}
-	url := ep.URL(prov.BaseURL, cand.Upstream)
-	if q := strings.Trim(prov.Query+"&"+rawQuery, "&"); q != "" {
-		url += "?" + q
+	target := ep.URL(prov.BaseURL, cand.Upstream)
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		q = url.Values{}
 	}
-	up, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	own, _ := url.ParseQuery(strings.TrimPrefix(prov.Query, "?"))
+	for k, vs := range own {
+		q[k] = vs
+	}
+	if prov.Auth == "key" {
+		q.Del("key") // a Gemini caller's key is the caller's, not this provider's
+	}
+	if enc := q.Encode(); enc != "" {
+		target += "?" + enc
+	}
+	up, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
 	if err != nil {
 		return nil, err
 	}
 	Outgoing(up.Header, header)
-	switch {
-	case prov.Auth != "key":
-	case prov.KeyHeader != "":
-		wire.ClearKeys(up.Header)
-		up.Header.Set(prov.KeyHeader, prov.APIKey.Value)
-	default:
-		wire.SetKey(up.Header, cand.Type, prov.APIKey.Value)
-	}
+	Key(up.Header, prov, cand.Type)
 	up.ContentLength = int64(len(payload))
 	return up, nil
+}
+
+// Key sets the credentials of a request to prov with auth: key: its own
+// key, in place of any the caller sent (in its key_header when it names
+// one). With passthrough the caller's go through.
+func Key(h http.Header, prov config.Provider, f wire.Format) {
+	if prov.Auth == "key" {
+		setKey(h, prov, f)
+	}
+}
+
+// KeyOrOwn is Key, and for a passthrough provider whose caller sent no
+// credentials, the provider's own key: what a library caller that names no
+// key (the queue) wants, so that each provider's key goes to it alone.
+func KeyOrOwn(h http.Header, prov config.Provider, f wire.Format) {
+	if prov.Auth == "key" || prov.APIKey.Value != "" && !wire.HasKey(h) {
+		setKey(h, prov, f)
+	}
+}
+
+func setKey(h http.Header, prov config.Provider, f wire.Format) {
+	if prov.KeyHeader != "" {
+		wire.ClearKeys(h)
+		h.Set(prov.KeyHeader, prov.APIKey.Value)
+		return
+	}
+	wire.SetKey(h, f, prov.APIKey.Value)
 }
 
 // progress tells the attempt about every read, for its idle watchdog.

@@ -25,18 +25,21 @@ func TestNewRequest(t *testing.T) {
 		name      string
 		ep        wire.Endpoint
 		cand      policy.Candidate
+		query     string // the caller's
 		url       string
 		keyHeader string
 		key       string
 	}{
 		{"passthrough: the caller's key, the caller's query", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "gpt-6-astra", Provider: "openai", Type: classify.OpenAI},
-			"https://api.openai.com/v1/chat/completions?beta=true", "Authorization", "Bearer caller"},
+			"beta=true", "https://api.openai.com/v1/chat/completions?beta=true", "Authorization", "Bearer caller"},
 		{"an Azure-style deployment: its query, its key header, its model name", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Type: classify.OpenAI, Deployment: "azure"},
-			"https://res.openai.azure.com/openai/deployments/astra-prod/chat/completions?api-version=2024-10-21&beta=true", "Api-Key", "az-key"},
+			"beta=true", "https://res.openai.azure.com/openai/deployments/astra-prod/chat/completions?api-version=2024-10-21&beta=true", "Api-Key", "az-key"},
+		{"the provider's query wins over the caller's, and a caller's key= stays home", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Type: classify.OpenAI, Deployment: "azure"},
+			"api-version=2023-01-01&key=caller-secret&beta=true", "https://res.openai.azure.com/openai/deployments/astra-prod/chat/completions?api-version=2024-10-21&beta=true", "Api-Key", "az-key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, err := NewRequest(context.Background(), cfg, c.ep, body, c.cand, caller, "beta=true")
+			req, err := NewRequest(context.Background(), cfg, c.ep, body, c.cand, caller, c.query)
 			if err != nil {
 				t.Fatal(err)
 			}

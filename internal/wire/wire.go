@@ -219,11 +219,24 @@ func Auth(f Format, key string) http.Header {
 	return h
 }
 
+// keyHeaders are where the formats (and Azure) carry credentials.
+var keyHeaders = []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"}
+
 // ClearKeys removes whatever credentials h carries, in any format's header.
 func ClearKeys(h http.Header) {
-	for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"} {
+	for _, k := range keyHeaders {
 		h.Del(k)
 	}
+}
+
+// HasKey reports whether h carries credentials.
+func HasKey(h http.Header) bool {
+	for _, k := range keyHeaders {
+		if h.Get(k) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // SetKey replaces whatever credentials h carries with key, where format f

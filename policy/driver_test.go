@@ -503,6 +503,17 @@ func deployed() *config.Config {
 	return cfg
 }
 
+// split runs n healthy gpt-6-astra requests one after another and counts
+// them by the deployment that answered.
+func split(e *Engine, n int) map[string]int {
+	got := map[string]int{}
+	for range n {
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)})
+		got[out.Candidate.Deployment]++
+	}
+	return got
+}
+
 func TestDeployments(t *testing.T) {
 	t.Run("a model's deployments come before the next model, each a candidate of its own", func(t *testing.T) {
 		e, _ := clocked(deployed())
@@ -531,11 +542,7 @@ func TestDeployments(t *testing.T) {
 	})
 	t.Run("healthy traffic is split by weight", func(t *testing.T) {
 		e, _ := clocked(deployed())
-		got := map[string]int{}
-		for range 40 {
-			out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)})
-			got[out.Candidate.Deployment]++
-		}
+		got := split(e, 40)
 		if got["us"] != 20 || got["eu"] != 10 || got["ap"] != 10 {
 			t.Fatalf("split %v, want us 20, eu 10, ap 10 (weights 2:1:1)", got)
 		}
@@ -571,11 +578,7 @@ func TestDeployments(t *testing.T) {
 			}
 		}
 		hold()
-		got := map[string]int{}
-		for range 8 {
-			out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)})
-			got[out.Candidate.Deployment]++
-		}
+		got := split(e, 8)
 		if got["us"] != 4 || got["eu"] != 2 || got["ap"] != 2 {
 			t.Fatalf("split after ap was freed %v, want us 4, eu 2, ap 2 (weights 2:1:1)", got)
 		}

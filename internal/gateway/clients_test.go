@@ -34,14 +34,20 @@ func routeOf(r *rig) []string {
 	return out
 }
 
+// codex runs Codex against the gateway with gpt-6-astra and prompt.
+func codex(t *testing.T, r *rig, prompt string) clienttest.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: prompt, APIKey: "sk-codex-test-0123456789"})
+}
+
 func TestCodexThroughGateway(t *testing.T) {
 	clienttest.Codex(t)
 	r := newRig(t, nil, nil)
 	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	prompt := "Reply with pong"
-	res := clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: prompt, APIKey: "sk-codex-test-0123456789"})
+	res := codex(t, r, prompt)
 	if res.ExitCode != 0 {
 		t.Fatalf("codex exit %d\nstderr: %s", res.ExitCode, res.Stderr)
 	}
@@ -75,10 +81,8 @@ func TestCodexThroughGatewayToASecondDeployment(t *testing.T) {
 		c.Models["gpt-6-astra"] = m
 	})
 	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	prompt := "Reply with pong"
-	res := clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: prompt, APIKey: "sk-codex-test-0123456789"})
+	res := codex(t, r, prompt)
 	if res.ExitCode != 0 {
 		t.Fatalf("codex exit %d\nstderr: %s", res.ExitCode, res.Stderr)
 	}
@@ -103,9 +107,7 @@ func TestCodexAllModelsFullPrintsCapacity(t *testing.T) {
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
 		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res := clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: "hi", APIKey: "sk-codex-test-0123456789"})
+	res := codex(t, r, "hi")
 	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Selected model is at capacity") {
 		t.Fatalf("exit %d stderr %s", res.ExitCode, res.Stderr)
 	}

@@ -255,7 +255,7 @@ func TestTimeouts(t *testing.T) {
 	if err != nil || c.Timeouts.FirstToken != 0 || c.Timeouts.Idle != 0 || len(c.Warnings) != 0 {
 		t.Fatalf("%v %+v %q", err, c.Timeouts, c.Warnings)
 	}
-	if d := Default(); d.Timeouts.FirstToken.D() != 90*time.Second || d.Timeouts.Idle.D() != 120*time.Second {
+	if d := Default(); d.Timeouts.Header.D() != 30*time.Second || d.Timeouts.Request.D() != 10*time.Minute || d.Timeouts.FirstToken != 0 || d.Timeouts.Idle.D() != 120*time.Second {
 		t.Fatalf("defaults %+v", d.Timeouts)
 	}
 }
@@ -309,5 +309,75 @@ func TestDeploymentsFile(t *testing.T) {
 	// a model without the list keeps its one, unnamed deployment
 	if d := c.Deployments("gpt-6-luna"); len(d) != 1 || d[0].Name != "" || d[0].Provider != "openai" || d[0].Upstream != "gpt-6-luna" {
 		t.Fatalf("%+v", d)
+	}
+}
+
+func TestCatalogNone(t *testing.T) {
+	file := "catalog: none\nproviders:\n  local: { type: openai, base_url: \"http://127.0.0.1:9000/v1\" }\nmodels:\n  big: { provider: local, tier: heavy }\n  small: { provider: local, tier: light, context: 32000 }\nchains:\n  mine: [big, small]\n"
+	c, err := Parse("plain.yaml", []byte(file), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sortedKeys(c.Models); strings.Join(got, ",") != "big,small" || len(c.Chains) != 1 {
+		t.Fatalf("models %v chains %v: the built-in catalog came along", got, c.Chains)
+	}
+	if c.PassesUnknown() {
+		t.Fatal("catalog: none passes unknown models through by default")
+	}
+	if c.Models["big"].Context != 0 {
+		t.Fatal("an unknown context window must stay 0")
+	}
+	c, err = Parse("plain.yaml", []byte(file+"passthrough_unknown: true\n"), env(nil))
+	if err != nil || !c.PassesUnknown() {
+		t.Fatalf("%v: passthrough_unknown: true ignored", err)
+	}
+	if d := Default(); !d.PassesUnknown() {
+		t.Fatal("the built-in catalog must pass unknown models through")
+	}
+}
+
+func TestAModelInTwoChains(t *testing.T) {
+	two := "chains:\n  mine: [gpt-6-astra, gpt-6-luna]\n"
+	_, err := Parse("two.yaml", []byte(two), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "chains.mine: model gpt-6-astra is in chains codex and mine; a request for it walks one: name it with models.gpt-6-astra.chain: codex") {
+		t.Fatalf("%v", err)
+	}
+	c, err := Parse("two.yaml", []byte(two+"models:\n  gpt-6-astra: { chain: mine }\n  gpt-6-luna: { chain: codex }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, chain := c.ChainFor("gpt-6-astra"); name != "mine" || strings.Join(chain, ",") != "gpt-6-astra,gpt-6-luna" {
+		t.Fatalf("%s %v", name, chain)
+	}
+	if name, _ := c.ChainFor("gpt-6-luna"); name != "codex" {
+		t.Fatalf("gpt-6-luna walks %s", name)
+	}
+	_, err = Parse("bad.yaml", []byte("models:\n  gpt-6-astra: { chain: claude }\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), `models.gpt-6-astra.chain: "claude" is not a chain that holds gpt-6-astra; chains holding it: codex`) {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestPolicyKnobs(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"pacing: { when: sometimes }\n", `pacing.when: unknown "sometimes"; allowed: auto`},
+		{"pacing: { relax: 0s }\n", "pacing.relax: must be more than 0s"},
+		{"retry: { rate_limit_retries: -1 }\n", "retry.rate_limit_retries: must be from 0 to 20, not -1"},
+		{"retry: { timeout_retries: 50 }\n", "retry.timeout_retries: must be from 0 to 20, not 50"},
+		{"catalog: some\n", `catalog: unknown "some"; allowed: builtin`},
+		{"catalog: none\n", "catalog: none needs models: of the file's own"},
+		{"models:\n  gpt-6-astra: { context: -5 }\n", "models.gpt-6-astra.context: context window must be a number of tokens"},
+		{"passthrough_unknown: maybe\n", `passthrough_unknown: must be true or false, not "maybe"`},
+	} {
+		if _, err := Parse("k.yaml", []byte(c.file), env(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v", c.file, err)
+		}
+	}
+	c, err := Parse("k.yaml", []byte("timeouts: { header: 20s }\nmodels:\n  gpt-6-astra: { header_timeout: 2m }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HeaderTimeout("gpt-6-astra") != 2*time.Minute || c.HeaderTimeout("gpt-6-luna") != 20*time.Second || c.HeaderTimeout("nope") != 20*time.Second {
+		t.Fatalf("%v %v", c.HeaderTimeout("gpt-6-astra"), c.HeaderTimeout("gpt-6-luna"))
 	}
 }

@@ -20,14 +20,16 @@ func Default() *Config {
 			"claude": {"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"},
 			"gemini": {"gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"},
 		},
-		Pacing:   Pacing{MinGap: d(500 * time.Millisecond), Jitter: d(1500 * time.Millisecond), MaxConcurrency: 3},
-		Retry:    Retry{Ladder: []Duration{d(30 * time.Second), d(2 * time.Minute), d(10 * time.Minute), d(30 * time.Minute)}, NetworkRetries: 3, NetworkGap: d(2 * time.Second), Budget: d(45 * time.Second), BackoffBase: d(time.Second), BackoffMax: d(20 * time.Second)},
-		Breaker:  Breaker{Failures: 5, Window: d(60 * time.Second), Consecutive: 2, Cooldown: d(30 * time.Second), MaxCooldown: d(2 * time.Minute)},
+		Pacing: Pacing{MinGap: d(500 * time.Millisecond), Jitter: d(1500 * time.Millisecond), MaxConcurrency: 3, When: PaceAuto, Relax: d(time.Minute)},
+		Retry: Retry{Ladder: []Duration{d(30 * time.Second), d(2 * time.Minute), d(10 * time.Minute), d(30 * time.Minute)}, NetworkRetries: 3, NetworkGap: d(2 * time.Second),
+			RateLimitRetries: 2, TimeoutRetries: 0, Budget: d(45 * time.Second), BackoffBase: d(time.Second), BackoffMax: d(20 * time.Second)},
+		Breaker:  Breaker{Failures: 5, Window: d(60 * time.Second), Consecutive: 2, Cooldown: d(5 * time.Second), MaxCooldown: d(5 * time.Second)},
 		State:    "memory",
 		Queue:    Queue{DB: "sqlite", Concurrency: 2, GapMin: d(500 * time.Millisecond), GapMax: d(2 * time.Second)},
 		Events:   Events{MaxSizeMB: 50, Keep: 5},
 		Gateway:  Gateway{MaxBodyMB: 32},
-		Timeouts: Timeouts{FirstToken: d(90 * time.Second), Idle: d(120 * time.Second)},
+		Timeouts: Timeouts{Header: d(30 * time.Second), Request: d(10 * time.Minute), Idle: d(120 * time.Second)},
+		Catalog:  CatalogBuiltin,
 	}
 }
 

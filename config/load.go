@@ -314,6 +314,12 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		for i, v := range seq.Values {
 			l.walk(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
+	case t.Kind() == reflect.Pointer:
+		l.walk(n, t.Elem(), path)
+	case t.Kind() == reflect.Bool:
+		if _, ok := n.(*ast.BoolNode); !ok {
+			l.add(n.GetToken(), path, fmt.Sprintf("must be true or false, not %q", n.String()))
+		}
 	case t.Kind() == reflect.Int:
 		if _, ok := n.(*ast.IntegerNode); !ok {
 			l.add(n.GetToken(), path, fmt.Sprintf("must be a whole number, not %q", n.String()))
@@ -396,6 +402,15 @@ func fieldNames(t reflect.Type) []string {
 func (l *loader) decode(body ast.Node, cfg *Config) {
 	m, _ := mapping(unwrap(body))
 	for _, kv := range m {
+		// catalog: none takes the built-in models and chains away before
+		// the file's own are merged, wherever in the file it stands
+		if keyName(kv.Key) == "catalog" {
+			if v, ok := scalarText(unwrap(kv.Value)); ok && v == CatalogNone {
+				cfg.Models, cfg.Chains = map[string]Model{}, map[string][]string{}
+			}
+		}
+	}
+	for _, kv := range m {
 		key := keyName(kv.Key)
 		val := unwrap(kv.Value)
 		if val == nil {
@@ -414,6 +429,13 @@ func (l *loader) decode(body ast.Node, cfg *Config) {
 			err = mergeEntries(val, cfg.Chains)
 		default:
 			f := reflect.ValueOf(cfg).Elem().FieldByIndex(fieldIndex(reflect.TypeOf(*cfg))[key].Index)
+			if f.Kind() == reflect.Pointer { // an optional setting: set only when written
+				v := reflect.New(f.Type().Elem())
+				if err = yaml.NodeToValue(val, v.Interface()); err == nil {
+					f.Set(v)
+				}
+				break
+			}
 			err = yaml.NodeToValue(val, f.Addr().Interface())
 		}
 		if err != nil {
@@ -523,8 +545,20 @@ func (l *loader) validate(c *Config) {
 		if m.Tier.Rank() == 0 {
 			l.at(fp+".tier", fmt.Sprintf("unknown tier %q; allowed: heavy, medium, light", m.Tier))
 		}
-		if m.Context <= 0 {
-			l.at(fp+".context", fmt.Sprintf("context window must be a positive number of tokens, not %d", m.Context))
+		if m.Context < 0 {
+			l.at(fp+".context", fmt.Sprintf("context window must be a number of tokens (or left out when unknown), not %d", m.Context))
+		}
+		if m.Chain != "" && !slices.Contains(c.Chains[m.Chain], name) {
+			l.at(fp+".chain", fmt.Sprintf("%q is not a chain that holds %s; chains holding it: %s", m.Chain, name, orNone(chainsOf(c, name))))
+		}
+	}
+	for _, name := range modelNames {
+		if in := chainsOf(c, name); len(in) > 1 && c.Models[name].Chain == "" {
+			at := "models." + name
+			if _, written := l.pos[at]; !written {
+				at = "chains." + in[1]
+			}
+			l.at(at, fmt.Sprintf("model %s is in chains %s; a request for it walks one: name it with models.%s.chain: %s", name, strings.Join(in, " and "), name, in[0]))
 		}
 	}
 	for _, name := range sortedKeys(c.Chains) {
@@ -563,8 +597,25 @@ func (l *loader) validate(c *Config) {
 	if c.Pacing.MaxConcurrency < 1 {
 		l.at("pacing.max_concurrency", fmt.Sprintf("must be at least 1, not %d", c.Pacing.MaxConcurrency))
 	}
-	if c.Retry.NetworkRetries < 0 || c.Retry.NetworkRetries > 20 {
-		l.at("retry.network_retries", fmt.Sprintf("must be from 0 to 20, not %d", c.Retry.NetworkRetries))
+	if !slices.Contains([]string{PaceAuto, PacePressure, PaceAlways}, c.Pacing.When) {
+		l.at("pacing.when", fmt.Sprintf("unknown %q; allowed: auto (the gateway under pressure, the library and the queue always), pressure, always", c.Pacing.When))
+	}
+	if c.Pacing.Relax <= 0 {
+		l.at("pacing.relax", "must be more than 0s")
+	}
+	if c.Catalog != CatalogBuiltin && c.Catalog != CatalogNone {
+		l.at("catalog", fmt.Sprintf("unknown %q; allowed: builtin (the Codex CLI, Claude Code and Gemini CLI models), none (only this file's)", c.Catalog))
+	}
+	if c.Catalog == CatalogNone && len(c.Models) == 0 {
+		l.at("catalog", "catalog: none needs models: of the file's own")
+	}
+	for _, r := range []struct {
+		key string
+		n   int
+	}{{"retry.network_retries", c.Retry.NetworkRetries}, {"retry.rate_limit_retries", c.Retry.RateLimitRetries}, {"retry.timeout_retries", c.Retry.TimeoutRetries}} {
+		if r.n < 0 || r.n > 20 {
+			l.at(r.key, fmt.Sprintf("must be from 0 to 20, not %d", r.n))
+		}
 	}
 	for i := 1; i < len(c.Retry.Ladder); i++ {
 		if c.Retry.Ladder[i] < c.Retry.Ladder[i-1] {
@@ -679,6 +730,24 @@ var deploymentName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // maxWeight bounds a deployment's weight: shares finer than 1 in 1000 mean
 // nothing to a balancer that sees a few requests a second.
 const maxWeight = 1000
+
+// chainsOf names the chains that hold model, sorted.
+func chainsOf(c *Config, model string) []string {
+	var in []string
+	for _, n := range sortedKeys(c.Chains) {
+		if slices.Contains(c.Chains[n], model) {
+			in = append(in, n)
+		}
+	}
+	return in
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

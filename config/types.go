@@ -128,12 +128,36 @@ type Config struct {
 	Events    Events              `yaml:"events"`
 	Gateway   Gateway             `yaml:"gateway"`
 	Timeouts  Timeouts            `yaml:"timeouts"`
+	// Catalog is builtin (the models of Codex CLI, Claude Code and Gemini
+	// CLI, and their chains, under the file's own) or none (only the
+	// models and chains the file names).
+	Catalog string `yaml:"catalog"`
+	// PassthroughUnknown sends a request for a model the configuration does
+	// not know to the endpoint's provider as it is (one try, no fallback).
+	// Unset: yes with the built-in catalog (real clients ask for auxiliary
+	// models), no with catalog: none (a typo is an error, not a surprise).
+	PassthroughUnknown *bool `yaml:"passthrough_unknown,omitempty"`
 
 	// Source is the file the configuration came from; empty for the
 	// built-in defaults alone.
 	Source string `yaml:"-"`
 	// Warnings are things that work but are probably not meant.
 	Warnings []string `yaml:"-"`
+}
+
+// The catalogs.
+const (
+	CatalogBuiltin = "builtin"
+	CatalogNone    = "none"
+)
+
+// PassesUnknown reports whether a request for a model the configuration
+// does not know goes upstream as named (see PassthroughUnknown).
+func (c *Config) PassesUnknown() bool {
+	if c.PassthroughUnknown != nil {
+		return *c.PassthroughUnknown
+	}
+	return c.Catalog != CatalogNone
 }
 
 // Provider is an upstream API.
@@ -159,7 +183,14 @@ type Model struct {
 	// Provider serves the model when it has no Deployments.
 	Provider string `yaml:"provider,omitempty"`
 	Tier     Tier   `yaml:"tier"`
-	Context  int    `yaml:"context"`
+	// Context is the context window in tokens; 0 when unknown (the model
+	// is then never picked as a larger window after a context_length).
+	Context int `yaml:"context,omitempty"`
+	// Chain names the chain a request for the model walks, when the model
+	// is in more than one.
+	Chain string `yaml:"chain,omitempty"`
+	// HeaderTimeout overrides timeouts.header for this model.
+	HeaderTimeout Duration `yaml:"header_timeout,omitempty"`
 	// Upstream is the name sent to the provider when it differs from the
 	// name clients use (an alias). Empty means the same name.
 	Upstream string `yaml:"upstream,omitempty"`
@@ -228,7 +259,24 @@ type Pacing struct {
 	MinGap         Duration `yaml:"min_gap"`
 	Jitter         Duration `yaml:"jitter"`
 	MaxConcurrency int      `yaml:"max_concurrency"`
+	// When is when spacing and the concurrency limit apply: pressure (once
+	// a model or key answered capacity or rate_limit, until Relax passes
+	// without either), always (from the first request), or auto: the
+	// gateway under pressure, the library and the queue (batch work)
+	// always.
+	When string `yaml:"when"`
+	// Relax is how long a model or key must stay free of capacity and
+	// rate-limit answers before pacing under pressure lets go (0: a
+	// minute).
+	Relax Duration `yaml:"relax"`
 }
+
+// The values of Pacing.When.
+const (
+	PaceAuto     = "auto"
+	PacePressure = "pressure"
+	PaceAlways   = "always"
+)
 
 // Retry sets the waits of the policy engine.
 type Retry struct {
@@ -237,7 +285,16 @@ type Retry struct {
 	Ladder         []Duration `yaml:"ladder"`
 	NetworkRetries int        `yaml:"network_retries"`
 	NetworkGap     Duration   `yaml:"network_gap"`
-	// Budget is the most a single gateway request may spend waiting.
+	// RateLimitRetries is how many times a rate-limited model is tried
+	// again (after its Retry-After, or backoff) before the next model.
+	RateLimitRetries int `yaml:"rate_limit_retries"`
+	// TimeoutRetries is how many times a model that timed out (no headers,
+	// no first output, a stall before output) is tried again before the
+	// next model.
+	TimeoutRetries int `yaml:"timeout_retries"`
+	// Budget is the most one request may take before an answer starts:
+	// every wait (backoff, Retry-After, pacing, a ladder rung) and every
+	// HTTP attempt that failed count against it, on the clock.
 	Budget      Duration `yaml:"budget"`
 	BackoffBase Duration `yaml:"backoff_base"`
 	BackoffMax  Duration `yaml:"backoff_max"`
@@ -281,11 +338,15 @@ type Gateway struct {
 // Timeouts are the watchdogs of every HTTP attempt, whichever front end
 // sends it (the gateway, the library, the queue's prompts). 0 turns one off.
 type Timeouts struct {
-	// FirstToken is how long a stream may take to send its response
-	// headers and then its first output (a whole answer's headers, which
-	// come only once it is written, ten times that); past it the attempt
-	// counts as a timeout before any byte reached the caller, and the
-	// driver decides what next.
+	// Header is how long a stream may take to send its response headers
+	// (a healthy provider sends them at once); models.*.header_timeout
+	// overrides it per model.
+	Header Duration `yaml:"header"`
+	// Request is how long a whole (not streamed) answer may take to send
+	// its headers, which come only once the answer is written.
+	Request Duration `yaml:"request"`
+	// FirstToken is how long a stream may take, once its headers came, to
+	// send its first output; off (0) unless set.
 	FirstToken Duration `yaml:"first_token"`
 	// Idle is how long an answer may stay silent: a whole answer's body
 	// before it is complete, a stream once its output has started (then it
@@ -367,14 +428,28 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 	return nil
 }
 
+// HeaderTimeout is how long a stream of model may take to send its
+// response headers: its own header_timeout, else timeouts.header.
+func (c *Config) HeaderTimeout(model string) time.Duration {
+	if m, ok := c.Models[model]; ok && m.HeaderTimeout > 0 {
+		return m.HeaderTimeout.D()
+	}
+	return c.Timeouts.Header.D()
+}
+
 // ChainFor returns the chain a request for model walks (from that model's
-// position on), and the chain's name. A model in no chain is a chain of one.
+// position on), and the chain's name: the chain the model names, else the
+// one chain it is in (a file cannot put it in two without naming one; in
+// code, the first by name). A model in no chain is a chain of one.
 func (c *Config) ChainFor(model string) (name string, chain []string) {
 	names := make([]string, 0, len(c.Chains))
 	for n := range c.Chains {
 		names = append(names, n)
 	}
 	sortStrings(names)
+	if m, ok := c.Models[model]; ok && m.Chain != "" {
+		names = append([]string{m.Chain}, names...)
+	}
 	for _, n := range names {
 		for i, m := range c.Chains[n] {
 			if m == model {

@@ -28,16 +28,21 @@ type Breakers interface {
 }
 
 // MemoryBreakers keeps breakers in process. A breaker opens after
-// `failures` capacity answers within `window` (or `consecutive` in a row
-// with no answer between), stays open for `cooldown`, then lets a single
-// probe through and closes on its success. Only capacity counts as failure;
-// network, timeout, server errors, rate limits and bad requests are neither
-// success nor failure (they say nothing about the pool).
+// `failures` capacity answers or timeouts within `window` (or `consecutive`
+// in a row with no answer between), stays open for `cooldown`, then lets a
+// single probe through and closes on its success. Capacity and timeouts (a
+// model that accepts requests and says nothing) count as failures; network
+// failures (the provider's, tracked apart), server errors, rate limits and
+// bad requests are neither success nor failure (they say nothing about the
+// pool).
 //
 // A probe that finds the pool still full opens the breaker again for twice
 // the last cooldown, up to `max_cooldown` (as Envoy's outlier detection
-// lengthens each ejection): a pool that stays full through a long peak is
-// probed a few times an hour, not twice a minute.
+// lengthens each ejection). The defaults keep every hold at 5 s (no
+// doubling): a failed probe into a full pool costs one quick refusal, while a
+// healed model left unused costs every request meanwhile a worse model, so
+// a healed model is back in use within about ten seconds while requests
+// flow (BENCHMARKS.md measures the trade-off).
 //
 // Written here rather than with a breaker library: the ones that read the
 // wall clock (sony/gobreaker) keep tests sleeping, and none has the
@@ -148,9 +153,9 @@ func (b *MemoryBreakers) trip(key string, br *breaker, now time.Time, afterProbe
 // counts reports whether a verdict is evidence for the breaker, and which.
 func counts(v classify.Verdict) (failure, evidence bool) {
 	switch v.Class {
-	case classify.Capacity:
+	case classify.Capacity, classify.Timeout:
 		return true, true
-	case classify.Network, classify.Timeout, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
+	case classify.Network, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
 		return false, false
 	}
 	return false, true // an answer from the model that says nothing of a full pool

@@ -231,13 +231,30 @@ func (r *run) attempt(ctx context.Context, st step) Result {
 		}
 		return Result{Verdict: refused(cand, NoSlot), NotSent: true}
 	}
+	reachable, probe := e.reach.allow(cand.Provider)
+	if !reachable {
+		release()
+		return Result{Verdict: refused(cand, NetworkDown), NotSent: true}
+	}
 	permit, ok := e.allow(cand.Key())
 	if !ok {
 		release()
+		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
 		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
 	}
 	a := r.begin(ctx, st, start, st.Wait+paced, permit, release)
-	return a.sent(c.Send(a.ctx, a))
+	a.probe = probe
+	sendStart := e.clock.Now()
+	res := a.sent(c.Send(a.ctx, a))
+	if !res.Committed && !res.NotSent && c.Watch {
+		// the budget is the clock's: an HTTP attempt that failed took
+		// time the request spent without an answer (an agent's run, by
+		// contrast, is work, not waiting)
+		r.mu.Lock()
+		r.plan.failedAfter(cand, e.clock.Now().Sub(sendStart))
+		r.mu.Unlock()
+	}
+	return res
 }
 
 // begin makes the attempt for st, numbered, with its watchdog armed.
@@ -280,7 +297,10 @@ type Attempt struct {
 	waited  time.Duration
 	last    atomic.Int64 // clock time of the last progress, UnixNano
 
+	probe bool // the attempt is its provider's probe (see reach)
+
 	mu       sync.Mutex
+	reached  bool                   // the provider answered, and reach was told
 	returned bool                   // Send returned
 	early    *Result                // a Finish that came before Send returned
 	permit   func(classify.Verdict) // the breaker's, until evidence was given
@@ -313,11 +333,13 @@ func (a *Attempt) limit(w watch) (time.Duration, string) {
 	case watchHeader:
 		// headers come at once on a stream from a healthy provider, and
 		// only once the answer is done for a whole one
-		d := g.FirstToken.D()
 		if !a.r.c.Stream {
-			d *= 10
+			return g.Request.D(), "no answer within %s (timeouts.request: a whole answer's headers come once it is written)"
 		}
-		return d, "no response headers within %s"
+		if m, ok := a.r.e.cfg.Models[a.Candidate.Model]; ok && m.HeaderTimeout > 0 {
+			return m.HeaderTimeout.D(), "no response headers within %s (models." + a.Candidate.Model + ".header_timeout)"
+		}
+		return g.Header.D(), "no response headers within %s (timeouts.header)"
 	case watchFirst:
 		return g.FirstToken.D(), "no output within %s (timeouts.first_token)"
 	case watchBody:
@@ -384,6 +406,10 @@ func (a *Attempt) Headers(stream bool) {
 		return
 	}
 	a.headers = true
+	if !a.reached {
+		a.reached = true
+		a.r.e.reach.observe(a.Candidate.Provider, classify.Verdict{Class: classify.OK}, 1, a.probe)
+	}
 	a.ttfb = a.r.e.clock.Now().Sub(a.t0)
 	a.last.Store(a.r.e.clock.Now().UnixNano())
 	if a.phase == watchHeader {
@@ -485,6 +511,7 @@ func (a *Attempt) sent(res Result) Result {
 		if permit != nil {
 			permit(classify.Verdict{Class: classify.Unknown}) // no word on the pool
 		}
+		a.r.e.reach.observe(a.Candidate.Provider, classify.Verdict{}, 0, a.probe) // nor on the network
 		a.release()
 		a.cancel(nil)
 		a.r.mu.Lock()
@@ -523,11 +550,15 @@ func (a *Attempt) end(res Result) {
 	}
 	permit := a.permit
 	a.permit = nil
-	ttfb, headers := a.ttfb, a.headers
+	ttfb, headers, reached := a.ttfb, a.headers, a.reached
+	a.reached = true
 	a.mu.Unlock()
 
 	e, c, key := a.r.e, a.r.c, a.Candidate.Key()
 	v := res.Verdict
+	if !reached {
+		e.reach.observe(a.Candidate.Provider, v, res.Status, a.probe)
+	}
 	switch {
 	case permit != nil:
 		permit(v)

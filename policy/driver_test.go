@@ -185,6 +185,8 @@ func TestRunWatchdogs(t *testing.T) {
 	cfg := config.Default()
 	cfg.Timeouts.FirstToken = config.Duration(30 * time.Second)
 	cfg.Timeouts.Idle = config.Duration(60 * time.Second)
+	cfg.Timeouts.Header = config.Duration(20 * time.Second)
+	cfg.Timeouts.Request = config.Duration(5 * time.Minute)
 	cases := []struct {
 		name    string
 		stream  bool
@@ -193,8 +195,8 @@ func TestRunWatchdogs(t *testing.T) {
 		advance time.Duration
 		want    string
 	}{
-		{"no headers on a stream", true, false, false, 30 * time.Second, "no response headers within 30s"},
-		{"no headers on a whole answer (ten times the first-token timeout)", false, false, false, 300 * time.Second, "no response headers within 5m0s"},
+		{"no headers on a stream", true, false, false, 20 * time.Second, "no response headers within 20s (timeouts.header)"},
+		{"no headers on a whole answer (timeouts.request)", false, false, false, 5 * time.Minute, "no answer within 5m0s (timeouts.request"},
 		{"no first output", true, true, false, 30 * time.Second, "no output within 30s"},
 		{"a whole answer's body stalls", false, true, false, 60 * time.Second, "the answer stalled for 1m0s"},
 		{"a stream goes silent after output", true, true, true, 60 * time.Second, "went silent for 1m0s"},
@@ -251,7 +253,7 @@ func TestRunWatchdogs(t *testing.T) {
 	}
 	t.Run("a zero duration turns a watchdog off", func(t *testing.T) {
 		cfg := config.Default()
-		cfg.Timeouts.FirstToken, cfg.Timeouts.Idle = 0, 0
+		cfg.Timeouts = config.Timeouts{}
 		e, clk := clocked(cfg)
 		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Stream: true, Watch: true,
 			Send: func(ctx context.Context, a *Attempt) Result {
@@ -335,7 +337,7 @@ func TestRunNoSlotWithinTheBudget(t *testing.T) {
 	cfg := config.Default()
 	cfg.Pacing = config.Pacing{MaxConcurrency: 1}
 	cfg.Retry.Budget = config.Duration(2 * time.Second)
-	e, clk := clocked(cfg)
+	e, clk := clocked(cfg, ForBatchWork()) // paced from the first request
 	key := Candidate{Provider: "openai", Upstream: "gpt-6-luna"}.Key()
 	hold, _, _, err := e.pacer.acquire(context.Background(), key, "", time.Time{}) // someone else's long request
 	if err != nil {
@@ -615,8 +617,11 @@ func TestDeployments(t *testing.T) {
 		}
 		cands := e.Candidates(Request{Model: "gpt-6-astra"})
 		us, eu, ap := e.Slowness(cands[0], "caller"), e.Slowness(cands[1], "caller"), e.Slowness(cands[2], "caller")
-		if us != 4 || eu != 4 || ap != 1 {
-			t.Fatalf("slowness us %v eu %v ap %v: two rate limits on the shared key, none on ap's", us, eu, ap)
+		if us != 2 || eu != 2 || ap != 1 {
+			t.Fatalf("slowness us %v eu %v ap %v: one rate limit on the shared key (then at once to ap's key), none on ap's", us, eu, ap)
+		}
+		if out.Route != "gpt-6-astra@us:rate_limit > gpt-6-astra@ap:ok" {
+			t.Fatalf("route %q: a rate limit moves to a deployment with another key at once", out.Route)
 		}
 		if sol := e.Slowness(cands[3], "caller"); sol != 1 {
 			t.Fatalf("another model slowed: %v", sol)

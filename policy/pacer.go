@@ -29,15 +29,22 @@ var errPaced = errors.New("no free slot and turn within the wait budget")
 // quarter, up to pacing.max_concurrency. A pool with one free slot is then
 // sent one request at a time instead of three that collide, and the plan
 // sends what can go elsewhere to the next model instead of queueing.
+//
+// Pacing costs nothing while healthy: unless it paces always (batch work),
+// a lane is spaced and limited only under pressure, from a capacity answer
+// of its model or a rate limit of its pace key until pacing.relax passes
+// without another; meanwhile requests start at once, as many as come.
 type pacer struct {
-	cfg   config.Pacing
-	clock Clock
-	rnd   func() float64
+	cfg    config.Pacing
+	always bool
+	clock  Clock
+	rnd    func() float64
 
-	mu    sync.Mutex
-	lanes map[string]*lane
-	next  map[string]time.Time // earliest next start per lane (a candidate)
-	slow  map[string]float64   // gap multiplier per pace key (a model and a credential)
+	mu      sync.Mutex
+	lanes   map[string]*lane
+	next    map[string]time.Time // earliest next start per lane (a candidate)
+	slow    map[string]float64   // gap multiplier per pace key (a model and a credential)
+	pressed map[string]time.Time // the last capacity answer (by lane) or rate limit (by pace key)
 }
 
 // lane is one model's requests in flight and their current limit.
@@ -48,8 +55,45 @@ type lane struct {
 	reserved time.Time     // until then, requests that can only use this model are waiting for it
 }
 
-func newPacer(cfg config.Pacing, clock Clock, rnd func() float64) *pacer {
-	return &pacer{cfg: cfg, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{}, slow: map[string]float64{}}
+func newPacer(cfg config.Pacing, always bool, clock Clock, rnd func() float64) *pacer {
+	return &pacer{cfg: cfg, always: always, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{},
+		slow: map[string]float64{}, pressed: map[string]time.Time{}}
+}
+
+// press marks key (a lane or a pace key) as under pressure from now; p.mu
+// must be held.
+func (p *pacer) press(key string) { p.pressed[key] = p.clock.Now() }
+
+// underPressure reports whether key was pressed within pacing.relax; p.mu
+// must be held.
+func (p *pacer) underPressure(key string) bool {
+	t, ok := p.pressed[key]
+	if !ok {
+		return false
+	}
+	relax := p.cfg.Relax.D()
+	if relax <= 0 {
+		relax = time.Minute // a Pacing written in code without it
+	}
+	if p.clock.Now().Sub(t) >= relax {
+		delete(p.pressed, key)
+		return false
+	}
+	return true
+}
+
+// paced reports whether a start in lane with paceKey is spaced and limited;
+// p.mu must be held.
+func (p *pacer) paced(lane, paceKey string) bool {
+	return p.always || p.underPressure(lane) || p.underPressure(paceKey)
+}
+
+// pressured reports whether the lane or the pace key is under pressure now
+// (for status pages and tests).
+func (p *pacer) pressured(lane, paceKey string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.underPressure(lane) || p.underPressure(paceKey)
 }
 
 func (p *pacer) max() float64 { return float64(max(p.cfg.MaxConcurrency, 1)) }
@@ -78,7 +122,7 @@ func (p *pacer) crowded(model string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.lanes[model]
-	return l != nil && l.limit < p.max() && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
+	return l != nil && l.limit < p.max() && p.paced(model, "") && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
 }
 
 // reserve marks model's scarce room as wanted until `until` by a request
@@ -117,6 +161,7 @@ func (p *pacer) full(model string) {
 	defer p.mu.Unlock()
 	l := p.lane(model)
 	l.limit = math.Max(1, l.limit/2)
+	p.press(model)
 }
 
 // served raises model's limit after an answer from it, up to the maximum.
@@ -140,10 +185,11 @@ func (p *pacer) served(model string) {
 func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
 	t0 := p.clock.Now()
 	var expired chan struct{} // made only when a wait is needed: the common case arms no timer
+	paced := true
 	for {
 		p.mu.Lock()
 		l := p.lane(model)
-		if l.inflight < int(l.limit) {
+		if paced = p.paced(model, paceKey); !paced || l.inflight < int(l.limit) {
 			l.inflight++
 			p.mu.Unlock()
 			break
@@ -173,6 +219,9 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 			p.mu.Unlock()
 		})
 	}
+	if !paced {
+		return release, t0, 0, nil
+	}
 
 	p.mu.Lock()
 	now := p.clock.Now()
@@ -180,7 +229,7 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 	if start.Before(now) {
 		start = now
 	}
-	if !deadline.IsZero() && start.After(deadline) {
+	if !deadline.IsZero() && start.After(now) && start.After(deadline) { // a start that needs no wait is never refused
 		p.mu.Unlock()
 		release()
 		return nil, time.Time{}, now.Sub(t0), errPaced
@@ -204,6 +253,7 @@ func (p *pacer) slowDown(paceKey string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.slow[paceKey] = min(max(p.slow[paceKey]*2, 2), 16)
+	p.press(paceKey)
 }
 
 // ease eases paceKey's pace back after a success.

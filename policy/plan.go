@@ -120,6 +120,9 @@ type step struct {
 type Hop struct {
 	Model string // the candidate's name: the model, and its deployment when it has several
 	Class classify.Class
+	// Refused: the attempt was never sent (an open breaker, no pacing
+	// slot, a provider that is down); Class then says why.
+	Refused bool
 }
 
 // Rand returns a float in [0, 1).
@@ -136,8 +139,10 @@ type Engine struct {
 	rndMu    sync.Mutex
 	breakers Breakers
 	pacer    *pacer
+	reach    *reach
 	balancer balancer
 	classify func(classify.Input) classify.Verdict
+	batch    bool
 }
 
 // Option configures an Engine.
@@ -148,6 +153,11 @@ func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
 
 // WithRand sets the random source (tests).
 func WithRand(r Rand) Option { return func(e *Engine) { e.rnd = r } }
+
+// ForBatchWork makes pacing.when: auto pace from the first request, as
+// batch work (the library, the queue) wants; without it auto paces only
+// under pressure, as an interactive gateway wants.
+func ForBatchWork() Option { return func(e *Engine) { e.batch = true } }
 
 // WithBreakers replaces the in-memory breakers (a fleet shares them).
 func WithBreakers(b Breakers) Option { return func(e *Engine) { e.breakers = b } }
@@ -180,7 +190,9 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	if e.breakers == nil {
 		e.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
 	}
-	e.pacer = newPacer(cfg.Pacing, e.clock, e.random)
+	always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
+	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random)
+	e.reach = newReach(e.clock, cfg.Retry.NetworkRetries+1, cfg.Breaker.Cooldown.D())
 	return e
 }
 
@@ -284,11 +296,14 @@ type plan struct {
 	chain   []Candidate
 	cur     int
 	walks   int
-	rateN   int
-	netN    map[string]int
+	rateN   map[string]int // by candidate key: rate limits so far
+	netN    map[string]int // connection failures so far
+	toN     map[string]int // timeouts so far
 	srvN    map[string]int
+	took    map[string]time.Duration // by candidate key: how long its last failed attempt took
 	skip    map[string]bool
-	waited  time.Duration
+	waited  time.Duration // every wait: the plan's and the pacer's
+	spent   time.Duration // against the budget: every wait, and failed HTTP attempts
 	budget  time.Duration
 	route   []Hop
 	lastBad classify.Verdict
@@ -296,30 +311,29 @@ type plan struct {
 
 // newPlan makes a plan for r.
 func (e *Engine) newPlan(r Request) *plan {
-	p := &plan{e: e, req: r, chain: e.Candidates(r), netN: map[string]int{}, srvN: map[string]int{}, skip: map[string]bool{}}
+	p := &plan{e: e, req: r, chain: e.Candidates(r), rateN: map[string]int{}, netN: map[string]int{}, toN: map[string]int{}, srvN: map[string]int{},
+		took: map[string]time.Duration{}, skip: map[string]bool{}}
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
 	}
 	if len(r.Ladder) > 0 && r.Budget <= 0 && !r.Park {
-		// with a ladder the capacity waits are the ladder's; other waits
-		// (rate limits, network gaps) still get a budget. A parked
-		// request waits its rungs elsewhere: the budget is only for what
-		// it waits in process (a pacing slot, a Retry-After), and must
-		// not hold a queue worker for the whole ladder's length
-		var sum time.Duration
+		// with a ladder the capacity waits are the ladder's, and other
+		// waits (rate limits, network gaps) still get the budget on top.
+		// A parked request waits its rungs elsewhere: the budget is only
+		// for what it waits in process (a pacing slot, a Retry-After), and
+		// must not hold a queue worker for the whole ladder's length
 		for _, d := range r.Ladder {
-			sum += d
+			p.budget += d
 		}
-		p.budget = max(p.budget, sum)
 	}
 	return p
 }
 
 // note adds the current candidate's outcome to the route.
 func (p *plan) note(v classify.Verdict) {
-	hop := Hop{Model: p.chain[p.cur].Name(), Class: v.Class}
-	if local(v) {
+	hop := Hop{Model: p.chain[p.cur].Name(), Class: v.Class, Refused: local(v)}
+	if hop.Refused && v.Code != NetworkDown {
 		hop.Class = classify.Class(v.Code)
 	}
 	p.route = append(p.route, hop)
@@ -327,10 +341,24 @@ func (p *plan) note(v classify.Verdict) {
 
 // charge counts a wait the plan did not ask for (the pacer's) against the
 // budget.
-func (p *plan) charge(d time.Duration) { p.waited += max(d, 0) }
+func (p *plan) charge(d time.Duration) { p.wait(d) }
+
+// wait counts a wait: it is a wait, and it spends the budget.
+func (p *plan) wait(d time.Duration) {
+	p.waited += max(d, 0)
+	p.spent += max(d, 0)
+}
+
+// failedAfter charges a failed HTTP attempt to c's time against the
+// budget, and remembers it: a retry of c that would likely end past the
+// budget is not started.
+func (p *plan) failedAfter(c Candidate, d time.Duration) {
+	p.spent += max(d, 0)
+	p.took[c.Key()] = max(d, 0)
+}
 
 // left is what remains of the wait budget.
-func (p *plan) left() time.Duration { return max(p.budget-p.waited, 0) }
+func (p *plan) left() time.Duration { return max(p.budget-p.spent, 0) }
 
 // routeString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
 // A long route keeps its first and last five hops.
@@ -381,18 +409,25 @@ const (
 	// NoSlot: no concurrency slot and turn came free within the wait
 	// budget (pacing.max_concurrency).
 	NoSlot = "no_slot"
+	// NetworkDown: the candidate's provider is down (its connections fail
+	// and it answered nothing for a minute); the route says network.
+	NetworkDown = "network_down"
 )
 
 // refused is the verdict for an attempt to c that was never sent.
 func refused(c Candidate, code string) classify.Verdict {
-	msg := "breaker open for " + c.Key() + "; not sent"
-	if code == NoSlot {
-		msg = "no free slot for " + c.Model + " within the wait budget (pacing.max_concurrency); not sent"
+	switch code {
+	case NoSlot:
+		return classify.Verdict{Class: classify.Capacity, Code: code, Message: "no free slot for " + c.Model + " within the wait budget (pacing.max_concurrency); not sent"}
+	case NetworkDown:
+		return classify.Verdict{Class: classify.Network, Code: code, Message: "connections to " + c.Provider + " fail and it has answered nothing for a minute; not sent"}
 	}
-	return classify.Verdict{Class: classify.Capacity, Code: code, Message: msg}
+	return classify.Verdict{Class: classify.Capacity, Code: code, Message: "breaker open for " + c.Key() + "; not sent"}
 }
 
-func local(v classify.Verdict) bool { return v.Code == BreakerOpen || v.Code == NoSlot }
+func local(v classify.Verdict) bool {
+	return v.Code == BreakerOpen || v.Code == NoSlot || v.Code == NetworkDown
+}
 
 // FailFast reports a class that no wait and no other model can fix (the
 // key, the account or the request itself is the problem): the plan gives up
@@ -428,6 +463,11 @@ func (e *Engine) probeWait(r Request) time.Duration {
 // open (so requests start at medium while heavy is open), whose room is not
 // all taken (see pacer.crowded) and whose context window fits the request.
 func (p *plan) start() step {
+	if _, known := p.e.cfg.Models[p.req.Model]; !known && len(p.req.Models) == 0 && !p.e.cfg.PassesUnknown() {
+		v := classify.Verdict{Class: classify.ModelNotFound, Message: fmt.Sprintf("model %q is not in the configuration", p.req.Model)}
+		return step{Action: fail, Verdict: v, Candidate: p.chain[0],
+			Reason: fmt.Sprintf("spillway: model %q is not in the configuration (catalog: none): add it under models:, or set passthrough_unknown: true to send unknown models upstream as named", p.req.Model)}
+	}
 	open := func(c Candidate) bool { return p.e.breakers.Open(c.Key()) }
 	// the first fitting model neither open nor crowded, else the first
 	// fitting one not open; with every fitting model open, the last of them
@@ -452,7 +492,7 @@ func (p *plan) start() step {
 	}
 	for _, c := range p.chain[:p.cur] {
 		if open(c) {
-			p.route = append(p.route, Hop{Model: c.Name(), Class: BreakerOpen})
+			p.route = append(p.route, Hop{Model: c.Name(), Class: BreakerOpen, Refused: true})
 		}
 	}
 	return step{Action: send, Candidate: p.chain[p.cur]}
@@ -509,24 +549,18 @@ func (p *plan) after(v classify.Verdict) step {
 		}
 		return p.onCapacity(c, v)
 	case classify.RateLimit:
-		p.rateN++
-		wait := v.Wait
-		if wait <= 0 {
-			wait = p.e.backoff(p.rateN)
+		return p.onRateLimit(c, v)
+	case classify.Network:
+		return p.onNetwork(c, v)
+	case classify.Timeout:
+		p.toN[c.Key()]++
+		if p.toN[c.Key()] <= p.e.cfg.Retry.TimeoutRetries {
+			return p.retrySame(c, v.Wait, v)
 		}
-		if p.waited+wait <= p.budget {
-			return p.retrySame(c, wait, v)
-		}
-		if next, ok := p.next(p.cur+1, nil); ok {
+		if next, ok := p.onward(); ok {
 			return p.switchTo(next, c)
 		}
-		return p.fail(v, fmt.Sprintf("rate limited; the provider asked for %s, more than the wait budget left", classify.FormatWait(wait)))
-	case classify.Network, classify.Timeout:
-		p.netN[c.Key()]++
-		if p.netN[c.Key()] > p.e.cfg.Retry.NetworkRetries {
-			return p.fail(v, fmt.Sprintf("%s failures persisted after %d retries on the same model", v.Class, p.e.cfg.Retry.NetworkRetries))
-		}
-		return p.retrySame(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D()), v)
+		return p.fail(v, fmt.Sprintf("timed out after %d %s, and no other model is left to try", p.toN[c.Key()], plural(p.toN[c.Key()], "try", "tries")))
 	case classify.ModelNotFound:
 		p.skip[c.Key()] = true
 		if next, ok := p.next(p.cur+1, nil); ok {
@@ -543,14 +577,88 @@ func (p *plan) after(v classify.Verdict) step {
 	return p.fail(v, "")
 }
 
-func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
+// onward is the candidate after the current one a request should move to:
+// the first whose breaker is not open and whose room is not all taken, else
+// the first not open, else (every breaker open) the first there is.
+func (p *plan) onward() (int, bool) {
 	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) && !p.e.pacer.crowded(n.Key()) }); ok {
-		return p.switchTo(next, c)
+		return next, true
 	}
 	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) }); ok {
+		return next, true
+	}
+	return p.next(p.cur+1, nil)
+}
+
+// onRateLimit: the same model after its Retry-After (or backoff), at most
+// retry.rate_limit_retries times and within the budget, then the next
+// model; a deployment of the same model with another key first, at once
+// (the limit is the key's, not the model's).
+func (p *plan) onRateLimit(c Candidate, v classify.Verdict) step {
+	key := c.Key()
+	p.rateN[key]++
+	otherKey := func(n Candidate) bool {
+		return n.Model == c.Model && n.KeyID != c.KeyID && !p.e.breakers.Open(n.Key())
+	}
+	if next, ok := p.next(p.cur+1, otherKey); ok {
 		return p.switchTo(next, c)
 	}
-	if next, ok := p.next(p.cur+1, nil); ok { // every breaker open: try anyway
+	wait := v.Wait
+	if wait <= 0 {
+		wait = p.e.backoff(p.rateN[key])
+	}
+	retries := p.e.cfg.Retry.RateLimitRetries
+	if p.rateN[key] <= retries && wait+p.took[key] <= p.left() {
+		return p.retrySame(c, wait, v)
+	}
+	if next, ok := p.onward(); ok {
+		return p.switchTo(next, c)
+	}
+	if p.rateN[key] > retries {
+		return p.fail(v, fmt.Sprintf("rate limited %d times (retry.rate_limit_retries: %d), and no other model is left to try", p.rateN[key], retries))
+	}
+	return p.fail(v, fmt.Sprintf("rate limited; the provider asked for %s, more than the wait budget left", classify.FormatWait(wait)))
+}
+
+// onNetwork: the same model again after retry.network_gap, network_retries
+// times; then another deployment of the model at another provider; then
+// the next model only when the provider answered something else within the
+// last minute (the network is fine, the model is not). Otherwise the
+// request fails as network: a network problem is never masked as capacity.
+// A provider already known down is not retried.
+func (p *plan) onNetwork(c Candidate, v classify.Verdict) step {
+	key := c.Key()
+	down := local(v)
+	if !down {
+		p.netN[key]++
+		if p.netN[key] <= p.e.cfg.Retry.NetworkRetries {
+			return p.retrySame(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D()), v)
+		}
+	}
+	elsewhere := func(n Candidate) bool { return n.Model == c.Model && n.Provider != c.Provider }
+	if next, ok := p.next(p.cur+1, elsewhere); ok {
+		return p.switchTo(next, c)
+	}
+	if !down && p.e.reach.answeredWithin(c.Provider, recently) {
+		if next, ok := p.onward(); ok {
+			return p.switchTo(next, c)
+		}
+	}
+	if down {
+		return p.fail(v, fmt.Sprintf("%s is unreachable: its connections fail and it has answered nothing for a minute; check your network, proxy or VPN", c.Provider))
+	}
+	return p.fail(v, fmt.Sprintf("network failures persisted after %d retries on the same model, and %s has answered nothing else for a minute; check your network, proxy or VPN", p.e.cfg.Retry.NetworkRetries, c.Provider))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
+	if next, ok := p.onward(); ok {
 		return p.switchTo(next, c)
 	}
 	// The chain is exhausted: back off (or climb the ladder), then walk it
@@ -567,12 +675,12 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 			i = len(p.req.Ladder) - 1
 		}
 		wait = max(p.req.Ladder[i], v.Wait)
-		if !p.req.Park && p.waited+wait > p.budget {
+		if !p.req.Park && p.spent+wait > p.budget {
 			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
 		}
 	} else {
 		wait = max(p.e.backoff(p.walks), v.Wait)
-		if p.waited+wait > p.budget {
+		if p.spent+wait > p.budget {
 			return p.fail(v, "every model of the chain is at capacity")
 		}
 	}
@@ -584,7 +692,7 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 		p.e.pacer.reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
 	}
 	if !p.req.Park || !rung {
-		p.waited += wait // a parked request does not wait here
+		p.wait(wait) // a parked request does not wait here
 	}
 	p.cur = i
 	first := p.chain[i]
@@ -596,13 +704,23 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 }
 
 func (p *plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) step {
-	if p.waited+wait > p.budget {
+	switch took := p.took[c.Key()]; {
+	case p.left() <= 0:
+		return p.fail(v, fmt.Sprintf("the wait budget of %s is spent", p.budget))
+	case p.spent+wait+took > p.budget && took > 0:
+		return p.fail(v, fmt.Sprintf("another try (a wait of %s, and %s as the last one took) would pass the wait budget of %s",
+			classify.FormatWait(wait), classify.FormatWait(took), p.budget))
+	case p.spent+wait > p.budget:
 		return p.fail(v, fmt.Sprintf("waiting %s more would exceed the wait budget of %s", classify.FormatWait(wait), p.budget))
 	}
-	p.waited += wait
+	p.wait(wait)
 	return step{Action: send, Candidate: c, Wait: wait}
 }
 
+// switchTo moves to chain[i] at once. It waits nothing, so the budget
+// does not stop it: a silent model whose timeout took the budget is still
+// followed by its fallback (each model is tried once; no wait starts past
+// the budget).
 func (p *plan) switchTo(i int, from Candidate) step {
 	p.cur = i
 	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Name()}
@@ -676,7 +794,7 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 func (p *plan) attempts() int {
 	n := 0
 	for _, h := range p.route {
-		if h.Class != BreakerOpen && h.Class != NoSlot {
+		if !h.Refused {
 			n++
 		}
 	}

@@ -82,10 +82,18 @@ func TestPolicyTable(t *testing.T) {
 			nil,
 			[]classify.Verdict{v(classify.RateLimit, 60*time.Second)},
 			[]want{{send, "gpt-6.1-sol", 0}}},
-		{"rate limit without a hint backs off", Request{Model: "gpt-6-astra"},
+		{"rate limit without a hint backs off, twice, then the next model", Request{Model: "gpt-6-astra"},
 			nil,
-			[]classify.Verdict{v(classify.RateLimit, 0), v(classify.RateLimit, 0)},
-			[]want{{send, "gpt-6-astra", 500 * time.Millisecond}, {send, "gpt-6-astra", time.Second}}},
+			[]classify.Verdict{v(classify.RateLimit, 0), v(classify.RateLimit, 0), v(classify.RateLimit, 0)},
+			[]want{{send, "gpt-6-astra", 500 * time.Millisecond}, {send, "gpt-6-astra", time.Second}, {send, "gpt-6.1-sol", 0}}},
+		{"rate limit retries are capped with a Retry-After too; the last model fails", Request{Model: "gpt-6-luna"},
+			nil,
+			[]classify.Verdict{v(classify.RateLimit, time.Second), v(classify.RateLimit, time.Second), v(classify.RateLimit, time.Second)},
+			[]want{{send, "gpt-6-luna", time.Second}, {send, "gpt-6-luna", time.Second}, {fail, "", 0}}},
+		{"rate limit retries: configurable", Request{Model: "gpt-6-astra"},
+			func(c *config.Config) { c.Retry.RateLimitRetries = 0 },
+			[]classify.Verdict{v(classify.RateLimit, time.Second)},
+			[]want{{send, "gpt-6.1-sol", 0}}},
 		{"quota fails fast", Request{Model: "gpt-6-astra"}, nil,
 			[]classify.Verdict{v(classify.Quota, time.Hour)}, []want{{fail, "", 0}}},
 		{"auth fails fast", Request{Model: "gpt-6-astra"}, nil,
@@ -106,9 +114,16 @@ func TestPolicyTable(t *testing.T) {
 		{"server error: one short retry, then as capacity", Request{Model: "gpt-6-astra"}, nil,
 			[]classify.Verdict{v(classify.ServerError, 0), v(classify.ServerError, 0)},
 			[]want{{send, "gpt-6-astra", 500 * time.Millisecond}, {send, "gpt-6.1-sol", 0}}},
-		{"network: fixed gap on the same model, never a switch", Request{Model: "gpt-6-astra"}, nil,
-			[]classify.Verdict{v(classify.Network, 0), v(classify.Timeout, 0), v(classify.Network, 0), v(classify.Network, 0)},
+		{"network: fixed gap on the same model; a provider that answered nothing is never a switch", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.Network, 0), v(classify.Network, 0), v(classify.Network, 0), v(classify.Network, 0)},
 			[]want{{send, "gpt-6-astra", 2 * time.Second}, {send, "gpt-6-astra", 2 * time.Second}, {send, "gpt-6-astra", 2 * time.Second}, {fail, "", 0}}},
+		{"timeout: the next model at once (retry.timeout_retries: 0)", Request{Model: "gpt-6-astra"}, nil,
+			[]classify.Verdict{v(classify.Timeout, 0), v(classify.Timeout, 0), v(classify.Timeout, 0)},
+			[]want{{send, "gpt-6.1-sol", 0}, {send, "gpt-6-luna", 0}, {fail, "", 0}}},
+		{"timeout: configured retries first", Request{Model: "gpt-6-astra"},
+			func(c *config.Config) { c.Retry.TimeoutRetries = 1 },
+			[]classify.Verdict{v(classify.Timeout, 0), v(classify.Timeout, 0)},
+			[]want{{send, "gpt-6-astra", 0}, {send, "gpt-6.1-sol", 0}}},
 		{"unknown model passes through as a chain of one", Request{Model: "my-finetune", Type: "openai"}, nil,
 			[]classify.Verdict{v(classify.Capacity, 0)},
 			[]want{{send, "my-finetune", 500 * time.Millisecond}}},
@@ -212,7 +227,7 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 func TestPacerGapsAndConcurrency(t *testing.T) {
 	clk := policytest.New(t0)
 	cfg := config.Pacing{MinGap: config.Duration(500 * time.Millisecond), Jitter: config.Duration(time.Second), MaxConcurrency: 2}
-	p := newPacer(cfg, clk, func() float64 { return 0.5 })
+	p := newPacer(cfg, true, clk, func() float64 { return 0.5 })
 	ctx := context.Background()
 	var starts []time.Time
 	var releases []func()
@@ -365,7 +380,7 @@ func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
 
 func TestPacerAdaptsToTheRoomLeft(t *testing.T) {
 	clk := policytest.New(t0)
-	p := newPacer(config.Pacing{MaxConcurrency: 4}, clk, func() float64 { return 0 })
+	p := newPacer(config.Pacing{MaxConcurrency: 4}, true, clk, func() float64 { return 0 })
 	ctx := context.Background()
 	const m = "openai/gpt-6.1-sol"
 	// capacity answers halve the limit, down to one

@@ -57,10 +57,12 @@ func WithEngine(e *policy.Engine) Option { return func(t *Transport) { t.engine 
 func WithEvents(sink events.Sink) Option { return func(t *Transport) { t.events = sink } }
 
 // WithPacing replaces the configuration's pacing (config.Pacing) for the
-// engine the transport makes. Without it the library paces from the first
-// request, as batch work should: with the default configuration, attempts
-// to one model start 0.5–2 s apart and at most 3 are in flight per model.
-// config.Pacing{MaxConcurrency: 64} turns the gap off.
+// engine the transport makes. The library paces from the first request, as
+// batch work should (pacing.when: auto): with the default configuration,
+// attempts to one model start 0.5–2 s apart and at most 3 are in flight
+// per model. config.Pacing{MaxConcurrency: 64} turns the gap off;
+// config.Pacing{When: config.PacePressure, ...} paces only once a model
+// or key answered capacity or rate_limit, as the gateway does.
 func WithPacing(p config.Pacing) Option { return func(t *Transport) { t.pacing = &p } }
 
 // WithClassifier replaces the classifier of the engine the transport makes
@@ -102,7 +104,8 @@ func New(cfg *config.Config, opts ...Option) *Transport {
 			c.Pacing = *t.pacing
 			ecfg = &c
 		}
-		var eopts []policy.Option
+		// batch work: pacing.when: auto paces from the first request
+		eopts := []policy.Option{policy.ForBatchWork()}
 		if t.classify != nil {
 			eopts = append(eopts, policy.WithClassifier(t.classify))
 		}

@@ -302,6 +302,15 @@ func TestGivingUp(t *testing.T) {
 			hr.Header.Get("X-Spillway-Route") != "gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network > gpt-6-astra:network" {
 			t.Fatalf("err %v", err)
 		}
+		// the provider answered nothing for a minute and its connections
+		// fail: the next request is refused at once, as network
+		_, hr, err = chat.call(testCtx(t), r, "gpt-6.1-sol", "hi")
+		if !errors.As(err, &oe) || oe.StatusCode != 502 || !strings.Contains(oe.Message, "openai is unreachable") ||
+			hr.Header.Get("X-Spillway-Route") != "gpt-6.1-sol:network" || hr.Header.Get("X-Spillway-Attempts") != "0" || r.received("gpt-6.1-sol") != 0 {
+			t.Fatalf("err %v, route %q", err, hr.Header.Get("X-Spillway-Route"))
+		}
+		r = newRig(t, nil)
+		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", Count: -1})
 		_, err = r.tr.Call(testCtx(t), r.url+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
 			map[string]any{"model": "gpt-6-astra", "messages": []any{}})
 		var f *classify.Failure

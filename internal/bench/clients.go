@@ -215,7 +215,7 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rmu sync.Mutex
-	engine := policy.New(queue.Paced(w.cfg), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
+	engine := policy.New(queue.Paced(w.cfg), policy.ForBatchWork(), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
 	runErr := store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, UntilEmpty: true})
 	// read the results even when the run was cut short
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -56,7 +56,7 @@ func (a *App) configCmd() *cobra.Command {
 				return fail(ExitFail, "%w", err)
 			}
 			fmt.Fprintf(a.Stdout, "# ok: %s; %d models, %d chains; secrets masked\n", src, len(c.Models), len(c.Chains))
-			for _, line := range deploymentLines(c) {
+			for _, line := range append(chainLines(c), deploymentLines(c)...) {
 				fmt.Fprintln(a.Stdout, line)
 			}
 			_, err = a.Stdout.Write(out)
@@ -114,6 +114,21 @@ unless --force is given; the old file is then kept as PATH.bak.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file (keeping it as .bak)")
 	return cmd
+}
+
+// chainLines say, for each model, the walk a request for it takes: "#
+// gpt-6-astra: gpt-6-astra > gpt-6.1-sol > gpt-6-luna (chain codex)".
+func chainLines(c *config.Config) []string {
+	lines := []string{"# where a request for each model goes, in order (then, with every one full, again after a wait):"}
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
+		chain, walk := c.ChainFor(name)
+		which := "in no chain"
+		if chain != "" {
+			which = "chain " + chain
+		}
+		lines = append(lines, fmt.Sprintf("#   %s: %s (%s)", name, strings.Join(walk, " > "), which))
+	}
+	return lines
 }
 
 // deploymentLines say, for each model served by several deployments, where

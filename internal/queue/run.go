@@ -76,7 +76,7 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 		o.Log = func(string, ...any) {}
 	}
 	if o.Engine == nil {
-		o.Engine = policy.New(Paced(o.Config))
+		o.Engine = policy.New(Paced(o.Config), policy.ForBatchWork())
 	}
 	w := &worker{store: s, o: o}
 	// one transport for every prompt step: the queue's records, the

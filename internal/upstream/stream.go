@@ -31,7 +31,8 @@ type Stream struct {
 	err      error            // what cut the stream, when something did
 	terminal bool             // the stream's final event (or an error event) came
 	verdict  classify.Verdict // how the stream ended, once it has
-	tokens   int
+	tokens   int              // what the stream's usage reported
+	deltas   int              // the pieces of the answer passed on
 }
 
 // hold reads the opening events until the first real output. It reports
@@ -101,6 +102,9 @@ func (s *Stream) broke(err error) classify.Verdict {
 
 // note judges one event after output started.
 func (s *Stream) note(ev sse.Event, f wire.Frame) {
+	if f == wire.Output && wire.IsDelta(s.ep.Kind, ev) {
+		s.deltas++
+	}
 	switch {
 	case f == wire.Terminal:
 		s.terminal = true
@@ -168,8 +172,10 @@ func (s *Stream) Verdict() classify.Verdict {
 	return s.verdict
 }
 
-// Tokens is the output tokens the stream's usage reported so far.
-func (s *Stream) Tokens() int { return s.tokens }
+// Tokens is the output tokens the caller received so far: what the
+// stream's usage reported, or, for a stream that broke before its usage
+// came, one per piece of the answer passed on.
+func (s *Stream) Tokens() int { return max(s.tokens, s.deltas) }
 
 // Close closes the upstream body.
 func (s *Stream) Close() error { return s.body.Close() }
@@ -222,6 +228,6 @@ func (b *streamBody) Close() error {
 func (b *streamBody) finish(v classify.Verdict) {
 	if !b.done {
 		b.done = true
-		b.s.a.Finish(v, b.s.tokens)
+		b.s.a.Finish(v, b.s.Tokens())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -230,7 +231,9 @@ var (
 		regexp.MustCompile(`\b(\d{3})\s+(?:Too Many Requests|Service Unavailable|Internal Server Error|Bad Gateway|Gateway Timeout|Unauthorized|Forbidden|Not Found|Bad Request|Payment Required|Request Timeout|Overloaded)\b`),
 	}
 	rpcStatusRe = regexp.MustCompile(`got status:?\s*([A-Z_]{4,})`) // Gemini CLI
-	noticeRe    = regexp.MustCompile(`(?i)\b(?:re-?connecting|retrying)\b[.…\s]*(\d+)\s*/\s*(\d+)(?:\s*\((.*)\))?`)
+	// spillway's own give-up message names the class it decided
+	ownRe    = regexp.MustCompile(`^spillway: ([a-z_]+):`)
+	noticeRe = regexp.MustCompile(`(?i)\b(?:re-?connecting|retrying)\b[.…\s]*(\d+)\s*/\s*(\d+)(?:\s*\((.*)\))?`)
 )
 
 func fromText(text string, h http.Header, now time.Time) Verdict {
@@ -325,6 +328,10 @@ func fromJSONLine(text string, h http.Header, now time.Time) (Verdict, bool) {
 }
 
 func fromLine(line string, h http.Header, now time.Time) Verdict {
+	if m := ownRe.FindStringSubmatch(line); m != nil && slices.Contains(Classes, Class(m[1])) {
+		v := Verdict{Class: Class(m[1]), Message: line, Provider: guessText(strings.ToLower(line))}
+		return v
+	}
 	if m := noticeRe.FindStringSubmatch(line); m != nil {
 		inner := strings.TrimSpace(m[3])
 		v := Verdict{Class: Network, Message: line}

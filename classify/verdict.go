@@ -161,11 +161,11 @@ func (v *Verdict) explain() {
 		v.Summary = "the provider failed with an internal error that does not say capacity."
 		v.Action = "Retry shortly on the same model; if it persists treat it like capacity and switch model."
 	case Network:
-		v.Summary = "the connection failed before a complete answer arrived (reset, refused, DNS, TLS or a cut stream); the model did not say it is full."
-		v.Action = "Retry the same model after a short pause; check your network, proxy or VPN if it persists. Do not switch model for this."
+		v.Summary = "the provider could not be reached, or dropped the connection before a complete answer (reset, refused, DNS, TLS or a cut stream); the model did not say it is full."
+		v.Action = "Retry the same model after a short pause; check your network, proxy or VPN if it persists. Switch model only if the provider answers other requests meanwhile (then this model is the problem); spillway does exactly that."
 	case Timeout:
-		v.Summary = "no answer (or no further output) arrived in time."
-		v.Action = "Retry the same model after a short pause; if a long request keeps timing out, raise the timeout or split the work."
+		v.Summary = "the provider accepted the request and then sent nothing in time: no headers, no first output, or a stall."
+		v.Action = "Try the next model: a silent model tends to stay silent (spillway moves on at once; retry.timeout_retries sets same-model retries). If every model times out on a long request, raise timeouts.header or timeouts.request, or split the work."
 	case OK:
 		v.Summary = "no failure: the request succeeded."
 		v.Action = "Nothing to do."

@@ -196,6 +196,21 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	return e
 }
 
+// Pacing is when the engine paces: config.PaceAlways (from the first
+// request) or config.PacePressure (once a model or key answered capacity or
+// rate_limit, until pacing.relax passes).
+func (e *Engine) Pacing() string {
+	if e.pacer.always {
+		return config.PaceAlways
+	}
+	return config.PacePressure
+}
+
+// ProvidersDown lists the providers whose connections fail and that have
+// answered nothing for a minute: requests to them are refused as network
+// until a probe gets through (for status pages).
+func (e *Engine) ProvidersDown() []string { return e.reach.downs() }
+
 // Clock is the engine's clock.
 func (e *Engine) Clock() Clock { return e.clock }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -108,7 +109,7 @@ func (r *reach) answeredWithin(name string, d time.Duration) bool {
 	return p != nil && !p.answered.IsZero() && r.clock.Now().Sub(p.answered) < d
 }
 
-// Down lists the providers that are down now (for status pages).
+// downs lists the providers that are down now, by name.
 func (r *reach) downs() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -118,5 +119,6 @@ func (r *reach) downs() []string {
 			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }

@@ -35,7 +35,9 @@ func (p anthropicProto) errorBody(c *call, f failure) (int, map[string]any) {
 	case "bad_json":
 		status, typ, msg = 400, "invalid_request_error", "There was an issue with your request body: it is not valid JSON."
 	case "bad_request":
-		status, typ = 400, "invalid_request_error"
+		status, typ, msg = 400, "invalid_request_error", "Invalid request."
+	case "content_filter":
+		status, typ, msg = 400, "invalid_request_error", "Output blocked by content filtering policy"
 	case "too_large":
 		status, typ, msg = 413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
 	}

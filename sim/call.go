@@ -142,17 +142,17 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 			}
 			st.Faults[fault.Kind]++
 		})
-		ra := time.Duration(fault.RetryAfter * float64(time.Second))
+		ra := time.Duration(max(fault.RetryAfter, 0) * float64(time.Second))
 		switch fault.Kind {
 		case "capacity":
 			s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
 			s.capacityError(w, c, failure{class: "capacity", retryAfter: ra}, fault.Style)
 			return
-		case "rate_limit", "quota", "auth", "server_error":
-			if ra == 0 && fault.Kind == "rate_limit" {
+		case "rate_limit", "quota", "auth", "server_error", "context_length", "content_filter", "bad_request", "model_not_found":
+			if ra == 0 && fault.Kind == "rate_limit" && !fault.NoRetryAfter() {
 				ra = time.Second
 			}
-			reject(failure{class: fault.Kind, retryAfter: ra})
+			reject(failure{class: fault.Kind, retryAfter: ra, message: fault.Message})
 			return
 		case "reset", "stall":
 			if fault.AfterTokens == nil {
@@ -200,17 +200,19 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 	toks := Tokens(text)
 	u := usage{in: c.inTokens, out: len(toks)}
 	delay := s.tokenDelay()
+	first := time.Duration(0)
 	if fault != nil && fault.Kind == "slow" {
 		delay = 250 * time.Millisecond
 		if fault.DelayMS > 0 {
 			delay = time.Duration(fault.DelayMS) * time.Millisecond
 		}
+		first = time.Duration(fault.FirstDelayMS) * time.Millisecond
 	}
 	if !c.stream {
-		s.completeNonStream(ctx, w, c, fault, text, u, delay*time.Duration(len(toks)))
+		s.completeNonStream(ctx, w, c, fault, text, u, first+delay*time.Duration(len(toks)))
 		return
 	}
-	s.streamAnswer(ctx, w, c, fault, text, toks, u, delay)
+	s.streamAnswer(ctx, w, c, fault, text, toks, u, delay, first)
 }
 
 func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, u usage, wait time.Duration) {
@@ -232,8 +234,8 @@ func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c
 			s.count(c.model.name, func(st *ModelStats) { st.Rejected["timeout"]++ })
 			s.stall(ctx)
 			return
-		case "malformed":
-			s.count(c.model.name, func(st *ModelStats) { st.Rejected["malformed"]++ })
+		case "malformed", "truncated":
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected[fault.Kind]++ })
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"id":"` + c.id + `","choices":[{"index":0,"message":{"role":"assistant","content":"` + text[:len(text)/2]))
@@ -244,15 +246,18 @@ func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c
 	s.count(c.model.name, func(st *ModelStats) { st.Served++; st.TokensIn += u.in; st.TokensOut += u.out })
 }
 
-func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, toks []string, u usage, delay time.Duration) {
+func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, toks []string, u usage, delay, first time.Duration) {
 	sw := newStream(w)
 	if err := c.proto.open(sw, c); err != nil {
+		return
+	}
+	if !s.sleep(ctx, first) {
 		return
 	}
 	failAt := -1
 	if fault != nil {
 		switch fault.Kind {
-		case "reset", "stall", "midstream", "malformed":
+		case "reset", "stall", "midstream", "malformed", "truncated":
 			failAt = 3
 			if fault.AfterTokens != nil {
 				failAt = *fault.AfterTokens
@@ -293,6 +298,9 @@ func (s *Server) streamFault(ctx context.Context, sw *stream, c *call, fault *Fa
 		_ = c.proto.streamError(sw, c, failure{class: "capacity"})
 	case "malformed":
 		_ = sw.raw("data: {\"type\":\"response.output_text.delta\",\"delta\":\"unterminated\n\nevent: \x00garbage\ndata: }{\n\n")
+	case "truncated":
+		// a clean end of the connection with no final event (no [DONE],
+		// no message_stop, no response.completed)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // FaultKinds are the faults the control API accepts.
-var FaultKinds = []string{"capacity", "rate_limit", "quota", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed"}
+var FaultKinds = []string{"capacity", "rate_limit", "quota", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed",
+	"truncated", "context_length", "content_filter", "bad_request", "model_not_found"}
 
 // Fault is one injected failure, consumed by matching requests.
 type Fault struct {
@@ -23,13 +25,29 @@ type Fault struct {
 	// stall) or after 3 tokens (midstream, malformed).
 	AfterTokens *int `json:"after_tokens,omitempty"`
 	// RetryAfter is the retry-after (seconds) sent with capacity, rate_limit
-	// and server_error.
+	// and server_error. A rate_limit without it says 1 s; -1 sends none.
 	RetryAfter float64 `json:"retry_after,omitempty"`
 	// DelayMS is the gap between tokens for slow (default 250).
 	DelayMS int `json:"delay_ms,omitempty"`
+	// FirstDelayMS, for slow, is the wait before the first token (a slow
+	// first token: the headers come at once, the output late).
+	FirstDelayMS int `json:"first_delay_ms,omitempty"`
 	// Style, for capacity: status (HTTP error) or event (in the stream).
 	Style string `json:"style,omitempty"`
+	// Message replaces the provider's text for the error faults
+	// (bad_request: "This model does not support assistant message
+	// prefill", say).
+	Message string `json:"message,omitempty"`
+	// Seconds, when set, makes the fault last that long (on the
+	// simulator's clock) from when it was added, whatever its count: a
+	// model down for a minute, then healthy again.
+	Seconds float64 `json:"seconds,omitempty"`
+
+	until time.Time // from Seconds
 }
+
+// NoRetryAfter reports a fault that must carry no retry-after at all.
+func (f *Fault) NoRetryAfter() bool { return f.RetryAfter < 0 }
 
 func (f *Fault) matches(model string) bool {
 	return f.Model == "" || f.Model == "*" || f.Model == model
@@ -57,6 +75,15 @@ func (s *Server) AddFault(f Fault) error {
 	}
 	if f.AfterTokens != nil && *f.AfterTokens < 0 {
 		return fmt.Errorf("after_tokens must be 0 or more")
+	}
+	if f.RetryAfter < 0 && f.RetryAfter != -1 {
+		return fmt.Errorf("retry_after must be seconds, or -1 for none")
+	}
+	if f.Seconds < 0 {
+		return fmt.Errorf("seconds must be 0 (no limit) or more")
+	}
+	if f.Seconds > 0 {
+		f.until = s.clock.Now().Add(time.Duration(f.Seconds * float64(time.Second)))
 	}
 	if f.Model != "" && f.Model != "*" {
 		if _, known := s.models[f.Model]; !known {
@@ -90,6 +117,14 @@ func (s *Server) ClearFaults(model string) {
 func (s *Server) takeFault(model string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.clock.Now()
+	kept := s.faults[:0]
+	for _, f := range s.faults { // those whose time is over go
+		if f.until.IsZero() || now.Before(f.until) {
+			kept = append(kept, f)
+		}
+	}
+	s.faults = kept
 	for i, f := range s.faults {
 		if !f.matches(model) {
 			continue

@@ -43,6 +43,8 @@ func (p geminiProto) writeError(w http.ResponseWriter, c *call, f failure) {
 		status, rpc, msg = 400, "INVALID_ARGUMENT", fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", c.inTokens, c.model.context)
 	case "bad_json", "bad_request":
 		status, rpc, msg = 400, "INVALID_ARGUMENT", "Invalid JSON payload received."
+	case "content_filter":
+		status, rpc, msg = 400, "INVALID_ARGUMENT", "The request was blocked by the content filter (blockReason: SAFETY)."
 	case "too_large":
 		status, rpc, msg = 413, "INVALID_ARGUMENT", "Request payload size exceeds the limit."
 	}

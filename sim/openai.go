@@ -52,7 +52,9 @@ func (s *Server) openaiError(w http.ResponseWriter, c *call, f failure) {
 	case "bad_json":
 		status, typ, code, msg = 400, "invalid_request_error", nil, "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
 	case "bad_request":
-		status, typ = 400, "invalid_request_error"
+		status, typ, msg = 400, "invalid_request_error", "Invalid request."
+	case "content_filter":
+		status, typ, code, msg = 400, "invalid_request_error", "content_policy_violation", "Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system."
 	case "too_large":
 		status, typ, code = 413, "invalid_request_error", "request_too_large"
 	}

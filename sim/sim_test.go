@@ -734,3 +734,90 @@ func TestRegions(t *testing.T) {
 		}
 	}
 }
+
+// The fault shapes a user meets, as kinds of the control API: each comes
+// out in every wire format as what it is.
+func TestFaultShapes(t *testing.T) {
+	clk := &sim.ManualClock{T: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	srv, base := newSim(t, nil, clk)
+	for _, c := range []struct {
+		fault sim.Fault
+		class classify.Class
+		says  string
+	}{
+		{sim.Fault{Kind: "context_length"}, classify.ContextLength, ""},
+		{sim.Fault{Kind: "content_filter"}, classify.ContentFilter, ""},
+		{sim.Fault{Kind: "bad_request", Message: "This model does not support assistant message prefill."}, classify.BadRequest, "assistant message prefill"},
+		{sim.Fault{Kind: "model_not_found"}, classify.ModelNotFound, ""},
+		{sim.Fault{Kind: "rate_limit", RetryAfter: -1}, classify.RateLimit, ""},
+	} {
+		for _, r := range requests("gpt-6-astra", "claude-opus-5-5", "gemini-3-pro", "go") {
+			t.Run(c.fault.Kind+"/"+r.name, func(t *testing.T) {
+				srv.ClearFaults("")
+				if err := srv.AddFault(c.fault); err != nil {
+					t.Fatal(err)
+				}
+				resp, body := post(t, base, r)
+				if v := classify.HTTP(resp.StatusCode, resp.Header, body); v.Class != c.class || !strings.Contains(string(body), c.says) {
+					t.Fatalf("%d %s: classified %s, want %s", resp.StatusCode, body, v.Class, c.class)
+				}
+				if c.fault.RetryAfter < 0 && (resp.Header.Get("Retry-After") != "" || resp.Header.Get("retry-after-ms") != "") {
+					t.Fatalf("retry_after -1 sent %v", resp.Header)
+				}
+			})
+		}
+	}
+	t.Run("truncated: a clean end with no final event", func(t *testing.T) {
+		srv.ClearFaults("")
+		srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "truncated"})
+		for _, r := range []reqSpec{requests("gpt-6-astra", "", "", "go")[1]} {
+			resp, body := post(t, base, r)
+			if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"content":`)) || bytes.Contains(body, []byte("[DONE]")) || bytes.Contains(body, []byte(`"finish_reason":"stop"`)) {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+		}
+	})
+	t.Run("slow first token: the headers at once, the output late", func(t *testing.T) {
+		srv.ClearFaults("")
+		srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "slow", DelayMS: 1, FirstDelayMS: 300})
+		r := requests("gpt-6-astra", "", "", "go")[1]
+		req, _ := http.NewRequest("POST", base+r.path, strings.NewReader(r.body))
+		for k, v := range r.header {
+			req.Header.Set(k, v)
+		}
+		t0 := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers := time.Since(t0)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if all := time.Since(t0); all < 300*time.Millisecond || headers >= 300*time.Millisecond {
+			t.Fatalf("headers after %v, the answer after %v", headers, all)
+		}
+	})
+	t.Run("seconds: down for a minute, then healthy", func(t *testing.T) {
+		srv.ClearFaults("")
+		if err := srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1, Seconds: 60}); err != nil {
+			t.Fatal(err)
+		}
+		r := requests("gpt-6-astra", "", "", "go")[0]
+		if resp, _ := post(t, base, r); resp.StatusCode != 503 {
+			t.Fatalf("during: %d", resp.StatusCode)
+		}
+		clk.T = clk.T.Add(59 * time.Second)
+		if resp, _ := post(t, base, r); resp.StatusCode != 503 {
+			t.Fatalf("at 59s: %d", resp.StatusCode)
+		}
+		clk.T = clk.T.Add(time.Second)
+		if resp, _ := post(t, base, r); resp.StatusCode != 200 {
+			t.Fatalf("after: %d", resp.StatusCode)
+		}
+	})
+	for _, bad := range []sim.Fault{{Kind: "capacity", Seconds: -1}, {Kind: "rate_limit", RetryAfter: -2}} {
+		if err := srv.AddFault(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

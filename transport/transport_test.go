@@ -679,3 +679,37 @@ func TestKeysGoToTheirOwnProvider(t *testing.T) {
 		})
 	}
 }
+
+// pacing.when: auto is always in the library (batch work): the second of
+// two requests to a model starts min_gap and some jitter after the first.
+func TestLibraryPacesFromTheFirstRequest(t *testing.T) {
+	if got := transport.New(config.Default()).Engine().Pacing(); got != config.PaceAlways {
+		t.Fatalf("the library's own engine paces %s", got)
+	}
+	pressure := config.Default()
+	pressure.Pacing.When = config.PacePressure
+	if got := transport.New(pressure).Engine().Pacing(); got != config.PacePressure {
+		t.Fatalf("pacing.when: pressure gave %s", got)
+	}
+	// as batch work paces, on the fake clock
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	cfg := config.Default()
+	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	var waits []int64
+	tr := transport.New(cfg, transport.WithEngine(policy.New(cfg, policy.WithClock(clk), policy.ForBatchWork())),
+		transport.WithEvents(events.SinkFunc(func(rec events.Record) { waits = append(waits, rec.WaitMS) })))
+	for range 2 {
+		if _, err := tr.Call(testCtx(t), hs.URL+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
+			map[string]any{"model": "gpt-6-luna", "messages": []map[string]string{{"role": "user", "content": "batch"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(waits) != 2 || waits[0] != 0 || waits[1] < 500 {
+		t.Fatalf("waits %v: the second start should wait at least min_gap", waits)
+	}
+}

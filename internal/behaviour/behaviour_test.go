@@ -49,7 +49,9 @@ type world struct {
 func newWorld(t *testing.T, r row) *world {
 	t.Helper()
 	w := &world{t: t, clk: policytest.New(t0), next: make(chan struct{}, 1)}
-	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0, Regions: r.regions})
+	// the simulator keeps the row's time too: a fault that lasts a minute
+	// ends when the fake clock says so
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0, Regions: r.regions, Clock: simClock{w.clk}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +97,12 @@ func newWorld(t *testing.T, r row) *world {
 	}
 	return w
 }
+
+// simClock is the fake clock as the simulator's.
+type simClock struct{ c *policytest.Clock }
+
+func (s simClock) Now() time.Time { return s.c.Now() }
+func (simClock) Factor() float64  { return 1 }
 
 func (w *world) sink() events.Sink {
 	return events.SinkFunc(func(rec events.Record) {
@@ -358,7 +366,7 @@ func waits(w *world) []time.Duration {
 }
 
 func TestBehaviours(t *testing.T) {
-	rows := append(append(capacityRows(), behaviourRows()...), deploymentRows()...)
+	rows := append(append(append(capacityRows(), behaviourRows()...), deploymentRows()...), failureRows()...)
 	for _, fe := range frontEnds {
 		t.Run(fe.name, func(t *testing.T) {
 			for _, r := range rows {

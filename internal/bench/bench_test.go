@@ -44,7 +44,7 @@ func TestAnsweredBy(t *testing.T) {
 }
 
 func TestSpillwayConfigScalesEveryWait(t *testing.T) {
-	cfg := spillwayConfig("http://127.0.0.1:1", 60)
+	cfg := spillwayConfig("http://127.0.0.1:1", 60, 0, 0)
 	def := config.Default()
 	if cfg.Retry.Ladder[0].D() != def.Retry.Ladder[0].D()/60 || cfg.Breaker.Cooldown.D() != def.Breaker.Cooldown.D()/60 || cfg.Breaker.MaxCooldown.D() != def.Breaker.MaxCooldown.D()/60 ||
 		cfg.Pacing.MinGap.D() != def.Pacing.MinGap.D()/60 || cfg.Queue.GapMax.D() != def.Queue.GapMax.D()/60 {

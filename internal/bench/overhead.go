@@ -42,7 +42,11 @@ type OverheadOptions struct {
 	Stream        bool          // SSE answers instead of whole JSON ones
 	Conns         int           // closed-loop connections for the throughput run (32)
 	ThroughputFor time.Duration // per path; 0 skips the run
-	Progress      func(format string, a ...any)
+	// PacingOff turns the gateway's pacing off; by default it runs the
+	// shipped pacing, which paces only under pressure and so should cost
+	// nothing here (pools never fill).
+	PacingOff bool
+	Progress  func(format string, a ...any)
 }
 
 // PathResult is one path at one rate.
@@ -70,7 +74,10 @@ type Throughput struct {
 
 // OverheadReport is the whole run.
 type OverheadReport struct {
-	Stream bool         `json:"stream"`
+	Stream bool `json:"stream"`
+	// Pacing is the gateway's: "shipped" (pacing.when: auto, which is
+	// pressure in the gateway) or "off".
+	Pacing string       `json:"pacing"`
 	Paths  []PathResult `json:"paths"`
 	// AddedP50Ratio is spillway's added p50 over direct divided by the bare
 	// proxy's, at 1000 req/s when that rate ran (else the first rate).
@@ -108,7 +115,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	urls, cleanup, err := startPaths(ctx)
+	urls, cleanup, err := startPaths(ctx, o.PacingOff)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,10 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		}
 	}
 
-	rep := &OverheadReport{Stream: o.Stream, Ratios: map[string]float64{}, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	rep := &OverheadReport{Stream: o.Stream, Pacing: "shipped", Ratios: map[string]float64{}, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if o.PacingOff {
+		rep.Pacing = "off"
+	}
 	for _, rps := range o.RPS {
 		samples := map[string]*pathSamples{}
 		for _, n := range names {
@@ -180,7 +190,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 
 // startPaths starts the simulator, the bare proxy and the gateway on
 // loopback and returns each path's URL.
-func startPaths(ctx context.Context) (map[string]string, func(), error) {
+func startPaths(ctx context.Context, pacingOff bool) (map[string]string, func(), error) {
 	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
 	if err != nil {
 		return nil, nil, err
@@ -215,13 +225,15 @@ func startPaths(ctx context.Context) (map[string]string, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// spillway as users run it, events logged to a file, metrics on; only
-	// pacing is off (it spaces requests on purpose)
+	// spillway as users run it, events logged to a file, metrics on, the
+	// shipped pacing (only under pressure) unless it is turned off
 	cfg := config.Default()
 	p := cfg.Providers["openai"]
 	p.BaseURL = "http://" + simAddr + "/v1"
 	cfg.Providers["openai"] = p
-	cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
+	if pacingOff {
+		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
+	}
 	ew, err := events.NewWriter(filepath.Join(dir, "events.jsonl"), 50<<20, 2)
 	if err != nil {
 		return nil, nil, err
@@ -392,7 +404,7 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	if r.Stream {
 		kind = "SSE streams"
 	}
-	fmt.Fprintf(out, "overhead: %s from a zero-delay simulator, open loop, paths interleaved; %d CPUs, %s\n\n", kind, r.CPUs, r.GoVersion)
+	fmt.Fprintf(out, "overhead: %s from a zero-delay simulator, open loop, paths interleaved; gateway pacing %s; %d CPUs, %s\n\n", kind, r.Pacing, r.CPUs, r.GoVersion)
 	fmt.Fprintf(out, "%6s  %-9s %9s %9s %9s %11s %11s %9s %8s\n", "req/s", "path", "p50", "p99", "ttfb p50", "added p50", "added p99", "allocs/req", "errors")
 	for _, p := range r.Paths {
 		fmt.Fprintf(out, "%6d  %-9s %8.0fµs %8.0fµs %8.0fµs %10.0fµs %10.0fµs %9.0f %8d\n", p.RPS, p.Name, p.P50US, p.P99US, p.TTFBP50US, p.AddedP50US, p.AddedP99US, p.AllocsPerReq, p.Errors)

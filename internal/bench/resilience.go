@@ -38,7 +38,10 @@ type ResilienceOptions struct {
 	Clients     []string      // a subset of ClientNames; all when empty
 	Chain       string        // the configured chain the tasks use (codex)
 	DataDir     string        // where the queue keeps its database (a temporary directory)
-	Progress    func(format string, a ...any)
+	// Cooldown and MaxCooldown, when set, replace spillway's probe
+	// schedule (breaker.cooldown, breaker.max_cooldown), in simulated time.
+	Cooldown, MaxCooldown time.Duration
+	Progress              func(format string, a ...any)
 }
 
 // ClientResult is one client's line of the report. Pointers are null when
@@ -82,6 +85,9 @@ type ResilienceReport struct {
 	MinTiers    map[string]int `json:"min_tiers"`
 	Seed        int64          `json:"seed"`
 	Concurrency int            `json:"concurrency"`
+	// Cooldown and MaxCooldown are spillway's probe schedule, simulated time.
+	Cooldown    string         `json:"cooldown"`
+	MaxCooldown string         `json:"max_cooldown"`
 	Clients     []ClientResult `json:"clients"`
 }
 
@@ -185,10 +191,12 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 		}
 		w := &world{sim: srv, simURL: "http://" + addr, factor: clock.Factor(), chain: chain, conc: o.Concurrency, dataDir: o.DataDir,
 			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-		w.cfg = spillwayConfig(w.simURL, w.factor)
+		w.cfg = spillwayConfig(w.simURL, w.factor, o.Cooldown, o.MaxCooldown)
 		worlds[i] = w
 	}
 
+	probe := spillwayConfig("", 1, o.Cooldown, o.MaxCooldown).Breaker
+	rep.Cooldown, rep.MaxCooldown = probe.Cooldown.D().String(), probe.MaxCooldown.D().String()
 	results := make([]ClientResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
@@ -229,8 +237,15 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 
 // spillwayConfig is the default configuration pointed at the simulator,
 // with every wait divided by the clock's speed-up.
-func spillwayConfig(simURL string, factor float64) *config.Config {
+func spillwayConfig(simURL string, factor float64, cooldown, maxCooldown time.Duration) *config.Config {
 	cfg := config.Default()
+	if cooldown > 0 {
+		cfg.Breaker.Cooldown = config.Duration(cooldown)
+		cfg.Breaker.MaxCooldown = max(cfg.Breaker.MaxCooldown, cfg.Breaker.Cooldown)
+	}
+	if maxCooldown > 0 {
+		cfg.Breaker.MaxCooldown = config.Duration(max(maxCooldown, cfg.Breaker.Cooldown.D()))
+	}
 	for name, suffix := range map[string]string{"openai": "/v1", "anthropic": "", "gemini": ""} {
 		p := cfg.Providers[name]
 		p.BaseURL = simURL + suffix
@@ -240,6 +255,7 @@ func spillwayConfig(simURL string, factor float64) *config.Config {
 	s := func(d *config.Duration) { *d = config.Duration(float64(*d) / factor) }
 	s(&cfg.Pacing.MinGap)
 	s(&cfg.Pacing.Jitter)
+	s(&cfg.Pacing.Relax)
 	for i := range cfg.Retry.Ladder {
 		s(&cfg.Retry.Ladder[i])
 	}

@@ -98,6 +98,8 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
 	f.StringVar(&clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
+	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
+	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -114,7 +116,8 @@ func (a *App) benchOverheadCmd() *cobra.Command {
 		Short: "What the gateway adds to a request, against a bare reverse proxy",
 		Long: `overhead starts the simulator with zero delay (it answers at once, pools never
 full), a bare httputil.ReverseProxy in front of it, and the gateway in front of it
-(configured as users run it, logging to a file, metrics on; only pacing off), then
+(configured as users run it: logging to a file, metrics on, the shipped pacing,
+which engages only under pressure; --pacing-off turns it off), then
 sends open-loop load at each fixed rate through all three, in turns of --slice so
 that drift hits them alike. Latency counts from when each request was due.
 
@@ -160,6 +163,7 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
 	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
 	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
+	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd

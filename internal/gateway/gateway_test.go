@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -175,6 +176,8 @@ func TestStatusShowsBreakersAndFallbacks(t *testing.T) {
 }
 
 type status struct {
+	Pacing          string             `json:"pacing"`
+	ProvidersDown   []string           `json:"providers_down"`
 	Breakers        map[string]string  `json:"breakers"`
 	RecentFallbacks []gateway.Fallback `json:"recent_fallbacks"`
 	Models          []struct {
@@ -376,5 +379,40 @@ func TestOutputTokensRecorded(t *testing.T) {
 		if recs := r.records(); resp.StatusCode != 200 || len(recs) != 1 || recs[0].OutputTokens != 16 {
 			t.Errorf("%s %s: %d %+v", c.Path, c.Body[:40], resp.StatusCode, recs)
 		}
+	}
+}
+
+// pacing.when: auto is pressure in the gateway: healthy requests, one after
+// another, wait nothing (a closed loop on one connection is not held to a
+// request every 0.5–2 s).
+func TestGatewayPacesOnlyUnderPressure(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) { c.Pacing = config.Default().Pacing })
+	for i := range 20 {
+		if resp, body := r.do(t, chat("gpt-6-luna", fmt.Sprint("loop ", i), false)); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	for _, rec := range r.records() {
+		if rec.WaitMS != 0 {
+			t.Fatalf("a healthy request waited %dms: %+v", rec.WaitMS, rec)
+		}
+	}
+	if len(r.clk.Slept()) != 0 {
+		t.Fatalf("the gateway slept %v for healthy requests", r.clk.Slept())
+	}
+	if st := statusOf(t, r); st.Pacing != "pressure" || st.ProvidersDown == nil || len(st.ProvidersDown) != 0 {
+		t.Fatalf("status pacing %q, providers down %v", st.Pacing, st.ProvidersDown)
+	}
+}
+
+// A provider whose connections all fail is named in /spillway/status.
+func TestStatusNamesAProviderThatIsDown(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "*", Kind: "reset", Count: -1})
+	if resp, _ := r.do(t, chat("gpt-6-luna", "hi", false)); resp.StatusCode != 502 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if st := statusOf(t, r); len(st.ProvidersDown) != 1 || st.ProvidersDown[0] != "openai" {
+		t.Fatalf("providers down %v", st.ProvidersDown)
 	}
 }

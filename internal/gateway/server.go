@@ -195,7 +195,15 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 		"listen": s.cfg.Listen, "uptime_s": int(time.Since(s.started).Seconds()),
 		"requests": s.total.Load(), "inflight": s.inflight.Load(),
 		"chains": s.cfg.Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
+		"pacing": s.engine.Pacing(), "providers_down": nonNil(s.engine.ProvidersDown()),
 	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {

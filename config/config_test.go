@@ -381,3 +381,11 @@ func TestPolicyKnobs(t *testing.T) {
 		t.Fatalf("%v %v", c.HeaderTimeout("gpt-6-astra"), c.HeaderTimeout("gpt-6-luna"))
 	}
 }
+
+// The error points at the chain the file wrote, even when it sorts first.
+func TestTwoChainsPointsAtTheFile(t *testing.T) {
+	_, err := Parse("two.yaml", []byte("chains:\n  alpha: [gpt-6-astra, gpt-6-luna]\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "two.yaml:2:3: chains.alpha: model gpt-6-astra is in chains alpha and codex") {
+		t.Fatalf("%v", err)
+	}
+}

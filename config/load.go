@@ -556,7 +556,13 @@ func (l *loader) validate(c *Config) {
 		if in := chainsOf(c, name); len(in) > 1 && c.Models[name].Chain == "" {
 			at := "models." + name
 			if _, written := l.pos[at]; !written {
-				at = "chains." + in[1]
+				at = "chains." + in[len(in)-1]
+				for _, c := range in { // the chain the file wrote, not a built-in one
+					if _, written := l.pos["chains."+c]; written {
+						at = "chains." + c
+						break
+					}
+				}
 			}
 			l.at(at, fmt.Sprintf("model %s is in chains %s; a request for it walks one: name it with models.%s.chain: %s", name, strings.Join(in, " and "), name, in[0]))
 		}

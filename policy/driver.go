@@ -341,6 +341,12 @@ func (a *Attempt) limit(w watch) (time.Duration, string) {
 		}
 		return g.Header.D(), "no response headers within %s (timeouts.header)"
 	case watchFirst:
+		if g.FirstToken <= 0 {
+			// no first-token limit: the stream may take its time to
+			// start, but not go silent (its opening events and
+			// keep-alives count as life) for longer than timeouts.idle
+			return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) before its first output"
+		}
 		return g.FirstToken.D(), "no output within %s (timeouts.first_token)"
 	case watchBody:
 		return g.Idle.D(), "the answer stalled for %s (timeouts.idle)"
@@ -384,7 +390,7 @@ func (a *Attempt) fire(gen int) {
 		return
 	}
 	d, what := a.limit(a.phase)
-	if a.phase == watchBody || a.phase == watchIdle {
+	if a.phase == watchBody || a.phase == watchIdle || a.phase == watchFirst && a.r.e.cfg.Timeouts.FirstToken <= 0 {
 		if since := a.r.e.clock.Now().Sub(time.Unix(0, a.last.Load())); since < d {
 			a.armLocked(a.phase, d-since)
 			return
@@ -556,20 +562,27 @@ func (a *Attempt) end(res Result) {
 
 	e, c, key := a.r.e, a.r.c, a.Candidate.Key()
 	v := res.Verdict
+	// the caller's own context ended the attempt (its deadline, its
+	// cancel), not a watchdog: what the attempt met says nothing of the
+	// model or the network
+	evidence := v
+	if a.expired == nil && a.ctx.Err() != nil && v.Class != classify.OK {
+		evidence = classify.Verdict{Class: classify.Unknown}
+	}
 	if !reached {
-		e.reach.observe(a.Candidate.Provider, v, res.Status, a.probe)
+		e.reach.observe(a.Candidate.Provider, evidence, res.Status, a.probe)
 	}
 	switch {
 	case permit != nil:
-		permit(v)
+		permit(evidence)
 		if v.Class == classify.OK {
 			e.pacer.ease(paceKey(a.Candidate, c.Key))
 		}
-	case v.Class != classify.OK:
+	case evidence.Class != classify.OK:
 		// the attempt's success was recorded at its first output; what
 		// broke it later is evidence of its own
-		e.breakers.Observe(key, v)
-		e.adapt(key, v)
+		e.breakers.Observe(key, evidence)
+		e.adapt(key, evidence)
 	}
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,

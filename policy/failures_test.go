@@ -149,7 +149,9 @@ func TestPacingUnderPressure(t *testing.T) {
 	luna := e.Candidates(Request{Model: "gpt-6-luna"})[0]
 	var holds []func()
 	for range cfg.Pacing.MaxConcurrency + 2 {
-		h, _, waited, err := e.pacer.acquire(context.Background(), luna.Key(), "", time.Time{})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a limit would end it, not hang
+		h, _, waited, err := e.pacer.acquire(ctx, luna.Key(), "", time.Time{})
+		cancel()
 		if err != nil || waited != 0 {
 			t.Fatalf("%v %v", waited, err)
 		}
@@ -219,5 +221,132 @@ func TestUnknownModels(t *testing.T) {
 	e, _ = clocked(cfg)
 	if out := e.Run(context.Background(), &Call{Request: Request{Model: "my-finetune", Type: "openai"}, Send: answers(nil)}); !out.Committed {
 		t.Fatalf("passthrough_unknown: %+v", out)
+	}
+}
+
+// A retry that does not fit the budget is not the end of the request: the
+// next model waits nothing.
+func TestARetryThatDoesNotFitGoesOn(t *testing.T) {
+	e, clk := clocked(config.Default())
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(_ context.Context, a *Attempt) Result {
+		switch a.Candidate.Model {
+		case "gpt-6-astra":
+			_ = clk.Sleep(context.Background(), 50*time.Second) // silent past the budget
+			return Result{Verdict: classify.Verdict{Class: classify.Timeout}}
+		case "gpt-6.1-sol":
+			return Result{Verdict: classify.Verdict{Class: classify.ServerError}, Status: 500}
+		}
+		return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+	}})
+	if !out.Committed || out.Route != "gpt-6-astra:timeout > gpt-6.1-sol:server_error > gpt-6-luna:ok" {
+		t.Fatalf("%+v", out)
+	}
+	cfg := config.Default()
+	cfg.Retry.TimeoutRetries = 1
+	e, clk = clocked(cfg)
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(_ context.Context, a *Attempt) Result {
+		if a.Candidate.Model == "gpt-6-astra" {
+			_ = clk.Sleep(context.Background(), 30*time.Second) // a retry would pass the 45s budget
+			return Result{Verdict: classify.Verdict{Class: classify.Timeout}}
+		}
+		return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+	}})
+	if !out.Committed || out.Route != "gpt-6-astra:timeout > gpt-6.1-sol:ok" {
+		t.Fatalf("%+v", out)
+	}
+}
+
+// The caller's own deadline is not the model's silence.
+func TestTheCallersDeadlineIsNoEvidence(t *testing.T) {
+	cfg := config.Default()
+	e, _ := clocked(cfg)
+	for range cfg.Breaker.Consecutive + 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		e.Run(ctx, &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(ctx context.Context, a *Attempt) Result {
+			<-ctx.Done()
+			return Result{Verdict: a.Failure(ctx.Err())}
+		}})
+		cancel()
+	}
+	if out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: answers(nil)}); out.Route != "gpt-6-astra:ok" {
+		t.Fatalf("callers' deadlines opened the breaker: %q", out.Route)
+	}
+}
+
+// With no first-token limit (the default) a stream that sends its headers
+// and then nothing still ends, after timeouts.idle; opening events keep it
+// alive meanwhile.
+func TestSilenceAfterTheHeaders(t *testing.T) {
+	cfg := config.Default()
+	e, clk := clocked(cfg)
+	done := make(chan Outcome)
+	go func() {
+		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: true, Watch: true,
+			Send: func(ctx context.Context, a *Attempt) Result {
+				a.Headers(true)
+				<-ctx.Done()
+				return Result{Verdict: a.Failure(ctx.Err())}
+			}})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clk.BlockUntilDue(ctx, cfg.Timeouts.Idle.D()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(cfg.Timeouts.Idle.D())
+	select {
+	case out := <-done:
+		if out.Verdict.Class != classify.Timeout || !strings.Contains(out.Reason, "went silent for 2m0s (timeouts.idle) before its first output") {
+			t.Fatalf("%+v", out)
+		}
+	case <-ctx.Done():
+		t.Fatal("a stream silent after its headers never ended")
+	}
+}
+
+// A probe that takes long does not keep its provider shut past a hold.
+func TestASlowProbeDoesNotShutTheProvider(t *testing.T) {
+	cfg := config.Default()
+	e, clk := clocked(cfg)
+	for range cfg.Retry.NetworkRetries + 1 {
+		e.reach.observe("openai", classify.Verdict{Class: classify.Network}, 0, false)
+	}
+	if ok, _ := e.reach.allow("openai"); ok {
+		t.Fatal("not down")
+	}
+	clk.Advance(cfg.Breaker.Cooldown.D())
+	if ok, probe := e.reach.allow("openai"); !ok || !probe {
+		t.Fatal("no probe after the hold")
+	}
+	if ok, _ := e.reach.allow("openai"); ok {
+		t.Fatal("a second probe while the first is out")
+	}
+	// a request sent before the provider went down fails: the probe decides
+	e.reach.observe("openai", classify.Verdict{Class: classify.Network}, 0, false)
+	if ok, _ := e.reach.allow("openai"); ok {
+		t.Fatal("a stale failure let a second probe out")
+	}
+	clk.Advance(cfg.Breaker.Cooldown.D())
+	if ok, probe := e.reach.allow("openai"); !ok || !probe {
+		t.Fatal("a probe out for a whole hold keeps the provider shut")
+	}
+}
+
+// After a rate limit a request does not try the same model at the same key
+// again through another deployment.
+func TestARateLimitedKeyIsNotTriedAgain(t *testing.T) {
+	cfg := deployed()
+	cfg.Retry.RateLimitRetries = 0
+	e, _ := clocked(cfg)
+	for range 4 { // whichever deployment the balancer starts at
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: sendFunc(func(a *Attempt) (classify.Class, int) {
+			if a.Candidate.Model == "gpt-6-astra" {
+				return classify.RateLimit, 429
+			}
+			return classify.OK, 200
+		})})
+		if n := strings.Count(out.Route, "gpt-6-astra@"); n != 2 || !strings.HasSuffix(out.Route, "gpt-6.1-sol:ok") {
+			t.Fatalf("route %q: one try per key (us and eu share one), then the next model", out.Route)
+		}
 	}
 }

@@ -316,6 +316,7 @@ type plan struct {
 	toN     map[string]int // timeouts so far
 	srvN    map[string]int
 	took    map[string]time.Duration // by candidate key: how long its last failed attempt took
+	limited map[string]bool          // by limitKey: rate-limited in this request
 	skip    map[string]bool
 	waited  time.Duration // every wait: the plan's and the pacer's
 	spent   time.Duration // against the budget: every wait, and failed HTTP attempts
@@ -327,7 +328,7 @@ type plan struct {
 // newPlan makes a plan for r.
 func (e *Engine) newPlan(r Request) *plan {
 	p := &plan{e: e, req: r, chain: e.Candidates(r), rateN: map[string]int{}, netN: map[string]int{}, toN: map[string]int{}, srvN: map[string]int{},
-		took: map[string]time.Duration{}, skip: map[string]bool{}}
+		took: map[string]time.Duration{}, limited: map[string]bool{}, skip: map[string]bool{}}
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
@@ -559,8 +560,8 @@ func (p *plan) after(v classify.Verdict) step {
 		return p.onCapacity(c, v)
 	case classify.ServerError:
 		p.srvN[c.Key()]++
-		if p.srvN[c.Key()] <= 1 {
-			return p.retrySame(c, max(v.Wait, p.e.backoff(1)), v)
+		if wait := max(v.Wait, p.e.backoff(1)); p.srvN[c.Key()] <= 1 && p.fitsRetry(c, wait) {
+			return p.retrySame(c, wait)
 		}
 		return p.onCapacity(c, v)
 	case classify.RateLimit:
@@ -569,11 +570,15 @@ func (p *plan) after(v classify.Verdict) step {
 		return p.onNetwork(c, v)
 	case classify.Timeout:
 		p.toN[c.Key()]++
-		if p.toN[c.Key()] <= p.e.cfg.Retry.TimeoutRetries {
-			return p.retrySame(c, v.Wait, v)
+		retry := p.toN[c.Key()] <= p.e.cfg.Retry.TimeoutRetries
+		if retry && p.fitsRetry(c, v.Wait) {
+			return p.retrySame(c, v.Wait)
 		}
-		if next, ok := p.onward(); ok {
+		if next, ok := p.onward(nil); ok {
 			return p.switchTo(next, c)
+		}
+		if retry {
+			return p.fail(v, p.noRoomFor(c, v.Wait))
 		}
 		return p.fail(v, fmt.Sprintf("timed out after %d %s, and no other model is left to try", p.toN[c.Key()], plural(p.toN[c.Key()], "try", "tries")))
 	case classify.ModelNotFound:
@@ -594,15 +599,19 @@ func (p *plan) after(v classify.Verdict) step {
 
 // onward is the candidate after the current one a request should move to:
 // the first whose breaker is not open and whose room is not all taken, else
-// the first not open, else (every breaker open) the first there is.
-func (p *plan) onward() (int, bool) {
-	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) && !p.e.pacer.crowded(n.Key()) }); ok {
+// the first not open, else (every breaker open) the first there is; only
+// among those ok allows (all when nil).
+func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
+	allowed := func(n Candidate) bool { return ok == nil || ok(n) }
+	if next, found := p.next(p.cur+1, func(n Candidate) bool {
+		return allowed(n) && !p.e.breakers.Open(n.Key()) && !p.e.pacer.crowded(n.Key())
+	}); found {
 		return next, true
 	}
-	if next, ok := p.next(p.cur+1, func(n Candidate) bool { return !p.e.breakers.Open(n.Key()) }); ok {
+	if next, found := p.next(p.cur+1, func(n Candidate) bool { return allowed(n) && !p.e.breakers.Open(n.Key()) }); found {
 		return next, true
 	}
-	return p.next(p.cur+1, nil)
+	return p.next(p.cur+1, allowed)
 }
 
 // onRateLimit: the same model after its Retry-After (or backoff), at most
@@ -612,8 +621,12 @@ func (p *plan) onward() (int, bool) {
 func (p *plan) onRateLimit(c Candidate, v classify.Verdict) step {
 	key := c.Key()
 	p.rateN[key]++
+	p.limited[limitKey(c)] = true
+	// a candidate whose model and key were rate-limited in this request
+	// would answer the same
+	fresh := func(n Candidate) bool { return !p.limited[limitKey(n)] }
 	otherKey := func(n Candidate) bool {
-		return n.Model == c.Model && n.KeyID != c.KeyID && !p.e.breakers.Open(n.Key())
+		return n.Model == c.Model && fresh(n) && !p.e.breakers.Open(n.Key())
 	}
 	if next, ok := p.next(p.cur+1, otherKey); ok {
 		return p.switchTo(next, c)
@@ -623,17 +636,22 @@ func (p *plan) onRateLimit(c Candidate, v classify.Verdict) step {
 		wait = p.e.backoff(p.rateN[key])
 	}
 	retries := p.e.cfg.Retry.RateLimitRetries
-	if p.rateN[key] <= retries && wait+p.took[key] <= p.left() {
-		return p.retrySame(c, wait, v)
+	if p.rateN[key] <= retries && p.fitsRetry(c, wait) {
+		return p.retrySame(c, wait)
 	}
-	if next, ok := p.onward(); ok {
+	if next, ok := p.onward(fresh); ok {
 		return p.switchTo(next, c)
 	}
 	if p.rateN[key] > retries {
 		return p.fail(v, fmt.Sprintf("rate limited %d times (retry.rate_limit_retries: %d), and no other model is left to try", p.rateN[key], retries))
 	}
-	return p.fail(v, fmt.Sprintf("rate limited; the provider asked for %s, more than the wait budget left", classify.FormatWait(wait)))
+	return p.fail(v, "rate limited; "+p.noRoomFor(c, wait))
 }
+
+// limitKey is what a rate limit binds: a model at one set of credentials
+// (the candidate's own key, or the caller's: the same for every
+// candidate of this request).
+func limitKey(c Candidate) string { return c.Model + "\x00" + c.KeyID }
 
 // onNetwork: the same model again after retry.network_gap, network_retries
 // times; then another deployment of the model at another provider; then
@@ -646,8 +664,8 @@ func (p *plan) onNetwork(c Candidate, v classify.Verdict) step {
 	down := local(v)
 	if !down {
 		p.netN[key]++
-		if p.netN[key] <= p.e.cfg.Retry.NetworkRetries {
-			return p.retrySame(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D()), v)
+		if wait := max(v.Wait, p.e.cfg.Retry.NetworkGap.D()); p.netN[key] <= p.e.cfg.Retry.NetworkRetries && p.fitsRetry(c, wait) {
+			return p.retrySame(c, wait)
 		}
 	}
 	elsewhere := func(n Candidate) bool { return n.Model == c.Model && n.Provider != c.Provider }
@@ -655,12 +673,15 @@ func (p *plan) onNetwork(c Candidate, v classify.Verdict) step {
 		return p.switchTo(next, c)
 	}
 	if !down && p.e.reach.answeredWithin(c.Provider, recently) {
-		if next, ok := p.onward(); ok {
+		if next, ok := p.onward(nil); ok {
 			return p.switchTo(next, c)
 		}
 	}
-	if down {
+	switch {
+	case down:
 		return p.fail(v, fmt.Sprintf("%s is unreachable: its connections fail and it has answered nothing for a minute; check your network, proxy or VPN", c.Provider))
+	case p.netN[key] <= p.e.cfg.Retry.NetworkRetries:
+		return p.fail(v, p.noRoomFor(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D())))
 	}
 	return p.fail(v, fmt.Sprintf("network failures persisted after %d retries on the same model, and %s has answered nothing else for a minute; check your network, proxy or VPN", p.e.cfg.Retry.NetworkRetries, c.Provider))
 }
@@ -673,7 +694,7 @@ func plural(n int, one, many string) string {
 }
 
 func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
-	if next, ok := p.onward(); ok {
+	if next, ok := p.onward(nil); ok {
 		return p.switchTo(next, c)
 	}
 	// The chain is exhausted: back off (or climb the ladder), then walk it
@@ -718,16 +739,28 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	return s
 }
 
-func (p *plan) retrySame(c Candidate, wait time.Duration, v classify.Verdict) step {
+// fitsRetry reports whether another try of c after wait fits what is left
+// of the budget: the wait, and as long again as c's last failed try took.
+// A retry that does not fit is not a failure of the request: the caller
+// goes on to its next option (another model waits nothing).
+func (p *plan) fitsRetry(c Candidate, wait time.Duration) bool {
+	return p.left() > 0 && p.spent+wait+p.took[c.Key()] <= p.budget
+}
+
+// noRoomFor says why a retry of c after wait did not fit the budget.
+func (p *plan) noRoomFor(c Candidate, wait time.Duration) string {
 	switch took := p.took[c.Key()]; {
 	case p.left() <= 0:
-		return p.fail(v, fmt.Sprintf("the wait budget of %s is spent", p.budget))
-	case p.spent+wait+took > p.budget && took > 0:
-		return p.fail(v, fmt.Sprintf("another try (a wait of %s, and %s as the last one took) would pass the wait budget of %s",
-			classify.FormatWait(wait), classify.FormatWait(took), p.budget))
-	case p.spent+wait > p.budget:
-		return p.fail(v, fmt.Sprintf("waiting %s more would exceed the wait budget of %s", classify.FormatWait(wait), p.budget))
+		return fmt.Sprintf("the wait budget of %s is spent", p.budget)
+	case took > 0:
+		return fmt.Sprintf("another try (a wait of %s, and %s as the last one took) would pass the wait budget of %s",
+			classify.FormatWait(wait), classify.FormatWait(took), p.budget)
 	}
+	return fmt.Sprintf("waiting %s more would exceed the wait budget of %s", classify.FormatWait(wait), p.budget)
+}
+
+// retrySame tries c again after wait (which fitsRetry allowed).
+func (p *plan) retrySame(c Candidate, wait time.Duration) step {
 	p.wait(wait)
 	return step{Action: send, Candidate: c, Wait: wait}
 }

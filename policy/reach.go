@@ -39,7 +39,7 @@ type provider struct {
 	answered time.Time // the last answer of any kind
 	fails    int       // connection failures since that answer
 	down     time.Time // while down: refused until then
-	probing  bool      // down, past the hold: the probe is out
+	probing  time.Time // down, past the hold: when the probe went out (zero: none is out)
 }
 
 func newReach(clock Clock, after int, hold time.Duration) *reach {
@@ -56,18 +56,21 @@ func (r *reach) get(name string) *provider {
 }
 
 // allow asks to send to the provider: false while it is down (and its
-// probe is out). probe says this request is the probe.
+// probe is out). probe says this request is the probe. A probe that is out
+// longer than a hold (a whole answer that takes minutes, an agent's run)
+// does not keep the provider shut: another request may probe.
 func (r *reach) allow(name string) (ok, probe bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.get(name)
+	now := r.clock.Now()
 	switch {
 	case p.down.IsZero():
 		return true, false
-	case r.clock.Now().Before(p.down) || p.probing:
+	case now.Before(p.down) || !p.probing.IsZero() && now.Sub(p.probing) < r.hold:
 		return false, false
 	}
-	p.probing = true
+	p.probing = now
 	return true, true
 }
 
@@ -84,11 +87,13 @@ func (r *reach) observe(name string, v classify.Verdict, status int, probe bool)
 		*p = provider{answered: now}
 	case v.Class == classify.Network:
 		p.fails++
-		if p.fails >= r.after && now.Sub(p.answered) >= recently {
-			p.down, p.probing = now.Add(r.hold), false
+		// a failure of a request sent before the provider went down does
+		// not decide for the probe that is out
+		if p.fails >= r.after && now.Sub(p.answered) >= recently && (probe || p.probing.IsZero()) {
+			p.down, p.probing = now.Add(r.hold), time.Time{}
 		}
 	case probe:
-		p.probing = false // no word on the network: let another probe go
+		p.probing = time.Time{} // no word on the network: let another probe go
 	}
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -234,8 +235,19 @@ func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c
 			s.count(c.model.name, func(st *ModelStats) { st.Rejected["timeout"]++ })
 			s.stall(ctx)
 			return
-		case "malformed", "truncated":
-			s.count(c.model.name, func(st *ModelStats) { st.Rejected[fault.Kind]++ })
+		case "truncated":
+			// the headers promise the whole answer; the connection then
+			// closes cleanly halfway through it
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["truncated"]++ })
+			body := `{"id":"` + c.id + `","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` + text + `"}}]}`
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(body[:len(body)/2]))
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler)
+		case "malformed":
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected["malformed"]++ })
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"id":"` + c.id + `","choices":[{"index":0,"message":{"role":"assistant","content":"` + text[:len(text)/2]))

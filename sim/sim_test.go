@@ -777,6 +777,24 @@ func TestFaultShapes(t *testing.T) {
 			}
 		}
 	})
+	t.Run("truncated whole answer: the body ends short of its Content-Length", func(t *testing.T) {
+		srv.ClearFaults("")
+		srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "truncated"})
+		r := requests("gpt-6-astra", "", "", "go")[0]
+		req, _ := http.NewRequest("POST", base+r.path, strings.NewReader(r.body))
+		for k, v := range r.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || classify.Err(err).Class != classify.Network {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+	})
 	t.Run("slow first token: the headers at once, the output late", func(t *testing.T) {
 		srv.ClearFaults("")
 		srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "slow", DelayMS: 1, FirstDelayMS: 300})

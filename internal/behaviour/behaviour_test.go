@@ -645,9 +645,12 @@ func behaviourRows() []row {
 		{
 			name:   "first-token watchdog: opening events, then silence: the next model before the client sees a byte",
 			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "stall", AfterTokens: &zero, Count: 1}},
-			cfg:    func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
-			call:   responses("gpt-6-astra", "hi", true),
-			tick:   advanceWhenReceived("gpt-6-astra", 30*time.Second),
+			cfg: func(c *config.Config) {
+				// a header limit of another length: the tick fires the first-token one
+				c.Timeouts.Header, c.Timeouts.FirstToken = config.Duration(20*time.Second), config.Duration(30*time.Second)
+			},
+			call: responses("gpt-6-astra", "hi", true),
+			tick: advanceWhenReceived("gpt-6-astra", 30*time.Second),
 			want: want{status: 200, model: "gpt-6.1-sol", route: "gpt-6-astra:timeout > gpt-6.1-sol:ok", text: sim.Answer("gpt-6.1-sol", "hi", 16),
 				check: func(t *testing.T, w *world, res result) {
 					if n := bytes.Count(res.body, []byte("event: response.created")); n != 1 {
@@ -656,8 +659,10 @@ func behaviourRows() []row {
 				}},
 		},
 		{
-			name: "header and first-token watchdogs: zero turns them off",
-			cfg:  func(c *config.Config) { c.Timeouts.Header, c.Timeouts.FirstToken = 0, 0 },
+			// (with first_token 0 the silence before the first output is
+			// idle's to watch: all three must be off)
+			name: "header, first-token and idle watchdogs: zero turns them off",
+			cfg:  func(c *config.Config) { c.Timeouts.Header, c.Timeouts.FirstToken, c.Timeouts.Idle = 0, 0, 0 },
 			upstream: func(w *world) http.Handler {
 				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 					rw.Header().Set("Content-Type", "text/event-stream")
@@ -676,22 +681,17 @@ func behaviourRows() []row {
 			upstream: stallsOnce(`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}],"usage":{"completion_tokens":1}}`),
 			cfg:      func(c *config.Config) { c.Retry.TimeoutRetries, c.Retry.Budget = 1, config.Duration(10*time.Minute) },
 			call:     chat("gpt-6-luna", "hi", false),
-			tick: func(ctx context.Context, w *world) {
-				if w.clk.BlockUntilDue(ctx, w.cfg.Timeouts.Idle.D()) == nil {
-					w.clk.Advance(w.cfg.Timeouts.Idle.D())
-				}
-			},
-			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: "whole", check: errorSays(0, "the answer stalled for 2m0s")},
+			tick:     fireIdle(2 * time.Minute),
+			want:     want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: "whole", check: errorSays(0, "the answer stalled for 2m0s")},
 		},
 		{
 			name:   "idle watchdog: a stream that goes silent after output ends as a broken stream",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three}},
-			call:   responses("gpt-6-luna", "hi", true),
-			tick: func(ctx context.Context, w *world) {
-				if w.clk.BlockUntilDue(ctx, w.cfg.Timeouts.Idle.D()) == nil {
-					w.clk.Advance(w.cfg.Timeouts.Idle.D())
-				}
-			},
+			// a first-token limit of its own, so that the only watchdog due
+			// after timeouts.idle is the one armed at the first output
+			cfg:  func(c *config.Config) { c.Timeouts.FirstToken = config.Duration(30 * time.Second) },
+			call: responses("gpt-6-luna", "hi", true),
+			tick: fireIdle(2 * time.Minute),
 			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:timeout", check: errorSays(0, "went silent for 2m0s")},
 		},
 		{
@@ -782,11 +782,13 @@ func behaviourRows() []row {
 			name: "giving up: spillway's own error, naming what was tried",
 			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}, {Model: "gpt-6.1-sol", Kind: "reset", Count: -1},
 				{Model: "gpt-6-luna", Kind: "capacity", Count: -1}},
+			// no budget for a retry of sol; its provider just answered
+			// astra, so sol's reset is sol's problem: on to luna
 			cfg:  func(c *config.Config) { c.Retry.Budget = config.Duration(0) },
 			call: chat("gpt-6-astra", "hi", false),
-			want: want{status: 502, class: classify.Network, model: "", body: []string{"spillway: network", "tried gpt-6-astra (capacity), gpt-6.1-sol (network)"},
+			want: want{status: 503, class: classify.Capacity, model: "", body: []string{"spillway: capacity", "tried gpt-6-astra (capacity), gpt-6.1-sol (network), gpt-6-luna (capacity)"},
 				check: func(t *testing.T, w *world, res result) {
-					if res.resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:capacity > gpt-6.1-sol:network" {
+					if res.resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:capacity > gpt-6.1-sol:network > gpt-6-luna:capacity" {
 						t.Fatalf("route %q", res.resp.Header.Get("X-Spillway-Route"))
 					}
 				}},
@@ -1053,7 +1055,22 @@ func budgetCfg(c *config.Config) {
 func advanceWhenReceived(model string, d time.Duration) func(context.Context, *world) {
 	return func(ctx context.Context, w *world) {
 		w.waitReceived(ctx, model, 1)
-		if w.clk.BlockUntil(ctx, 1) == nil {
+		if w.clk.BlockUntilDue(ctx, d) == nil { // the watchdog of d, not another
+			w.clk.Advance(d)
+		}
+	}
+}
+
+// fireIdle moves the fake clock past an idle watchdog of d until the first
+// attempt has ended: bytes that arrive just after an advance count as life
+// and re-arm the watchdog for d, so one advance may not be enough. It stops
+// at the first record, before a retry's watchdogs.
+func fireIdle(d time.Duration) func(context.Context, *world) {
+	return func(ctx context.Context, w *world) {
+		for len(w.records()) == 0 {
+			if w.clk.BlockUntilDue(ctx, d) != nil || len(w.records()) > 0 {
+				return
+			}
 			w.clk.Advance(d)
 		}
 	}

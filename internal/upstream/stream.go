@@ -48,6 +48,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if err != nil {
 			return policy.Result{Verdict: s.broke(err), Status: s.resp.StatusCode}, false
 		}
+		s.a.Progress()  // alive, if not yet answering
 		if ev.Comment { // a keep-alive before output: nothing to decide, nothing to pass on
 			continue
 		}

@@ -40,7 +40,8 @@ type rig struct {
 	rec []events.Record
 }
 
-func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *rig {
+// startSim starts the simulator on loopback and returns it and its URL.
+func startSim(t *testing.T) (*sim.Server, string) {
 	t.Helper()
 	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
 	if err != nil {
@@ -48,6 +49,12 @@ func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *r
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return srv, hs.URL
+}
+
+func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *rig {
+	t.Helper()
+	srv, url := startSim(t)
 	cfg := config.Default()
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
 	cfg.Retry.Budget = config.Duration(5 * time.Second)
@@ -58,7 +65,7 @@ func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *r
 	if mut != nil {
 		mut(cfg)
 	}
-	r := &rig{sim: srv, url: hs.URL}
+	r := &rig{sim: srv, url: url}
 	sink := events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()
 		r.rec = append(r.rec, rec)
@@ -692,19 +699,14 @@ func TestLibraryPacesFromTheFirstRequest(t *testing.T) {
 		t.Fatalf("pacing.when: pressure gave %s", got)
 	}
 	// as batch work paces, on the fake clock
-	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); hs.Close() })
+	_, url := startSim(t)
 	cfg := config.Default()
 	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	var waits []int64
 	tr := transport.New(cfg, transport.WithEngine(policy.New(cfg, policy.WithClock(clk), policy.ForBatchWork())),
 		transport.WithEvents(events.SinkFunc(func(rec events.Record) { waits = append(waits, rec.WaitMS) })))
 	for range 2 {
-		if _, err := tr.Call(testCtx(t), hs.URL+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
+		if _, err := tr.Call(testCtx(t), url+"/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}},
 			map[string]any{"model": "gpt-6-luna", "messages": []map[string]string{{"role": "user", "content": "batch"}}}); err != nil {
 			t.Fatal(err)
 		}

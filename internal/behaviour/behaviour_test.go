@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,11 +45,29 @@ type world struct {
 	recs []events.Record
 	// next hands a turn from the test to a row's own upstream
 	next chan struct{}
+	// serving counts the gateway's requests in its handler; served is
+	// signalled as each one returns
+	serving atomic.Int32
+	served  chan struct{}
+}
+
+// servingAtMost waits (in real time, on the gateway's own signal) until at
+// most n requests are still in the gateway's handler; a library caller's
+// request is over when its call returns, so there it returns at once.
+func (w *world) servingAtMost(ctx context.Context, n int32) error {
+	for w.serving.Load() > n {
+		select {
+		case <-w.served:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func newWorld(t *testing.T, r row) *world {
 	t.Helper()
-	w := &world{t: t, clk: policytest.New(t0), next: make(chan struct{}, 1)}
+	w := &world{t: t, clk: policytest.New(t0), next: make(chan struct{}, 1), served: make(chan struct{}, 64)}
 	// the simulator keeps the row's time too: a fault that lasts a minute
 	// ends when the fake clock says so
 	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0, Regions: r.regions, Clock: simClock{w.clk}})
@@ -174,7 +193,18 @@ var frontEnds = []frontEnd{
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(gw.Handler())
+		h := gw.Handler()
+		hs := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.serving.Add(1)
+			defer func() {
+				w.serving.Add(-1)
+				select {
+				case w.served <- struct{}{}:
+				default:
+				}
+			}()
+			h.ServeHTTP(rw, r)
+		}))
 		t.Cleanup(hs.Close)
 		client := &http.Client{Transport: &http.Transport{}}
 		t.Cleanup(client.CloseIdleConnections)

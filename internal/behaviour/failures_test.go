@@ -184,7 +184,12 @@ func failureRows() []row {
 				if res.err == nil && res.resp.StatusCode == 200 {
 					t.Fatalf("the cancelled request was answered")
 				}
-				time.Sleep(50 * time.Millisecond) // let the gateway notice the client left
+				// the gateway is done with it once only the held stream is left
+				wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer wcancel()
+				if err := w.servingAtMost(wctx, 1); err != nil {
+					t.Fatal("the gateway never finished with the cancelled request")
+				}
 				if n := len(w.records()); n != 0 {
 					t.Fatalf("%d records for a request that never left the pacer: %+v", n, w.records())
 				}

@@ -389,3 +389,25 @@ func TestTwoChainsPointsAtTheFile(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestStreamSettingsPerModel(t *testing.T) {
+	c, err := Parse("s.yaml", []byte("timeouts: { first_token: 20s }\nmodels:\n  claude-opus-5-5: { first_token_timeout: 45s, hedge: true, hold: { tokens: 20, duration: 2s } }\n  claude-haiku-5-5: { prefill: false }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models["claude-opus-5-5"]
+	if c.FirstToken("claude-opus-5-5") != 45*time.Second || c.FirstToken("claude-sonnet-5-5") != 20*time.Second || !m.Hedge ||
+		m.Hold != (Hold{Tokens: 20, Duration: Duration(2 * time.Second)}) || !m.Hold.On() {
+		t.Fatalf("%+v", m)
+	}
+	if c.Prefills("claude-haiku-5-5") || !c.Prefills("claude-opus-5-5") || !c.Prefills("unknown-model") {
+		t.Fatal("prefill")
+	}
+	c, err = Parse("h.yaml", []byte("models:\n  claude-opus-5-5: { hedge: true }\n"), env(nil))
+	if err != nil || !strings.Contains(strings.Join(c.Warnings, "\n"), "h.yaml:2: models.claude-opus-5-5.hedge: has no effect without a first-token limit") {
+		t.Fatalf("%v %q", err, c.Warnings)
+	}
+	if _, err := Parse("b.yaml", []byte("models:\n  claude-opus-5-5: { hold: { tokens: -1 } }\n"), env(nil)); err == nil || !strings.Contains(err.Error(), "models.claude-opus-5-5.hold.tokens: must be 0") {
+		t.Fatalf("%v", err)
+	}
+}

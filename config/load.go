@@ -548,6 +548,12 @@ func (l *loader) validate(c *Config) {
 		if m.Context < 0 {
 			l.at(fp+".context", fmt.Sprintf("context window must be a number of tokens (or left out when unknown), not %d", m.Context))
 		}
+		if m.Hedge && c.FirstToken(name) <= 0 {
+			l.warn(fp+".hedge", "has no effect without a first-token limit (first_token_timeout here, or timeouts.first_token): the hedge starts when that limit passes")
+		}
+		if m.Hold.Tokens < 0 {
+			l.at(fp+".hold.tokens", fmt.Sprintf("must be 0 (no token limit) or more, not %d", m.Hold.Tokens))
+		}
 		if m.Chain != "" && !slices.Contains(c.Chains[m.Chain], name) {
 			l.at(fp+".chain", fmt.Sprintf("%q is not a chain that holds %s; chains holding it: %s", m.Chain, name, orNone(chainsOf(c, name))))
 		}

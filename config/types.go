@@ -191,6 +191,22 @@ type Model struct {
 	Chain string `yaml:"chain,omitempty"`
 	// HeaderTimeout overrides timeouts.header for this model.
 	HeaderTimeout Duration `yaml:"header_timeout,omitempty"`
+	// FirstTokenTimeout overrides timeouts.first_token for this model: how
+	// long its stream may take, after its headers, to send its first
+	// output (0, the default: no limit; reasoning models think for
+	// minutes).
+	FirstTokenTimeout Duration `yaml:"first_token_timeout,omitempty"`
+	// Hedge, with a first-token limit, starts the next model when the
+	// limit passes instead of giving this one up: whichever sends output
+	// first answers, and the other is cancelled.
+	Hedge bool `yaml:"hedge,omitempty"`
+	// Hold keeps a stream's output from the client until it is sure: a
+	// break, a stall or a malformed frame within the window restarts
+	// cleanly on the same or the next model.
+	Hold Hold `yaml:"hold,omitempty"`
+	// Prefill: false says the model refuses a partial assistant turn, so
+	// a broken answer is never continued on it.
+	Prefill *bool `yaml:"prefill,omitempty"`
 	// Upstream is the name sent to the provider when it differs from the
 	// name clients use (an alias). Empty means the same name.
 	Upstream string `yaml:"upstream,omitempty"`
@@ -199,6 +215,17 @@ type Model struct {
 	// tries them, balanced by weight, before the next model of its chain.
 	Deployments []Deployment `yaml:"deployments,omitempty"`
 }
+
+// Hold is a hold window: output is kept back until Tokens pieces of the
+// answer have come or Duration has passed since the first (whichever is
+// first). Zero is no hold.
+type Hold struct {
+	Tokens   int      `yaml:"tokens,omitempty"`
+	Duration Duration `yaml:"duration,omitempty"`
+}
+
+// On reports a hold window.
+func (h Hold) On() bool { return h.Tokens > 0 || h.Duration > 0 }
 
 // Deployment is one place a model is served.
 type Deployment struct {
@@ -426,6 +453,23 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 	}
 	c.Chains[name] = names
 	return nil
+}
+
+// FirstToken is how long a stream of model may take, after its headers, to
+// send its first output: its own first_token_timeout, else
+// timeouts.first_token; 0 for no limit.
+func (c *Config) FirstToken(model string) time.Duration {
+	if m, ok := c.Models[model]; ok && m.FirstTokenTimeout > 0 {
+		return m.FirstTokenTimeout.D()
+	}
+	return c.Timeouts.FirstToken.D()
+}
+
+// Prefills reports whether model may be sent a partial assistant turn to
+// continue (prefill: false says no).
+func (c *Config) Prefills(model string) bool {
+	m, ok := c.Models[model]
+	return !ok || m.Prefill == nil || *m.Prefill
 }
 
 // HeaderTimeout is how long a stream of model may take to send its

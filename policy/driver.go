@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,13 @@ type Result struct {
 	// error answer, an agent run's exit code); Outcome.Result keeps the
 	// last one.
 	Detail any
+	// Resume, on a committed answer that broke (its Verdict a failure),
+	// says the front end can continue it and left the stream's end to
+	// the driver: what a continuation needs (the text delivered so far).
+	// The driver then sends a continuation (Attempt.Continues and
+	// Attempt.Resume set) on the same or the next model within the
+	// budget, or returns an Unfinished outcome for the front end to end.
+	Resume any
 }
 
 // Outcome is how a request ended.
@@ -124,6 +132,10 @@ type Outcome struct {
 	// Err is the context's error when the request was given up because its
 	// context ended.
 	Err error
+	// Unfinished: the answer reached the caller, broke, and was left to
+	// the driver to continue (Result.Resume), which it could not; the
+	// front end ends it (the protocol's error event).
+	Unfinished bool
 }
 
 // Failed reports an outcome that gave the caller no answer.
@@ -133,9 +145,27 @@ func (o Outcome) Failed() bool { return !o.Committed && o.Err == nil && o.ParkUn
 type run struct {
 	e    *Engine
 	c    *Call
-	mu   sync.Mutex // the plan and n, shared with attempts in flight
+	mu   sync.Mutex // the plan, n, winner and live, shared with attempts in flight
 	plan *plan
 	n    int
+	// winner is the attempt whose output reaches the caller: the first to
+	// report output (a hedge's race); live are the attempts in flight.
+	winner *Attempt
+	live   map[*Attempt]struct{}
+	// resumeFrom and resume, while the driver continues a broken answer:
+	// the attempt whose answer broke, and what its front end left to
+	// continue from.
+	resumeFrom *Attempt
+	resume     any
+	committed  *Attempt // the last attempt whose answer reached the caller
+}
+
+// racer is an attempt that runs on while the request goes on without it: a
+// hedged attempt past its first-token limit, racing the next model's.
+type racer struct {
+	a    *Attempt
+	cand Candidate
+	done chan Result
 }
 
 // Run drives c to its end: it walks c's plan, and for every step waits what
@@ -152,14 +182,18 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 	if c.Events == nil {
 		c.Events = events.Nop{}
 	}
-	r := &run{e: e, c: c, plan: e.newPlan(c.Request)}
+	r := e.newRun(c)
 	st := r.plan.start()
-	var last Result
+	var last, delivered Result // the last attempt's that reached the upstream; the last committed one's
+	var deliveredTo Candidate
 	for {
 		if st.Action == fail {
+			if r.resume != nil { // the caller has part of an answer: the front end ends it
+				return r.outcome(deliveredTo, Outcome{Committed: true, Unfinished: true, Result: delivered, Verdict: st.Verdict, Reason: st.Reason})
+			}
 			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: st.Verdict, Reason: st.Reason})
 		}
-		if st.rung && c.Park { // even a rung of 0: a parked request never loops in process
+		if st.rung && c.Park && r.resume == nil { // even a rung of 0: a parked request never loops in process
 			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: r.parkUntil(st.Wait),
 				Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
 		}
@@ -168,34 +202,96 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 				c.OnWait(st.Wait, st.Candidate, last.Verdict)
 			}
 			if err := e.clock.Sleep(ctx, st.Wait); err != nil {
-				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: classify.Err(err), Err: err})
+				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 			}
 		}
-		res := r.attempt(ctx, st)
-		r.mu.Lock()
+		cand := st.Candidate
+		res, rc := r.attempt(ctx, st)
+		if rc != nil {
+			// past its first-token limit the attempt races the next model
+			cand, res = r.race(ctx, rc)
+		}
 		if res.Committed {
-			r.plan.note(res.Verdict)
+			r.mu.Lock()
+			r.plan.noteAt(cand, res.Verdict)
+			if r.committed != nil {
+				r.committed.noted = true
+			}
 			r.mu.Unlock()
-			return r.outcome(st.Candidate, Outcome{Committed: true, Result: res, Verdict: res.Verdict})
+			if res.Verdict.Class == classify.OK || res.Resume == nil {
+				return r.outcome(cand, Outcome{Committed: true, Result: res, Verdict: res.Verdict})
+			}
+			// the answer broke after reaching the caller, and its front
+			// end can continue it: the same or the next model goes on from
+			// what the caller has
+			delivered, deliveredTo, last = res, cand, res
+			r.mu.Lock()
+			r.resumeFrom, r.resume, r.winner = r.committed, res.Resume, nil
+			st = r.plan.resume(cand, res.Verdict)
+			r.mu.Unlock()
+			continue
 		}
-		r.mu.Unlock()
 		if err := ctx.Err(); err != nil {
-			return r.outcome(st.Candidate, Outcome{Result: res, Verdict: classify.Err(err), Err: err})
+			return r.outcome(cand, Outcome{Result: res, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 		}
 		r.mu.Lock()
-		prev := st.Candidate
-		st = r.plan.after(res.Verdict)
+		st = r.plan.afterAt(cand, res.Verdict)
 		r.mu.Unlock()
 		if !local(res.Verdict) {
 			last = res
 		}
 		if res.Verdict.Class == classify.RateLimit && !res.NotSent {
-			e.pacer.slowDown(paceKey(prev, c.Key))
+			e.pacer.slowDown(paceKey(cand, c.Key))
 		}
-		if st.Action == send && st.Candidate.Model != prev.Model && c.OnSwitch != nil {
-			c.OnSwitch(prev, st.Candidate, res.Verdict)
+		if st.Action == send && st.Candidate.Model != cand.Model && c.OnSwitch != nil {
+			c.OnSwitch(cand, st.Candidate, res.Verdict)
 		}
 	}
+}
+
+// newRun is c's run, its plan made.
+func (e *Engine) newRun(c *Call) *run {
+	if c.Events == nil {
+		c.Events = events.Nop{}
+	}
+	return &run{e: e, c: c, plan: e.newPlan(c.Request), live: map[*Attempt]struct{}{}}
+}
+
+// race runs the next model beside rc's attempt, which passed its
+// first-token limit: whichever reports output first answers, and the other
+// is given up (both reach the upstream and are counted). It returns the
+// candidate and result to go on with: the one that answered, or, when
+// neither did, the hedge's (the plan then moves on from it), with the
+// hedged attempt's own hop noted first.
+func (r *run) race(ctx context.Context, rc *racer) (Candidate, Result) {
+	r.mu.Lock()
+	st := r.plan.hedgeStep(rc.cand)
+	r.mu.Unlock()
+	if st.Action != send { // nothing to race against: wait for it
+		return rc.cand, <-rc.done
+	}
+	if r.c.OnSwitch != nil {
+		r.c.OnSwitch(rc.cand, st.Candidate, classify.Verdict{Class: classify.Timeout, Message: "no output within the first-token limit; hedging"})
+	}
+	// (a loser's hop went into the route when it lost)
+	hres, _ := r.attempt(ctx, st)
+	if hres.Committed {
+		rc.a.lose()
+		<-rc.done
+		return st.Candidate, hres
+	}
+	pres := <-rc.done
+	if pres.Committed || hres.Verdict.Code == HedgeLost {
+		// it answered; or it won the race and then failed (a hold
+		// window): the plan goes on from it
+		return rc.cand, pres
+	}
+	if pres.Verdict.Code != HedgeLost {
+		r.mu.Lock()
+		r.plan.noteAt(rc.cand, pres.Verdict)
+		r.mu.Unlock()
+	}
+	return st.Candidate, hres
 }
 
 // parkUntil is when a request parked for wait should come back: no later
@@ -215,8 +311,11 @@ func (r *run) outcome(c Candidate, o Outcome) Outcome {
 	return o
 }
 
-// attempt paces, asks the breaker and sends one step.
-func (r *run) attempt(ctx context.Context, st step) Result {
+// attempt paces, asks the breaker and sends one step. A hedged candidate's
+// attempt (a stream with a first-token limit and hedge: true) that passes
+// its limit returns a racer instead of a result: it runs on, and the
+// request goes on beside it (race).
+func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
 	e, c, cand := r.e, r.c, st.Candidate
 	r.mu.Lock()
 	deadline := e.clock.Now().Add(r.plan.left())
@@ -227,45 +326,71 @@ func (r *run) attempt(ctx context.Context, st step) Result {
 	r.mu.Unlock()
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{Verdict: classify.Err(ctx.Err()), NotSent: true}
+			return Result{Verdict: classify.Err(ctx.Err()), NotSent: true}, nil
 		}
-		return Result{Verdict: refused(cand, NoSlot), NotSent: true}
+		return Result{Verdict: refused(cand, NoSlot), NotSent: true}, nil
 	}
 	reachable, probe := e.reach.allow(cand.Provider)
 	if !reachable {
 		release()
-		return Result{Verdict: refused(cand, NetworkDown), NotSent: true}
+		return Result{Verdict: refused(cand, NetworkDown), NotSent: true}, nil
 	}
 	permit, ok := e.allow(cand.Key())
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
-		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
+		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}, nil
 	}
-	a := r.begin(ctx, st, start, st.Wait+paced, permit, release)
-	a.probe = probe
+	a := r.begin(ctx, st, start, st.Wait+paced, permit, release, probe)
+	if a.hedge == nil {
+		return r.send(a), nil
+	}
+	done := make(chan Result, 1)
+	go func() { done <- r.send(a) }()
+	select {
+	case res := <-done:
+		return res, nil
+	case <-a.hedge:
+		return Result{}, &racer{a: a, cand: cand, done: done}
+	}
+}
+
+// send calls c.Send for a and takes its result: the evidence, the record,
+// the budget's charge for a failed HTTP attempt.
+func (r *run) send(a *Attempt) Result {
+	e, c := r.e, r.c
 	sendStart := e.clock.Now()
 	res := a.sent(c.Send(a.ctx, a))
-	if !res.Committed && !res.NotSent && c.Watch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, a)
+	if !res.Committed && r.winner == a {
+		r.winner = nil // its output never reached the caller (a hold window): the next attempt's may
+	}
+	if res.Committed {
+		r.committed = a
+	} else if !res.NotSent && c.Watch {
 		// the budget is the clock's: an HTTP attempt that failed took
 		// time the request spent without an answer (an agent's run, by
 		// contrast, is work, not waiting)
-		r.mu.Lock()
-		r.plan.failedAfter(cand, e.clock.Now().Sub(sendStart))
-		r.mu.Unlock()
+		r.plan.failedAfter(a.Candidate, e.clock.Now().Sub(sendStart))
 	}
 	return res
 }
 
 // begin makes the attempt for st, numbered, with its watchdog armed.
-func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func()) *Attempt {
+func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func(), probe bool) *Attempt {
 	r.mu.Lock()
 	r.n++
-	n := r.n
-	r.mu.Unlock()
-	a := &Attempt{Candidate: st.Candidate, N: n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
-		r: r, permit: permit, release: release, t0: start, waited: waited}
+	a := &Attempt{Candidate: st.Candidate, N: r.n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
+		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: waited, probe: probe}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
+	r.live[a] = struct{}{}
+	r.mu.Unlock()
+	m := r.e.cfg.Models[st.Candidate.Model]
+	if r.c.Watch && r.c.Stream && m.Hedge && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
+		a.hedge = make(chan struct{}, 1)
+	}
 	if r.c.Watch {
 		a.arm(watchHeader)
 	}
@@ -285,9 +410,10 @@ type Attempt struct {
 	// moved to another model.
 	FallbackFrom string
 	// Continues, when set, is an earlier attempt of the request whose
-	// answer reached the caller and then broke: this one continues it. No
-	// plan step sets it yet; the contract has room for it.
+	// answer reached the caller and then broke: this one continues it,
+	// from Resume (what that attempt's Result.Resume left).
 	Continues *Attempt
+	Resume    any
 
 	r       *run
 	ctx     context.Context
@@ -297,9 +423,14 @@ type Attempt struct {
 	waited  time.Duration
 	last    atomic.Int64 // clock time of the last progress, UnixNano
 
-	probe bool // the attempt is its provider's probe (see reach)
+	probe bool          // the attempt is its provider's probe (see reach)
+	hedge chan struct{} // hedgeable: told when the first-token limit passes
 
 	mu       sync.Mutex
+	noted    bool                   // its committed answer's hop is in the route (r.mu guards it)
+	hedged   bool                   // past its first-token limit, racing a hedge
+	lost     bool                   // another attempt of the request reported output first
+	holdFor  time.Duration          // the hold window's silence limit, while its output is held
 	reached  bool                   // the provider answered, and reach was told
 	returned bool                   // Send returned
 	early    *Result                // a Finish that came before Send returned
@@ -323,6 +454,7 @@ const (
 	watchFirst        // a stream's first output
 	watchBody         // more of a whole answer's body
 	watchIdle         // more of a stream whose output has started
+	watchHold         // more of a stream whose output is held back (a hold window)
 )
 
 // limit is how long the watchdog of w allows, 0 for none, and what it says
@@ -341,19 +473,34 @@ func (a *Attempt) limit(w watch) (time.Duration, string) {
 		}
 		return g.Header.D(), "no response headers within %s (timeouts.header)"
 	case watchFirst:
-		if g.FirstToken <= 0 {
-			// no first-token limit: the stream may take its time to
-			// start, but not go silent (its opening events and
-			// keep-alives count as life) for longer than timeouts.idle
+		if a.firstIdle() {
+			// no first-token limit (or a hedge already started): the
+			// stream may take its time to start, but not go silent (its
+			// opening events and keep-alives count as life) for longer
+			// than timeouts.idle
 			return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) before its first output"
 		}
+		if m, ok := a.r.e.cfg.Models[a.Candidate.Model]; ok && m.FirstTokenTimeout > 0 {
+			return m.FirstTokenTimeout.D(), "no output within %s (models." + a.Candidate.Model + ".first_token_timeout)"
+		}
 		return g.FirstToken.D(), "no output within %s (timeouts.first_token)"
+	case watchHold:
+		if a.holdFor <= 0 {
+			return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) within its hold window, before the client saw any of it"
+		}
+		return a.holdFor, "the upstream stream went silent for %s within its hold window, before the client saw any of it"
 	case watchBody:
 		return g.Idle.D(), "the answer stalled for %s (timeouts.idle)"
 	case watchIdle:
 		return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) after output started"
 	}
 	return 0, ""
+}
+
+// firstIdle reports that the silence before the first output is watched as
+// idle time, not against a first-token limit; a.mu must be held.
+func (a *Attempt) firstIdle() bool {
+	return a.hedged || a.r.e.cfg.FirstToken(a.Candidate.Model) <= 0
 }
 
 // arm points the watchdog at w (a.mu must not be held).
@@ -390,7 +537,15 @@ func (a *Attempt) fire(gen int) {
 		return
 	}
 	d, what := a.limit(a.phase)
-	if a.phase == watchBody || a.phase == watchIdle || a.phase == watchFirst && a.r.e.cfg.Timeouts.FirstToken <= 0 {
+	if a.phase == watchFirst && a.hedge != nil && !a.hedged {
+		// a hedged model past its first-token limit: not given up, raced
+		a.hedged = true
+		a.hedge <- struct{}{}
+		a.last.Store(a.r.e.clock.Now().UnixNano())
+		a.armLocked(watchFirst, 0)
+		return
+	}
+	if a.phase == watchBody || a.phase == watchIdle || a.phase == watchHold || a.phase == watchFirst && a.firstIdle() {
 		if since := a.r.e.clock.Now().Sub(time.Unix(0, a.last.Load())); since < d {
 			a.armLocked(a.phase, d-since)
 			return
@@ -430,8 +585,28 @@ func (a *Attempt) Headers(stream bool) {
 // Output reports the first real output: a stream's first token, or a whole
 // answer read to its end. The model answered: the breaker records a success
 // (so a healed model's probe frees it at once), and a stream's silence is
-// watched from here on.
-func (a *Attempt) Output() {
+// watched from here on. It returns false when another attempt of the
+// request (a hedge) reported output first: this one has lost, its context
+// is ending, and Send must give the caller nothing and return.
+func (a *Attempt) Output() bool {
+	r := a.r
+	r.mu.Lock()
+	if r.winner != nil && r.winner != a {
+		r.mu.Unlock()
+		a.lose()
+		return false
+	}
+	r.winner = a
+	var others []*Attempt
+	for o := range r.live {
+		if o != a {
+			others = append(others, o)
+		}
+	}
+	r.mu.Unlock()
+	for _, o := range others {
+		o.lose()
+	}
 	a.mu.Lock()
 	permit := a.permit
 	a.permit = nil
@@ -447,7 +622,62 @@ func (a *Attempt) Output() {
 		permit(classify.Verdict{Class: classify.OK})
 		a.r.e.pacer.ease(paceKey(a.Candidate, a.r.c.Key))
 	}
+	return true
 }
+
+// HedgeLost is the Code of the verdict of an attempt that lost a hedge's
+// race: it reached the upstream (it is counted and logged) and says
+// nothing of the model.
+const HedgeLost = "hedge_lost"
+
+// lose gives a up: another attempt of the request answered first.
+func (a *Attempt) lose() {
+	a.mu.Lock()
+	if a.lost || a.finished {
+		a.mu.Unlock()
+		return
+	}
+	a.lost = true
+	a.armLocked(watchNone, 0)
+	a.mu.Unlock()
+	// its hop goes in the route now, so that the answer's route says it
+	r := a.r
+	r.mu.Lock()
+	r.plan.noteAt(a.Candidate, lostVerdict())
+	r.mu.Unlock()
+	a.cancel(errLost)
+}
+
+var errLost = errors.New("another attempt of the request answered first")
+
+func lostVerdict() classify.Verdict {
+	return classify.Verdict{Class: classify.Unknown, Code: HedgeLost, Message: errLost.Error()}
+}
+
+// HoldOutput tells the driver that the stream's output is being held back
+// after its first (a hold window): a silence of d (timeouts.idle when 0)
+// ends the attempt as a timeout before the caller saw anything. Deliver
+// ends the window.
+func (a *Attempt) HoldOutput(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last.Store(a.r.e.clock.Now().UnixNano())
+	a.holdFor = d
+	a.armLocked(watchHold, 0)
+}
+
+// Deliver ends a hold window: the output goes to the caller, and its
+// silence is timeouts.idle's to watch.
+func (a *Attempt) Deliver() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last.Store(a.r.e.clock.Now().UnixNano())
+	a.armLocked(watchIdle, 0)
+}
+
+// Now is the engine's clock's time, for a send that measures (a hold
+// window).
+func (a *Attempt) Now() time.Time { return a.r.e.clock.Now() }
 
 // Classify is the engine's classifier, for Send to judge what came back.
 func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.classify(in) }
@@ -465,7 +695,10 @@ func (a *Attempt) Progress() { a.last.Store(a.r.e.clock.Now().UnixNano()) }
 func (a *Attempt) Failure(err error) classify.Verdict {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.expired != nil {
+	switch {
+	case a.lost:
+		return lostVerdict()
+	case a.expired != nil:
 		return *a.expired
 	}
 	return classify.Err(err)
@@ -473,14 +706,22 @@ func (a *Attempt) Failure(err error) classify.Verdict {
 
 // Route is the request's route so far with this attempt as its answer:
 // what X-Spillway-Route says when this attempt's answer is committed.
-func (a *Attempt) Route() string {
+func (a *Attempt) Route() string { return a.RouteAs(classify.OK) }
+
+// RouteAs is the request's route so far with this attempt's hop as class:
+// "streaming" while a stream's answer is still on its way (the headers
+// that go out with its first output), its end's class in the stream's last
+// words.
+func (a *Attempt) RouteAs(class classify.Class) string {
 	a.r.mu.Lock()
 	defer a.r.mu.Unlock()
-	route := a.r.plan.routeString()
-	if route != "" {
-		route += " > "
+	hops := a.r.plan.route
+	if a.noted {
+		// the request ended with this attempt's answer on its way (a
+		// library caller reads it): its hop is the route's last
+		hops = hops[:len(hops)-1]
 	}
-	return route + a.Candidate.Name() + ":ok"
+	return renderRoute(append(hops[:len(hops):len(hops)], Hop{Model: a.Candidate.Name(), Class: class}))
 }
 
 // Finish ends an attempt whose Result was Open: v is how delivery ended
@@ -525,7 +766,10 @@ func (a *Attempt) sent(res Result) Result {
 		a.r.mu.Unlock()
 		return res
 	}
-	if a.expired != nil && res.Verdict.Class != classify.OK {
+	switch {
+	case a.lost && !res.Committed:
+		res.Verdict = lostVerdict()
+	case a.expired != nil && res.Verdict.Class != classify.OK:
 		res.Verdict = *a.expired
 	}
 	if res.Committed && res.Open {
@@ -551,22 +795,26 @@ func (a *Attempt) end(res Result) {
 	}
 	a.finished = true
 	a.armLocked(watchNone, 0)
-	if a.expired != nil && res.Verdict.Class != classify.OK {
+	switch {
+	case a.lost && !res.Committed:
+		res.Verdict = lostVerdict()
+	case a.expired != nil && res.Verdict.Class != classify.OK:
 		res.Verdict = *a.expired
 	}
 	permit := a.permit
 	a.permit = nil
 	ttfb, headers, reached := a.ttfb, a.headers, a.reached
 	a.reached = true
+	// the caller's own context ended the attempt (its deadline, its
+	// cancel), not a watchdog, or a hedge answered first: what the attempt
+	// met says nothing of the model or the network
+	noWord := a.expired == nil && a.ctx.Err() != nil && res.Verdict.Class != classify.OK || a.lost
 	a.mu.Unlock()
 
 	e, c, key := a.r.e, a.r.c, a.Candidate.Key()
 	v := res.Verdict
-	// the caller's own context ended the attempt (its deadline, its
-	// cancel), not a watchdog: what the attempt met says nothing of the
-	// model or the network
 	evidence := v
-	if a.expired == nil && a.ctx.Err() != nil && v.Class != classify.OK {
+	if noWord {
 		evidence = classify.Verdict{Class: classify.Unknown}
 	}
 	if !reached {

@@ -383,7 +383,7 @@ func TestSendContractShapes(t *testing.T) {
 		eu := Candidate{Model: "gpt-6-astra", Provider: "openai", Upstream: "gpt-6-astra", Deployment: "eu"}
 		us := eu
 		us.Deployment = "us"
-		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-astra"}, Events: events.Nop{}}, plan: e.newPlan(Request{Model: "gpt-6-astra"})}
+		r := e.newRun(&Call{Request: Request{Model: "gpt-6-astra"}})
 		var got []string
 		r.c.Send = func(_ context.Context, a *Attempt) Result {
 			got = append(got, a.Candidate.Deployment)
@@ -434,10 +434,10 @@ func TestSendContractShapes(t *testing.T) {
 			t.Fatalf("route %q, paths %v, bodies %v", out.Route, paths, bodies)
 		}
 	})
-	t.Run("two attempts of one request in flight at once", func(t *testing.T) {
+	t.Run("two attempts of one request in flight at once: the first output answers, the other is given up", func(t *testing.T) {
 		e, _ := clocked(config.Default())
 		rec := &recorder{}
-		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-astra"}, Events: rec, ID: "hedged"}, plan: e.newPlan(Request{Model: "gpt-6-astra"})}
+		r := e.newRun(&Call{Request: Request{Model: "gpt-6-astra"}, Events: rec, ID: "hedged"})
 		started := make(chan *Attempt, 2)
 		r.c.Send = func(ctx context.Context, a *Attempt) Result {
 			started <- a
@@ -445,46 +445,22 @@ func TestSendContractShapes(t *testing.T) {
 				<-ctx.Done() // the slow one, given up when the other answered
 				return Result{Verdict: a.Failure(ctx.Err())}
 			}
-			a.Output()
+			if !a.Output() {
+				t.Error("the first output lost")
+			}
 			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
 		}
 		slow := make(chan Result)
-		go func() { slow <- r.attempt(context.Background(), step{Candidate: r.plan.chain[0]}) }()
-		first := <-started
-		fast := r.attempt(context.Background(), step{Candidate: r.plan.chain[1]})
-		first.cancel(errors.New("the hedge answered first"))
-		if lost := <-slow; !fast.Committed || lost.Committed {
+		go func() { res, _ := r.attempt(context.Background(), step{Candidate: r.plan.chain[0]}); slow <- res }()
+		<-started
+		fast, _ := r.attempt(context.Background(), step{Candidate: r.plan.chain[1]})
+		lost := <-slow
+		if !fast.Committed || lost.Committed || lost.Verdict.Code != HedgeLost {
 			t.Fatalf("fast %+v slow %+v", fast, lost)
 		}
 		recs := rec.all()
 		if len(recs) != 2 || recs[0].Attempt == recs[1].Attempt || recs[0].RequestID != "hedged" {
 			t.Fatalf("both attempts count, each once: %+v", recs)
-		}
-	})
-	t.Run("an attempt continues one whose stream broke", func(t *testing.T) {
-		e, _ := clocked(config.Default())
-		rec := &recorder{}
-		r := &run{e: e, c: &Call{Request: Request{Model: "gpt-6-luna"}, Events: rec}, plan: e.newPlan(Request{Model: "gpt-6-luna"})}
-		var broken *Attempt
-		r.c.Send = func(_ context.Context, a *Attempt) Result {
-			a.Output()
-			broken = a
-			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Open: true}
-		}
-		r.attempt(context.Background(), step{Candidate: r.plan.chain[0]})
-		broken.Finish(classify.Verdict{Class: classify.Network, Message: "cut"}, 12)
-		var saw *Attempt
-		r.c.Send = func(_ context.Context, a *Attempt) Result {
-			saw = a.Continues
-			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
-		}
-		a := r.begin(context.Background(), step{Candidate: r.plan.chain[0]}, e.clock.Now(), 0, func(classify.Verdict) {}, func() {})
-		a.Continues = broken
-		if res := a.sent(r.c.Send(a.ctx, a)); !res.Committed || saw != broken {
-			t.Fatalf("continuation saw %v", saw)
-		}
-		if recs := rec.all(); len(recs) != 2 || recs[0].Class != "network" || recs[0].OutputTokens != 12 || recs[1].Attempt != 2 {
-			t.Fatalf("records %+v", recs)
 		}
 	})
 }

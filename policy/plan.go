@@ -114,6 +114,9 @@ type step struct {
 	Reason string
 	// Verdict is the last failure (for fail: what to answer the client).
 	Verdict classify.Verdict
+	// hedge marks the attempt started beside a hedged one: it races, and
+	// is not hedged itself.
+	hedge bool
 }
 
 // Hop is one attempt's outcome, for X-Spillway-Route and logs.
@@ -143,6 +146,19 @@ type Engine struct {
 	balancer balancer
 	classify func(classify.Input) classify.Verdict
 	batch    bool
+	// noPrefill: models seen refusing a partial assistant turn
+	noPrefill sync.Map
+}
+
+// prefills reports whether c may be sent a continuation: its wire format
+// takes a partial assistant turn (Anthropic Messages), its configuration
+// does not say prefill: false, and it has not refused one.
+func (e *Engine) prefills(c Candidate) bool {
+	if c.Type != classify.Anthropic || !e.cfg.Prefills(c.Model) {
+		return false
+	}
+	_, refused := e.noPrefill.Load(c.Model)
+	return !refused
 }
 
 // Option configures an Engine.
@@ -317,12 +333,16 @@ type plan struct {
 	srvN    map[string]int
 	took    map[string]time.Duration // by candidate key: how long its last failed attempt took
 	limited map[string]bool          // by limitKey: rate-limited in this request
-	skip    map[string]bool
-	waited  time.Duration // every wait: the plan's and the pacer's
-	spent   time.Duration // against the budget: every wait, and failed HTTP attempts
-	budget  time.Duration
-	route   []Hop
-	lastBad classify.Verdict
+	// resuming: the answer reached the caller and broke; every step now
+	// continues it, on candidates that take a partial assistant turn
+	resuming      bool
+	continuations int
+	skip          map[string]bool
+	waited        time.Duration // every wait: the plan's and the pacer's
+	spent         time.Duration // against the budget: every wait, and failed HTTP attempts
+	budget        time.Duration
+	route         []Hop
+	lastBad       classify.Verdict
 }
 
 // newPlan makes a plan for r.
@@ -347,12 +367,77 @@ func (e *Engine) newPlan(r Request) *plan {
 }
 
 // note adds the current candidate's outcome to the route.
-func (p *plan) note(v classify.Verdict) {
-	hop := Hop{Model: p.chain[p.cur].Name(), Class: v.Class, Refused: local(v)}
-	if hop.Refused && v.Code != NetworkDown {
+func (p *plan) note(v classify.Verdict) { p.noteAt(p.chain[p.cur], v) }
+
+// noteAt adds c's outcome to the route.
+func (p *plan) noteAt(c Candidate, v classify.Verdict) {
+	hop := Hop{Model: c.Name(), Class: v.Class, Refused: local(v)}
+	if hop.Refused && v.Code != NetworkDown || v.Code == HedgeLost {
 		hop.Class = classify.Class(v.Code)
 	}
 	p.route = append(p.route, hop)
+}
+
+// at moves the plan's place to c (an attempt that raced ended there).
+func (p *plan) at(c Candidate) {
+	for i, x := range p.chain {
+		if x.Key() == c.Key() {
+			p.cur = i
+			return
+		}
+	}
+}
+
+// afterAt is after, for the attempt to c.
+func (p *plan) afterAt(c Candidate, v classify.Verdict) step {
+	p.at(c)
+	return p.after(v)
+}
+
+// hedgeStep is the attempt to start beside the hedged attempt to c, which
+// passed its first-token limit: the next candidate (as a timeout would
+// move on to), or fail when there is none.
+func (p *plan) hedgeStep(c Candidate) step {
+	p.at(c)
+	next, ok := p.onward(nil)
+	if !ok {
+		return step{Action: fail}
+	}
+	st := p.switchTo(next, c)
+	st.hedge = true
+	return st
+}
+
+// maxContinuations bounds how often one answer is continued.
+const maxContinuations = 3
+
+// resume decides how an answer that broke after reaching the caller goes
+// on, its front end able to continue it: on the same candidate (after a
+// cut or a stall: the model is fine), or on the next that takes a partial
+// assistant turn (after an overload, or when the same one does not), at
+// once and while the budget lasts; else fail (the front end ends the
+// answer). While resuming, every step is a continuation.
+func (p *plan) resume(c Candidate, v classify.Verdict) step {
+	p.at(c)
+	p.resuming = true
+	p.continuations++
+	p.lastBad = v
+	switch {
+	case p.continuations > maxContinuations:
+		return p.fail(v, fmt.Sprintf("the answer broke after output started and was continued %d times already", maxContinuations))
+	case p.left() <= 0:
+		return p.fail(v, fmt.Sprintf("the answer broke after output started, and the wait budget of %s is spent", p.budget))
+	}
+	if v.Class != classify.Capacity && p.e.prefills(c) {
+		return step{Action: send, Candidate: c}
+	}
+	if next, ok := p.onward(nil); ok {
+		return p.switchTo(next, c)
+	}
+	if p.e.prefills(c) {
+		return step{Action: send, Candidate: c}
+	}
+	return p.fail(v, "the answer broke after output started, and no model that takes a partial answer to continue is left")
 }
 
 // charge counts a wait the plan did not ask for (the pacer's) against the
@@ -378,10 +463,13 @@ func (p *plan) left() time.Duration { return max(p.budget-p.spent, 0) }
 
 // routeString renders the route: "gpt-6-astra:capacity > gpt-6.1-sol:ok".
 // A long route keeps its first and last five hops.
-func (p *plan) routeString() string {
-	parts := make([]string, 0, len(p.route))
-	for i, h := range p.route {
-		if n := len(p.route); n > 12 && i >= 5 && i < n-5 {
+func (p *plan) routeString() string { return renderRoute(p.route) }
+
+// renderRoute renders hops as a route.
+func renderRoute(route []Hop) string {
+	parts := make([]string, 0, len(route))
+	for i, h := range route {
+		if n := len(route); n > 12 && i >= 5 && i < n-5 {
 			if i == 5 {
 				parts = append(parts, fmt.Sprintf("… %d more …", n-10))
 			}
@@ -550,11 +638,22 @@ func (p *plan) fits(c Candidate) bool {
 // and returns the next step.
 func (p *plan) after(v classify.Verdict) step {
 	c := p.chain[p.cur]
-	p.note(v)
+	if v.Code != HedgeLost { // a race's loser is noted when it loses
+		p.note(v)
+	}
 	if v.Class == classify.OK {
 		return step{Action: done, Candidate: c}
 	}
 	p.lastBad = v
+	if p.resuming && v.Class == classify.BadRequest && strings.Contains(strings.ToLower(v.Message), "prefill") {
+		// the model refuses a partial assistant turn: never again, and
+		// the continuation goes on elsewhere
+		p.e.noPrefill.Store(c.Model, true)
+		if next, ok := p.onward(nil); ok {
+			return p.switchTo(next, c)
+		}
+		return p.fail(v, "the answer broke after output started, and no model that takes a partial answer to continue is left")
+	}
 	switch v.Class {
 	case classify.Capacity:
 		return p.onCapacity(c, v)
@@ -794,7 +893,7 @@ func (p *plan) confined() (Candidate, bool) {
 func (p *plan) next(i int, ok func(Candidate) bool) (int, bool) {
 	for ; i < len(p.chain); i++ {
 		c := p.chain[i]
-		if p.skip[c.Key()] || !p.fits(c) {
+		if p.skip[c.Key()] || !p.fits(c) || p.resuming && !p.e.prefills(c) {
 			continue
 		}
 		if ok != nil && !ok(c) {

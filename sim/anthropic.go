@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 type anthropicProto struct{ s *Server }
@@ -68,6 +69,13 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.prompt = lastUser(m["messages"], "role", "content", true)
+	c.prefix = trailingAssistant(m["messages"])
+	if c.prefix != "" && strings.TrimRight(c.prefix, " \t\r\n") != c.prefix {
+		// the API's own rule for a prefill
+		s.count(c.model.name, func(st *ModelStats) { st.Received++; st.Rejected["bad_request"]++ })
+		p.writeError(w, c, failure{class: "bad_request", message: "messages: final assistant content cannot end with trailing whitespace"})
+		return
+	}
 	s.run(w, r, c)
 }
 

@@ -8,16 +8,20 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // call is one request on its way through the simulated provider.
 type call struct {
-	proto    protocol
-	model    modelInfo
-	stream   bool
-	key      string
-	prompt   string
+	proto  protocol
+	model  modelInfo
+	stream bool
+	key    string
+	prompt string
+	// prefix is a partial assistant turn the request ends with (an
+	// Anthropic prefill): the answer goes on from it
+	prefix   string
 	inTokens int
 	id       string
 	// includeUsage: Chat Completions stream_options.include_usage
@@ -198,6 +202,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 	})
 
 	text := Answer(c.model.name, c.prompt, s.scn.AnswerTokens)
+	if c.prefix != "" {
+		// a prefill: the rest of the answer, after as many tokens as
+		// the partial turn has (from this model's answer, whichever
+		// model wrote the start)
+		all, done := Tokens(text), len(Tokens(c.prefix))
+		text = strings.Join(all[min(done, len(all)):], "")
+	}
 	toks := Tokens(text)
 	u := usage{in: c.inTokens, out: len(toks)}
 	delay := s.tokenDelay()

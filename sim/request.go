@@ -104,6 +104,20 @@ func textOf(v any, skipReminders bool) string {
 	return ""
 }
 
+// trailingAssistant is the text of an assistant turn that ends list (a
+// prefill to continue from), "" when the last turn is another's.
+func trailingAssistant(list any) string {
+	items, _ := list.([]any)
+	if len(items) == 0 {
+		return ""
+	}
+	m, _ := items[len(items)-1].(map[string]any)
+	if m == nil || str(m["role"]) != "assistant" {
+		return ""
+	}
+	return textOf(m["content"], false)
+}
+
 // lastUser returns the text of the last user message in list.
 func lastUser(list any, roleKey, contentKey string, skipReminders bool) string {
 	items, _ := list.([]any)

@@ -165,7 +165,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.KeyHash(req.Header), Watch: true, Events: t.events,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
-			resp, res := t.send(ctx, req, ep, body, a)
+			resp, res := t.send(ctx, req, ep, body, opts, a)
 			if res.Committed {
 				answer = resp
 			}
@@ -195,12 +195,12 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 // changes only the model, never the host; a model with deployments is sent
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
-func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, a *policy.Attempt) (*http.Response, policy.Result) {
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) (*http.Response, policy.Result) {
 	out, err := t.request(ctx, req, ep, body, a.Candidate)
 	if err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, t.base, out, ep)
+	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.StreamOptions{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)})
 	if ans == nil {
 		return nil, res
 	}
@@ -214,8 +214,11 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 		resp.Body = io.NopCloser(bytes.NewReader(ans.Body))
 		resp.ContentLength = int64(len(ans.Body))
 	}
-	upstream.Answered(resp.Header, a)
+	upstream.Answered(resp.Header, a, ans.Stream != nil)
 	res.Committed = true
+	if res.Verdict.Class == "" {
+		res.Verdict.Class = classify.OK // so far: the caller reads the rest
+	}
 	return resp, res
 }
 

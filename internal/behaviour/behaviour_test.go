@@ -264,13 +264,20 @@ type row struct {
 	// exec is the behaviour under spillway exec with a fake agent, where
 	// it applies.
 	exec *execWant
+	// only names the one front end a behaviour is of ("gateway"), when
+	// the others do otherwise (and have a row of their own)
+	only string
 }
 
 // want is what the client and the event log must show.
 type want struct {
-	status   int
-	model    string // X-Spillway-Model; "" for none
-	route    string // X-Spillway-Route, and the event log's route
+	status int
+	model  string // X-Spillway-Model; "" for none
+	route  string // X-Spillway-Route (a stream's last word), and the event log's route
+	// header is a stream's X-Spillway-Route, when it is not route with its
+	// last hop "streaming" (the headers went out before a continuation or
+	// a hedge's loser joined the route)
+	header   string
 	attempts int    // X-Spillway-Attempts
 	text     string // the answer's text
 	// class is the class of the answer the client got when it failed.
@@ -317,11 +324,26 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 		t.Fatalf("X-Spillway-Model %q, want %q (route %q)", got, wt.model, h.Get("X-Spillway-Route"))
 	}
 	if wt.route != "" {
-		// a broken stream's headers went out when its output started
-		if got := h.Get("X-Spillway-Route"); got != wt.route && !wt.broken {
+		if got := h.Get("X-Spillway-Route"); strings.HasSuffix(got, ":streaming") {
+			// a stream's headers went out with its first output, before
+			// anyone knew how it ends: they say so, and its last word
+			// (a comment before its final event) gives the route
+			want := wt.route[:strings.LastIndex(wt.route, ":")] + ":streaming"
+			if wt.header != "" {
+				want = wt.header
+			}
+			if got != want {
+				t.Fatalf("X-Spillway-Route %q, want %q", got, want)
+			}
+			if final := upstream.FinalRoute(res.body); final != wt.route && !(wt.broken && fe == "library") {
+				t.Fatalf("the stream's last word says route %q, want %q:\n%s", final, wt.route, clip(res.body))
+			}
+		} else if got != wt.route {
 			t.Fatalf("X-Spillway-Route %q, want %q", got, wt.route)
 		}
-		if !strings.Contains(wt.route, "breaker_open") && !strings.Contains(wt.route, "no_slot") {
+		// refusals are not logged, and a race's loser is logged as what
+		// it is to the model (unknown), not as the route's hedge_lost
+		if !strings.Contains(wt.route, "breaker_open") && !strings.Contains(wt.route, "no_slot") && !strings.Contains(wt.route, "hedge_lost") {
 			if got := w.route(); got != wt.route {
 				t.Fatalf("event log route %q, want %q", got, wt.route)
 			}
@@ -396,10 +418,13 @@ func waits(w *world) []time.Duration {
 }
 
 func TestBehaviours(t *testing.T) {
-	rows := append(append(append(capacityRows(), behaviourRows()...), deploymentRows()...), failureRows()...)
+	rows := slices.Concat(capacityRows(), behaviourRows(), deploymentRows(), failureRows(), streamRows())
 	for _, fe := range frontEnds {
 		t.Run(fe.name, func(t *testing.T) {
 			for _, r := range rows {
+				if r.only != "" && r.only != fe.name {
+					continue
+				}
 				t.Run(r.name, func(t *testing.T) {
 					w := newWorld(t, r)
 					send := fe.start(t, w)
@@ -732,6 +757,7 @@ func behaviourRows() []row {
 		},
 		{
 			name:   "broken stream: messages reset after output",
+			only:   "library", // the gateway continues it (streamRows)
 			faults: []sim.Fault{{Model: "claude-haiku-5-5", Kind: "reset", AfterTokens: &three}},
 			call:   messages("claude-haiku-5-5", "hi", true),
 			want:   want{status: 200, model: "claude-haiku-5-5", broken: true, route: "claude-haiku-5-5:network", body: []string{"["}},
@@ -755,7 +781,11 @@ func behaviourRows() []row {
 			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:network", body: []string{"half"}},
 		},
 		{
+			// a library caller's stream is not continued: it reads the
+			// provider's own event (the gateway continues a Messages
+			// answer: streamRows)
 			name:   "an overload after output passes through as the provider's event",
+			only:   "library",
 			faults: []sim.Fault{{Model: "claude-haiku-5-5", Kind: "midstream"}},
 			call:   messages("claude-haiku-5-5", "hi", true),
 			want: want{status: 200, model: "claude-haiku-5-5", body: []string{"overloaded_error"}, notBody: []string{"message_stop"},
@@ -765,6 +795,12 @@ func behaviourRows() []row {
 						t.Fatalf("event log route %q", got)
 					}
 				}},
+		},
+		{
+			name:   "an overload after output passes through as the provider's event (a Responses stream)",
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "midstream"}},
+			call:   responses("gpt-6-luna", "hi", true),
+			want:   want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:capacity", body: []string{"response.failed", "server_is_overloaded"}, notBody: []string{"response.completed"}},
 		},
 		{
 			name:   "X-Spillway-Budget: the configured budget runs out",

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/upstream"
@@ -65,10 +67,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.KeyHash(r.Header), Watch: true, Events: events.SinkFunc(s.record),
 	}
-	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result { return s.send(ctx, w, r, ep, body, a) }
+	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
+		return s.send(ctx, w, r, ep, body, opts, a)
+	}
 	c.OnSwitch = func(from, to policy.Candidate, why classify.Verdict) { s.switched(c.ID, from, to, why) }
 	out := s.engine.Run(r.Context(), c)
 	switch {
+	case out.Unfinished:
+		// the stream broke after output and could not be continued: it
+		// ends with the route's last word and the protocol's error event
+		if r.Context().Err() == nil {
+			w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
+			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, out.Reason))
+			http.NewResponseController(w).Flush()
+		}
+		return string(out.Verdict.Class)
 	case out.Committed:
 		return string(out.Verdict.Class)
 	case out.Err != nil:
@@ -79,21 +92,42 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
-func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, a *policy.Attempt) policy.Result {
+func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) policy.Result {
+	so := upstream.StreamOptions{Hold: opts.HoldFor(s.cfg, a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
+	if a.Continues != nil {
+		// a continuation of the answer the client is reading: the text
+		// it has goes as the partial assistant turn, and the new stream
+		// is spliced onto the old
+		rs, _ := a.Resume.(*upstream.Resume)
+		if rs == nil {
+			return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
+		}
+		cont, err := body.WithAssistant(strings.TrimRight(rs.Text, " \t\r\n"))
+		if err != nil {
+			return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+		}
+		body, so.Splice, so.Hold = cont, rs, config.Hold{}
+	}
 	up, err := upstream.NewRequest(ctx, s.cfg, ep, body, a.Candidate, r.Header, r.URL.RawQuery)
 	if err != nil {
 		return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, s.rt, up, ep)
+	ans, res := upstream.Exchange(a, s.rt, up, ep, so)
 	if ans == nil {
 		return res
 	}
+	if ans.Stream != nil {
+		if a.Continues == nil { // a continuation's headers went out with the answer it continues
+			h := w.Header()
+			upstream.CopyHeaders(h, ans.Resp.Header)
+			upstream.Answered(h, a, true)
+			w.WriteHeader(ans.Resp.StatusCode)
+		}
+		return s.relay(w, r, ep, ans, res, a)
+	}
 	h := w.Header()
 	upstream.CopyHeaders(h, ans.Resp.Header)
-	upstream.Answered(h, a)
-	if ans.Stream != nil {
-		return s.relay(w, r, ep, ans, res)
-	}
+	upstream.Answered(h, a, false)
 	w.WriteHeader(ans.Resp.StatusCode)
 	w.Write(ans.Body)
 	res.Committed = true

@@ -15,9 +15,12 @@ import (
 // relay passes a stream whose output has started on to the client, event by
 // event as they come, and makes sure a stream that does not end properly
 // ends with the protocol's own error event: never with a false completion.
-// res is the attempt's result so far; relay returns it committed, with how
-// the stream ended.
-func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, ans *upstream.Answer, res policy.Result) policy.Result {
+// The route's last word (RouteComment) goes just before the stream's final
+// event. A stream that breaks where a continuation can go on (Messages
+// text) is left open: relay returns its Resume, and the driver continues
+// it or the gateway ends it. res is the attempt's result so far; relay
+// returns it committed, with how the stream ended. The headers are out.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, ans *upstream.Answer, res policy.Result, a *policy.Attempt) policy.Result {
 	st := ans.Stream
 	defer st.Close()
 	rc := http.NewResponseController(w)
@@ -38,7 +41,6 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		}
 		return rc.Flush()
 	}
-	w.WriteHeader(ans.Resp.StatusCode)
 	res.Committed = true
 	gone := func() policy.Result {
 		res.OutputTokens = st.Tokens()
@@ -50,7 +52,12 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		}
 		return res
 	}
-	if write(st.First()) != nil {
+	first := st.First()
+	said := st.Ended() // a stream that ended within a hold window: its last word goes before its final event
+	if said {
+		first = upstream.WithLastWord(first, st.LastWord())
+	}
+	if write(first) != nil {
 		return gone()
 	}
 	for {
@@ -64,9 +71,25 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 				return gone()
 			}
 			v := st.Verdict()
-			_ = write(wire.StreamErrorFrame(ep, v.Class, "spillway: "+v.Message))
 			res.Verdict, res.OutputTokens = v, st.Tokens()
+			if rs := st.Resume(); rs != nil {
+				res.Resume = rs // the driver goes on from here, or ends it
+				return res
+			}
+			_ = write(append(st.LastWord(), wire.StreamErrorFrame(ep, v.Class, "spillway: "+v.Message)...))
 			return res
+		}
+		if st.Ended() && len(raw) > 0 && !said {
+			// the final event (or an in-stream error): the route's last word first
+			v := st.Verdict()
+			if v.Class != classify.OK {
+				if rs := st.Resume(); rs != nil { // an overload mid-answer: continued, not passed on
+					res.Verdict, res.OutputTokens, res.Resume = v, st.Tokens(), rs
+					return res
+				}
+			}
+			raw = append(st.LastWord(), raw...)
+			said = true
 		}
 		if write(raw) != nil {
 			return gone()

@@ -3,20 +3,48 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
+// StreamOptions are what a front end asks of an event stream beyond
+// holding its opening events.
+type StreamOptions struct {
+	// Hold keeps the output back after the first (a hold window): a break,
+	// stall or malformed frame within it is a failure the caller never saw.
+	Hold config.Hold
+	// Track keeps what a continuation needs (the text of a Messages
+	// answer), so that Resume can say how to go on after a break.
+	Track bool
+	// Splice, for an attempt that continues a broken answer, is where that
+	// answer broke: this stream's opening is dropped and its content
+	// blocks renumbered to go on from there.
+	Splice *Resume
+}
+
+// Resume is where a broken Messages answer stopped: what a continuation
+// sends as the partial assistant turn, and how to splice its stream on.
+type Resume struct {
+	Text  string // the assistant text the caller has, across its text blocks
+	Index int    // the content block (a text block) in flight when it broke
+}
+
 // Stream is an upstream event stream whose output has started (or whose
 // opening passed the hold limit): First is what to deliver first, then Next
-// each following event, exactly as it came. It judges as it goes: the
-// stream's final event, an in-stream error event, usage, and a stream that
+// each following event, exactly as it came (renumbered, for a
+// continuation). It judges as it goes: the stream's final event, an
+// in-stream error event, usage, frames that do not parse, and a stream that
 // ends or stalls before its final event. One goroutine reads it; there is
 // no reader goroutine and no channel between the upstream and the caller.
 type Stream struct {
@@ -25,6 +53,7 @@ type Stream struct {
 	resp *http.Response
 	body io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
 	rd   *sse.Reader
+	o    StreamOptions
 
 	first    []byte
 	output   bool             // the first real output came (and the driver was told)
@@ -33,29 +62,90 @@ type Stream struct {
 	verdict  classify.Verdict // how the stream ended, once it has
 	tokens   int              // what the stream's usage reported
 	deltas   int              // the pieces of the answer passed on
+
+	// Messages answers, with Track: the text so far, the block in flight
+	text      strings.Builder
+	open      int // the content block in flight, -1 for none
+	openText  bool
+	otherKind bool   // a block other than text came (tool use, thinking): no continuation
+	trim      string // whitespace the continuation's prefix left out, to drop once
 }
 
-// hold reads the opening events until the first real output. It reports
-// false, with the attempt's failure, when an error event, the end of the
+// errMalformed ends a stream whose upstream sent a frame that does not parse.
+var errMalformed = errors.New("the upstream sent a malformed frame")
+
+// malformed is the verdict for a frame that does not parse: the upstream's
+// fault, as a server error is.
+func malformed(ev sse.Event) classify.Verdict {
+	d := ev.Data
+	if len(d) > 80 {
+		d = d[:80]
+	}
+	return classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the upstream sent a malformed frame (event %q, data %q)", ev.Name, d)}
+}
+
+// hold reads the opening events until the first real output, and with a
+// hold window on, on until the window ends. It reports false, with the
+// attempt's failure, when an error event, a malformed frame, the end of the
 // stream or a watchdog came first; the caller has then seen nothing.
 func (s *Stream) hold() (policy.Result, bool) {
 	s.body = s.resp.Body
 	s.rd = sse.NewReader(s.body)
+	s.open = -1
+	if sp := s.o.Splice; sp != nil {
+		s.text.WriteString(sp.Text)
+		s.open, s.openText = sp.Index, true
+		s.trim = sp.Text[len(strings.TrimRight(sp.Text, " \t\r\n")):]
+	}
 	prov := classify.Provider(s.a.Candidate.Type)
+	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
+		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
+	}
 	var held []byte
+	since := s.a.Now()
 	for {
 		ev, err := s.rd.Next()
 		if err != nil {
-			return policy.Result{Verdict: s.broke(err), Status: s.resp.StatusCode}, false
+			return fail(s.broke(err), nil)
 		}
 		s.a.Progress()  // alive, if not yet answering
-		if ev.Comment { // a keep-alive before output: nothing to decide, nothing to pass on
+		if ev.Comment { // a keep-alive while held: nothing to decide, nothing to pass on
 			continue
 		}
-		switch f := wire.FrameOf(s.ep.Kind, ev); f {
+		if !wire.ValidFrame(ev) { // the caller has seen nothing: a broken attempt
+			return fail(malformed(ev), nil)
+		}
+		raw := ev.Raw
+		if s.o.Splice != nil {
+			var drop bool
+			if raw, drop, err = s.splice(ev); err != nil {
+				return fail(classify.Verdict{Class: classify.ServerError, Message: err.Error()}, nil)
+			}
+			if drop {
+				continue
+			}
+		}
+		f := wire.FrameOf(s.ep.Kind, ev)
+		if s.output { // within the hold window: anything but an error is held
+			if f == wire.Error {
+				return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+			}
+			held = append(held, raw...)
+			s.note(ev, wire.FrameOnceStarted(s.ep.Kind, ev))
+			if s.terminal || s.windowOver(since) {
+				s.first = held
+				s.a.Deliver()
+				return policy.Result{}, true
+			}
+			continue
+		}
+		switch f {
 		case wire.Hold:
-			held = append(held, ev.Raw...)
-			if len(held) <= maxHeld {
+			if s.o.Track && s.ep.Kind == wire.Messages {
+				s.track(ev) // a content block's start comes before its output
+			}
+			held = append(held, raw...)
+			if len(held) <= maxHeld || s.o.Hold.On() {
 				continue
 			}
 			// opening events past the limit: stop holding, pass them on
@@ -63,27 +153,53 @@ func (s *Stream) hold() (policy.Result, bool) {
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
-			v := s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: prov})
-			if v.Class == classify.OK || v.Class == classify.Unknown {
-				v.Class = classify.ServerError
-			}
-			return policy.Result{Verdict: v, Status: s.resp.StatusCode,
-				Detail: &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, ev.Raw...)}}, false
-		default: // output, or the end: commit
-			s.first = append(held, ev.Raw...)
+			return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+		default: // output, or the end
+			held = append(held, raw...)
 			s.note(ev, f)
-			s.started()
-			return policy.Result{}, true
+			if !s.started() {
+				return fail(s.a.Failure(context.Canceled), nil)
+			}
+			if !s.o.Hold.On() || s.terminal {
+				s.first = held
+				return policy.Result{}, true
+			}
+			// a hold window: the output stays back until it ends
+			since = s.a.Now()
+			s.a.HoldOutput(s.o.Hold.Duration.D())
+			if s.windowOver(since) {
+				s.first = held
+				s.a.Deliver()
+				return policy.Result{}, true
+			}
 		}
 	}
 }
 
-// started tells the driver, once, that real output came.
-func (s *Stream) started() {
+// windowOver reports whether the hold window that opened at since is over:
+// its tokens came, or its time passed.
+func (s *Stream) windowOver(since time.Time) bool {
+	h := s.o.Hold
+	return h.Tokens > 0 && s.deltas >= h.Tokens || h.Duration > 0 && s.a.Now().Sub(since) >= h.Duration.D()
+}
+
+// errorEvent is the verdict of an error event before the caller saw output.
+func (s *Stream) errorEvent(ev sse.Event, prov classify.Provider) classify.Verdict {
+	v := s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: prov})
+	if v.Class == classify.OK || v.Class == classify.Unknown {
+		v.Class = classify.ServerError
+	}
+	return v
+}
+
+// started tells the driver, once, that real output came; false when
+// another attempt of the request (a hedge) got there first.
+func (s *Stream) started() bool {
 	if !s.output {
 		s.output = true
-		s.a.Output()
+		return s.a.Output()
 	}
+	return true
 }
 
 // broke is the verdict for a stream that ended with err before its final
@@ -91,7 +207,7 @@ func (s *Stream) started() {
 // failure.
 func (s *Stream) broke(err error) classify.Verdict {
 	s.err = err
-	if v := s.a.Failure(err); v.Class == classify.Timeout || errors.Is(err, context.Canceled) {
+	if v := s.a.Failure(err); v.Class == classify.Timeout || v.Code == policy.HedgeLost || errors.Is(err, context.Canceled) {
 		return v
 	}
 	why := "the upstream stream ended before its final event"
@@ -106,6 +222,9 @@ func (s *Stream) note(ev sse.Event, f wire.Frame) {
 	if f == wire.Output && wire.IsDelta(s.ep.Kind, ev) {
 		s.deltas++
 	}
+	if s.o.Track && s.ep.Kind == wire.Messages {
+		s.track(ev)
+	}
 	switch {
 	case f == wire.Terminal:
 		s.terminal = true
@@ -114,7 +233,8 @@ func (s *Stream) note(ev sse.Event, f wire.Frame) {
 			s.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
 		}
 	case f == wire.Error:
-		// after output: the caller sees it; the attempt is over
+		// after output: the caller sees it (or, continuable, the driver
+		// goes on from it); the attempt is over
 		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Type})
 		s.terminal = true
 	case s.ep.Kind == wire.Chat && wire.ChatFinished(ev):
@@ -126,14 +246,100 @@ func (s *Stream) note(ev sse.Event, f wire.Frame) {
 	}
 }
 
+// block is the part of a Messages content block event a continuation needs.
+type block struct {
+	Index        int `json:"index"`
+	ContentBlock struct {
+		Type string `json:"type"`
+	} `json:"content_block"`
+	Delta struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"delta"`
+}
+
+// track keeps the text of a Messages answer and the block in flight.
+func (s *Stream) track(ev sse.Event) {
+	switch ev.Name {
+	case "content_block_start", "content_block_delta", "content_block_stop":
+	default:
+		return
+	}
+	var b block
+	if json.Unmarshal(ev.Data, &b) != nil {
+		return
+	}
+	switch ev.Name {
+	case "content_block_start":
+		s.open, s.openText = b.Index, b.ContentBlock.Type == "text"
+		if !s.openText {
+			s.otherKind = true
+		}
+	case "content_block_delta":
+		if b.Delta.Type == "text_delta" {
+			s.text.WriteString(b.Delta.Text)
+		}
+	case "content_block_stop":
+		s.open, s.openText = -1, false
+	}
+}
+
+// Resume is where a broken answer can be continued from: a Messages answer
+// of text only, broken inside a text block, that Track followed; nil
+// otherwise (tool use or thinking in flight, another protocol).
+func (s *Stream) Resume() *Resume {
+	if !s.o.Track || s.ep.Kind != wire.Messages || s.otherKind || s.open < 0 || !s.openText || s.text.Len() == 0 {
+		return nil
+	}
+	return &Resume{Text: s.text.String(), Index: s.open}
+}
+
+// splice turns an event of a continuation's stream into one of the answer
+// it continues: the opening (message_start, the first block's start, pings)
+// is dropped, content blocks are renumbered from where the answer broke,
+// and the whitespace the partial turn left out is dropped from the first
+// text, once.
+func (s *Stream) splice(ev sse.Event) ([]byte, bool, error) {
+	base := s.o.Splice.Index
+	switch ev.Name {
+	case "message_start", "ping":
+		return nil, true, nil
+	case "content_block_start", "content_block_delta", "content_block_stop":
+	default:
+		return ev.Raw, false, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		return nil, false, err
+	}
+	i, _ := m["index"].(float64)
+	if ev.Name == "content_block_start" && i == 0 {
+		if cb, _ := m["content_block"].(map[string]any); cb["type"] != "text" {
+			return nil, false, fmt.Errorf("the continuation did not go on with text")
+		}
+		return nil, true, nil // the block it goes on with is the one the caller has open
+	}
+	m["index"] = base + int(i)
+	if d, _ := m["delta"].(map[string]any); s.trim != "" && d["type"] == "text_delta" {
+		text, _ := d["text"].(string)
+		d["text"] = strings.TrimPrefix(text, s.trim)
+		s.trim = ""
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, false, err
+	}
+	return fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data), false, nil
+}
+
 // First is what to deliver before anything else: the held opening events
-// and the first output.
+// and the first output (the whole hold window's, with one).
 func (s *Stream) First() []byte { return s.first }
 
 // Next returns the next event's bytes as they came (a keep-alive comment
 // too). At the end it returns io.EOF when the stream ended properly (its
 // final event came), else the error that cut it; Verdict then says how it
-// ended.
+// ended. A frame that does not parse is never returned: it ends the stream.
 func (s *Stream) Next() ([]byte, error) {
 	ev, err := s.rd.Next()
 	if err != nil {
@@ -147,14 +353,32 @@ func (s *Stream) Next() ([]byte, error) {
 		return nil, err
 	}
 	s.a.Progress()
+	if !wire.ValidFrame(ev) {
+		s.verdict, s.err = malformed(ev), errMalformed
+		return nil, errMalformed
+	}
+	raw := ev.Raw
+	if s.o.Splice != nil && !ev.Comment {
+		var drop bool
+		if raw, drop, err = s.splice(ev); err != nil {
+			s.verdict, s.err = classify.Verdict{Class: classify.ServerError, Message: err.Error()}, err
+			return nil, err
+		}
+		if drop {
+			return nil, nil
+		}
+	}
 	if !ev.Comment {
 		f := wire.FrameOnceStarted(s.ep.Kind, ev)
 		if f == wire.Output || f == wire.Terminal {
-			s.started() // after opening events past the hold limit
+			if !s.started() { // after opening events past the hold limit
+				s.verdict = s.a.Failure(context.Canceled)
+				return nil, errors.New(s.verdict.Message)
+			}
 		}
 		s.note(ev, f)
 	}
-	return ev.Raw, nil
+	return raw, nil
 }
 
 // Buffered reports whether more of the stream has already arrived: a relay
@@ -184,13 +408,45 @@ func (s *Stream) Close() error { return s.body.Close() }
 // Body is the stream as an io.ReadCloser for a library caller: First, then
 // every event; a stream that breaks fails the read with a *BrokenStream. It
 // finishes the attempt once, at the end, on a failed read, or on Close.
-func (s *Stream) Body() io.ReadCloser { return &streamBody{s: s, buf: s.first} }
+func (s *Stream) Body() io.ReadCloser {
+	b := &streamBody{s: s, buf: s.first}
+	if s.terminal { // it ended within a hold window
+		b.buf, b.said = WithLastWord(s.first, s.LastWord()), true
+	}
+	return b
+}
+
+// LastWord is the route's last word for the stream's end (RouteComment):
+// the route with this attempt's class, and the model when it ended well.
+func (s *Stream) LastWord() []byte {
+	v := s.Verdict()
+	model := s.a.Candidate.Model
+	if v.Class != classify.OK {
+		model = ""
+	}
+	return RouteComment(s.a.RouteAs(v.Class), model, s.a.N)
+}
+
+// WithLastWord puts word (a RouteComment) before the final frame of held,
+// a whole stream's worth of events.
+func WithLastWord(held, word []byte) []byte {
+	end := bytes.LastIndex(bytes.TrimRight(held, "\n"), []byte("\n\n"))
+	if end < 0 {
+		return append(word, held...)
+	}
+	end += 2
+	out := make([]byte, 0, len(held)+len(word))
+	out = append(out, held[:end]...)
+	out = append(out, word...)
+	return append(out, held[end:]...)
+}
 
 type streamBody struct {
 	s    *Stream
 	buf  []byte
 	err  error
 	done bool
+	said bool // the route's last word went out
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
@@ -208,6 +464,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 				b.err = &BrokenStream{Verdict: v, Err: b.s.err}
 			}
 			continue
+		}
+		if b.s.terminal && !b.said && len(raw) > 0 {
+			raw, b.said = append(b.s.LastWord(), raw...), true
 		}
 		b.buf = raw
 	}

@@ -59,8 +59,10 @@ type Answer struct {
 // as the driver must see before the caller gets any of it. When the answer
 // may go to the caller it returns it (with the Result to report once it is
 // delivered); otherwise a nil Answer and the failure's Result. req must
-// carry the attempt's context, which the driver's watchdogs end.
-func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wire.Endpoint) (*Answer, policy.Result) {
+// carry the attempt's context, which the driver's watchdogs end. o says
+// what an event stream's answer must also do (a hold window, what a
+// continuation needs).
+func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wire.Endpoint, o StreamOptions) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Type)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
@@ -76,7 +78,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 		return nil, res
 	}
 	if wire.IsSSE(resp.Header) {
-		st := &Stream{a: a, ep: ep, resp: resp}
+		st := &Stream{a: a, ep: ep, resp: resp, o: o}
 		if failed, ok := st.hold(); !ok {
 			resp.Body.Close()
 			return nil, failed
@@ -95,7 +97,10 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 		res.Verdict = a.Failure(err)
 		return nil, res
 	}
-	a.Output()
+	if !a.Output() { // a hedge answered first
+		res.Verdict = a.Failure(context.Canceled)
+		return nil, res
+	}
 	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
 	return &Answer{Resp: resp, Body: body}, res
 }
@@ -218,9 +223,45 @@ func SetRoute(h http.Header, id, route string, attempts int, model string) {
 	h.Set("X-Spillway-Request-Id", id)
 }
 
-// Answered sets the route headers of a's committed answer.
-func Answered(h http.Header, a *policy.Attempt) {
-	SetRoute(h, a.RequestID, a.Route(), a.N, a.Candidate.Model)
+// Answered sets the route headers of a's committed answer. A stream's say
+// "…:streaming": the headers go out with its first output, before anyone
+// knows how it ends; RouteComment gives the final word at its end.
+func Answered(h http.Header, a *policy.Attempt, stream bool) {
+	route := a.Route()
+	if stream {
+		route = a.RouteAs(Streaming)
+	}
+	SetRoute(h, a.RequestID, route, a.N, a.Candidate.Model)
+}
+
+// Streaming is the route's word for the hop whose stream is on its way.
+const Streaming classify.Class = "streaming"
+
+// RouteComment is a stream's last words on its route, as SSE comment lines
+// (which every client skips): the final X-Spillway-Route, -Model and
+// -Attempts, written just before the stream's final event (or its error
+// event). model is "" for an answer that did not finish.
+func RouteComment(route, model string, attempts int) []byte {
+	b := fmt.Appendf(nil, ": X-Spillway-Route: %s\n", route)
+	if model != "" {
+		b = fmt.Appendf(b, ": X-Spillway-Model: %s\n", model)
+	}
+	return fmt.Appendf(b, ": X-Spillway-Attempts: %d\n", attempts)
+}
+
+// FinalRoute reads the route a stream's RouteComment gave, "" when there is
+// none (spillway demo reads it).
+func FinalRoute(stream []byte) string {
+	const key = ": X-Spillway-Route: "
+	i := bytes.LastIndex(stream, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := stream[i+len(key):]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	return string(rest)
 }
 
 // hopHeaders are not forwarded in either direction.
@@ -250,13 +291,26 @@ func Outgoing(dst, src http.Header) {
 }
 
 // Options are what a request may ask of spillway in its headers:
-// X-Spillway-Min-Tier, X-Spillway-No-Fallback and X-Spillway-Budget.
+// X-Spillway-Min-Tier, X-Spillway-No-Fallback, X-Spillway-Budget and
+// X-Spillway-Hold.
 type Options struct {
 	MinTier    config.Tier
 	NoFallback bool
 	// Budget is the most the request may wait in all (0: the
 	// configuration's retry.budget).
 	Budget time.Duration
+	// Hold is a hold window for a stream's output (0: the model's hold,
+	// if it has one).
+	Hold time.Duration
+}
+
+// HoldFor is the hold window of a stream to model: the request's
+// X-Spillway-Hold, else the model's hold.
+func (o Options) HoldFor(cfg *config.Config, model string) config.Hold {
+	if o.Hold > 0 {
+		return config.Hold{Duration: config.Duration(o.Hold)}
+	}
+	return cfg.Models[model].Hold
 }
 
 // ReadOptions reads h's X-Spillway-* headers over the defaults o; a bad
@@ -280,6 +334,13 @@ func ReadOptions(h http.Header, o Options) (Options, error) {
 			return o, fmt.Errorf("X-Spillway-Budget: %q is not a positive duration such as 90s or 30m", v)
 		}
 		o.Budget = d
+	}
+	if v := h.Get("X-Spillway-Hold"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return o, fmt.Errorf("X-Spillway-Hold: %q is not a duration such as 2s (0 for none)", v)
+		}
+		o.Hold = d
 	}
 	return o, nil
 }

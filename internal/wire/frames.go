@@ -104,3 +104,21 @@ func FrameOnceStarted(k Kind, ev sse.Event) Frame {
 func ChatFinished(ev sse.Event) bool {
 	return bytes.Contains(ev.Data, []byte(`"finish_reason":"`)) || bytes.Contains(ev.Data, []byte(`"finish_reason": "`))
 }
+
+// ValidFrame reports whether an event may be passed on: its name has no
+// control characters and its data is JSON (or Chat Completions' [DONE], or
+// nothing). A frame that is not is never forwarded: the official SDKs fail
+// on it. The check is a scan, not a decode: json.Valid uses a pooled
+// scanner and allocates nothing.
+func ValidFrame(ev sse.Event) bool {
+	if ev.Comment {
+		return true
+	}
+	for i := 0; i < len(ev.Name); i++ {
+		if ev.Name[i] < 0x20 || ev.Name[i] == 0x7f {
+			return false
+		}
+	}
+	d := bytes.TrimSpace(ev.Data)
+	return len(d) == 0 || string(d) == "[DONE]" || json.Valid(d)
+}

@@ -71,3 +71,27 @@ func TestFrameOnceStarted(t *testing.T) {
 		}
 	}
 }
+
+func TestValidFrame(t *testing.T) {
+	for _, c := range []struct {
+		ev   sse.Event
+		want bool
+	}{
+		{sse.Event{Name: "response.output_text.delta", Data: []byte(`{"delta":"hi"}`)}, true},
+		{sse.Event{Data: []byte("[DONE]")}, true},
+		{sse.Event{Comment: true, Raw: []byte(": keep-alive\n")}, true},
+		{sse.Event{Name: "ping"}, true},
+		{sse.Event{Name: "response.output_text.delta", Data: []byte(`{"type":"response.output_text.delta","delta":"unterminated`)}, false},
+		{sse.Event{Name: "\x00garbage", Data: []byte(`{}`)}, false},
+		{sse.Event{Data: []byte("}{")}, false},
+	} {
+		if got := ValidFrame(c.ev); got != c.want {
+			t.Errorf("%q %q: %v", c.ev.Name, c.ev.Data, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		ValidFrame(sse.Event{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`)})
+	}); n != 0 {
+		t.Fatalf("%v allocations per frame", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,7 +152,8 @@ type run struct {
 	// winner is the attempt whose output reaches the caller: the first to
 	// report output (a hedge's race); live are the attempts in flight.
 	winner *Attempt
-	live   map[*Attempt]struct{}
+	live   []*Attempt
+	live1  [2]*Attempt // live's room: one attempt, or a hedge's two, with no allocation
 	// resumeFrom and resume, while the driver continues a broken answer:
 	// the attempt whose answer broke, and what its front end left to
 	// continue from.
@@ -254,7 +256,9 @@ func (e *Engine) newRun(c *Call) *run {
 	if c.Events == nil {
 		c.Events = events.Nop{}
 	}
-	return &run{e: e, c: c, plan: e.newPlan(c.Request), live: map[*Attempt]struct{}{}}
+	r := &run{e: e, c: c, plan: e.newPlan(c.Request)}
+	r.live = r.live1[:0]
+	return r
 }
 
 // race runs the next model beside rc's attempt, which passed its
@@ -363,7 +367,7 @@ func (r *run) send(a *Attempt) Result {
 	res := a.sent(c.Send(a.ctx, a))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.live, a)
+	r.live = slices.DeleteFunc(r.live, func(x *Attempt) bool { return x == a })
 	if !res.Committed && r.winner == a {
 		r.winner = nil // its output never reached the caller (a hold window): the next attempt's may
 	}
@@ -385,7 +389,7 @@ func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.D
 	a := &Attempt{Candidate: st.Candidate, N: r.n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
 		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: waited, probe: probe}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
-	r.live[a] = struct{}{}
+	r.live = append(r.live, a)
 	r.mu.Unlock()
 	m := r.e.cfg.Models[st.Candidate.Model]
 	if r.c.Watch && r.c.Stream && m.Hedge && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
@@ -598,7 +602,7 @@ func (a *Attempt) Output() bool {
 	}
 	r.winner = a
 	var others []*Attempt
-	for o := range r.live {
+	for _, o := range r.live {
 		if o != a {
 			others = append(others, o)
 		}
@@ -721,7 +725,7 @@ func (a *Attempt) RouteAs(class classify.Class) string {
 		// library caller reads it): its hop is the route's last
 		hops = hops[:len(hops)-1]
 	}
-	return renderRoute(append(hops[:len(hops):len(hops)], Hop{Model: a.Candidate.Name(), Class: class}))
+	return renderRouteWith(hops, &Hop{Model: a.Candidate.Name(), Class: class})
 }
 
 // Finish ends an attempt whose Result was Open: v is how delivery ended

@@ -466,18 +466,44 @@ func (p *plan) left() time.Duration { return max(p.budget-p.spent, 0) }
 func (p *plan) routeString() string { return renderRoute(p.route) }
 
 // renderRoute renders hops as a route.
-func renderRoute(route []Hop) string {
-	parts := make([]string, 0, len(route))
-	for i, h := range route {
-		if n := len(route); n > 12 && i >= 5 && i < n-5 {
+func renderRoute(route []Hop) string { return renderRouteWith(route, nil) }
+
+// renderRouteWith renders route and then, when last is not nil, one hop
+// more, into one string (on every request's path: one allocation).
+func renderRouteWith(route []Hop, last *Hop) string {
+	n := len(route)
+	if last != nil {
+		n++
+	}
+	hop := func(i int) Hop {
+		if i == len(route) {
+			return *last
+		}
+		return route[i]
+	}
+	size := 0
+	for i := range n {
+		h := hop(i)
+		size += len(h.Model) + len(h.Class) + 4
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := range n {
+		if n > 12 && i >= 5 && i < n-5 {
 			if i == 5 {
-				parts = append(parts, fmt.Sprintf("… %d more …", n-10))
+				fmt.Fprintf(&b, " > … %d more …", n-10)
 			}
 			continue
 		}
-		parts = append(parts, h.Model+":"+string(h.Class))
+		if i > 0 {
+			b.WriteString(" > ")
+		}
+		h := hop(i)
+		b.WriteString(h.Model)
+		b.WriteByte(':')
+		b.WriteString(string(h.Class))
 	}
-	return strings.Join(parts, " > ")
+	return b.String()
 }
 
 // allow asks key's breaker for one attempt. done must be called with the

@@ -120,6 +120,17 @@ func streamRows() []row {
 				}},
 		},
 		{
+			name: "continuation: a fallback that rejects an assistant prefill (400) is passed over, and remembered",
+			only: "gateway",
+			cfg:  noPrefill,
+			faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "reset", AfterTokens: &five, Count: 1},
+				{Model: "claude-sonnet-5-5", Kind: "bad_request", Message: "This model does not support assistant message prefill. The conversation must end with a user message.", Count: 1}},
+			call: messages("claude-opus-5-5", "hi", true),
+			want: want{status: 200, model: "claude-opus-5-5", header: "claude-opus-5-5:streaming",
+				route: "claude-opus-5-5:network > claude-sonnet-5-5:bad_request > claude-haiku-5-5:ok",
+				text:  strings.Join(sim.Tokens(opus)[:5], "") + strings.Join(sim.Tokens(sim.Answer("claude-haiku-5-5", "hi", 16))[5:], "")},
+		},
+		{
 			name:   "continuation: when it breaks again and again, the stream ends in the protocol's error event after three",
 			only:   "gateway",
 			faults: []sim.Fault{{Model: "claude-haiku-5-5", Kind: "reset", AfterTokens: &three, Count: -1}},

@@ -16,6 +16,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )
@@ -204,12 +205,17 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 		r.err = err
 		return r
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	r.elapsed = time.Since(t0)
 	r.err = err
 	r.status = resp.StatusCode
 	r.model = resp.Header.Get("X-Spillway-Model")
 	r.route = resp.Header.Get("X-Spillway-Route")
+	// a stream's headers went out with its first output: its last word
+	// says how it really ended
+	if final := upstream.FinalRoute(body); final != "" {
+		r.route = final
+	}
 	return r
 }

@@ -10,6 +10,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -217,4 +218,160 @@ func TestSDKsThroughGateway(t *testing.T) {
 			t.Fatalf("%v %+v", s.Err(), msg)
 		}
 	})
+}
+
+// The official OpenAI and Anthropic Go SDKs read every stream the gateway
+// produces for the simulator's fault shapes: a complete answer with no
+// error (a hold window, a continuation, the route's last word in
+// comments), or, for a stream that broke, the protocol's own error event,
+// parsed as such (never a decoding error from a forwarded bad frame).
+func TestSDKsReadEveryStream(t *testing.T) {
+	three, five := 3, 5
+	hold := func(model string) func(*config.Config) {
+		return func(c *config.Config) {
+			m := c.Models[model]
+			m.Hold = config.Hold{Tokens: 1000}
+			c.Models[model] = m
+		}
+	}
+	type sdkStream func(ctx context.Context, url, model string) (string, error)
+	chatStream := func(ctx context.Context, url, model string) (string, error) {
+		oa := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+		s := oa.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+		acc := openai.ChatCompletionAccumulator{}
+		for s.Next() {
+			acc.AddChunk(s.Current())
+		}
+		if len(acc.Choices) == 0 {
+			return "", s.Err()
+		}
+		return acc.Choices[0].Message.Content, s.Err()
+	}
+	respStream := func(ctx context.Context, url, model string) (string, error) {
+		oa := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+		s := oa.Responses.NewStreaming(ctx, oresponses.ResponseNewParams{Model: model, Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+		text := ""
+		for s.Next() {
+			switch ev := s.Current(); ev.Type {
+			case "response.output_text.delta":
+				text += ev.Delta
+			case "response.failed":
+				return text, fmt.Errorf("response.failed: %s", ev.Response.Error.Message)
+			}
+		}
+		return text, s.Err()
+	}
+	msgStream := func(ctx context.Context, url, model string) (string, error) {
+		an := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("sk-ant-test"), aoption.WithMaxRetries(0))
+		s := an.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 64,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+		msg := anthropic.Message{}
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				return "", err
+			}
+		}
+		if len(msg.Content) == 0 {
+			return "", s.Err()
+		}
+		return msg.Content[0].Text, s.Err()
+	}
+	cases := []struct {
+		name  string
+		call  sdkStream
+		model string
+		fault sim.Fault
+		mut   func(*config.Config)
+		text  string // the complete answer; "" when the stream must end in the protocol's error
+	}{
+		{"chat, cut after output", chatStream, "gpt-6-luna", sim.Fault{Kind: "reset", AfterTokens: &three}, nil, ""},
+		{"chat, cut inside a hold window", chatStream, "gpt-6-luna", sim.Fault{Kind: "reset", AfterTokens: &three}, hold("gpt-6-luna"), sim.Answer("gpt-6-luna", "hi", 16)},
+		{"chat, a malformed frame after output", chatStream, "gpt-6-luna", sim.Fault{Kind: "malformed", AfterTokens: &three}, nil, ""},
+		{"chat, a malformed frame inside a hold window", chatStream, "gpt-6-luna", sim.Fault{Kind: "malformed", AfterTokens: &three}, hold("gpt-6-luna"), sim.Answer("gpt-6-luna", "hi", 16)},
+		{"chat, no [DONE]", chatStream, "gpt-6-luna", sim.Fault{Kind: "truncated", AfterTokens: &three}, nil, ""},
+		{"chat, complete", chatStream, "gpt-6-luna", sim.Fault{Kind: "slow", DelayMS: 1}, nil, sim.Answer("gpt-6-luna", "hi", 16)},
+		{"responses, cut after output", respStream, "gpt-6-luna", sim.Fault{Kind: "reset", AfterTokens: &three}, nil, ""},
+		{"responses, an overload after output", respStream, "gpt-6-luna", sim.Fault{Kind: "midstream"}, nil, ""},
+		{"responses, a malformed frame after output", respStream, "gpt-6-luna", sim.Fault{Kind: "malformed", AfterTokens: &three}, nil, ""},
+		{"responses, cut inside a hold window", respStream, "gpt-6-luna", sim.Fault{Kind: "reset", AfterTokens: &three}, hold("gpt-6-luna"), sim.Answer("gpt-6-luna", "hi", 16)},
+		{"responses, complete", respStream, "gpt-6-luna", sim.Fault{Kind: "slow", DelayMS: 1}, nil, sim.Answer("gpt-6-luna", "hi", 16)},
+		{"messages, cut after output: continued", msgStream, "claude-opus-5-5", sim.Fault{Kind: "reset", AfterTokens: &five}, nil, sim.Answer("claude-opus-5-5", "hi", 16)},
+		{"messages, an overload after output: continued", msgStream, "claude-haiku-5-5", sim.Fault{Kind: "midstream"}, nil, sim.Answer("claude-haiku-5-5", "hi", 16)},
+		{"messages, a malformed frame after output: continued", msgStream, "claude-opus-5-5", sim.Fault{Kind: "malformed", AfterTokens: &five}, nil, sim.Answer("claude-opus-5-5", "hi", 16)},
+		{"messages, cut again and again", msgStream, "claude-haiku-5-5", sim.Fault{Kind: "reset", AfterTokens: &three, Count: -1}, nil, ""},
+		{"messages, complete", msgStream, "claude-opus-5-5", sim.Fault{Kind: "slow", DelayMS: 1}, nil, sim.Answer("claude-opus-5-5", "hi", 16)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, nil, c.mut)
+			f := c.fault
+			f.Model = c.model
+			r.fault(t, f)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			text, err := c.call(ctx, r.url, c.model)
+			if c.text != "" {
+				if err != nil || text != c.text {
+					t.Fatalf("err %v, text %q, want %q", err, text, c.text)
+				}
+				return
+			}
+			// broken: the SDK read the protocol's error event, not garbage
+			if err == nil || !strings.Contains(err.Error(), "spillway") && !strings.Contains(err.Error(), "overloaded") && !strings.Contains(err.Error(), "Overloaded") {
+				t.Fatalf("err %v (text %q): want the protocol's error event", err, text)
+			}
+			for _, bad := range []string{"invalid character", "unexpected end of JSON", "cannot unmarshal"} {
+				if strings.Contains(err.Error(), bad) {
+					t.Fatalf("the SDK failed to decode the stream: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// Claude Code reads a continued answer as one: its stream broke after five
+// tokens and the gateway went on from them.
+func TestClaudeReadsAContinuedAnswer(t *testing.T) {
+	clienttest.Claude(t)
+	r := newRig(t, nil, nil)
+	five := 5
+	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "reset", AfterTokens: &five})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prompt := "Reply with pong"
+	zero := 0
+	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: prompt, APIKey: "sk-ant-claude-test-0123", MaxRetries: &zero})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if want := sim.Answer("claude-opus-5-5", prompt, 16); !strings.Contains(res.Stdout, want) {
+		t.Fatalf("stdout %q lacks the whole answer %q", res.Stdout, want)
+	}
+	if route := strings.Join(routeOf(r), " > "); !strings.HasPrefix(route, "claude-opus-5-5:network > claude-opus-5-5:ok") {
+		t.Fatalf("event log route %q", route)
+	}
+}
+
+// A Responses stream that breaks after output ends in response.failed
+// (hold off): Codex reconnects by itself (stream_max_retries) and the
+// gateway answers the new request.
+func TestCodexReconnectsAfterABrokenStream(t *testing.T) {
+	clienttest.Codex(t)
+	r := newRig(t, nil, nil)
+	three, two := 3, 2
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "reset", AfterTokens: &three})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prompt := "Reply with pong"
+	res := clienttest.RunCodex(t, ctx, clienttest.CodexOptions{BaseURL: r.url + "/v1", Model: "gpt-6-astra", Prompt: prompt,
+		APIKey: "sk-codex-test-0123456789", StreamMaxRetries: &two})
+	if res.ExitCode != 0 || !strings.Contains(res.Stderr, "Reconnecting... 1/2") {
+		t.Fatalf("codex exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
+	if want := sim.Answer("gpt-6-astra", prompt, 16); !strings.Contains(res.Stdout, want) || strings.Count(res.Stdout, "[gpt-6-astra]") != 1 {
+		t.Fatalf("stdout %q: want the answer once", res.Stdout)
+	}
+	if got := strings.Join(routeOf(r), " > "); got != "gpt-6-astra:network > gpt-6-astra:ok" || distinctRequests(r) != 2 {
+		t.Fatalf("event log route %q in %d requests", got, distinctRequests(r))
+	}
 }

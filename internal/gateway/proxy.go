@@ -123,7 +123,7 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Reques
 			upstream.Answered(h, a, true)
 			w.WriteHeader(ans.Resp.StatusCode)
 		}
-		return s.relay(w, r, ep, ans, res, a)
+		return s.relay(w, r, ep, ans, res)
 	}
 	h := w.Header()
 	upstream.CopyHeaders(h, ans.Resp.Header)

@@ -20,7 +20,7 @@ import (
 // text) is left open: relay returns its Resume, and the driver continues
 // it or the gateway ends it. res is the attempt's result so far; relay
 // returns it committed, with how the stream ended. The headers are out.
-func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, ans *upstream.Answer, res policy.Result, a *policy.Attempt) policy.Result {
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, ans *upstream.Answer, res policy.Result) policy.Result {
 	st := ans.Stream
 	defer st.Close()
 	rc := http.NewResponseController(w)
@@ -88,7 +88,10 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 					return res
 				}
 			}
-			raw = append(st.LastWord(), raw...)
+			// the comment first, in the same flush as the event
+			if _, err := w.Write(st.LastWord()); err != nil {
+				return gone()
+			}
 			said = true
 		}
 		if write(raw) != nil {

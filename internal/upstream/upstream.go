@@ -242,11 +242,13 @@ const Streaming classify.Class = "streaming"
 // -Attempts, written just before the stream's final event (or its error
 // event). model is "" for an answer that did not finish.
 func RouteComment(route, model string, attempts int) []byte {
-	b := fmt.Appendf(nil, ": X-Spillway-Route: %s\n", route)
+	b := make([]byte, 0, len(route)+len(model)+80) // every stream's end: one allocation
+	b = append(append(append(b, ": X-Spillway-Route: "...), route...), '\n')
 	if model != "" {
-		b = fmt.Appendf(b, ": X-Spillway-Model: %s\n", model)
+		b = append(append(append(b, ": X-Spillway-Model: "...), model...), '\n')
 	}
-	return fmt.Appendf(b, ": X-Spillway-Attempts: %d\n", attempts)
+	b = strconv.AppendInt(append(b, ": X-Spillway-Attempts: "...), int64(attempts), 10)
+	return append(b, '\n')
 }
 
 // FinalRoute reads the route a stream's RouteComment gave, "" when there is

@@ -136,20 +136,28 @@ func distinctRequests(r *rig) int {
 	return len(seen)
 }
 
-func TestClaudeThroughGateway(t *testing.T) {
-	clienttest.Claude(t)
-	r := newRig(t, nil, nil)
-	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: -1})
+// claude runs the real Claude Code through the gateway on claude-opus-5-5
+// with its own retries off, and fails the test unless it exits 0; it gives
+// what Claude printed.
+func claude(t *testing.T, r *rig, prompt string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prompt := "Reply with pong"
 	zero := 0
 	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: prompt, APIKey: "sk-ant-claude-test-0123", MaxRetries: &zero})
 	if res.ExitCode != 0 {
 		t.Fatalf("claude exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	if want := sim.Answer("claude-sonnet-5-5", prompt, 16); !strings.Contains(res.Stdout, want) {
-		t.Fatalf("stdout %q lacks the fallback model's answer %q", res.Stdout, want)
+	return res.Stdout
+}
+
+func TestClaudeThroughGateway(t *testing.T) {
+	clienttest.Claude(t)
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: -1})
+	prompt := "Reply with pong"
+	if out, want := claude(t, r, prompt), sim.Answer("claude-sonnet-5-5", prompt, 16); !strings.Contains(out, want) {
+		t.Fatalf("stdout %q lacks the fallback model's answer %q", out, want)
 	}
 	route := strings.Join(routeOf(r), " > ")
 	if !strings.HasPrefix(route, "claude-opus-5-5:capacity > claude-sonnet-5-5:ok") {
@@ -336,16 +344,9 @@ func TestClaudeReadsAContinuedAnswer(t *testing.T) {
 	r := newRig(t, nil, nil)
 	five := 5
 	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "reset", AfterTokens: &five})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	prompt := "Reply with pong"
-	zero := 0
-	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: prompt, APIKey: "sk-ant-claude-test-0123", MaxRetries: &zero})
-	if res.ExitCode != 0 {
-		t.Fatalf("claude exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
-	}
-	if want := sim.Answer("claude-opus-5-5", prompt, 16); !strings.Contains(res.Stdout, want) {
-		t.Fatalf("stdout %q lacks the whole answer %q", res.Stdout, want)
+	if out, want := claude(t, r, prompt), sim.Answer("claude-opus-5-5", prompt, 16); !strings.Contains(out, want) {
+		t.Fatalf("stdout %q lacks the whole answer %q", out, want)
 	}
 	if route := strings.Join(routeOf(r), " > "); !strings.HasPrefix(route, "claude-opus-5-5:network > claude-opus-5-5:ok") {
 		t.Fatalf("event log route %q", route)

@@ -41,4 +41,9 @@ type Record struct {
 	FallbackFrom   string `json:"fallback_from"`
 	WaitMS         int64  `json:"wait_ms"` // waited before this attempt
 	Error          string `json:"error"`   // redacted
+	// Route, on the record of an attempt whose answer reached the caller,
+	// is the request's route through it, as X-Spillway-Route says it at
+	// the end ("gpt-6-astra:capacity > gpt-6.1-sol:ok"; added after the
+	// first fields: absent on other attempts).
+	Route string `json:"route,omitempty"`
 }

@@ -100,6 +100,8 @@ type Result struct {
 	// Attempt.Resume set) on the same or the next model within the
 	// budget, or returns an Unfinished outcome for the front end to end.
 	Resume any
+
+	noted bool // its hop is in the route already (a hedge that failed on its own)
 }
 
 // Outcome is how a request ended.
@@ -160,6 +162,12 @@ type run struct {
 	resumeFrom *Attempt
 	resume     any
 	committed  *Attempt // the last attempt whose answer reached the caller
+	// hedgeWait, while a hedge is being started, is the context of its
+	// pacing wait, and unhedge ends it: the hedged attempt reported output
+	// first. (The hedge's own attempt is not in it: a library caller reads
+	// a winning hedge's stream after the race.)
+	hedgeWait context.Context
+	unhedge   context.CancelFunc
 }
 
 // racer is an attempt that runs on while the request goes on without it: a
@@ -237,7 +245,11 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			return r.outcome(cand, Outcome{Result: res, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 		}
 		r.mu.Lock()
-		st = r.plan.afterAt(cand, res.Verdict)
+		if res.noted {
+			st = r.plan.decideAt(cand, res.Verdict)
+		} else {
+			st = r.plan.afterAt(cand, res.Verdict)
+		}
 		r.mu.Unlock()
 		if !local(res.Verdict) {
 			last = res
@@ -278,11 +290,35 @@ func (r *run) race(ctx context.Context, rc *racer) (Candidate, Result) {
 		r.c.OnSwitch(rc.cand, st.Candidate, classify.Verdict{Class: classify.Timeout, Message: "no output within the first-token limit; hedging"})
 	}
 	// (a loser's hop went into the route when it lost)
+	hctx, unhedge := context.WithCancel(ctx)
+	defer unhedge()
+	r.mu.Lock()
+	r.hedgeWait, r.unhedge = hctx, unhedge
+	r.mu.Unlock()
 	hres, _ := r.attempt(ctx, st)
+	r.mu.Lock()
+	r.hedgeWait, r.unhedge = nil, nil
+	r.mu.Unlock()
 	if hres.Committed {
 		rc.a.lose()
 		<-rc.done
 		return st.Candidate, hres
+	}
+	if hres.NotSent && hctx.Err() != nil && ctx.Err() == nil {
+		// the hedged attempt answered while the hedge waited to start: it
+		// never went
+		hres = Result{Verdict: lostVerdict(), NotSent: true}
+	}
+	if hres.Verdict.Code != HedgeLost {
+		// the hedge failed on its own: its hop goes in the route now, in
+		// the order things happened (the hedged attempt may still answer)
+		r.mu.Lock()
+		r.plan.noteAt(st.Candidate, hres.Verdict)
+		r.mu.Unlock()
+		hres.noted = true
+		if hres.Verdict.Class == classify.RateLimit && !hres.NotSent {
+			r.e.pacer.slowDown(paceKey(st.Candidate, r.c.Key))
+		}
 	}
 	pres := <-rc.done
 	if pres.Committed || hres.Verdict.Code == HedgeLost {
@@ -323,14 +359,18 @@ func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
 	e, c, cand := r.e, r.c, st.Candidate
 	r.mu.Lock()
 	deadline := e.clock.Now().Add(r.plan.left())
+	wait := ctx
+	if st.hedge && r.hedgeWait != nil {
+		wait = r.hedgeWait
+	}
 	r.mu.Unlock()
-	release, start, paced, err := e.pacer.acquire(ctx, cand.Key(), paceKey(cand, c.Key), deadline)
+	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), paceKey(cand, c.Key), deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.mu.Unlock()
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{Verdict: classify.Err(ctx.Err()), NotSent: true}, nil
+		if wait.Err() != nil {
+			return Result{Verdict: classify.Err(wait.Err()), NotSent: true}, nil
 		}
 		return Result{Verdict: refused(cand, NoSlot), NotSent: true}, nil
 	}
@@ -346,6 +386,12 @@ func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
 		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}, nil
 	}
 	a := r.begin(ctx, st, start, st.Wait+paced, permit, release, probe)
+	if a == nil { // a hedge whose race was decided before it started
+		permit(classify.Verdict{Class: classify.Unknown})
+		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
+		release()
+		return Result{Verdict: lostVerdict(), NotSent: true}, nil
+	}
 	if a.hedge == nil {
 		return r.send(a), nil
 	}
@@ -382,12 +428,17 @@ func (r *run) send(a *Attempt) Result {
 	return res
 }
 
-// begin makes the attempt for st, numbered, with its watchdog armed.
+// begin makes the attempt for st, numbered, with its watchdog armed; nil
+// for a hedge when another attempt of the request already reported output.
 func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func(), probe bool) *Attempt {
 	r.mu.Lock()
+	if st.hedge && r.winner != nil {
+		r.mu.Unlock()
+		return nil
+	}
 	r.n++
 	a := &Attempt{Candidate: st.Candidate, N: r.n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
-		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: waited, probe: probe}
+		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: waited, probe: probe, hedging: st.hedge}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	r.live = append(r.live, a)
 	r.mu.Unlock()
@@ -427,14 +478,14 @@ type Attempt struct {
 	waited  time.Duration
 	last    atomic.Int64 // clock time of the last progress, UnixNano
 
-	probe bool          // the attempt is its provider's probe (see reach)
-	hedge chan struct{} // hedgeable: told when the first-token limit passes
+	probe   bool          // the attempt is its provider's probe (see reach)
+	hedge   chan struct{} // hedgeable: told when the first-token limit passes
+	hedging bool          // the attempt is a hedge, started beside a hedged one
 
 	mu       sync.Mutex
 	noted    bool                   // its committed answer's hop is in the route (r.mu guards it)
 	hedged   bool                   // past its first-token limit, racing a hedge
 	lost     bool                   // another attempt of the request reported output first
-	holdFor  time.Duration          // the hold window's silence limit, while its output is held
 	reached  bool                   // the provider answered, and reach was told
 	returned bool                   // Send returned
 	early    *Result                // a Finish that came before Send returned
@@ -489,10 +540,7 @@ func (a *Attempt) limit(w watch) (time.Duration, string) {
 		}
 		return g.FirstToken.D(), "no output within %s (timeouts.first_token)"
 	case watchHold:
-		if a.holdFor <= 0 {
-			return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) within its hold window, before the client saw any of it"
-		}
-		return a.holdFor, "the upstream stream went silent for %s within its hold window, before the client saw any of it"
+		return g.Idle.D(), "the upstream stream went silent for %s (timeouts.idle) within its hold window, before the client saw any of it"
 	case watchBody:
 		return g.Idle.D(), "the answer stalled for %s (timeouts.idle)"
 	case watchIdle:
@@ -593,23 +641,8 @@ func (a *Attempt) Headers(stream bool) {
 // request (a hedge) reported output first: this one has lost, its context
 // is ending, and Send must give the caller nothing and return.
 func (a *Attempt) Output() bool {
-	r := a.r
-	r.mu.Lock()
-	if r.winner != nil && r.winner != a {
-		r.mu.Unlock()
-		a.lose()
+	if !a.Claim() {
 		return false
-	}
-	r.winner = a
-	var others []*Attempt
-	for _, o := range r.live {
-		if o != a {
-			others = append(others, o)
-		}
-	}
-	r.mu.Unlock()
-	for _, o := range others {
-		o.lose()
 	}
 	a.mu.Lock()
 	permit := a.permit
@@ -625,6 +658,37 @@ func (a *Attempt) Output() bool {
 	if permit != nil {
 		permit(classify.Verdict{Class: classify.OK})
 		a.r.e.pacer.ease(paceKey(a.Candidate, a.r.c.Key))
+	}
+	return true
+}
+
+// Claim makes a the request's answer without word of output yet (a stream
+// whose opening events passed what its front end holds, so they go out):
+// another attempt racing it (a hedge) is given up. It returns false when
+// another attempt got there first: a has lost, and Send must give the
+// caller nothing and return. Output claims too.
+func (a *Attempt) Claim() bool {
+	r := a.r
+	r.mu.Lock()
+	if r.winner != nil && r.winner != a {
+		r.mu.Unlock()
+		a.lose()
+		return false
+	}
+	r.winner = a
+	var others []*Attempt
+	for _, o := range r.live {
+		if o != a {
+			others = append(others, o)
+		}
+	}
+	unhedge := r.unhedge
+	r.mu.Unlock()
+	for _, o := range others {
+		o.lose()
+	}
+	if unhedge != nil && !a.hedging {
+		unhedge() // a hedge still waiting to start never goes
 	}
 	return true
 }
@@ -659,15 +723,21 @@ func lostVerdict() classify.Verdict {
 }
 
 // HoldOutput tells the driver that the stream's output is being held back
-// after its first (a hold window): a silence of d (timeouts.idle when 0)
+// after its first (a hold window): a silence of timeouts.idle within it
 // ends the attempt as a timeout before the caller saw anything. Deliver
 // ends the window.
-func (a *Attempt) HoldOutput(d time.Duration) {
+func (a *Attempt) HoldOutput() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last.Store(a.r.e.clock.Now().UnixNano())
-	a.holdFor = d
 	a.armLocked(watchHold, 0)
+}
+
+// After is closed once d has passed on the engine's clock (a hold window's
+// end); stop ends its timer early.
+func (a *Attempt) After(d time.Duration) (ch <-chan struct{}, stop func() bool) {
+	c := make(chan struct{})
+	return c, a.r.e.clock.AfterFunc(d, func() { close(c) })
 }
 
 // Deliver ends a hold window: the output goes to the caller, and its
@@ -846,6 +916,9 @@ func (a *Attempt) end(res Result) {
 	}
 	if v.Class != classify.OK {
 		rec.Error = redact.String(v.Message)
+	}
+	if res.Committed {
+		rec.Route = a.RouteAs(v.Class)
 	}
 	c.Events.Write(rec)
 	a.release()

@@ -22,12 +22,17 @@ import (
 type recorder struct {
 	mu   sync.Mutex
 	recs []events.Record
+	hook func(events.Record) // told of each record, when set
 }
 
 func (r *recorder) Write(rec events.Record) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.recs = append(r.recs, rec)
+	hook := r.hook
+	r.mu.Unlock()
+	if hook != nil {
+		hook(rec)
+	}
 }
 
 func (r *recorder) all() []events.Record {

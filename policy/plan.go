@@ -394,6 +394,12 @@ func (p *plan) afterAt(c Candidate, v classify.Verdict) step {
 	return p.after(v)
 }
 
+// decideAt is afterAt for an outcome whose hop is already in the route.
+func (p *plan) decideAt(c Candidate, v classify.Verdict) step {
+	p.at(c)
+	return p.decide(v)
+}
+
 // hedgeStep is the attempt to start beside the hedged attempt to c, which
 // passed its first-token limit: the next candidate (as a timeout would
 // move on to), or fail when there is none.
@@ -663,10 +669,15 @@ func (p *plan) fits(c Candidate) bool {
 // after records the outcome of the attempt sent to the current candidate
 // and returns the next step.
 func (p *plan) after(v classify.Verdict) step {
-	c := p.chain[p.cur]
 	if v.Code != HedgeLost { // a race's loser is noted when it loses
 		p.note(v)
 	}
+	return p.decide(v)
+}
+
+// decide is after, but for the note.
+func (p *plan) decide(v classify.Verdict) step {
+	c := p.chain[p.cur]
 	if v.Class == classify.OK {
 		return step{Action: done, Candidate: c}
 	}

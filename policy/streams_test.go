@@ -2,11 +2,14 @@ package policy
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy/policytest"
 )
 
 // hedged is the default configuration with gpt-6-astra given a first-token
@@ -39,10 +42,15 @@ func TestHedge(t *testing.T) {
 			return ok
 		}
 	}
-	run := func(t *testing.T, cfg *config.Config, send func(context.Context, *Attempt) Result, then func()) (Outcome, *recorder) {
+	// run sends a stream to gpt-6-astra, whose first-token limit it then
+	// passes; prep, when set, runs first, then is called after it.
+	run := func(t *testing.T, cfg *config.Config, send func(context.Context, *Attempt) Result, then func(*policytest.Clock), prep ...func(*Engine, *recorder)) (Outcome, *recorder) {
 		t.Helper()
 		e, clk := clocked(cfg)
 		rec := &recorder{}
+		for _, p := range prep {
+			p(e, rec)
+		}
 		done := make(chan Outcome)
 		go func() {
 			done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Stream: true, Watch: true, Send: send, Events: rec})
@@ -54,7 +62,7 @@ func TestHedge(t *testing.T) {
 		}
 		clk.Advance(10 * time.Second)
 		if then != nil {
-			then()
+			then(clk)
 		}
 		select {
 		case out := <-done:
@@ -106,6 +114,77 @@ func TestHedge(t *testing.T) {
 			t.Fatalf("records %+v", rec.all())
 		}
 	})
+	t.Run("a hedge that fails on its own is in the route, in the order things happened", func(t *testing.T) {
+		hedgeDone := make(chan struct{})
+		out, rec := run(t, hedged(), func(ctx context.Context, a *Attempt) Result {
+			a.Headers(true)
+			if a.Candidate.Model == "gpt-6.1-sol" {
+				return Result{Verdict: classify.Verdict{Class: classify.ServerError, Message: "upstream 500"}, Status: 500}
+			}
+			select { // the slow model answers once the hedge's attempt is over
+			case <-hedgeDone:
+			case <-ctx.Done():
+				return Result{Verdict: a.Failure(ctx.Err()), Status: 200}
+			}
+			if !a.Output() {
+				return Result{Verdict: a.Failure(context.Canceled), Status: 200}
+			}
+			return ok
+		}, nil, func(_ *Engine, rec *recorder) {
+			rec.hook = func(r events.Record) {
+				if r.Model == "gpt-6.1-sol" {
+					close(hedgeDone)
+				}
+			}
+		})
+		if !out.Committed || out.Candidate.Model != "gpt-6-astra" || out.Route != "gpt-6.1-sol:server_error > gpt-6-astra:ok" || out.Attempts != 2 || len(rec.all()) != 2 {
+			t.Fatalf("%+v\nrecords %+v", out, rec.all())
+		}
+	})
+	t.Run("a hedge still waiting for a slot never goes once the slow model answers", func(t *testing.T) {
+		cfg := hedged()
+		cfg.Pacing.When, cfg.Pacing.MaxConcurrency, cfg.Pacing.MinGap, cfg.Pacing.Jitter = config.PaceAlways, 1, 0, 0
+		var mu sync.Mutex
+		solSends := 0
+		release, held, busy := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		defer close(busy)
+		slow := stream(nil, release)
+		out, rec := run(t, cfg, func(ctx context.Context, a *Attempt) Result {
+			if a.Candidate.Model != "gpt-6.1-sol" {
+				return slow(ctx, a)
+			}
+			mu.Lock()
+			solSends++
+			mu.Unlock()
+			close(held) // the other request's, holding gpt-6.1-sol's one slot
+			<-busy
+			return ok
+		}, func(clk *policytest.Clock) {
+			// the hedge waits for its slot (its budget's timer beside the
+			// slow attempt's watchdog): now the slow model answers
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := clk.BlockUntil(ctx, 2); err != nil {
+				t.Error("the hedge never waited for a slot")
+			}
+			close(release)
+		}, func(e *Engine, _ *recorder) {
+			go e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6.1-sol"}, Stream: true, Send: func(ctx context.Context, a *Attempt) Result {
+				mu.Lock()
+				solSends++
+				mu.Unlock()
+				close(held)
+				<-busy
+				return ok
+			}})
+			<-held
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if !out.Committed || out.Route != "gpt-6-astra:ok" || out.Attempts != 1 || len(rec.all()) != 1 || solSends != 1 {
+			t.Fatalf("%+v, %d sends to gpt-6.1-sol\nrecords %+v", out, solSends, rec.all())
+		}
+	})
 }
 
 func TestContinuation(t *testing.T) {
@@ -152,8 +231,8 @@ func TestContinuation(t *testing.T) {
 		}, map[string]classify.Class{"claude-opus-5-5": classify.Network},
 			"claude-opus-5-5:network > claude-sonnet-5-5:ok", "claude-opus-5-5< claude-sonnet-5-5<Hello wor", true},
 		{"a model that refuses a prefill is passed over", nil,
-			map[string]classify.Class{"claude-opus-5-5": classify.Network, "claude-sonnet-5-5": classify.Network, "claude-haiku-5-5": classify.BadRequest},
-			"claude-opus-5-5:network > claude-opus-5-5:ok", "claude-opus-5-5< claude-opus-5-5<Hello wor", true},
+			map[string]classify.Class{"claude-opus-5-5": classify.Capacity, "claude-sonnet-5-5": classify.BadRequest},
+			"claude-opus-5-5:capacity > claude-sonnet-5-5:bad_request > claude-haiku-5-5:ok", "claude-opus-5-5< claude-sonnet-5-5<Hello wor claude-haiku-5-5<Hello wor", true},
 		{"no model left to continue on: the front end ends the answer", func(c *config.Config) {
 			no := false
 			for _, n := range []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {

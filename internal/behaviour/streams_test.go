@@ -2,6 +2,7 @@ package behaviour_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -54,13 +55,47 @@ func streamRows() []row {
 				check: once("event: response.created")},
 		},
 		{
-			name:   "X-Spillway-Hold: a stream that stalls inside the window restarts unseen",
-			cfg:    func(c *config.Config) { c.Retry.TimeoutRetries, c.Retry.Budget = 1, config.Duration(time.Minute) },
+			name: "hold on: a stall inside the window (timeouts.idle of silence) restarts unseen",
+			cfg: func(c *config.Config) {
+				holdAll("gpt-6-luna")(c)
+				c.Retry.TimeoutRetries, c.Retry.Budget = 1, config.Duration(time.Hour)
+				// a first-token limit of another length: the tick fires the idle one, after output
+				c.Timeouts.FirstToken = config.Duration(time.Minute)
+			},
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three, Count: 1}},
+			call:   chat("gpt-6-luna", "hi", true),
+			tick: func(ctx context.Context, w *world) {
+				w.waitReceived(ctx, "gpt-6-luna", 1)
+				fireIdle(2*time.Minute)(ctx, w)
+			},
+			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
+				check: errorSays(0, "went silent for 2m0s (timeouts.idle)")},
+		},
+		{
+			name:   "X-Spillway-Hold: when the window's time is up what was held goes out, though nothing new came; a stall after it is a break after output",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "stall", AfterTokens: &three, Count: 1}},
 			call:   chat("gpt-6-luna", "hi", true).With("X-Spillway-Hold", "5s"),
-			tick:   advanceWhenReceived("gpt-6-luna", 5*time.Second),
-			want: want{status: 200, model: "gpt-6-luna", route: "gpt-6-luna:timeout > gpt-6-luna:ok", text: sim.Answer("gpt-6-luna", "hi", 16),
-				check: errorSays(0, "went silent for 5s within its hold window")},
+			tick: func(ctx context.Context, w *world) {
+				advanceWhenReceived("gpt-6-luna", 5*time.Second)(ctx, w) // the window's end: delivered
+				fireIdle(2*time.Minute)(ctx, w)                          // then the idle watchdog
+			},
+			want: want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:timeout",
+				check: func(t *testing.T, w *world, res result) {
+					// what had come when the window ended (at least the first
+					// output, which opened it), and at most the three sent
+					sent := strings.Join(sim.Tokens(sim.Answer("gpt-6-luna", "hi", 16))[:3], "")
+					if got := text(res.body); got == "" || !strings.HasPrefix(sent, got) {
+						t.Fatalf("the client got %q, want what was held of %q", got, sent)
+					}
+					errorSays(0, "went silent for 2m0s (timeouts.idle) after output started")(t, w, res)
+				}},
+		},
+		{
+			name:   "X-Spillway-Hold: 0 turns a model's hold window off",
+			cfg:    holdAll("gpt-6-luna"),
+			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "reset", AfterTokens: &three, Count: 1}},
+			call:   chat("gpt-6-luna", "hi", true).With("X-Spillway-Hold", "0"),
+			want:   want{status: 200, model: "gpt-6-luna", broken: true, route: "gpt-6-luna:network"},
 		},
 		{
 			name:   "a malformed frame after output never reaches the client: the stream ends in the protocol's error",

@@ -125,6 +125,11 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		}
 		return s.relay(w, r, ep, ans, res)
 	}
+	if a.Continues != nil {
+		// the stream it continues is open: a whole answer cannot go on it
+		res.Verdict = classify.Verdict{Class: classify.ServerError, Message: "the continuation came back as a whole answer, not a stream"}
+		return res
+	}
 	h := w.Header()
 	upstream.CopyHeaders(h, ans.Resp.Header)
 	upstream.Answered(h, a, false)

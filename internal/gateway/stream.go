@@ -76,7 +76,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 				res.Resume = rs // the driver goes on from here, or ends it
 				return res
 			}
-			_ = write(append(st.LastWord(), wire.StreamErrorFrame(ep, v.Class, "spillway: "+v.Message)...))
+			end := wire.StreamErrorFrame(ep, v.Class, "spillway: "+v.Message)
+			if !said {
+				end = append(st.LastWord(), end...)
+			}
+			_ = write(end)
 			return res
 		}
 		if st.Ended() && len(raw) > 0 && !said {

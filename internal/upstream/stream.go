@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
@@ -55,6 +54,12 @@ type Stream struct {
 	rd   *sse.Reader
 	o    StreamOptions
 
+	// pump, while a hold window with a time limit is open and after it:
+	// the events, read on a goroutine of their own so that the window can
+	// end on time while the upstream is silent (quit stops it)
+	pump chan read
+	quit chan struct{}
+
 	first    []byte
 	output   bool             // the first real output came (and the driver was told)
 	err      error            // what cut the stream, when something did
@@ -75,13 +80,52 @@ type Stream struct {
 var errMalformed = errors.New("the upstream sent a malformed frame")
 
 // malformed is the verdict for a frame that does not parse: the upstream's
-// fault, as a server error is.
+// fault, as a server error is. It quotes none of the frame's data (what
+// does not parse escapes redaction) and at most 40 bytes of its name.
 func malformed(ev sse.Event) classify.Verdict {
-	d := ev.Data
-	if len(d) > 80 {
-		d = d[:80]
+	name := ev.Name
+	if len(name) > 40 {
+		name = name[:40]
 	}
-	return classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the upstream sent a malformed frame (event %q, data %q)", ev.Name, d)}
+	return classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the upstream sent a malformed frame (event %q, %d bytes of data that do not parse)", name, len(ev.Data))}
+}
+
+// read is one event of a pumped stream, or what ended it.
+type read struct {
+	ev  sse.Event
+	err error
+}
+
+// startPump reads the stream's events on a goroutine from here on.
+func (s *Stream) startPump() {
+	s.pump, s.quit = make(chan read, 16), make(chan struct{})
+	go func() {
+		for {
+			ev, err := s.rd.Next()
+			select {
+			case s.pump <- read{ev, err}:
+			case <-s.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// next is the stream's next event; over reports that end closed first.
+func (s *Stream) next(end <-chan struct{}) (ev sse.Event, err error, over bool) {
+	if s.pump == nil {
+		ev, err = s.rd.Next()
+		return ev, err, false
+	}
+	select {
+	case r := <-s.pump:
+		return r.ev, r.err, false
+	case <-end:
+		return sse.Event{}, nil, true
+	}
 }
 
 // hold reads the opening events until the first real output, and with a
@@ -99,12 +143,21 @@ func (s *Stream) hold() (policy.Result, bool) {
 	}
 	prov := classify.Provider(s.a.Candidate.Type)
 	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
+		s.stopPump()
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
 	var held []byte
-	since := s.a.Now()
+	var end <-chan struct{} // a time-limited hold window's end
+	deliver := func() (policy.Result, bool) {
+		s.first = held
+		s.a.Deliver()
+		return policy.Result{}, true
+	}
 	for {
-		ev, err := s.rd.Next()
+		ev, err, over := s.next(end)
+		if over { // the window's time is up: what came goes out
+			return deliver()
+		}
 		if err != nil {
 			return fail(s.broke(err), nil)
 		}
@@ -115,16 +168,16 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if !wire.ValidFrame(ev) { // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
-		raw := ev.Raw
 		if s.o.Splice != nil {
 			var drop bool
-			if raw, drop, err = s.splice(ev); err != nil {
+			if ev, drop, err = s.splice(ev); err != nil {
 				return fail(classify.Verdict{Class: classify.ServerError, Message: err.Error()}, nil)
 			}
 			if drop {
 				continue
 			}
 		}
+		raw := ev.Raw
 		f := wire.FrameOf(s.ep.Kind, ev)
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
@@ -132,10 +185,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 			}
 			held = append(held, raw...)
 			s.note(ev, wire.FrameOnceStarted(s.ep.Kind, ev))
-			if s.terminal || s.windowOver(since) {
-				s.first = held
-				s.a.Deliver()
-				return policy.Result{}, true
+			if s.terminal || s.windowOver() || len(held) > maxHeld {
+				return deliver()
 			}
 			continue
 		}
@@ -145,11 +196,15 @@ func (s *Stream) hold() (policy.Result, bool) {
 				s.track(ev) // a content block's start comes before its output
 			}
 			held = append(held, raw...)
-			if len(held) <= maxHeld || s.o.Hold.On() {
+			if len(held) <= maxHeld {
 				continue
 			}
 			// opening events past the limit: stop holding, pass them on
-			// (the first output, when it comes, is reported by Next)
+			// (the first output, when it comes, is reported by Next); the
+			// request is this attempt's from here (a hedge's race is over)
+			if !s.a.Claim() {
+				return fail(s.a.Failure(context.Canceled), nil)
+			}
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
@@ -164,23 +219,25 @@ func (s *Stream) hold() (policy.Result, bool) {
 				s.first = held
 				return policy.Result{}, true
 			}
-			// a hold window: the output stays back until it ends
-			since = s.a.Now()
-			s.a.HoldOutput(s.o.Hold.Duration.D())
-			if s.windowOver(since) {
-				s.first = held
-				s.a.Deliver()
-				return policy.Result{}, true
+			// a hold window: the output stays back until it ends, on time
+			// even while the upstream is silent
+			s.a.HoldOutput()
+			if s.windowOver() {
+				return deliver()
+			}
+			if d := s.o.Hold.Duration.D(); d > 0 {
+				var stop func() bool
+				end, stop = s.a.After(d)
+				defer stop()
+				s.startPump()
 			}
 		}
 	}
 }
 
-// windowOver reports whether the hold window that opened at since is over:
-// its tokens came, or its time passed.
-func (s *Stream) windowOver(since time.Time) bool {
-	h := s.o.Hold
-	return h.Tokens > 0 && s.deltas >= h.Tokens || h.Duration > 0 && s.a.Now().Sub(since) >= h.Duration.D()
+// windowOver reports whether a hold window's tokens came.
+func (s *Stream) windowOver() bool {
+	return s.o.Hold.Tokens > 0 && s.deltas >= s.o.Hold.Tokens
 }
 
 // errorEvent is the verdict of an error event before the caller saw output.
@@ -295,29 +352,29 @@ func (s *Stream) Resume() *Resume {
 }
 
 // splice turns an event of a continuation's stream into one of the answer
-// it continues: the opening (message_start, the first block's start, pings)
-// is dropped, content blocks are renumbered from where the answer broke,
-// and the whitespace the partial turn left out is dropped from the first
-// text, once.
-func (s *Stream) splice(ev sse.Event) ([]byte, bool, error) {
+// it continues, as the caller sees it: the opening (message_start, the
+// first block's start, pings) is dropped, content blocks are renumbered
+// from where the answer broke, and the whitespace the partial turn left
+// out is dropped from the first text, once.
+func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
 	base := s.o.Splice.Index
 	switch ev.Name {
 	case "message_start", "ping":
-		return nil, true, nil
+		return ev, true, nil
 	case "content_block_start", "content_block_delta", "content_block_stop":
 	default:
-		return ev.Raw, false, nil
+		return ev, false, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(ev.Data, &m); err != nil {
-		return nil, false, err
+		return ev, false, err
 	}
 	i, _ := m["index"].(float64)
 	if ev.Name == "content_block_start" && i == 0 {
 		if cb, _ := m["content_block"].(map[string]any); cb["type"] != "text" {
-			return nil, false, fmt.Errorf("the continuation did not go on with text")
+			return ev, false, fmt.Errorf("the continuation did not go on with text")
 		}
-		return nil, true, nil // the block it goes on with is the one the caller has open
+		return ev, true, nil // the block it goes on with is the one the caller has open
 	}
 	m["index"] = base + int(i)
 	if d, _ := m["delta"].(map[string]any); s.trim != "" && d["type"] == "text_delta" {
@@ -327,9 +384,9 @@ func (s *Stream) splice(ev sse.Event) ([]byte, bool, error) {
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil, false, err
+		return ev, false, err
 	}
-	return fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data), false, nil
+	return sse.Event{Name: ev.Name, Data: data, Raw: fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data)}, false, nil
 }
 
 // First is what to deliver before anything else: the held opening events
@@ -341,7 +398,7 @@ func (s *Stream) First() []byte { return s.first }
 // final event came), else the error that cut it; Verdict then says how it
 // ended. A frame that does not parse is never returned: it ends the stream.
 func (s *Stream) Next() ([]byte, error) {
-	ev, err := s.rd.Next()
+	ev, err, _ := s.next(nil)
 	if err != nil {
 		if s.terminal {
 			if s.verdict.Class == "" {
@@ -354,13 +411,15 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	s.a.Progress()
 	if !wire.ValidFrame(ev) {
+		if s.terminal { // after the final event: the answer is whole, the rest is dropped
+			return nil, nil
+		}
 		s.verdict, s.err = malformed(ev), errMalformed
 		return nil, errMalformed
 	}
-	raw := ev.Raw
 	if s.o.Splice != nil && !ev.Comment {
 		var drop bool
-		if raw, drop, err = s.splice(ev); err != nil {
+		if ev, drop, err = s.splice(ev); err != nil {
 			s.verdict, s.err = classify.Verdict{Class: classify.ServerError, Message: err.Error()}, err
 			return nil, err
 		}
@@ -368,6 +427,7 @@ func (s *Stream) Next() ([]byte, error) {
 			return nil, nil
 		}
 	}
+	raw := ev.Raw
 	if !ev.Comment {
 		f := wire.FrameOnceStarted(s.ep.Kind, ev)
 		if f == wire.Output || f == wire.Terminal {
@@ -383,7 +443,12 @@ func (s *Stream) Next() ([]byte, error) {
 
 // Buffered reports whether more of the stream has already arrived: a relay
 // writes it together with what it has rather than flush once per event.
-func (s *Stream) Buffered() bool { return s.rd.Buffered() > 0 }
+func (s *Stream) Buffered() bool {
+	if s.pump != nil {
+		return len(s.pump) > 0
+	}
+	return s.rd.Buffered() > 0
+}
 
 // Ended reports whether the stream's final event (or an error event) came.
 func (s *Stream) Ended() bool { return s.terminal }
@@ -402,8 +467,21 @@ func (s *Stream) Verdict() classify.Verdict {
 // came, one per piece of the answer passed on.
 func (s *Stream) Tokens() int { return max(s.tokens, s.deltas) }
 
-// Close closes the upstream body.
-func (s *Stream) Close() error { return s.body.Close() }
+// Close closes the upstream body (and stops a pump).
+func (s *Stream) Close() error {
+	err := s.body.Close()
+	s.stopPump()
+	return err
+}
+
+// stopPump lets a pump's goroutine end (once the body is closed, its read
+// fails; it then hands nothing on).
+func (s *Stream) stopPump() {
+	if s.quit != nil {
+		close(s.quit)
+		s.quit = nil
+	}
+}
 
 // Body is the stream as an io.ReadCloser for a library caller: First, then
 // every event; a stream that breaks fails the read with a *BrokenStream. It
@@ -462,6 +540,10 @@ func (b *streamBody) Read(p []byte) (int, error) {
 				b.err = io.EOF
 			} else {
 				b.err = &BrokenStream{Verdict: v, Err: b.s.err}
+				if !b.said { // the route's last word, before the error
+					b.buf, b.said = b.s.LastWord(), true
+					break
+				}
 			}
 			continue
 		}

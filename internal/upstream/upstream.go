@@ -301,15 +301,17 @@ type Options struct {
 	// Budget is the most the request may wait in all (0: the
 	// configuration's retry.budget).
 	Budget time.Duration
-	// Hold is a hold window for a stream's output (0: the model's hold,
-	// if it has one).
-	Hold time.Duration
+	// Hold, with HoldSet, is the request's hold window for a stream's
+	// output, in place of the model's (0: none).
+	Hold    time.Duration
+	HoldSet bool
 }
 
 // HoldFor is the hold window of a stream to model: the request's
-// X-Spillway-Hold, else the model's hold.
+// X-Spillway-Hold when it sent one (its time only; 0 turns the model's
+// off), else the model's hold.
 func (o Options) HoldFor(cfg *config.Config, model string) config.Hold {
-	if o.Hold > 0 {
+	if o.HoldSet {
 		return config.Hold{Duration: config.Duration(o.Hold)}
 	}
 	return cfg.Models[model].Hold
@@ -342,7 +344,7 @@ func ReadOptions(h http.Header, o Options) (Options, error) {
 		if err != nil || d < 0 {
 			return o, fmt.Errorf("X-Spillway-Hold: %q is not a duration such as 2s (0 for none)", v)
 		}
-		o.Hold = d
+		o.Hold, o.HoldSet = d, true
 	}
 	return o, nil
 }

@@ -258,8 +258,12 @@ type runOut struct {
 	stderr      *tail
 }
 
+// killGrace is how long an interrupted agent has to exit on its own.
+const killGrace = 5 * time.Second
+
 // runOnce runs args with output passed through live and kept for judging.
-// Ctrl-C (ctx) sends the child SIGINT, then kills it 5 s later.
+// Ctrl-C (ctx) sends the child SIGINT, then kills it and everything it
+// started once it exits or 5 s later.
 func runOnce(ctx context.Context, o Options, args []string) runOut {
 	out := runOut{stdout: newTail(1 << 20), stderr: newTail(1 << 20)}
 	cmd := exec.Command(args[0], args[1:]...)
@@ -279,11 +283,13 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	if group {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
+	becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		out.startErr = err
 		return out
 	}
-	target := cmd.Process.Pid
+	pid := cmd.Process.Pid
+	target := pid
 	if group {
 		target = -target
 	}
@@ -293,13 +299,21 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
+		// Ctrl-C or SIGTERM: SIGINT to the agent (and its group), then
+		// SIGKILL to it and everything it started once it exits or 5 s
+		// pass; a shell's background jobs ignore SIGINT and would
+		// outlive it
 		out.interrupted = true
 		_ = syscall.Kill(target, syscall.SIGINT)
 		select {
 		case err = <-done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(target, syscall.SIGKILL)
+			killTree(pid, group, false)
+		case <-time.After(killGrace):
+			killTree(pid, group, true)
 			err = <-done
+		}
+		if group {
+			reapGroup(pid)
 		}
 	}
 	var ee *exec.ExitError

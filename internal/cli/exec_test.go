@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -83,42 +84,42 @@ func TestExecNotifyArchiveJSON(t *testing.T) {
 	}
 }
 
+// Ctrl-C (the context) stops the agent and everything it started: a
+// shell's background job ignores SIGINT, so it is killed once the shell
+// has exited, never left running.
 func TestExecCtrlCStopsTheChild(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	var out, errb bytes.Buffer
-	app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		// exec: a shell that waits for a foreground child and gets SIGINT
-		// just as it forks it loses the signal (the child has not yet taken
-		// the default action) and waits for the child: then only the
-		// SIGKILL 5 s later stops it. That case is the grace period's; this
-		// test is about the SIGINT.
-		done <- app.Run(ctx, []string{"exec", "--events", "-", "--", "sh", "-c", "echo $$ > " + pidFile + "; exec sleep 30"})
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t0 := time.Now()
-	cancel()
-	select {
-	case code := <-done:
-		if code != 130 || time.Since(t0) > 3*time.Second {
-			t.Fatalf("exit %d after %v", code, time.Since(t0))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("spillway did not stop")
-	}
-	b, _ := os.ReadFile(pidFile)
-	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(b))); err == nil {
-		t.Fatal("the child is still running")
+	for _, c := range []struct{ name, script string }{
+		{"the agent itself", "echo $$; exec sleep 30"},
+		{"a background job of the agent's", "sleep 30 & echo $!; wait"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pr, pw := io.Pipe()
+			var errb bytes.Buffer
+			app := &App{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errb, Getenv: func(string) string { return "" }}
+			done := make(chan int, 1)
+			go func() {
+				done <- app.Run(ctx, []string{"exec", "--events", "-", "--", "sh", "-c", c.script})
+				pw.Close()
+			}()
+			line, err := bufio.NewReader(pr).ReadString('\n')
+			if err != nil {
+				t.Fatalf("no pid from the agent: %v", err)
+			}
+			go io.Copy(io.Discard, pr)
+			pid := strings.TrimSpace(line)
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				t.Fatalf("process %s is not running", pid)
+			}
+			cancel()
+			if code := <-done; code != 130 {
+				t.Fatalf("exit %d\n%s", code, errb.String())
+			}
+			if _, err := os.Stat("/proc/" + pid); err == nil {
+				b, _ := os.ReadFile("/proc/" + pid + "/stat")
+				t.Fatalf("process %s outlived spillway exec: %s", pid, b)
+			}
+		})
 	}
 }

@@ -24,6 +24,9 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1
 	ExitUsage = 2
+	// ExitWaiting: queue run --until-empty stopped with tasks left that
+	// wait for later (a window, capacity, a retry).
+	ExitWaiting = 3
 )
 
 // App is one invocation's environment. Tests build their own.

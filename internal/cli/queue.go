@@ -116,11 +116,6 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 			if n != 1 {
 				return fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
 			}
-			if minTier != "" {
-				if _, err := config.ParseTier(minTier); err != nil {
-					return fail(ExitUsage, "--min-tier: %w", err)
-				}
-			}
 			if deadline != "" {
 				d, err := time.Parse(time.RFC3339, deadline)
 				if err != nil {
@@ -130,6 +125,15 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 			}
 			if t.Name == "" {
 				t.Name = t.Steps[0].Name
+			}
+			// what would fail whatever the models do fails now, before the
+			// queue holds it
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if err := t.Check(cfg, time.Now()); err != nil {
+				return fail(ExitUsage, "%w", err)
 			}
 			s, _, err := open(cmd.Context())
 			if err != nil {
@@ -338,28 +342,45 @@ func (a *App) queueRun(open opener) *cobra.Command {
 				fmt.Fprintf(a.Stderr, "%s %s\n", time.Now().Format("15:04:05"), line)
 			}
 			stopView := a.queueView(ctx, s, asJSON)
+			started := time.Now()
 			err = s.Run(ctx, queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
 				RescueAfter: taskTimeout, UntilEmpty: untilEmpty, Log: logf})
 			stopView()
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
+			if !untilEmpty {
+				return nil
+			}
+			// what this run leaves: a task that failed in it, else tasks
+			// that wait (a window, capacity, a retry) with nothing to run now
 			list, _ := s.List(context.Background())
-			failed := 0
+			failed, waiting := 0, 0
+			var next time.Time
 			for _, t := range list {
-				if t.Status == "failed" {
+				switch {
+				case t.Status == "failed" && !t.FinishedAt.Before(started):
 					failed++
+				case t.Waiting():
+					waiting++
+					if next.IsZero() || t.ScheduledAt.Before(next) {
+						next = t.ScheduledAt
+					}
 				}
 			}
-			if failed > 0 && untilEmpty {
+			switch {
+			case failed > 0:
 				return fail(ExitFail, "%d task(s) failed; see spillway queue ls", failed)
+			case waiting > 0:
+				fmt.Fprintf(a.Stderr, "spillway: %d task(s) wait (a window, capacity or a retry); the next may start at %s: run the queue again then\n", waiting, next.Local().Format("Jan 2 15:04:05"))
+				return exitQuietly(ExitWaiting)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&conc, "concurrency", 0, "tasks at once (default queue.concurrency, 2)")
-	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now (exit 1 if a task failed)")
+	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now: exit 0 when all finished, 1 when a task failed, 3 when tasks wait for later")
 	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
 	f.DurationVar(&gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")
 	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between the starts of attempts to one model (default queue.gap_max)")

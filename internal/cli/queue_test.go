@@ -195,3 +195,95 @@ func TestQueueCommands(t *testing.T) {
 		t.Fatalf("show --json: %d %s", code, out)
 	}
 }
+
+// Whatever would fail whatever the models do is refused at add, in the
+// words of config check, and nothing is queued.
+func TestQueueAddRefusesWhatCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "q.db")
+	steps := filepath.Join(dir, "steps.yaml")
+	os.WriteFile(steps, []byte("- name: draft\n  prompt: write it\n- name: review\n  prompt: review {{prev}}\n  model: nosuch-model\n"), 0o600)
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"an unknown model", []string{"add", "--prompt", "x", "--model", "nosuch-model"}, ExitUsage, `--model: model "nosuch-model" is not defined; defined models: `},
+		{"an unknown model in a step file, with its line", []string{"add", "--steps", steps}, ExitUsage, steps + `:3: steps[1].model: model "nosuch-model" is not defined`},
+		{"an unknown chain", []string{"add", "--prompt", "x", "--chain", "nope"}, ExitUsage, `--chain: chain "nope" is not defined; defined chains: `},
+		{"a deadline already past", []string{"add", "--prompt", "x", "--deadline", past}, ExitUsage, "is already past"},
+		{"a database in a directory that does not exist", []string{"--db", "sqlite:" + filepath.Join(dir, "missing", "q.db"), "ls"}, ExitFail, "the directory " + filepath.Join(dir, "missing") + " does not exist"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"queue", "--db", db}, c.args...)
+			if c.args[0] == "--db" {
+				args = append([]string{"queue"}, c.args...)
+			}
+			_, errOut, code := run(t, map[string]string{"HOME": dir}, "", args...)
+			if code != c.code || !strings.Contains(errOut, c.says) {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, errOut)
+			}
+		})
+	}
+	if out, _, _ := run(t, map[string]string{"HOME": dir}, "", "queue", "--db", db, "ls"); strings.Count(out, "\n") != 1 {
+		t.Fatalf("something was queued:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("--db made the missing directory")
+	}
+}
+
+// queue run --until-empty: 0 when everything finished, 1 when a task
+// failed, 3 when what is left waits for later; and retry refuses a task
+// that succeeded.
+func TestQueueUntilEmpty(t *testing.T) {
+	srv, _ := sim.New(sim.Options{TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
+	env := map[string]string{"HOME": dir, "SIM_KEY": "sk-sim-test"}
+	// a window that does not hold now
+	later := time.Now().Add(2 * time.Hour)
+	window := later.Format("15:04") + "-" + later.Add(time.Hour).Format("15:04")
+	for _, c := range []struct {
+		name  string
+		fault *sim.Fault
+		add   [][]string
+		code  int
+		says  string
+	}{
+		{"everything finished", nil, [][]string{{"--prompt", "a", "--model", "gpt-6-luna"}, {"--prompt", "b", "--model", "gpt-6-luna"}}, 0, ""},
+		{"a task failed", &sim.Fault{Model: "gpt-6-luna", Kind: "auth", Count: -1}, [][]string{{"--prompt", "a", "--model", "gpt-6-luna", "--min-tier", "light"}}, ExitFail, "1 task(s) failed"},
+		{"a task waits for its window", nil, [][]string{{"--prompt", "a", "--model", "gpt-6-luna"}, {"--prompt", "b", "--model", "gpt-6-luna", "--window", window}}, ExitWaiting, "1 task(s) wait"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv.ClearFaults("")
+			if c.fault != nil {
+				srv.AddFault(*c.fault)
+			}
+			db := "sqlite:" + filepath.Join(t.TempDir(), "q.db")
+			q := func(args ...string) (string, string, int) {
+				return run(t, env, "", append([]string{"queue", "--config", cfg, "--db", db}, args...)...)
+			}
+			for _, a := range c.add {
+				if _, errOut, code := q(append([]string{"add"}, a...)...); code != 0 {
+					t.Fatalf("add: %s", errOut)
+				}
+			}
+			_, errOut, code := q("run", "--until-empty", "--events", "-", "--gap-min", "0s", "--gap-max", "0s")
+			if code != c.code || !strings.Contains(errOut, c.says) {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, errOut)
+			}
+			if c.code == 0 {
+				if _, errOut, code := q("retry", "1"); code != ExitFail || !strings.Contains(errOut, "task 1 succeeded; retry runs failed or cancelled tasks") {
+					t.Fatalf("retry of a task that succeeded: exit %d\n%s", code, errOut)
+				}
+			}
+		})
+	}
+}

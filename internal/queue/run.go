@@ -111,20 +111,32 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 			if err != nil {
 				return err
 			}
-			busy := false
-			for _, t := range list {
-				switch t.Status {
-				case "queued", "running", "waiting for capacity":
-					busy = true
-				case "scheduled":
-					busy = busy || t.ScheduledAt.Before(time.Now().Add(time.Second))
-				}
-			}
-			if !busy {
+			if !Busy(list, time.Now()) {
 				return nil
 			}
 		}
 	}
+}
+
+// Busy reports whether a task of list runs, or can start, now (a waiting
+// task whose time comes within a second counts).
+func Busy(list []Info, now time.Time) bool {
+	for _, t := range list {
+		if t.Runnable || t.Waiting() && t.ScheduledAt.Before(now.Add(time.Second)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Waiting reports a task that will run on its own later: for its window,
+// for capacity, or for its next retry.
+func (in Info) Waiting() bool {
+	switch in.Status {
+	case "scheduled", "waiting for capacity", "waiting to retry":
+		return true
+	}
+	return false
 }
 
 // worker runs tasks. One instance serves every worker goroutine.

@@ -58,6 +58,9 @@ type Info struct {
 	// Class is the failure class of a task that failed in a way no retry
 	// can fix (auth, quota, bad_request, content_filter, …).
 	Class string `json:"class,omitempty"`
+	// Runnable: the task runs now or can start now (not waiting for a
+	// window, capacity or its next retry).
+	Runnable bool `json:"-"`
 }
 
 // backend hides the driver's transaction type (database/sql for SQLite,
@@ -210,10 +213,14 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 	case db == "sqlite" || strings.HasPrefix(db, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(db, "sqlite"), ":")
 		if path == "" {
+			// the default location is spillway's to make
 			path = filepath.Join(dataDir, "queue.db")
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("queue: %w", err)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return nil, fmt.Errorf("queue: %w", err)
+			}
+		} else if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+			// a path of the user's: a typo must not start an empty queue
+			return nil, fmt.Errorf("queue: database %s: the directory %s does not exist (create it, or leave --db out for the default location)", path, filepath.Dir(path))
 		}
 		// WAL and a busy timeout so `queue add` can write while `queue run`
 		// works; one connection, as River on SQLite requires.
@@ -333,8 +340,20 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
-// Retry makes a failed (or cancelled) task run again, alone.
+// Retry makes a failed (or cancelled) task run again, alone; a task that
+// succeeded, or is running or waiting to run, is refused.
 func (s *Store) Retry(ctx context.Context, id int64) error {
+	in, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch in.Status {
+	case "failed", "cancelled":
+	case "succeeded":
+		return fmt.Errorf("queue: task %d succeeded; retry runs failed or cancelled tasks (add it again to run it anew)", id)
+	default:
+		return fmt.Errorf("queue: task %d is %s, not failed or cancelled: it will run on its own", id, in.Status)
+	}
 	if err := s.be.retry(ctx, id); err != nil {
 		return fmt.Errorf("queue: retry %d: %w", id, err)
 	}
@@ -424,12 +443,17 @@ func waitsFor(r *rivertype.JobRow) string { return metaOf(r).Wait }
 func Status(r *rivertype.JobRow) string {
 	waiting := waitsFor(r) == "capacity"
 	switch r.State {
-	case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable:
-		// retryable: a failed step will run again on its own soon
+	case rivertype.JobStateAvailable, rivertype.JobStatePending:
 		if waiting {
 			return "waiting for capacity"
 		}
 		return "queued"
+	case rivertype.JobStateRetryable:
+		// a failed step will run again on its own at ScheduledAt
+		if waiting {
+			return "waiting for capacity"
+		}
+		return "waiting to retry"
 	case rivertype.JobStateScheduled:
 		if waiting {
 			return "waiting for capacity"
@@ -457,6 +481,10 @@ func isNoRows(err error) bool {
 func infoOf(r *rivertype.JobRow) Info {
 	in := Info{ID: r.ID, Status: Status(r), Priority: r.Priority, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, ScheduledAt: r.ScheduledAt, Tags: r.Tags,
 		Class: metaOf(r).Failed}
+	switch r.State {
+	case rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStatePending:
+		in.Runnable = true
+	}
 	var a taskArgs
 	if err := jsonUnmarshal(r.EncodedArgs, &a); err == nil {
 		in.Name = a.Task.Name

@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
+
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/spillway/spillway/config"
 )
 
 // Step is one unit of a task: a prompt sent through the policy engine, or
@@ -27,6 +30,8 @@ type Step struct {
 	Model string `yaml:"model" json:"model,omitempty"`
 	// Command is the argv of a command step.
 	Command []string `yaml:"command" json:"command,omitempty"`
+
+	where string // "FILE:LINE: steps[i]", for a step read from a file
 }
 
 // IsPrompt reports a prompt step.
@@ -155,6 +160,7 @@ func ParseSteps(name string, data []byte) ([]Step, error) {
 		if s.Name == "" {
 			s.Name = fmt.Sprintf("step%d", i+1)
 		}
+		s.where = where
 		if prev, dup := seen[s.Name]; dup {
 			problems = append(problems, fmt.Sprintf("%s.name: %q is also the name of steps[%d]; step names must differ", where, s.Name, prev))
 		}
@@ -179,6 +185,62 @@ func ParseSteps(name string, data []byte) ([]Step, error) {
 		return nil, fmt.Errorf("%s: no steps", name)
 	}
 	return steps, nil
+}
+
+// Check finds what would make a task fail whatever the models do, with
+// the same words as spillway config check: a model, chain or tier that is
+// not configured, a window or deadline that can never hold. now is the
+// time it is added.
+func (t Task) Check(cfg *config.Config, now time.Time) error {
+	var problems []string
+	defined := func() string {
+		names := make([]string, 0, len(cfg.Models))
+		for n := range cfg.Models {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return strings.Join(names, ", ")
+	}
+	if t.Chain != "" {
+		if _, ok := cfg.Chains[t.Chain]; !ok {
+			names := make([]string, 0, len(cfg.Chains))
+			for n := range cfg.Chains {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			problems = append(problems, fmt.Sprintf("--chain: chain %q is not defined; defined chains: %s", t.Chain, strings.Join(names, ", ")))
+		}
+	}
+	if t.MinTier != "" {
+		if _, err := config.ParseTier(t.MinTier); err != nil {
+			problems = append(problems, "--min-tier: "+err.Error())
+		}
+	}
+	if _, err := ParseWindow(t.Window); err != nil {
+		problems = append(problems, "--window: "+err.Error())
+	}
+	if !t.Deadline.IsZero() && !t.Deadline.After(now) {
+		problems = append(problems, fmt.Sprintf("--deadline %s is already past (it is %s now)", t.Deadline.Format(time.RFC3339), now.Format(time.RFC3339)))
+	}
+	for i, st := range t.Steps {
+		if st.Model == "" {
+			continue
+		}
+		if _, ok := cfg.Models[st.Model]; !ok {
+			where := st.where + ".model"
+			if st.where == "" {
+				where = "--model"
+				if len(t.Steps) > 1 {
+					where = fmt.Sprintf("steps[%d].model", i)
+				}
+			}
+			problems = append(problems, fmt.Sprintf("%s: model %q is not defined; defined models: %s", where, st.Model, defined()))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
 }
 
 // Expand replaces {{prev}} with the previous step's output.

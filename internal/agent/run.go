@@ -21,6 +21,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -61,6 +62,10 @@ type Options struct {
 	// Result.ParkUntil says when to run again (the queue does).
 	Park bool
 	Rung int
+	// OnStart, when set, is told the pid of each run of the agent as it
+	// starts (the id of its process group, when it has one: when Stdin is
+	// not a terminal).
+	OnStart func(pid int)
 }
 
 // Attempt is one run of the agent.
@@ -283,12 +288,15 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	if group {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	becomeSubreaper()
+	proc.BecomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		out.startErr = err
 		return out
 	}
 	pid := cmd.Process.Pid
+	if o.OnStart != nil {
+		o.OnStart(pid)
+	}
 	target := pid
 	if group {
 		target = -target
@@ -307,13 +315,13 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 		_ = syscall.Kill(target, syscall.SIGINT)
 		select {
 		case err = <-done:
-			killTree(pid, group, false)
+			proc.KillTree(pid, group, false)
 		case <-time.After(killGrace):
-			killTree(pid, group, true)
+			proc.KillTree(pid, group, true)
 			err = <-done
 		}
 		if group {
-			reapGroup(pid)
+			proc.ReapGroup(pid)
 		}
 	}
 	var ee *exec.ExitError

@@ -291,6 +291,7 @@ func (a *App) queueRun(open opener) *cobra.Command {
 		untilEmpty, asJSON bool
 		gapMin, gapMax     time.Duration
 		taskTimeout        time.Duration
+		deadAfter          time.Duration
 		eventsPath         string
 	)
 	cmd := &cobra.Command{
@@ -344,7 +345,7 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			stopView := a.queueView(ctx, s, asJSON)
 			started := time.Now()
 			err = s.Run(ctx, queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
-				RescueAfter: taskTimeout, UntilEmpty: untilEmpty, Log: logf})
+				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: logf})
 			stopView()
 			if err != nil {
 				return fail(ExitFail, "%w", err)
@@ -384,7 +385,8 @@ func (a *App) queueRun(open opener) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
 	f.DurationVar(&gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")
 	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between the starts of attempts to one model (default queue.gap_max)")
-	f.DurationVar(&taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run; a dead worker's tasks run again after it")
+	f.DurationVar(&taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run")
+	f.DurationVar(&deadAfter, "dead-after", 30*time.Second, "a runner silent this long is dead: the processes of its tasks on this machine are killed and the tasks run again")
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none")
 	return cmd
 }

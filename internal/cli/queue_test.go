@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,16 +17,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/sim"
 )
 
 // TestQueueSurvivesSIGKILL runs `spillway queue run` as a process, kills it
 // with SIGKILL while tasks run, and restarts it: every task finishes, none is
-// lost, and no task that had finished runs again.
+// lost, no task that had finished runs again, and the agent a command task
+// had started (a shell with a job in the background) is killed before its
+// task runs again, never beside it.
 func TestQueueSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and waits for River's rescue (~20 s)")
+		t.Skip("builds the binary and waits for the dead runner's heartbeat to age (~5 s)")
 	}
 	t.Run("sqlite", func(t *testing.T) { queueSIGKILL(t, "sqlite:"+filepath.Join(t.TempDir(), "q.db")) })
 	t.Run("postgres", func(t *testing.T) { queueSIGKILL(t, postgresSchemaURL(t)) })
@@ -72,6 +76,12 @@ func queueSIGKILL(t *testing.T, db string) {
 	cfg := filepath.Join(dir, "spillway.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
 	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	// the agent task: its first run puts a long job in the background and
+	// waits; a later run notes whether that job still runs beside it
+	agent := `D=` + dir + `; if [ -f $D/pid ]; then p=$(cat $D/pid); if [ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat)" != Z ]; then touch $D/overlap; fi; echo second run; exit 0; fi; sleep 60 & echo $! > $D/pid; wait`
+	if out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", "agent", "--priority", "1", "--", "sh", "-c", agent).CombinedOutput(); err != nil {
+		t.Fatalf("add: %v %s", err, out)
+	}
 	for i := 0; i < 6; i++ {
 		out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", fmt.Sprintf("t%d", i), "--model", "gpt-6-luna", "--prompt", fmt.Sprintf("task %d", i)).CombinedOutput()
 		if err != nil {
@@ -79,7 +89,7 @@ func queueSIGKILL(t *testing.T, db string) {
 		}
 	}
 	run := func(ctx context.Context, extra ...string) (*exec.Cmd, func() string) {
-		args := append([]string{"queue", "--config", cfg, "--db", db, "run", "--events", "-", "--concurrency", "2", "--gap-min", "0s", "--gap-max", "0s", "--task-timeout", "3s"}, extra...)
+		args := append([]string{"queue", "--config", cfg, "--db", db, "run", "--events", "-", "--concurrency", "2", "--gap-min", "0s", "--gap-max", "0s", "--dead-after", "2s"}, extra...)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = env
 		var log strings.Builder
@@ -119,7 +129,8 @@ func queueSIGKILL(t *testing.T, db string) {
 				running++
 			}
 		}
-		if len(finishedBefore) >= 1 && running >= 1 {
+		_, agentStarted := os.Stat(filepath.Join(dir, "pid"))
+		if len(finishedBefore) >= 1 && running >= 1 && agentStarted == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -136,8 +147,18 @@ func queueSIGKILL(t *testing.T, db string) {
 		t.Fatalf("second run: %v\n%s", err, secondLog)
 	}
 	list, _ := s.List(ctx)
-	if len(list) != 6 {
-		t.Fatalf("%d tasks, want 6", len(list))
+	if len(list) != 7 {
+		t.Fatalf("%d tasks, want 7", len(list))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "overlap")); err == nil {
+		t.Fatalf("the agent task ran again beside its first run's background job:\n%s", secondLog)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); proc.Running(pid) {
+		t.Fatalf("the killed runner's agent's background job %d still runs", pid)
+	}
+	if !strings.Contains(secondLog, "(agent): step 1 (command) was interrupted by a crash of its runner; running it again") {
+		t.Fatalf("the second run did not say the agent's step was interrupted:\n%s", secondLog)
 	}
 	for _, in := range list {
 		if in.Status != "succeeded" {

@@ -4,12 +4,14 @@
 //
 // Storage is River: SQLite by default (one file, WAL, a single connection,
 // as River on SQLite needs) or Postgres for teams. River runs the workers,
-// orders by priority, holds scheduled tasks, retries failed attempts and
-// rescues the tasks of a dead worker. spillway adds, in its own two tables in
-// the same database, what River cannot guarantee across a SIGKILL: each
-// finished step's output (so a task resumes at the step that did not finish)
-// and each finished task's result (so a task whose completion River had not
-// yet saved is never run twice).
+// orders by priority, holds scheduled tasks and retries failed attempts.
+// spillway adds, in its own tables in the same database, what River cannot
+// guarantee across a SIGKILL: each finished step's output (so a task
+// resumes at the step that did not finish), each finished task's result (so
+// a task whose completion River had not yet saved is never run twice), and
+// the runners' heartbeats and their steps' process groups, so that a dead
+// runner's tasks come back within a minute with its agents killed, while a
+// live runner's long task is never taken (runner.go).
 //
 // Every step goes to the one driver (policy.Engine.Run): a prompt step
 // through the library's transport (one per worker), a command step under

@@ -35,10 +35,14 @@ type RunOptions struct {
 	// Ladder is how long a task whose whole chain is at capacity sleeps
 	// (snoozed, no attempt used) before it tries again, rung by rung.
 	Ladder []time.Duration
-	// RescueAfter is both the longest a task may run and when a task of a
-	// dead worker runs again (River needs the one to bound the other;
-	// default 30m).
-	RescueAfter time.Duration
+	// TaskTimeout is the longest a task may run (default 30m).
+	TaskTimeout time.Duration
+	// DeadAfter is how long a runner may go without a heartbeat before the
+	// others take it for dead: they kill the process groups of its steps
+	// on this host and hand its tasks back (default 30s; runner.go).
+	DeadAfter time.Duration
+	// Clock paces the heartbeats and the rescue (policy.RealClock when nil).
+	Clock policy.Clock
 	// UntilEmpty stops once no task is runnable now or running.
 	UntilEmpty bool
 	Log        func(format string, a ...any)
@@ -61,8 +65,14 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	if o.Concurrency < 1 {
 		o.Concurrency = max(o.Config.Queue.Concurrency, 1)
 	}
-	if o.RescueAfter <= 0 {
-		o.RescueAfter = 30 * time.Minute
+	if o.TaskTimeout <= 0 {
+		o.TaskTimeout = 30 * time.Minute
+	}
+	if o.DeadAfter <= 0 {
+		o.DeadAfter = 30 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = policy.RealClock{}
 	}
 	if o.Ladder == nil {
 		for _, d := range o.Config.Retry.Ladder {
@@ -78,7 +88,21 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	if o.Engine == nil {
 		o.Engine = policy.New(Paced(o.Config), policy.ForBatchWork())
 	}
-	w := &worker{store: s, o: o}
+	// this runner says it is alive; the dead ones' tasks come back (a
+	// runner killed on this machine before this one started included)
+	self := newRunner()
+	if err := s.register(ctx, self, o.Clock.Now()); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	defer s.unregister(context.WithoutCancel(ctx), self)
+	if ids, err := s.rescue(ctx, self, o.Clock.Now(), o.DeadAfter); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	} else {
+		for _, id := range ids {
+			o.Log("task %d: its runner stopped answering; handed back to run again", id)
+		}
+	}
+	w := &worker{store: s, o: o, runner: self, runCtx: ctx}
 	// one transport for every prompt step: the queue's records, the
 	// engine's breakers and pacer
 	w.tr = transport.New(o.Config, transport.WithEngine(o.Engine), transport.WithEvents(queueSink{o.Events}))
@@ -88,7 +112,8 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop, err := s.be.work(runCtx, workers, o.Concurrency, o.RescueAfter)
+	go s.keepAlive(runCtx, o.Clock, self, o.DeadAfter, o.Log)
+	stop, err := s.be.work(runCtx, workers, o.Concurrency, o.TaskTimeout)
 	if err != nil {
 		return fmt.Errorf("queue: %w", err)
 	}
@@ -142,9 +167,13 @@ func (in Info) Waiting() bool {
 // worker runs tasks. One instance serves every worker goroutine.
 type worker struct {
 	river.WorkerDefaults[taskArgs]
-	store *Store
-	o     RunOptions
-	tr    *transport.Transport
+	store  *Store
+	o      RunOptions
+	tr     *transport.Transport
+	runner runner
+	// runCtx is Run's: once it ends, the runner is stopping (Ctrl-C,
+	// SIGTERM), and a task whose step it interrupted goes back as it was
+	runCtx context.Context
 
 	mu   sync.Mutex
 	woke map[string]time.Time // when tasks waiting for each model were last woken
@@ -185,12 +214,33 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	if err != nil {
 		return err
 	}
+	if i, why, ok := w.store.interrupted(ctx, job.ID); ok && i < len(task.Steps) && !done[i] {
+		w.o.Log("task %d (%s): step %d (%s) was interrupted by %s; running it again", job.ID, task.Name, i+1, task.Steps[i].Name, why)
+	}
+	keep := context.WithoutCancel(ctx) // bookkeeping that must outlive an interrupted step
 	for i, step := range task.Steps {
 		if done[i] {
 			continue
 		}
 		w.o.Log("task %d (%s): step %d/%d %s", job.ID, task.Name, i+1, len(task.Steps), step.Name)
-		out, served, f := w.runStep(ctx, task, step.Expand(prev), meta.Snoozes)
+		if err := w.store.stepStarted(ctx, w.runner, job.ID, i); err != nil {
+			return err
+		}
+		out, served, f := w.runStep(ctx, job.ID, task, step.Expand(prev), meta.Snoozes)
+		if f != nil && w.runCtx.Err() != nil {
+			// the runner is stopping: the task goes back as it was, its
+			// attempt not used, and this step runs again next time
+			_ = w.store.stepInterrupted(keep, job.ID, "the runner stopping")
+			w.o.Log("task %d (%s): step %d (%s) interrupted: the runner is stopping; it runs again next time (no attempt used)", job.ID, task.Name, i+1, step.Name)
+			return river.JobSnooze(0)
+		}
+		if f != nil {
+			_ = w.store.stepEnded(keep, job.ID)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				f.err = fmt.Errorf("the task ran longer than its timeout (%s, --task-timeout) and was stopped", w.o.TaskTimeout)
+				f.final = false
+			}
+		}
 		switch {
 		case f == nil:
 		case !f.park.IsZero():
@@ -208,6 +258,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		}
 		if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
 			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			return err
+		}
+		if err := w.store.stepEnded(ctx, job.ID); err != nil {
 			return err
 		}
 		prev = out
@@ -330,14 +383,16 @@ func (w *worker) stepModel(task Task, step Step) string {
 // runStep sends a prompt step through the library's transport, or runs a
 // command step under spillway exec; both park instead of sleeping through a
 // rung of the ladder. served is the model that answered a prompt.
-func (w *worker) runStep(ctx context.Context, task Task, step Step, snoozes int) (out, served string, f *stepFailure) {
+func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, snoozes int) (out, served string, f *stepFailure) {
 	cfg := w.o.Config
 	if !step.IsPrompt() {
 		// a command step: the agent under spillway exec, the stdout of its
 		// run that succeeded the output
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
 			Park: true, Rung: snoozes, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-			Events: w.o.Events, Getenv: func(string) string { return "" }})
+			Events: w.o.Events, Getenv: func(string) string { return "" },
+			// its process group, for a rescue to end should this runner die
+			OnStart: func(pid int) { _ = w.store.stepProcess(ctx, id, pid) }})
 		switch {
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil

@@ -1,0 +1,159 @@
+package queue
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/internal/proc"
+)
+
+// The rescue runs on the time it is given (the runner's injected clock): a
+// runner silent past the limit is dead, its step's process group (a shell
+// and the job it put in the background) is killed and its task handed
+// back, saying why; a live runner's long task is left alone.
+func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			host, _ := os.Hostname()
+			t0 := time.Unix(1_800_000_000, 0)
+			dead, live, self := runner{id: "dead-" + name, host: host}, runner{id: "live-" + name, host: host}, newRunner()
+			for _, r := range []runner{dead, live} {
+				if err := s.register(ctx, r, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ids []int64
+			for _, n := range []string{"of the dead runner", "of the live runner"} {
+				id, err := s.Add(ctx, Task{Name: n, Steps: []Step{{Name: "one", Prompt: "x"}, {Name: "two", Command: []string{"agent"}}}}, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// as River marks a task it works
+				if err := s.be.exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			// the dead runner's step 2 runs an agent in a process group of
+			// its own that put a job in the background
+			agent := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
+			agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			out, _ := agent.StdoutPipe()
+			if err := agent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
+			defer syscall.Kill(-agent.Process.Pid, syscall.SIGKILL)
+			if err := s.stepStarted(ctx, dead, ids[0], 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.stepProcess(ctx, ids[0], agent.Process.Pid); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.stepStarted(ctx, live, ids[1], 0); err != nil {
+				t.Fatal(err)
+			}
+
+			// 20 s on: nobody is dead yet
+			if got, err := s.rescue(ctx, self, t0.Add(20*time.Second), 30*time.Second); err != nil || len(got) != 0 {
+				t.Fatalf("rescued %v (%v) before the limit", got, err)
+			}
+			// 31 s on, the live runner having beaten meanwhile
+			if err := s.beat(ctx, live, t0.Add(25*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.rescue(ctx, self, t0.Add(31*time.Second), 30*time.Second)
+			if err != nil || !slices.Equal(got, ids[:1]) {
+				t.Fatalf("rescued %v (%v), want %v", got, err, ids[:1])
+			}
+			agent.Wait()
+			if proc.Running(grandchild) {
+				t.Fatalf("the dead runner's agent's background job %d still runs", grandchild)
+			}
+			in, _ := s.Get(ctx, ids[0])
+			if in.Status != "queued" || len(in.Errors) == 0 || !strings.Contains(in.Errors[len(in.Errors)-1], "stopped answering 31s ago") {
+				t.Fatalf("the dead runner's task: %+v", in)
+			}
+			if step, why, ok := s.interrupted(ctx, ids[0]); !ok || step != 1 || why != "a crash of its runner" {
+				t.Fatalf("interrupted: %d %q %v", step, why, ok)
+			}
+			if in, _ := s.Get(ctx, ids[1]); in.Status != "running" {
+				t.Fatalf("the live runner's task was taken: %+v", in)
+			}
+			// the dead runner is forgotten: a second look hands nothing back
+			if got, _ := s.rescue(ctx, self, t0.Add(40*time.Second), 30*time.Second); len(got) != 0 {
+				t.Fatalf("rescued again: %v", got)
+			}
+		})
+	}
+}
+
+// Ctrl-C (the runner's context) stops a task's agent and hands the task
+// back as it was: no attempt used, no error; the next run takes the step up
+// again and says why.
+func TestStoppingRunnerHandsTasksBack(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			dir := t.TempDir()
+			script := `if [ -f ` + dir + `/ran ]; then echo second; exit 0; fi; touch ` + dir + `/ran; echo $$ > ` + dir + `/pid; exec sleep 60`
+			if err := syscall.Mkfifo(dir+"/pid", 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id, err := s.Add(ctx, Task{Name: "agent", Steps: []Step{{Name: "work", Command: []string{"sh", "-c", script}}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCtx, stop := context.WithCancel(ctx)
+			o := r.opts(1)
+			o.UntilEmpty = false
+			done := make(chan error, 1)
+			go func() { done <- s.Run(runCtx, o) }()
+			got := make(chan string, 1)
+			go func() { // the agent writes its pid into the pipe once it runs
+				b, _ := os.ReadFile(dir + "/pid")
+				got <- strings.TrimSpace(string(b))
+			}()
+			var pid string
+			select {
+			case pid = <-got:
+			case <-ctx.Done():
+				t.Fatal("the agent never ran")
+			}
+			stop()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := strconv.Atoi(pid); proc.Running(p) {
+				t.Fatalf("the agent %s outlived its runner", pid)
+			}
+			in, _ := s.Get(ctx, id)
+			if in.Status != "queued" || in.Attempt != 0 || len(in.Errors) != 0 {
+				t.Fatalf("after Ctrl-C: %+v", in)
+			}
+			if err := s.Run(ctx, r.opts(1)); err != nil {
+				t.Fatal(err)
+			}
+			if in, _ := s.Get(ctx, id); in.Status != "succeeded" || in.Attempt != 1 {
+				t.Fatalf("after the second run: %+v", in)
+			}
+			if log := r.log(); !strings.Contains(log, "step 1 (work) was interrupted by the runner stopping; running it again") {
+				t.Fatalf("log:\n%s", log)
+			}
+		})
+	}
+}

@@ -83,7 +83,7 @@ func TestExecCodexFallsBackToTheNextModel(t *testing.T) {
 	if len(r.res.Attempts) != 2 || r.res.Attempts[0].Class != "capacity" || r.res.Attempts[1].Model != "gpt-6.1-sol" {
 		t.Fatalf("attempts %+v", r.res.Attempts)
 	}
-	if !strings.Contains(r.stderr, "gpt-6-astra is at capacity; rerunning on gpt-6.1-sol") {
+	if !strings.Contains(r.stderr, "run 1 on gpt-6-astra (named by the command)\n") || !strings.Contains(r.stderr, "spillway: gpt-6-astra is at capacity\nspillway: run 2 on gpt-6.1-sol\n") {
 		t.Fatalf("stderr %s", r.stderr)
 	}
 	if len(r.recs) != 2 || r.recs[0].Source != events.SourceExec || r.recs[1].FallbackFrom != "gpt-6-astra" {
@@ -115,10 +115,12 @@ func TestExecCodexGlobalOutage(t *testing.T) {
 	for _, a := range r.res.Attempts {
 		waited += a.WaitedS
 	}
-	if waited < 0.895 || waited > 0.905 || time.Since(t0) < 900*time.Millisecond {
+	// (real time: at least the ladder; the exact waits are the driver's,
+	// tested on the fake clock)
+	if waited < 0.895 || time.Since(t0) < 900*time.Millisecond {
 		t.Fatalf("waited %.3fs, want the ladder's 0.9s", waited)
 	}
-	if got := r.res.Attempts[2].WaitedS; got < 0.3 || got > 0.31 {
+	if got := r.res.Attempts[2].WaitedS; got < 0.3 {
 		t.Fatalf("first rung waited %v", got)
 	}
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -88,5 +90,36 @@ func TestJudgeReadsOnlyTheAgentsOwnErrorLines(t *testing.T) {
 		if got := string(judge(classify.Classify, Codex, out).Class); got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}
+	}
+}
+
+// An agent's own default model: its environment, then its configuration
+// file, then its built-in default.
+func TestDefaultModel(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, "codex"), 0o700)
+	os.WriteFile(filepath.Join(home, "codex", "config.toml"), []byte("model = \"gpt-6-luna\"\n[model_providers.x]\nname = \"x\"\n"), 0o600)
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"model":"claude-sonnet-5-5"}`), 0o600)
+	for _, c := range []struct {
+		name  string
+		kind  Kind
+		env   map[string]string
+		model string
+		from  string
+	}{
+		{"codex, nothing configured", Codex, map[string]string{"HOME": t.TempDir()}, "gpt-6.1-sol", "codex's own default"},
+		{"codex, config.toml", Codex, map[string]string{"HOME": home, "CODEX_HOME": filepath.Join(home, "codex")}, "gpt-6-luna", filepath.Join(home, "codex", "config.toml")},
+		{"claude, settings.json", Claude, map[string]string{"HOME": home}, "claude-sonnet-5-5", filepath.Join(home, ".claude", "settings.json")},
+		{"claude, ANTHROPIC_MODEL first", Claude, map[string]string{"HOME": home, "ANTHROPIC_MODEL": "claude-haiku-5-5"}, "claude-haiku-5-5", "ANTHROPIC_MODEL"},
+		{"no HOME: no file read", Codex, map[string]string{}, "gpt-6.1-sol", "codex's own default"},
+		{"another command", Other, map[string]string{"HOME": home}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, from := DefaultModel(c.kind, func(k string) string { return c.env[k] })
+			if m != c.model || from != c.from {
+				t.Fatalf("%q from %q, want %q from %q", m, from, c.model, c.from)
+			}
+		})
 	}
 }

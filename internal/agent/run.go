@@ -42,6 +42,9 @@ type Options struct {
 	// model the command names (or the agent's default chain).
 	Models []string
 	Chain  string // a configured chain by name
+	// Model is where the run starts (its chain follows), unless the
+	// command names one; empty means the agent's own default model.
+	Model string
 	Ladder []time.Duration
 	// MaxWait bounds all waiting; 0 means the ladder's total.
 	MaxWait time.Duration
@@ -103,7 +106,21 @@ func Run(ctx context.Context, o Options) Result {
 		o.Events = events.Nop{}
 	}
 	kind := KindOf(o.Command[0])
-	requested := ModelIn(o.Command)
+	requested, from := ModelIn(o.Command), "named by the command"
+	if requested == "" && o.Model != "" {
+		requested, from = o.Model, "--model"
+	}
+	if requested == "" && len(o.Models) == 0 && o.Chain == "" {
+		// where the agent would start on its own: wrapping it must not move
+		// the user to a pricier model
+		if m, src := DefaultModel(kind, childEnv(o)); m != "" {
+			if _, ok := o.Config.Models[m]; ok {
+				requested, from = m, src
+			} else {
+				say("%s (%s) is not a configured model; starting at the %s chain's first", m, src, kind)
+			}
+		}
+	}
 	models := o.Models
 	if len(models) == 0 && o.Chain != "" {
 		models = o.Config.Chains[o.Chain]
@@ -112,7 +129,7 @@ func Run(ctx context.Context, o Options) Result {
 		models = o.Config.Chains[string(kind)] // codex, claude, gemini
 	}
 	if requested == "" && len(models) > 0 {
-		requested = models[0]
+		requested, from = models[0], "the chain's first"
 	}
 	if requested != "" && len(models) > 0 && models[0] != requested {
 		// the chain starts where the command's model stands in it
@@ -130,6 +147,8 @@ func Run(ctx context.Context, o Options) Result {
 		}
 	}
 	session := ""
+	stopCountdown := func() {}
+	defer func() { stopCountdown() }()
 	c := &policy.Call{
 		// an agent is given a model, never a deployment
 		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true},
@@ -139,11 +158,12 @@ func Run(ctx context.Context, o Options) Result {
 			if what == "" {
 				what = "the command"
 			}
-			say("waiting %s before trying %s again (%s)", classify.FormatWait(d), what, why.Class)
+			stopCountdown = wait(o.Stderr, d, fmt.Sprintf("before trying %s (%s)", what, why.Class))
 		},
 	}
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		args, model, resumed := o.Command, a.Candidate.Model, ""
+		stopCountdown()
 		if o.Resume && a.N > 1 && (session != "" || kind == Claude) {
 			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
 				args, resumed = ra, session
@@ -158,12 +178,13 @@ func Run(ctx context.Context, o Options) Result {
 				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
 			}
 		}
-		if a.FallbackFrom != "" {
-			if resumed != "" {
-				say("%s is at capacity; resuming session %s on %s", a.FallbackFrom, resumed, model)
-			} else {
-				say("%s is at capacity; rerunning on %s", a.FallbackFrom, model)
-			}
+		switch {
+		case resumed != "":
+			say("run %d on %s, resuming session %s", a.N, model, resumed)
+		case a.N == 1 && model != "":
+			say("run 1 on %s (%s)", model, from)
+		case model != "":
+			say("run %d on %s", a.N, model)
 		}
 		started := time.Now()
 		out := runOnce(ctx, o, args)
@@ -182,6 +203,18 @@ func Run(ctx context.Context, o Options) Result {
 		at.Class, at.Message = string(v.Class), redact.String(v.Message)
 		if out.interrupted {
 			at.Class = "interrupted"
+		}
+		if !out.interrupted && handled[v.Class] {
+			what := model
+			if what == "" {
+				what = "the command"
+			}
+			// the driver says next what it does about it
+			if v.Class == classify.Capacity {
+				say("%s is at capacity", what)
+			} else {
+				say("%s failed: %s", what, v.Class)
+			}
 		}
 		res.Attempts = append(res.Attempts, at)
 		if id := sessionOf(kind, out, o, started); id != "" {
@@ -226,10 +259,10 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 		say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))
 	case v.Class == classify.Capacity && strings.Contains(out.Reason, policy.GlobalOutage):
 		res.ExitCode = ExitCapacity
-		say("global outage: every model stayed at capacity through the whole wait ladder; giving up (exit %d). %s", ExitCapacity, out.Reason)
+		say("giving up (exit %d): %s", ExitCapacity, strings.TrimPrefix(out.Reason, "spillway: "))
 	case handled[v.Class]:
 		res.ExitCode = max(last.code, 1)
-		say("giving up (exit %d): %s", res.ExitCode, out.Reason)
+		say("giving up (exit %d): %s", res.ExitCode, strings.TrimPrefix(out.Reason, "spillway: "))
 	default:
 		// not a failure spillway handles: the agent's own exit code
 		res.ExitCode = last.code
@@ -237,6 +270,53 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 	}
 	notify(o, res, say)
 	return res
+}
+
+// wait says, once, what a wait of d is for and until when; on a terminal
+// it then counts down on that line each second until the returned stop.
+func wait(w io.Writer, d time.Duration, what string) (stop func()) {
+	until := time.Now().Add(d)
+	line := func(left time.Duration) string {
+		return fmt.Sprintf("spillway: waiting %s (until %s) %s", classify.FormatWait(left), until.Format("15:04:05"), what)
+	}
+	f, ok := w.(*os.File)
+	if !ok || d < 3*time.Second || !isTerminal(f) {
+		fmt.Fprintln(w, line(d))
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(w, "\r\033[K%s", line(time.Until(until).Round(time.Second)))
+			select {
+			case <-done:
+				fmt.Fprintln(w)
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
+}
+
+// childEnv looks a variable up as the agent will see it.
+func childEnv(o Options) func(string) string {
+	if o.Env == nil {
+		return o.Getenv
+	}
+	return func(k string) string {
+		v := ""
+		for _, kv := range o.Env {
+			if x, ok := strings.CutPrefix(kv, k+"="); ok {
+				v = x
+			}
+		}
+		return v
+	}
 }
 
 // handled are the classes exec retries or moves on from; when the driver

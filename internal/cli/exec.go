@@ -16,7 +16,7 @@ import (
 
 func (a *App) execCmd() *cobra.Command {
 	var (
-		models, ladder, chain, archive, notify, eventsPath, resumePrompt string
+		models, ladder, chain, archive, notify, eventsPath, resumePrompt, model string
 		maxWait                                                          time.Duration
 		resume, asJSON                                                   bool
 	)
@@ -47,7 +47,12 @@ instead of starting over.`,
 			if err != nil {
 				return err
 			}
-			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg), Chain: chain, MaxWait: maxWait,
+			if model != "" {
+				if _, ok := cfg.Models[model]; !ok {
+					return fail(ExitUsage, "--model %q is not a configured model; models: %s", model, strings.Join(keys(cfg.Models), ", "))
+				}
+			}
+			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg), Chain: chain, Model: model, MaxWait: maxWait,
 				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
 				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv}
 			if models != "" {
@@ -104,6 +109,7 @@ instead of starting over.`,
 	f := cmd.Flags()
 	f.StringVar(&models, "models", "", "the chain to walk, e.g. gpt-6-astra,gpt-6.1-sol,gpt-6-luna (default: the configured chain of the agent's model)")
 	f.StringVar(&chain, "chain", "", "a configured chain by name (codex, claude, …)")
+	f.StringVar(&model, "model", "", "the model to start at, its chain following (default: the agent's own default model: Codex's config.toml model, else gpt-6.1-sol)")
 	f.StringVar(&ladder, "ladder", "", "waits once every model is full, e.g. 30s,2m,10m,30m (default: retry.ladder)")
 	f.DurationVar(&maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
 	f.BoolVar(&resume, "resume", false, "continue the agent's session on the next model instead of starting over")

@@ -44,7 +44,7 @@ type Options struct {
 	Chain  string // a configured chain by name
 	// Model is where the run starts (its chain follows), unless the
 	// command names one; empty means the agent's own default model.
-	Model string
+	Model  string
 	Ladder []time.Duration
 	// MaxWait bounds all waiting; 0 means the ladder's total.
 	MaxWait time.Duration

@@ -17,8 +17,8 @@ import (
 func (a *App) execCmd() *cobra.Command {
 	var (
 		models, ladder, chain, archive, notify, eventsPath, resumePrompt, model string
-		maxWait                                                          time.Duration
-		resume, asJSON                                                   bool
+		maxWait                                                                 time.Duration
+		resume, asJSON                                                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARGS...]",

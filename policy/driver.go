@@ -130,8 +130,11 @@ type Outcome struct {
 	Waited time.Duration
 	// ParkUntil, for a parked request (Request.Park), is when to come back:
 	// the whole chain is at capacity and the next rung (or a breaker's
-	// probe, whichever is sooner) is not due before then.
+	// probe, or a check within the rung, whichever is sooner) is not due
+	// before then. RungLeft is what will be left of the rung then
+	// (Request.RungLeft of the request that comes back; 0: the rung is over).
 	ParkUntil time.Time
+	RungLeft  time.Duration
 	// Err is the context's error when the request was given up because its
 	// context ended.
 	Err error
@@ -204,7 +207,11 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: st.Verdict, Reason: st.Reason})
 		}
 		if st.rung && c.Park && r.resume == nil { // even a rung of 0: a parked request never loops in process
-			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: r.parkUntil(st.Wait),
+			until, left := r.parkUntil(st.Wait), r.plan.rungLeft
+			if short := st.Wait - until.Sub(e.clock.Now()); st.check && short > 0 {
+				left += short // back sooner (a breaker's probe): that much of the rung is still to wait
+			}
+			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: until, RungLeft: left,
 				Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
 		}
 		if st.Wait > 0 {

@@ -609,3 +609,59 @@ func TestDeployments(t *testing.T) {
 		}
 	})
 }
+
+// A long rung is waited in checks (Request.CheckEvery): the chain is
+// walked again after each, and the first answer ends the rung early; a
+// rung that finds no room is still waited whole, and a parked request comes
+// back for each check with what is left of its rung.
+func TestRungChecks(t *testing.T) {
+	// send answers capacity until the clock passes back, then OK
+	send := func(clk interface{ Now() time.Time }, back time.Time) func(context.Context, *Attempt) Result {
+		return func(_ context.Context, a *Attempt) Result {
+			if clk.Now().Before(back) {
+				return Result{Verdict: classify.Verdict{Class: classify.Capacity}, Status: 503}
+			}
+			a.Output()
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+		}
+	}
+	req := Request{Models: []string{"gpt-6-luna"}, Model: "gpt-6-luna", Ladder: []time.Duration{10 * time.Minute, 30 * time.Minute}, CheckEvery: time.Minute}
+	t.Run("room returns mid-rung: the first check after it answers", func(t *testing.T) {
+		e, clk := clocked(config.Default())
+		out := e.Run(context.Background(), &Call{Request: req, Send: send(clk, t0.Add(3*time.Minute+30*time.Second))})
+		if !out.Committed || out.Attempts != 5 || out.Waited != 4*time.Minute {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("no room: every rung waited whole, then a global outage", func(t *testing.T) {
+		e, clk := clocked(config.Default())
+		out := e.Run(context.Background(), &Call{Request: req, Send: send(clk, t0.Add(24*time.Hour))})
+		if out.Committed || !strings.Contains(out.Reason, GlobalOutage) || out.Waited != 40*time.Minute || out.Attempts != 41 {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("parked: back for each check, with the rest of the rung", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0 // (an open breaker would bring it back sooner, at its probe)
+		e, clk := clocked(cfg)
+		parked := req
+		parked.Park = true
+		out := e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))})
+		if out.ParkUntil != t0.Add(time.Minute) || out.RungLeft != 9*time.Minute {
+			t.Fatalf("first park: %+v", out)
+		}
+		parked.RungLeft = out.RungLeft
+		out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))})
+		if out.ParkUntil != t0.Add(time.Minute) || out.RungLeft != 8*time.Minute {
+			t.Fatalf("second park: %+v", out)
+		}
+		parked.RungLeft = time.Minute // the rung's last check: after it, the next rung
+		if out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))}); out.RungLeft != 0 {
+			t.Fatalf("last check: %+v", out)
+		}
+		parked.Rung, parked.RungLeft = 1, 0
+		if out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))}); out.RungLeft != 29*time.Minute {
+			t.Fatalf("the next rung: %+v", out)
+		}
+	})
+}

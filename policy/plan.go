@@ -74,6 +74,16 @@ type Request struct {
 	// Rung is how many rungs of the ladder this work has already waited
 	// (a queue task parked before): its next rung is Ladder[Rung].
 	Rung int
+	// CheckEvery, when set, splits a rung longer than it: after each
+	// CheckEvery of waiting the chain is walked again (an agent at
+	// capacity fails fast), and the first answer ends the rung early; a
+	// walk still at capacity waits on, the rung not over (exec and the
+	// queue: at most once a minute).
+	CheckEvery time.Duration
+	// RungLeft is what was left of the current rung (Ladder[Rung]) when a
+	// parked request came back for a check: it waits that, in checks,
+	// before the next rung.
+	RungLeft time.Duration
 	// ModelsOnly is for sends that can name a model but not a deployment
 	// (a CLI agent given -m): one candidate per model, its first
 	// deployment's.
@@ -106,6 +116,8 @@ type step struct {
 	// rung marks a wait that is a rung of the ladder (the whole chain is at
 	// capacity): a parked request returns instead of sleeping it.
 	rung bool
+	// check marks a part of a rung, after which the chain is checked
+	check bool
 	// FallbackFrom is the model the previous attempt went to when this
 	// step switches model.
 	FallbackFrom string
@@ -327,6 +339,9 @@ type plan struct {
 	chain   []Candidate
 	cur     int
 	walks   int
+	// rungLeft is what is left of the rung being waited in checks
+	// (Request.CheckEvery)
+	rungLeft time.Duration
 	rateN   map[string]int // by candidate key: rate limits so far
 	netN    map[string]int // connection failures so far
 	toN     map[string]int // timeouts so far
@@ -362,6 +377,10 @@ func (e *Engine) newPlan(r Request) *plan {
 		for _, d := range r.Ladder {
 			p.budget += d
 		}
+	}
+	if r.RungLeft > 0 && len(r.Ladder) > 0 {
+		// back from a check of rung r.Rung: the rest of it first
+		p.rungLeft, p.walks = r.RungLeft, 1
 	}
 	return p
 }
@@ -835,9 +854,13 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	}
 	// The chain is exhausted: back off (or climb the ladder), then walk it
 	// again from the top.
+	rung := len(p.req.Ladder) > 0
+	if rung && p.rungLeft > 0 {
+		// a check within a rung found no room: the rung goes on
+		return p.rungCheck(c, v)
+	}
 	p.walks++
 	var wait time.Duration
-	rung := len(p.req.Ladder) > 0
 	if rung {
 		i := p.req.Rung + p.walks - 1
 		if i >= len(p.req.Ladder) {
@@ -849,6 +872,11 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 		wait = max(p.req.Ladder[i], v.Wait)
 		if !p.req.Park && p.spent+wait > p.budget {
 			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
+		}
+		if every := p.req.CheckEvery; every > 0 && wait > every {
+			// the rung in checks: the first after every
+			p.rungLeft, wait = wait, 0
+			return p.rungCheck(c, v)
 		}
 	} else {
 		wait = max(p.e.backoff(p.walks), v.Wait)
@@ -869,6 +897,29 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	p.cur = i
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: rung}
+	if first.Key() != c.Key() {
+		s.FallbackFrom = c.Name()
+	}
+	return s
+}
+
+// rungCheck waits the next part of a rung being checked (at most
+// CheckEvery of what is left of it), then walks the chain again from the
+// top: the check.
+func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
+	i, ok := p.next(0, nil)
+	if !ok {
+		return p.fail(v, "every model of the chain is at capacity")
+	}
+	wait := min(p.req.CheckEvery, p.rungLeft)
+	p.rungLeft -= wait
+	wait = max(wait, v.Wait)
+	if !p.req.Park {
+		p.wait(wait)
+	}
+	p.cur = i
+	first := p.chain[i]
+	s := step{Action: send, Candidate: first, Wait: wait, rung: true, check: true}
 	if first.Key() != c.Key() {
 		s.FallbackFrom = c.Name()
 	}

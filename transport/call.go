@@ -34,8 +34,10 @@ type Error struct {
 	// Err is the transport error, when the last failure was one.
 	Err error
 	// ParkUntil, for a Call with Park, is when to call again: every model
-	// of the chain is at capacity.
+	// of the chain is at capacity. RungLeft, with CheckRung, is what will
+	// be left of the rung then (pass it to the next call's CheckRung).
 	ParkUntil time.Time
+	RungLeft  time.Duration
 }
 
 func (e *Error) Error() string {
@@ -87,6 +89,14 @@ func Park(ladder []time.Duration, waited int) CallOption {
 	return func(r *policy.Request) { r.Ladder, r.Rung, r.Park = ladder, waited, true }
 }
 
+// CheckRung, with Park, splits a rung longer than every into checks: the
+// call parks for at most every at a time, and the first answer ends the
+// rung early. left is what the previous call's Error.RungLeft said was
+// left of its rung (0 to start a rung).
+func CheckRung(every, left time.Duration) CallOption {
+	return func(r *policy.Request) { r.CheckEvery, r.RungLeft = every, left }
+}
+
 // Call posts body as JSON to url through t and returns the answer (a whole
 // event stream when the body asks for one). body is sent as is when it is
 // a []byte or json.RawMessage, else marshalled. header is sent with the
@@ -127,7 +137,7 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 		return nil, err
 	}
 	if out != nil && !out.ParkUntil.IsZero() {
-		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil}
+		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil, RungLeft: out.RungLeft}
 	}
 	defer resp.Body.Close()
 	b, rerr := io.ReadAll(resp.Body)

@@ -65,6 +65,12 @@ type Options struct {
 	// Result.ParkUntil says when to run again (the queue does).
 	Park bool
 	Rung int
+	// CheckEvery splits a rung longer than it into checks: the agent is run
+	// again after each (it fails fast at capacity), and the first success
+	// ends the wait (default a minute; negative: off). RungLeft is what a
+	// parked run left of its rung (Result.RungLeft).
+	CheckEvery time.Duration
+	RungLeft   time.Duration
 	// OnStart, when set, is told the pid of each run of the agent as it
 	// starts (the id of its process group, when it has one: when Stdin is
 	// not a terminal).
@@ -89,8 +95,10 @@ type Result struct {
 	Reason   string    `json:"reason,omitempty"`
 	Attempts []Attempt `json:"attempts"`
 	Command  string    `json:"command"`
-	// ParkUntil, for a parked run (Options.Park), is when to run again.
-	ParkUntil time.Time `json:"park_until,omitzero"`
+	// ParkUntil, for a parked run (Options.Park), is when to run again,
+	// and RungLeft what will be left of its rung then.
+	ParkUntil time.Time     `json:"park_until,omitzero"`
+	RungLeft  time.Duration `json:"-"`
 	// Stdout is what the run that succeeded printed (its last MiB), without
 	// the output of the runs that failed before it.
 	Stdout string `json:"-"`
@@ -146,12 +154,22 @@ func Run(ctx context.Context, o Options) Result {
 			ladder = append(ladder, d.D())
 		}
 	}
+	// during a long rung, a check for room at most once a minute: the
+	// agent run again (it fails fast at capacity)
+	checkEvery := o.CheckEvery
+	switch {
+	case checkEvery == 0:
+		checkEvery = time.Minute
+	case checkEvery < 0:
+		checkEvery = 0
+	}
 	session := ""
 	stopCountdown := func() {}
 	defer func() { stopCountdown() }()
 	c := &policy.Call{
 		// an agent is given a model, never a deployment
-		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true},
+		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true,
+			CheckEvery: checkEvery, RungLeft: o.RungLeft},
 		Source:  events.SourceExec, Endpoint: string(kind), Events: o.Events,
 		OnWait: func(d time.Duration, next policy.Candidate, why classify.Verdict) {
 			what := next.Model
@@ -236,7 +254,7 @@ func Run(ctx context.Context, o Options) Result {
 			res.Reason = "interrupted while waiting"
 		}
 	case !out.ParkUntil.IsZero():
-		res.ExitCode, res.Class, res.Reason, res.ParkUntil = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil
+		res.ExitCode, res.Class, res.Reason, res.ParkUntil, res.RungLeft = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil, out.RungLeft
 	case last.startErr != nil:
 		say("cannot run %s: %v", o.Command[0], last.startErr)
 		res.ExitCode, res.Class, res.Reason = 127, "unknown", last.startErr.Error()

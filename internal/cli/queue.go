@@ -195,7 +195,7 @@ func (a *App) queueLs(open opener) *cobra.Command {
 				if t.ScheduledAt.After(time.Now()) {
 					next = t.ScheduledAt.Local().Format("Jan 2 15:04:05")
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%d\t%d/%d\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Attempt, t.MaxAttempts, t.Name, next)
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%d/%d\t%s\t%s\n", t.ID, statusOf(t), t.Priority, t.Attempt, t.MaxAttempts, t.Name, next)
 			}
 			return tw.Flush()
 		},
@@ -221,7 +221,7 @@ func (a *App) queueShow(open opener) *cobra.Command {
 						Result string   `json:"result"`
 					}{in, steps, result})
 				}
-				fmt.Fprintf(a.Stdout, "task %d %s: %s (attempt %d of %d, priority %d)\n", in.ID, in.Name, in.Status, in.Attempt, in.MaxAttempts, in.Priority)
+				fmt.Fprintf(a.Stdout, "task %d %s: %s (attempt %d of %d, priority %d)\n", in.ID, in.Name, statusOf(in), in.Attempt, in.MaxAttempts, in.Priority)
 				for i, e := range in.Errors {
 					fmt.Fprintf(a.Stdout, "  error %d: %s\n", i+1, e)
 				}
@@ -437,6 +437,17 @@ func (a *App) queueView(ctx context.Context, s *queue.Store, asJSON bool) func()
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// statusOf is a task's status as a person reads it: a wait says until when.
+func statusOf(t queue.Info) string {
+	switch t.Status {
+	case "waiting for capacity":
+		return fmt.Sprintf("%s (next check %s)", t.Status, t.ScheduledAt.Local().Format("15:04:05"))
+	case "waiting to retry":
+		return fmt.Sprintf("%s (at %s)", t.Status, t.ScheduledAt.Local().Format("15:04:05"))
+	}
+	return t.Status
 }
 
 func progressLine(list []queue.Info) string {

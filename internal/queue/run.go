@@ -43,6 +43,11 @@ type RunOptions struct {
 	DeadAfter time.Duration
 	// Clock paces the heartbeats and the rescue (policy.RealClock when nil).
 	Clock policy.Clock
+	// CheckEvery splits a long rung of the ladder into checks: a task
+	// waiting for capacity comes back after at most this long to try its
+	// chain again (it fails fast at capacity), and the first answer ends
+	// its wait (default a minute; negative: off).
+	CheckEvery time.Duration
 	// UntilEmpty stops once no task is runnable now or running.
 	UntilEmpty bool
 	Log        func(format string, a ...any)
@@ -73,6 +78,12 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	}
 	if o.Clock == nil {
 		o.Clock = policy.RealClock{}
+	}
+	switch {
+	case o.CheckEvery == 0:
+		o.CheckEvery = time.Minute
+	case o.CheckEvery < 0:
+		o.CheckEvery = 0
 	}
 	if o.Ladder == nil {
 		for _, d := range o.Config.Retry.Ladder {
@@ -181,7 +192,8 @@ type worker struct {
 
 // stepFailure is how a step ended when it did not succeed.
 type stepFailure struct {
-	park  time.Time // every model at capacity: back then, no attempt used
+	park     time.Time     // every model at capacity: back then, no attempt used
+	rungLeft time.Duration // and what is left of the rung then
 	class classify.Class
 	// final: no retry can fix it (the key, the account, the request or the
 	// configuration): the task ends now, with no River retry
@@ -205,7 +217,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		return river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
 	}
 	var meta struct {
-		Snoozes int `json:"spillway_snoozes"`
+		Snoozes  int           `json:"spillway_snoozes"`
+		RungLeft time.Duration `json:"spillway_rung_left"`
 	}
 	_ = json.Unmarshal(job.Metadata, &meta)
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
@@ -226,7 +239,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		if err := w.store.stepStarted(ctx, w.runner, job.ID, i); err != nil {
 			return err
 		}
-		out, served, f := w.runStep(ctx, job.ID, task, step.Expand(prev), meta.Snoozes)
+		out, served, f := w.runStep(ctx, job.ID, task, step.Expand(prev), meta.Snoozes, meta.RungLeft)
 		if f != nil && w.runCtx.Err() != nil {
 			// the runner is stopping: the task goes back as it was, its
 			// attempt not used, and this step runs again next time
@@ -244,7 +257,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		switch {
 		case f == nil:
 		case !f.park.IsZero():
-			return w.snooze(ctx, job, meta.Snoozes, f.park)
+			return w.snooze(ctx, job, meta.Snoozes, f.park, f.rungLeft)
 		case f.final:
 			// retrying would fail the same way: end the task now, saying why
 			river.MetadataSet(ctx, "spillway_failed", string(f.class))
@@ -255,6 +268,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		}
 		if served != "" {
 			w.wake(ctx, job.ID, served)
+		}
+		if meta.RungLeft != 0 { // room came back: a later step's wait starts afresh
+			meta.RungLeft = 0
+			river.MetadataSet(ctx, "spillway_rung_left", 0)
 		}
 		if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
 			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
@@ -284,11 +301,15 @@ func (w *worker) request(task Task, step Step) policy.Request {
 // sooner, when its models' breakers let a probe through (their cooldowns
 // track the pool more closely than a rung of half an hour; the rest of the
 // queue then learns from the probe's answer, see wake).
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], snoozes int, until time.Time) error {
+func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], snoozes int, until time.Time, rungLeft time.Duration) error {
 	d := max(time.Until(until), 0)
 	river.MetadataSet(ctx, "spillway_wait", "capacity")
-	river.MetadataSet(ctx, "spillway_snoozes", snoozes+1)
-	w.o.Log("task %d: every model at capacity; waiting %s (no attempt used)", job.ID, d.Round(time.Millisecond))
+	if rungLeft <= 0 {
+		snoozes++ // the rung is over by then: the next park waits the next one
+	}
+	river.MetadataSet(ctx, "spillway_snoozes", snoozes)
+	river.MetadataSet(ctx, "spillway_rung_left", rungLeft)
+	w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, until.Local().Format("15:04:05"), d.Round(time.Millisecond))
 	return river.JobSnooze(d)
 }
 
@@ -383,13 +404,13 @@ func (w *worker) stepModel(task Task, step Step) string {
 // runStep sends a prompt step through the library's transport, or runs a
 // command step under spillway exec; both park instead of sleeping through a
 // rung of the ladder. served is the model that answered a prompt.
-func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, snoozes int) (out, served string, f *stepFailure) {
+func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, snoozes int, rungLeft time.Duration) (out, served string, f *stepFailure) {
 	cfg := w.o.Config
 	if !step.IsPrompt() {
 		// a command step: the agent under spillway exec, the stdout of its
 		// run that succeeded the output
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
-			Park: true, Rung: snoozes, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+			Park: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			Events: w.o.Events, Getenv: func(string) string { return "" },
 			// its process group, for a rescue to end should this runner die
 			OnStart: func(pid int) { _ = w.store.stepProcess(ctx, id, pid) }})
@@ -397,7 +418,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
-			return "", "", &stepFailure{park: res.ParkUntil, class: classify.Capacity}
+			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, class: classify.Capacity}
 		}
 		c := classify.Class(res.Class)
 		// an agent that failed on its own (unknown) may be retried; a key,
@@ -422,14 +443,14 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}
 	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
-		transport.Park(w.o.Ladder, snoozes))
+		transport.Park(w.o.Ladder, snoozes), transport.CheckRung(w.o.CheckEvery, rungLeft))
 	if err != nil {
 		var te *transport.Error
 		if !errors.As(err, &te) {
 			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
 		}
 		if !te.ParkUntil.IsZero() {
-			return "", "", &stepFailure{park: te.ParkUntil, class: classify.Capacity}
+			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, class: classify.Capacity}
 		}
 		c := te.Verdict.Class
 		// unknown may be a transport glitch classify has no type for:

@@ -245,7 +245,7 @@ func TestWaitingTasksComeBackWhenRoomReturns(t *testing.T) {
 		logged  string // a regexp
 	}{
 		{"woken by another task's answer", config.Breaker{Failures: 1000, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute)}, true, `has room again; woken`},
-		{"back at the breaker's probe", config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(400 * time.Millisecond), MaxCooldown: config.Duration(400 * time.Millisecond)}, false, `every model at capacity; waiting \d+(\.\d+)?ms \(no attempt used\)`},
+		{"back at the breaker's probe", config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(400 * time.Millisecond), MaxCooldown: config.Duration(400 * time.Millisecond)}, false, `every model at capacity; waiting for capacity \(next check \d\d:\d\d:\d\d, in \d+(\.\d+)?ms; no attempt used\)`},
 	}
 	for name, open := range stores(t) {
 		for _, c := range cases {

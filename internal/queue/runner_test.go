@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/internal/proc"
+	"github.com/spillway/spillway/sim"
 )
 
 // The rescue runs on the time it is given (the runner's injected clock): a
@@ -153,6 +154,36 @@ func TestStoppingRunnerHandsTasksBack(t *testing.T) {
 			}
 			if log := r.log(); !strings.Contains(log, "step 1 (work) was interrupted by the runner stopping; running it again") {
 				t.Fatalf("log:\n%s", log)
+			}
+		})
+	}
+}
+
+// A task waiting out a long rung checks for room every CheckEvery and runs
+// at the first check that finds it, within the rung (an hour here, which
+// the test could never wait out).
+func TestWaitingTasksCheckDuringARung(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			r.sim.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "capacity", Count: 3})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id, err := s.Add(ctx, Task{Name: "ask", Steps: []Step{{Name: "ask", Model: "gpt-6-luna", Prompt: "hi"}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := r.opts(1)
+			o.Ladder, o.CheckEvery = []time.Duration{time.Hour}, 200*time.Millisecond
+			if err := s.Run(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			if in, _ := s.Get(ctx, id); in.Status != "succeeded" || in.Attempt != 1 {
+				t.Fatalf("%+v\n%s", in, r.log())
+			}
+			if n := strings.Count(r.log(), "waiting for capacity (next check"); n < 2 {
+				t.Fatalf("%d checks:\n%s", n, r.log())
 			}
 		})
 	}

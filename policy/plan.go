@@ -334,20 +334,20 @@ func (e *Engine) keyID(provider string) string {
 // plan is one request's walk along its chain. Only the driver (Run) walks
 // plans. It is not safe for concurrent use; one request, one plan.
 type plan struct {
-	e       *Engine
-	req     Request
-	chain   []Candidate
-	cur     int
-	walks   int
+	e     *Engine
+	req   Request
+	chain []Candidate
+	cur   int
+	walks int
 	// rungLeft is what is left of the rung being waited in checks
 	// (Request.CheckEvery)
 	rungLeft time.Duration
-	rateN   map[string]int // by candidate key: rate limits so far
-	netN    map[string]int // connection failures so far
-	toN     map[string]int // timeouts so far
-	srvN    map[string]int
-	took    map[string]time.Duration // by candidate key: how long its last failed attempt took
-	limited map[string]bool          // by limitKey: rate-limited in this request
+	rateN    map[string]int // by candidate key: rate limits so far
+	netN     map[string]int // connection failures so far
+	toN      map[string]int // timeouts so far
+	srvN     map[string]int
+	took     map[string]time.Duration // by candidate key: how long its last failed attempt took
+	limited  map[string]bool          // by limitKey: rate-limited in this request
 	// resuming: the answer reached the caller and broke; every step now
 	// continues it, on candidates that take a partial assistant turn
 	resuming      bool

@@ -170,7 +170,7 @@ func Run(ctx context.Context, o Options) Result {
 		// an agent is given a model, never a deployment
 		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true,
 			CheckEvery: checkEvery, RungLeft: o.RungLeft},
-		Source:  events.SourceExec, Endpoint: string(kind), Events: o.Events,
+		Source: events.SourceExec, Endpoint: string(kind), Events: o.Events,
 		OnWait: func(d time.Duration, next policy.Candidate, why classify.Verdict) {
 			what := next.Model
 			if what == "" {

@@ -194,7 +194,7 @@ type worker struct {
 type stepFailure struct {
 	park     time.Time     // every model at capacity: back then, no attempt used
 	rungLeft time.Duration // and what is left of the rung then
-	class classify.Class
+	class    classify.Class
 	// final: no retry can fix it (the key, the account, the request or the
 	// configuration): the task ends now, with no River retry
 	final bool

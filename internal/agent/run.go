@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
@@ -573,13 +575,11 @@ func notify(o Options, res Result, say func(string, ...any)) {
 	}
 }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports a terminal (not /dev/null, which is a character
+// device too).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // tail keeps the last max bytes written to it.

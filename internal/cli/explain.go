@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/events"
@@ -83,10 +84,8 @@ func (a *App) explainInput(args []string) (string, error) {
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
 		return strings.Join(args, " "), nil
 	}
-	if f, ok := a.Stdin.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return "", fail(ExitUsage, "give the error as TEXT, or pipe it in: ... 2>&1 | spillway explain -")
-		}
+	if f, ok := a.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return "", fail(ExitUsage, "give the error as TEXT, or pipe it in: ... 2>&1 | spillway explain -")
 	}
 	b, err := io.ReadAll(io.LimitReader(a.Stdin, maxExplainInput+1))
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
@@ -333,24 +335,17 @@ func (a *App) queueRun(open opener) *cobra.Command {
 					ew.Close(c)
 				}()
 			}
-			logf := func(format string, args ...any) {
-				line := fmt.Sprintf(format, args...)
-				if asJSON {
-					b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "event": line})
-					fmt.Fprintln(a.Stdout, string(b))
-					return
-				}
-				fmt.Fprintf(a.Stderr, "%s %s\n", time.Now().Format("15:04:05"), line)
-			}
-			stopView := a.queueView(ctx, s, asJSON)
+			view := a.newQueueView(s, asJSON)
+			stopView := view.run(ctx)
 			started := time.Now()
 			err = s.Run(ctx, queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
-				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: logf})
+				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task})
 			stopView()
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
 			if !untilEmpty {
+				view.summary(ExitOK)
 				return nil
 			}
 			// what this run leaves: a task that failed in it, else tasks
@@ -371,11 +366,14 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			}
 			switch {
 			case failed > 0:
+				view.summary(ExitFail)
 				return fail(ExitFail, "%d task(s) failed; see spillway queue ls", failed)
 			case waiting > 0:
+				view.summary(ExitWaiting)
 				fmt.Fprintf(a.Stderr, "spillway: %d task(s) wait (a window, capacity or a retry); the next may start at %s: run the queue again then\n", waiting, next.Local().Format("Jan 2 15:04:05"))
 				return exitQuietly(ExitWaiting)
 			}
+			view.summary(ExitOK)
 			return nil
 		},
 	}
@@ -391,52 +389,144 @@ func (a *App) queueRun(open opener) *cobra.Command {
 	return cmd
 }
 
-// queueView prints a progress bar with counts per status every second (a
-// line each time when stdout is not a terminal), or JSON lines.
-func (a *App) queueView(ctx context.Context, s *queue.Store, asJSON bool) func() {
+// queueView shows a queue run. On a terminal: a progress bar on stdout,
+// redrawn every second, with each event printed above it (one writer owns
+// the screen, so nothing is glued to the bar). Otherwise: the progress line
+// on stdout when it changes, events on stderr, a line each. With --json:
+// on stdout, a record per task transition ({"type":"task"}), the runner's
+// other events ({"type":"log"}), and a final summary ({"type":"summary"}).
+type queueView struct {
+	a        *App
+	s        *queue.Store
+	json     bool
+	tty      bool
+	mu       sync.Mutex
+	bar      string // on the screen, after the events (tty)
+	lastLine string // printed last (no tty)
+}
+
+func (a *App) newQueueView(s *queue.Store, asJSON bool) *queueView {
+	v := &queueView{a: a, s: s, json: asJSON}
+	if f, ok := a.Stdout.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
+		v.tty = true
+	}
+	return v
+}
+
+// record prints one JSON record with its time and type.
+func (v *queueView) record(typ string, fields any) {
+	b, _ := json.Marshal(fields)
+	head, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "type": typ})
+	if len(b) > 2 { // {"ts":…,"type":…, then the fields
+		b = append(append(head[:len(head)-1:len(head)-1], ','), b[1:]...)
+	} else {
+		b = head
+	}
+	fmt.Fprintln(v.a.Stdout, string(b))
+}
+
+// event prints one line of what happened.
+func (v *queueView) event(line string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	line = time.Now().Format("15:04:05") + " " + line
+	if v.tty {
+		fmt.Fprintf(v.a.Stdout, "\r\033[K%s\n%s", line, v.bar)
+		return
+	}
+	fmt.Fprintln(v.a.Stderr, line)
+}
+
+// log is the runner's Log.
+func (v *queueView) log(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if v.json {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.record("log", map[string]string{"message": line})
+		return
+	}
+	v.event(line)
+}
+
+// task is the runner's OnTask.
+func (v *queueView) task(ev queue.TaskEvent) {
+	if v.json {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.record("task", ev)
+		return
+	}
+	line := fmt.Sprintf("task %d (%s): %s", ev.ID, ev.Name, ev.Status)
+	if !ev.Next.IsZero() {
+		line += " (next " + ev.Next.Local().Format("15:04:05") + ")"
+	}
+	if ev.Error != "" {
+		line += ": " + ev.Error
+	}
+	v.event(line)
+}
+
+// draw shows the counts now.
+func (v *queueView) draw() {
+	list, err := v.s.List(context.Background())
+	if err != nil || v.json {
+		return
+	}
+	line := progressLine(list)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch {
+	case v.tty:
+		v.bar = line
+		fmt.Fprintf(v.a.Stdout, "\r\033[K%s", line)
+	case line != v.lastLine:
+		fmt.Fprintln(v.a.Stdout, line)
+	}
+	v.lastLine = line
+}
+
+// run draws every second until the returned stop, which draws once more
+// (the final counts) and ends the bar's line.
+func (v *queueView) run(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	tty := false
-	if f, ok := a.Stdout.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		last := ""
 		for {
-			list, err := s.List(context.Background())
-			if err == nil {
-				line := progressLine(list)
-				switch {
-				case asJSON:
-					counts := map[string]int{}
-					for _, t := range list {
-						counts[t.Status]++
-					}
-					b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC(), "counts": counts, "total": len(list)})
-					fmt.Fprintln(a.Stdout, string(b))
-				case tty:
-					fmt.Fprintf(a.Stdout, "\r\033[K%s", line)
-				case line != last:
-					fmt.Fprintln(a.Stdout, line)
-				}
-				last = line
-			}
+			v.draw()
 			select {
 			case <-ctx.Done():
-				if tty {
-					io.WriteString(a.Stdout, "\n")
-				}
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() {
+		cancel()
+		<-done
+		v.draw()
+		if v.tty {
+			io.WriteString(v.a.Stdout, "\n")
+		}
+	}
+}
+
+// summary ends a --json run: the tasks by status, and the exit code.
+func (v *queueView) summary(code int) {
+	if !v.json {
+		return
+	}
+	list, _ := v.s.List(context.Background())
+	counts := map[string]int{}
+	for _, t := range list {
+		counts[t.Status]++
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.record("summary", map[string]any{"counts": counts, "total": len(list), "exit": code})
 }
 
 // statusOf is a task's status as a person reads it: a wait says until when.
@@ -463,7 +553,7 @@ func progressLine(list []queue.Info) string {
 		filled = finished * width / total
 	}
 	var parts []string
-	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "scheduled", "failed", "cancelled"} {
+	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "waiting to retry", "scheduled", "failed", "cancelled"} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

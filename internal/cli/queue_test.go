@@ -308,3 +308,36 @@ func TestQueueUntilEmpty(t *testing.T) {
 		})
 	}
 }
+
+// queue run --json: a record per task transition, the runner's events, and
+// a final summary, checked against a golden file (times normalised).
+func TestQueueRunJSONGolden(t *testing.T) {
+	srv, _ := sim.New(sim.Options{TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "auth", Count: -1})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
+	env := map[string]string{"HOME": dir, "SIM_KEY": "sk-sim-test"}
+	db := "sqlite:" + filepath.Join(dir, "q.db")
+	q := func(args ...string) (string, string, int) {
+		return run(t, env, "", append([]string{"queue", "--config", cfg, "--db", db}, args...)...)
+	}
+	q("add", "--name", "ok", "--prompt", "a", "--model", "gpt-6.1-sol", "--min-tier", "medium")
+	q("add", "--name", "no-key", "--prompt", "b", "--model", "gpt-6-luna")
+	out, errOut, code := q("run", "--json", "--until-empty", "--concurrency", "1", "--events", "-", "--gap-min", "0s", "--gap-max", "0s")
+	if code != ExitFail {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	got := regexp.MustCompile(`"ts":"[^"]+"`).ReplaceAllString(out, `"ts":"…"`)
+	golden := "../../testdata/queue/run-json.golden"
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, _ := os.ReadFile(golden)
+	if got != string(want) {
+		t.Fatalf("queue run --json:\n%s\nwant (%s):\n%s", got, golden, want)
+	}
+}

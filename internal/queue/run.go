@@ -51,6 +51,22 @@ type RunOptions struct {
 	// UntilEmpty stops once no task is runnable now or running.
 	UntilEmpty bool
 	Log        func(format string, a ...any)
+	// OnTask, when set, is told each change of a task's status this runner
+	// makes, as it makes it.
+	OnTask func(TaskEvent)
+}
+
+// TaskEvent is a task's change of status: the statuses of Info, with the
+// attempt it happened in, the error of a failure, and when a task that
+// waits is due next.
+type TaskEvent struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Status      string    `json:"status"`
+	Attempt     int       `json:"attempt"`
+	MaxAttempts int       `json:"max_attempts"`
+	Error       string    `json:"error,omitempty"`
+	Next        time.Time `json:"next,omitzero"`
 }
 
 // Paced is cfg with its pacing set to the queue's gaps: attempts to each
@@ -201,20 +217,54 @@ type stepFailure struct {
 	err   error
 }
 
-// Work runs one task's steps, skipping those already finished.
+// Work runs one task's steps, skipping those already finished, and tells
+// OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
+	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
+	w.tell(ev)
+	status, next, err := w.work(ctx, job)
+	var cancel *rivertype.JobCancelError
+	switch {
+	case status != "":
+	case err == nil:
+		status = "succeeded"
+	case errors.As(err, &cancel):
+		status = "failed"
+	case job.Attempt >= job.MaxAttempts:
+		status = "failed"
+	default:
+		status = "waiting to retry"
+	}
+	ev.Status, ev.Next = status, next
+	if err != nil && status != "queued" && status != "scheduled" && status != "waiting for capacity" {
+		ev.Error = strings.TrimPrefix(err.Error(), "JobCancelError: ")
+	}
+	w.tell(ev)
+	return err
+}
+
+func (w *worker) tell(ev TaskEvent) {
+	if w.o.OnTask != nil {
+		w.o.OnTask(ev)
+	}
+}
+
+// work is Work's: it returns the task's status when it waits (a window,
+// capacity, handed back), with when it is due next.
+func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, time.Time, error) {
 	task := job.Args.Task
 	if _, done, err := w.store.Result(ctx, job.ID); err != nil {
-		return err
+		return "", time.Time{}, err
 	} else if done {
-		return nil // finished before its worker died: never run twice
+		return "", time.Time{}, nil // finished before its worker died: never run twice
 	}
 	if win, _ := ParseWindow(task.Window); !win.Contains(time.Now()) {
 		river.MetadataSet(ctx, "spillway_wait", "window")
-		return river.JobSnooze(time.Until(win.Next(time.Now())))
+		at := win.Next(time.Now())
+		return "scheduled", at, river.JobSnooze(time.Until(at))
 	}
 	if !task.Deadline.IsZero() && time.Now().After(task.Deadline) {
-		return river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
+		return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
 	}
 	var meta struct {
 		Snoozes  int           `json:"spillway_snoozes"`
@@ -225,7 +275,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	river.MetadataSet(ctx, "spillway_wait", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
 	if err != nil {
-		return err
+		return "", time.Time{}, err
 	}
 	if i, why, ok := w.store.interrupted(ctx, job.ID); ok && i < len(task.Steps) && !done[i] {
 		w.o.Log("task %d (%s): step %d (%s) was interrupted by %s; running it again", job.ID, task.Name, i+1, task.Steps[i].Name, why)
@@ -237,7 +287,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		}
 		w.o.Log("task %d (%s): step %d/%d %s", job.ID, task.Name, i+1, len(task.Steps), step.Name)
 		if err := w.store.stepStarted(ctx, w.runner, job.ID, i); err != nil {
-			return err
+			return "", time.Time{}, err
 		}
 		out, served, f := w.runStep(ctx, job.ID, task, step.Expand(prev), meta.Snoozes, meta.RungLeft)
 		if f != nil && w.runCtx.Err() != nil {
@@ -245,7 +295,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 			// attempt not used, and this step runs again next time
 			_ = w.store.stepInterrupted(keep, job.ID, "the runner stopping")
 			w.o.Log("task %d (%s): step %d (%s) interrupted: the runner is stopping; it runs again next time (no attempt used)", job.ID, task.Name, i+1, step.Name)
-			return river.JobSnooze(0)
+			return "queued", time.Time{}, river.JobSnooze(0)
 		}
 		if f != nil {
 			_ = w.store.stepEnded(keep, job.ID)
@@ -257,14 +307,14 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		switch {
 		case f == nil:
 		case !f.park.IsZero():
-			return w.snooze(ctx, job, meta.Snoozes, f.park, f.rungLeft)
+			return "waiting for capacity", f.park, w.snooze(ctx, job, meta.Snoozes, f.park, f.rungLeft)
 		case f.final:
 			// retrying would fail the same way: end the task now, saying why
 			river.MetadataSet(ctx, "spillway_failed", string(f.class))
 			w.o.Log("task %d (%s): step %s failed (%s), not retried: %v", job.ID, task.Name, step.Name, f.class, f.err)
-			return river.JobCancel(fmt.Errorf("step %s: %w", step.Name, f.err))
+			return "", time.Time{}, river.JobCancel(fmt.Errorf("step %s: %w", step.Name, f.err))
 		default:
-			return fmt.Errorf("step %s: %w", step.Name, f.err)
+			return "", time.Time{}, fmt.Errorf("step %s: %w", step.Name, f.err)
 		}
 		if served != "" {
 			w.wake(ctx, job.ID, served)
@@ -275,18 +325,18 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		}
 		if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
 			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
-			return err
+			return "", time.Time{}, err
 		}
 		if err := w.store.stepEnded(ctx, job.ID); err != nil {
-			return err
+			return "", time.Time{}, err
 		}
 		prev = out
 	}
 	if err := w.store.be.exec(ctx, `INSERT INTO spillway_results (job_id, output, finished_at) VALUES (?, ?, ?)`,
 		job.ID, prev, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
-		return err
+		return "", time.Time{}, err
 	}
-	return river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
+	return "", time.Time{}, river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
 }
 
 // request is what the policy engine plans for a prompt step of task: its

@@ -108,12 +108,21 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 2 * time.Minute}
+	var mu sync.Mutex
+	inFlight := map[int]time.Time{} // request → when it was sent
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				results <- demoRequest(ctx, client, gwAddr, i)
+				mu.Lock()
+				inFlight[i] = time.Now()
+				mu.Unlock()
+				r := demoRequest(ctx, client, gwAddr, i)
+				mu.Lock()
+				delete(inFlight, i)
+				mu.Unlock()
+				results <- r
 			}
 		}()
 	}
@@ -129,7 +138,35 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		close(results)
 	}()
 	var all []demoResult
-	for r := range results {
+	// a silence of more than a few seconds says what the requests wait for
+	// and until when, once
+	quiet := time.NewTimer(5 * time.Second)
+	defer quiet.Stop()
+	for {
+		var r demoResult
+		var ok bool
+		select {
+		case r, ok = <-results:
+		case <-quiet.C:
+			mu.Lock()
+			var oldest time.Time
+			for _, t := range inFlight {
+				if oldest.IsZero() || t.Before(oldest) {
+					oldest = t
+				}
+			}
+			n := len(inFlight)
+			mu.Unlock()
+			if n > 0 {
+				fmt.Fprintf(a.Stderr, "  … %d request(s) in flight: the gateway waits for room (the oldest at most until %s, its retry.budget of %s)\n",
+					n, oldest.Add(cfg.Retry.Budget.D()).Format("15:04:05"), cfg.Retry.Budget.D())
+			}
+			continue
+		}
+		if !ok {
+			break
+		}
+		quiet.Reset(5 * time.Second)
 		all = append(all, r)
 		what := "ok"
 		switch {

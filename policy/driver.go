@@ -72,6 +72,12 @@ type Call struct {
 	OnSwitch func(from, to Candidate, why classify.Verdict)
 	// OnWait, when set, is told before every wait the plan asks for.
 	OnWait func(d time.Duration, next Candidate, why classify.Verdict)
+	// Check, when set, is how a check within a rung (Request.CheckEvery)
+	// looks for room without a whole attempt: a minimal request to the
+	// candidate, say; it reports false when the candidate is still at
+	// capacity. Without it, a check is an attempt. The chain is walked
+	// only when one candidate has room.
+	Check func(ctx context.Context, c Candidate) bool
 }
 
 // Result is what one Send found (see Call.Send).
@@ -222,6 +228,13 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 			}
 		}
+		if st.check && c.Check != nil && !r.room(ctx) {
+			// no room anywhere: the rung goes on, no attempt made
+			r.mu.Lock()
+			st = r.plan.exhausted(st.Candidate, last.Verdict)
+			r.mu.Unlock()
+			continue
+		}
 		cand := st.Candidate
 		res, rc := r.attempt(ctx, st)
 		if rc != nil {
@@ -268,6 +281,16 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			c.OnSwitch(cand, st.Candidate, res.Verdict)
 		}
 	}
+}
+
+// room reports whether Call.Check finds room at a candidate of the chain.
+func (r *run) room(ctx context.Context) bool {
+	for _, cand := range r.plan.chain {
+		if r.c.Check(ctx, cand) {
+			return true
+		}
+	}
+	return false
 }
 
 // newRun is c's run, its plan made.

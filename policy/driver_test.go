@@ -640,6 +640,18 @@ func TestRungChecks(t *testing.T) {
 			t.Fatalf("%+v", out)
 		}
 	})
+	t.Run("with Call.Check: no attempt until a check finds room", func(t *testing.T) {
+		e, clk := clocked(config.Default())
+		back := t0.Add(3*time.Minute + 30*time.Second)
+		checks := 0
+		out := e.Run(context.Background(), &Call{Request: req, Send: send(clk, back), Check: func(_ context.Context, c Candidate) bool {
+			checks++
+			return !clk.Now().Before(back)
+		}})
+		if !out.Committed || out.Attempts != 2 || out.Waited != 4*time.Minute || checks != 4 {
+			t.Fatalf("%d checks, %+v", checks, out)
+		}
+	})
 	t.Run("parked: back for each check, with the rest of the rung", func(t *testing.T) {
 		cfg := config.Default()
 		cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0 // (an open breaker would bring it back sooner, at its probe)

@@ -852,8 +852,13 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	if next, ok := p.onward(nil); ok {
 		return p.switchTo(next, c)
 	}
-	// The chain is exhausted: back off (or climb the ladder), then walk it
-	// again from the top.
+	return p.exhausted(c, v)
+}
+
+// exhausted is the step after a walk of the whole chain found every model
+// at capacity (or a check found no room): back off (or climb the ladder),
+// then walk it again from the top.
+func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 	rung := len(p.req.Ladder) > 0
 	if rung && p.rungLeft > 0 {
 		// a check within a rung found no room: the rung goes on

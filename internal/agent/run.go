@@ -25,6 +25,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -180,6 +181,13 @@ func Run(ctx context.Context, o Options) Result {
 			}
 			stopCountdown = wait(o.Stderr, d, fmt.Sprintf("before trying %s (%s)", what, why.Class))
 		},
+	}
+	// a check within a long rung: with the provider's own key, the
+	// smallest request to the model; else (a ChatGPT login, say) the agent
+	// is run again, and fails fast at capacity
+	c.Check = func(ctx context.Context, cand policy.Candidate) bool {
+		room, checked := upstream.Room(ctx, http.DefaultTransport, o.Config, cand)
+		return room || !checked
 	}
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		args, model, resumed := o.Command, a.Candidate.Model, ""

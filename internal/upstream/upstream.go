@@ -372,3 +372,36 @@ func (e *BrokenStream) Unwrap() []error {
 	}
 	return errs
 }
+
+// Room asks cand's provider, with the provider's own key, for the smallest
+// answer (one token) and reports whether the model has room: false at
+// capacity. checked is false when it could not ask (the provider has no
+// key of its own, or speaks no prompt endpoint): the caller must try.
+func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate) (room, checked bool) {
+	prov, ok := cfg.Providers[cand.Provider]
+	if !ok || prov.Auth != "key" || prov.APIKey.Value == "" {
+		return false, false
+	}
+	ep, ok := wire.PromptEndpoint(cand.Type)
+	if !ok {
+		return false, false
+	}
+	body, err := wire.ParseBody(ep, wire.Prompt{User: "ping", MaxTokens: 1}.Body(ep, cand.Upstream))
+	if err != nil {
+		return false, false
+	}
+	req, err := NewRequest(ctx, cfg, ep, body, cand, http.Header{}, "")
+	if err != nil {
+		return false, false
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return false, false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 2 {
+		return true, true
+	}
+	return classify.HTTP(resp.StatusCode, resp.Header, b).Class != classify.Capacity, true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sim"
 )
 
 func TestNewRequest(t *testing.T) {
@@ -69,5 +71,45 @@ func TestNewRequest(t *testing.T) {
 		if _, err := NewRequest(context.Background(), cfg, chat, body, bad, nil, ""); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// Room asks the model for one token with the provider's own key: no room at
+// capacity, room otherwise; without a key of the provider's own it cannot
+// ask.
+func TestRoom(t *testing.T) {
+	srv, err := sim.New(sim.Options{TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	cfg := config.Default()
+	p := cfg.Providers["openai"]
+	p.BaseURL, p.Auth, p.APIKey = hs.URL+"/v1", "key", config.Secret{Ref: "env:K", Value: "sk-room-test"}
+	cfg.Providers["openai"] = p
+	for _, c := range []struct {
+		name          string
+		model         string
+		keyless       bool
+		room, checked bool
+	}{
+		{"a full model", "gpt-6-astra", false, false, true},
+		{"a model with room", "gpt-6.1-sol", false, true, true},
+		{"no key of the provider's own", "gpt-6.1-sol", true, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := cfg
+			if c.keyless {
+				cfg = config.Default()
+			}
+			cand := policy.Candidate{Model: c.model, Upstream: c.model, Provider: "openai", Type: classify.OpenAI}
+			room, checked := Room(context.Background(), http.DefaultTransport, cfg, cand)
+			if room != c.room || checked != c.checked {
+				t.Fatalf("room %v checked %v", room, checked)
+			}
+		})
 	}
 }

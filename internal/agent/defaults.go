@@ -13,69 +13,69 @@ import (
 // Code's Opus. Gemini CLI's default is not known here: its chain's first.
 var builtinModel = map[Kind]string{Codex: "gpt-6.1-sol", Claude: "claude-opus-5-5"}
 
+// modelSource is where an agent keeps the model it runs: an environment
+// variable, and a file under a directory that a variable may move (else
+// under HOME).
+type modelSource struct {
+	env     string // "" for none
+	dirEnv  string
+	homeDir string // under HOME when dirEnv is unset
+	file    string
+	model   func([]byte) string
+}
+
+var modelSources = map[Kind]modelSource{
+	Codex: {dirEnv: "CODEX_HOME", homeDir: ".codex", file: "config.toml", model: func(b []byte) string {
+		var c struct {
+			Model string `toml:"model"`
+		}
+		_ = toml.Unmarshal(b, &c)
+		return c.Model
+	}},
+	Claude: {env: "ANTHROPIC_MODEL", dirEnv: "CLAUDE_CONFIG_DIR", homeDir: ".claude", file: "settings.json", model: func(b []byte) string {
+		var c struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal(b, &c)
+		return c.Model
+	}},
+	Gemini: {env: "GEMINI_MODEL", dirEnv: "GEMINI_CLI_HOME", homeDir: "", file: filepath.Join(".gemini", "settings.json"), model: func(b []byte) string {
+		var c struct {
+			Model struct {
+				Name string `json:"name"`
+			} `json:"model"`
+		}
+		_ = json.Unmarshal(b, &c)
+		return c.Model.Name
+	}},
+}
+
 // DefaultModel is the model the agent would run on its own, and where that
 // comes from: its environment (ANTHROPIC_MODEL, GEMINI_MODEL), its
 // configuration file (Codex's $CODEX_HOME/config.toml `model`, Claude
 // Code's settings.json `model`, Gemini CLI's settings.json `model.name`),
 // else its built-in default. "" for a command spillway does not know.
 func DefaultModel(k Kind, getenv func(string) string) (model, from string) {
-	home := getenv("HOME")
-	switch k {
-	case Codex:
-		dir := getenv("CODEX_HOME")
-		if dir == "" && home != "" {
-			dir = filepath.Join(home, ".codex")
-		}
-		var c struct {
-			Model string `toml:"model"`
-		}
-		path := filepath.Join(dir, "config.toml")
-		if dir == "" {
-			break
-		}
-		if b, err := os.ReadFile(path); err == nil && toml.Unmarshal(b, &c) == nil && c.Model != "" {
-			return c.Model, path
-		}
-	case Claude:
-		if m := getenv("ANTHROPIC_MODEL"); m != "" {
-			return m, "ANTHROPIC_MODEL"
-		}
-		dir := getenv("CLAUDE_CONFIG_DIR")
-		if dir == "" && home != "" {
-			dir = filepath.Join(home, ".claude")
-		}
-		var c struct {
-			Model string `json:"model"`
-		}
-		path := filepath.Join(dir, "settings.json")
-		if dir == "" {
-			break
-		}
-		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &c) == nil && c.Model != "" {
-			return c.Model, path
-		}
-	case Gemini:
-		if m := getenv("GEMINI_MODEL"); m != "" {
-			return m, "GEMINI_MODEL"
-		}
-		dir := getenv("GEMINI_CLI_HOME")
-		if dir == "" {
-			dir = home
-		}
-		var c struct {
-			Model struct {
-				Name string `json:"name"`
-			} `json:"model"`
-		}
-		path := filepath.Join(dir, ".gemini", "settings.json")
-		if dir == "" {
-			break
-		}
-		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &c) == nil && c.Model.Name != "" {
-			return c.Model.Name, path
-		}
-	default:
+	src, ok := modelSources[k]
+	if !ok {
 		return "", ""
+	}
+	if src.env != "" {
+		if m := getenv(src.env); m != "" {
+			return m, src.env
+		}
+	}
+	dir := getenv(src.dirEnv)
+	if home := getenv("HOME"); dir == "" && home != "" {
+		dir = filepath.Join(home, src.homeDir)
+	}
+	if dir != "" { // never a path relative to wherever spillway runs
+		path := filepath.Join(dir, src.file)
+		if b, err := os.ReadFile(path); err == nil {
+			if m := src.model(b); m != "" {
+				return m, path
+			}
+		}
 	}
 	if m := builtinModel[k]; m != "" {
 		return m, string(k) + "'s own default"

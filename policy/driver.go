@@ -141,6 +141,10 @@ type Outcome struct {
 	// (Request.RungLeft of the request that comes back; 0: the rung is over).
 	ParkUntil time.Time
 	RungLeft  time.Duration
+	// NextRung is the Request.Rung of the request that comes back: the
+	// same rung while some of it is left, else the next (the last
+	// repeats).
+	NextRung int
 	// Err is the context's error when the request was given up because its
 	// context ended.
 	Err error
@@ -203,6 +207,9 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 	}
 	r := e.newRun(c)
 	st := r.plan.start()
+	if c.Request.RungLeft > 0 && st.Action == send {
+		st.check = true // a parked request back for a check within its rung
+	}
 	var last, delivered Result // the last attempt's that reached the upstream; the last committed one's
 	var deliveredTo Candidate
 	for {
@@ -217,7 +224,11 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			if short := st.Wait - until.Sub(e.clock.Now()); st.check && short > 0 {
 				left += short // back sooner (a breaker's probe): that much of the rung is still to wait
 			}
-			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: until, RungLeft: left,
+			next := r.plan.rungAt
+			if left <= 0 {
+				next = min(next+1, len(c.Request.Ladder)-1)
+			}
+			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: until, RungLeft: left, NextRung: next,
 				Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
 		}
 		if st.Wait > 0 {

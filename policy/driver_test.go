@@ -659,7 +659,7 @@ func TestRungChecks(t *testing.T) {
 		parked := req
 		parked.Park = true
 		out := e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))})
-		if out.ParkUntil != t0.Add(time.Minute) || out.RungLeft != 9*time.Minute {
+		if out.ParkUntil != t0.Add(time.Minute) || out.RungLeft != 9*time.Minute || out.NextRung != 0 {
 			t.Fatalf("first park: %+v", out)
 		}
 		parked.RungLeft = out.RungLeft
@@ -668,8 +668,18 @@ func TestRungChecks(t *testing.T) {
 			t.Fatalf("second park: %+v", out)
 		}
 		parked.RungLeft = time.Minute // the rung's last check: after it, the next rung
-		if out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))}); out.RungLeft != 0 {
+		if out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))}); out.RungLeft != 0 || out.NextRung != 1 {
 			t.Fatalf("last check: %+v", out)
+		}
+		// back for a check with Call.Check: no room, no attempt, parked again
+		attempts := 0
+		parked.RungLeft = 5 * time.Minute
+		out = e.Run(context.Background(), &Call{Request: parked, Send: func(ctx context.Context, a *Attempt) Result {
+			attempts++
+			return send(clk, t0.Add(24*time.Hour))(ctx, a)
+		}, Check: func(context.Context, Candidate) bool { return false }})
+		if attempts != 0 || out.ParkUntil.IsZero() || out.RungLeft != 4*time.Minute {
+			t.Fatalf("a check with no room: %d attempts, %+v", attempts, out)
 		}
 		parked.Rung, parked.RungLeft = 1, 0
 		if out = e.Run(context.Background(), &Call{Request: parked, Send: send(clk, t0.Add(24*time.Hour))}); out.RungLeft != 29*time.Minute {

@@ -340,8 +340,9 @@ type plan struct {
 	cur   int
 	walks int
 	// rungLeft is what is left of the rung being waited in checks
-	// (Request.CheckEvery)
+	// (Request.CheckEvery); rungAt is that rung's index
 	rungLeft time.Duration
+	rungAt   int
 	rateN    map[string]int // by candidate key: rate limits so far
 	netN     map[string]int // connection failures so far
 	toN      map[string]int // timeouts so far
@@ -380,7 +381,7 @@ func (e *Engine) newPlan(r Request) *plan {
 	}
 	if r.RungLeft > 0 && len(r.Ladder) > 0 {
 		// back from a check of rung r.Rung: the rest of it first
-		p.rungLeft, p.walks = r.RungLeft, 1
+		p.rungLeft, p.walks, p.rungAt = r.RungLeft, 1, r.Rung
 	}
 	return p
 }
@@ -874,6 +875,7 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 			}
 			i = len(p.req.Ladder) - 1
 		}
+		p.rungAt = i
 		wait = max(p.req.Ladder[i], v.Wait)
 		if !p.req.Park && p.spent+wait > p.budget {
 			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
@@ -916,9 +918,9 @@ func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
 	if !ok {
 		return p.fail(v, "every model of the chain is at capacity")
 	}
+	// (the rung covers a Retry-After already: it is not added again)
 	wait := min(p.req.CheckEvery, p.rungLeft)
 	p.rungLeft -= wait
-	wait = max(wait, v.Wait)
 	if !p.req.Park {
 		p.wait(wait)
 	}

@@ -38,6 +38,8 @@ type Error struct {
 	// be left of the rung then (pass it to the next call's CheckRung).
 	ParkUntil time.Time
 	RungLeft  time.Duration
+	// NextRung is the rung the next call waits (Park's waited).
+	NextRung int
 }
 
 func (e *Error) Error() string {
@@ -137,7 +139,7 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 		return nil, err
 	}
 	if out != nil && !out.ParkUntil.IsZero() {
-		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil, RungLeft: out.RungLeft}
+		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil, RungLeft: out.RungLeft, NextRung: out.NextRung}
 	}
 	defer resp.Body.Close()
 	b, rerr := io.ReadAll(resp.Body)

@@ -102,6 +102,7 @@ type Result struct {
 	// and RungLeft what will be left of its rung then.
 	ParkUntil time.Time     `json:"park_until,omitzero"`
 	RungLeft  time.Duration `json:"-"`
+	NextRung  int           `json:"-"`
 	// Stdout is what the run that succeeded printed (its last MiB), without
 	// the output of the runs that failed before it.
 	Stdout string `json:"-"`
@@ -179,6 +180,7 @@ func Run(ctx context.Context, o Options) Result {
 			if what == "" {
 				what = "the command"
 			}
+			stopCountdown() // a check that found no room: the wait goes on, said anew
 			stopCountdown = wait(o.Stderr, d, fmt.Sprintf("before trying %s (%s)", what, why.Class))
 		},
 	}
@@ -264,7 +266,7 @@ func Run(ctx context.Context, o Options) Result {
 			res.Reason = "interrupted while waiting"
 		}
 	case !out.ParkUntil.IsZero():
-		res.ExitCode, res.Class, res.Reason, res.ParkUntil, res.RungLeft = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil, out.RungLeft
+		res.ExitCode, res.Class, res.Reason, res.ParkUntil, res.RungLeft, res.NextRung = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil, out.RungLeft, out.NextRung
 	case last.startErr != nil:
 		say("cannot run %s: %v", o.Command[0], last.startErr)
 		res.ExitCode, res.Class, res.Reason = 127, "unknown", last.startErr.Error()
@@ -396,12 +398,17 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	if group {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	proc.BecomeSubreaper()
+	if !group {
+		// on a terminal the agent shares spillway's group: its orphans
+		// are found as spillway's adopted children
+		proc.BecomeSubreaper()
+	}
 	if err := cmd.Start(); err != nil {
 		out.startErr = err
 		return out
 	}
 	pid := cmd.Process.Pid
+	start, _ := proc.StartTime(pid)
 	if o.OnStart != nil {
 		o.OnStart(pid)
 	}
@@ -423,9 +430,9 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 		_ = syscall.Kill(target, syscall.SIGINT)
 		select {
 		case err = <-done:
-			proc.KillTree(pid, group, false)
+			proc.KillTree(pid, group, false, start)
 		case <-time.After(killGrace):
-			proc.KillTree(pid, group, true)
+			proc.KillTree(pid, group, true, start)
 			err = <-done
 		}
 		if group {

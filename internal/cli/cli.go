@@ -27,6 +27,8 @@ const (
 	// ExitWaiting: queue run --until-empty stopped with tasks left that
 	// wait for later (a window, capacity, a retry).
 	ExitWaiting = 3
+	// ExitInterrupted: Ctrl-C or SIGTERM stopped the command.
+	ExitInterrupted = 130
 )
 
 // App is one invocation's environment. Tests build their own.

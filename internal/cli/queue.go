@@ -344,6 +344,12 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
+			if ctx.Err() != nil {
+				// Ctrl-C or SIGTERM: the running tasks were handed back,
+				// nothing is finished
+				view.summary(ExitInterrupted)
+				return exitQuietly(ExitInterrupted)
+			}
 			if !untilEmpty {
 				view.summary(ExitOK)
 				return nil

@@ -19,24 +19,32 @@ func BecomeSubreaper() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 // KillTree ends with SIGKILL everything an agent started: in a process
 // group of its own (group), the whole group; otherwise (a terminal's
 // foreground group, which spillway shares) pid while it runs (alive), every
-// descendant of it, and the orphans reparented to spillway. It never
-// signals spillway itself, and reaps what it killed that was not pid.
-func KillTree(pid int, group, alive bool) {
+// descendant of it, and the orphans reparented to spillway (its subreaper)
+// that started since the agent did (start, StartTime's; never a child of
+// spillway's from before). It never signals spillway itself, and reaps
+// what it killed that spillway adopted.
+func KillTree(pid int, group, alive bool, start uint64) {
 	if group {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		return
 	}
 	self := os.Getpid()
-	parents := processParents()
+	procs := processes()
+	adopted := func(q int) bool {
+		if q == pid || procs[q].ppid != self {
+			return false
+		}
+		st, err := StartTime(q)
+		return err == nil && st >= start
+	}
 	var victims []int
-	for p := range parents {
+	for p := range procs {
 		if p == self || p == pid {
 			continue
 		}
-		// p descends from pid, or from an orphan spillway adopted (a
-		// child of spillway's that is not pid)
-		for q, hops := p, 0; q > 1 && q != self && hops < 64; q, hops = parents[q], hops+1 {
-			if q == pid || parents[q] == self {
+		// p descends from pid, or from an orphan spillway adopted
+		for q, hops := p, 0; q > 1 && q != self && hops < 64; q, hops = procs[q].ppid, hops+1 {
+			if q == pid || adopted(q) {
 				victims = append(victims, p)
 				break
 			}
@@ -47,7 +55,7 @@ func KillTree(pid int, group, alive bool) {
 	}
 	for _, p := range victims {
 		_ = unix.Kill(p, unix.SIGKILL)
-		if parents[p] == self {
+		if procs[p].ppid == self {
 			_, _ = unix.Wait4(p, nil, 0, nil)
 		}
 	}
@@ -64,12 +72,13 @@ func ReapGroup(pgid int) {
 	}
 }
 
-// GroupAlive reports whether process group pgid still has a member.
-func GroupAlive(pgid int) bool { return unix.Kill(-pgid, 0) == nil }
+// process is what /proc/PID/stat says of one process.
+type process struct{ ppid, pgrp, session int }
 
-// processParents maps every process's pid to its parent's, from /proc.
-func processParents() map[int]int {
-	out := map[int]int{}
+// processes maps every process's pid to its parent, group and session,
+// from /proc.
+func processes() map[int]process {
+	out := map[int]process{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -80,19 +89,21 @@ func processParents() map[int]int {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid …: comm may hold spaces and parentheses
+		// pid (comm) state ppid pgrp session …: comm may hold spaces and
+		// parentheses
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
+		if len(f) < 4 {
 			continue
 		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil {
-			out[pid] = ppid
-		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		sid, _ := strconv.Atoi(f[3])
+		out[pid] = process{ppid, pgrp, sid}
 	}
 	return out
 }
@@ -117,22 +128,42 @@ func StartTime(pid int) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
-// KillGroupStarted kills process group pgid with SIGKILL when its leader is
-// still the process that started at start, or, the leader gone, while the
-// group has members (the kernel does not give out a pid that still names a
-// group, so they are the same group's). It reports whether it signalled.
-func KillGroupStarted(pgid int, start uint64) bool {
+// BootID names this boot of the machine: a pid or group id recorded under
+// another names nothing now.
+func BootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+// Session is spillway's session id.
+func Session() int {
+	sid, _ := unix.Getsid(0)
+	return sid
+}
+
+// KillGroupStarted kills process group pgid with SIGKILL when it is still
+// the group recorded: its leader the process that started at start, or,
+// the leader gone, every member in session sid (the recording runner's;
+// a group id reused since would be someone else's). It reports whether it
+// signalled.
+func KillGroupStarted(pgid int, start uint64, sid int) bool {
 	if st, err := StartTime(pgid); err == nil {
 		if st != start {
 			return false // the pid is another process's now
 		}
 		return unix.Kill(-pgid, unix.SIGKILL) == nil
 	}
-	// the leader exited: its group lives on in its members
-	if !GroupAlive(pgid) {
-		return false
+	members := 0
+	for _, p := range processes() {
+		if p.pgrp != pgid {
+			continue
+		}
+		if p.session != sid {
+			return false
+		}
+		members++
 	}
-	return unix.Kill(-pgid, unix.SIGKILL) == nil
+	return members > 0 && unix.Kill(-pgid, unix.SIGKILL) == nil
 }
 
 // Running reports whether process pid runs (a zombie has ended).

@@ -9,7 +9,7 @@ func BecomeSubreaper() {}
 
 // KillTree ends pid's process group (group) or pid (alive) with SIGKILL;
 // without /proc, descendants outside the group are not found.
-func KillTree(pid int, group, alive bool) {
+func KillTree(pid int, group, alive bool, start uint64) {
 	switch {
 	case group:
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
@@ -17,9 +17,6 @@ func KillTree(pid int, group, alive bool) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
-
-// GroupAlive reports whether process group pgid still has a member.
-func GroupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 
 // ReapGroup waits for the members of process group pgid that are
 // spillway's children.
@@ -35,10 +32,17 @@ func ReapGroup(pgid int) {
 // StartTime: without /proc, unknown.
 func StartTime(pid int) (uint64, error) { return 0, syscall.ENOSYS }
 
-// KillGroupStarted kills process group pgid with SIGKILL (without /proc the
-// start cannot be checked).
-func KillGroupStarted(pgid int, start uint64) bool {
-	return syscall.Kill(-pgid, syscall.SIGKILL) == nil
+// KillGroupStarted: without /proc the group cannot be told from a later
+// one with the same id, so it is left alone.
+func KillGroupStarted(pgid int, start uint64, sid int) bool { return false }
+
+// BootID: unknown without /proc.
+func BootID() string { return "" }
+
+// Session is spillway's session id.
+func Session() int {
+	sid, _ := syscall.Getsid(0)
+	return sid
 }
 
 // Running reports whether process pid exists.

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ func TestKillGroupStarted(t *testing.T) {
 			if err != nil || start == 0 {
 				t.Fatalf("start time %d: %v", start, err)
 			}
-			if got := KillGroupStarted(cmd.Process.Pid, start+c.offset); got != c.killed {
+			if got := KillGroupStarted(cmd.Process.Pid, start+c.offset, Session()); got != c.killed {
 				t.Fatalf("KillGroupStarted = %v, want %v", got, c.killed)
 			}
 			if !c.killed {
@@ -43,6 +44,39 @@ func TestKillGroupStarted(t *testing.T) {
 			}
 			if Running(cmd.Process.Pid) {
 				t.Fatal("the leader still runs")
+			}
+		})
+	}
+}
+
+// A group whose leader is gone is killed only when its members are in the
+// recorded session: a group id reused since is someone else's.
+func TestKillLeaderlessGroup(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sid    int
+		killed bool
+	}{
+		{"the recorded session", Session(), true},
+		{"another session", Session() + 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// the leader exits at once, its background job lives on
+			cmd := exec.Command("sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var job int
+			fmt.Sscan(string(out), &job)
+			pgid := cmd.Process.Pid
+			defer syscall.Kill(-pgid, syscall.SIGKILL)
+			if got := KillGroupStarted(pgid, 12345, c.sid); got != c.killed {
+				t.Fatalf("KillGroupStarted = %v, want %v", got, c.killed)
+			}
+			if !c.killed && !Running(job) {
+				t.Fatal("a group of another session was killed")
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -117,18 +119,11 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	}
 	// this runner says it is alive; the dead ones' tasks come back (a
 	// runner killed on this machine before this one started included)
-	self := newRunner()
+	self := newRunner(o.DeadAfter)
 	if err := s.register(ctx, self, o.Clock.Now()); err != nil {
 		return fmt.Errorf("queue: %w", err)
 	}
 	defer s.unregister(context.WithoutCancel(ctx), self)
-	if ids, err := s.rescue(ctx, self, o.Clock.Now(), o.DeadAfter); err != nil {
-		return fmt.Errorf("queue: %w", err)
-	} else {
-		for _, id := range ids {
-			o.Log("task %d: its runner stopped answering; handed back to run again", id)
-		}
-	}
 	w := &worker{store: s, o: o, runner: self, runCtx: ctx}
 	// one transport for every prompt step: the queue's records, the
 	// engine's breakers and pacer
@@ -139,8 +134,9 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go s.keepAlive(runCtx, o.Clock, self, o.DeadAfter, o.Log)
-	stop, err := s.be.work(runCtx, workers, o.Concurrency, o.TaskTimeout)
+	go s.keepAlive(runCtx, o.Clock, self, o.Log)
+	riverLog := slog.New(slog.NewTextHandler(logLines{o.Log}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stop, err := s.be.work(runCtx, workers, o.Concurrency, o.TaskTimeout, riverLog)
 	if err != nil {
 		return fmt.Errorf("queue: %w", err)
 	}
@@ -210,6 +206,7 @@ type worker struct {
 type stepFailure struct {
 	park     time.Time     // every model at capacity: back then, no attempt used
 	rungLeft time.Duration // and what is left of the rung then
+	nextRung int           // and the rung it waits then
 	class    classify.Class
 	// final: no retry can fix it (the key, the account, the request or the
 	// configuration): the task ends now, with no River retry
@@ -286,7 +283,7 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 			continue
 		}
 		w.o.Log("task %d (%s): step %d/%d %s", job.ID, task.Name, i+1, len(task.Steps), step.Name)
-		if err := w.store.stepStarted(ctx, w.runner, job.ID, i); err != nil {
+		if err := w.store.stepStarted(ctx, w.runner, job.ID, job.Attempt, i); err != nil {
 			return "", time.Time{}, err
 		}
 		out, served, f := w.runStep(ctx, job.ID, task, step.Expand(prev), meta.Snoozes, meta.RungLeft)
@@ -307,7 +304,7 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		switch {
 		case f == nil:
 		case !f.park.IsZero():
-			return "waiting for capacity", f.park, w.snooze(ctx, job, meta.Snoozes, f.park, f.rungLeft)
+			return "waiting for capacity", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
 		case f.final:
 			// retrying would fail the same way: end the task now, saying why
 			river.MetadataSet(ctx, "spillway_failed", string(f.class))
@@ -351,13 +348,10 @@ func (w *worker) request(task Task, step Step) policy.Request {
 // sooner, when its models' breakers let a probe through (their cooldowns
 // track the pool more closely than a rung of half an hour; the rest of the
 // queue then learns from the probe's answer, see wake).
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], snoozes int, until time.Time, rungLeft time.Duration) error {
+func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], rung int, until time.Time, rungLeft time.Duration) error {
 	d := max(time.Until(until), 0)
 	river.MetadataSet(ctx, "spillway_wait", "capacity")
-	if rungLeft <= 0 {
-		snoozes++ // the rung is over by then: the next park waits the next one
-	}
-	river.MetadataSet(ctx, "spillway_snoozes", snoozes)
+	river.MetadataSet(ctx, "spillway_snoozes", rung) // the rung it waits next (the driver's word)
 	river.MetadataSet(ctx, "spillway_rung_left", rungLeft)
 	w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, until.Local().Format("15:04:05"), d.Round(time.Millisecond))
 	return river.JobSnooze(d)
@@ -461,14 +455,15 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		// run that succeeded the output
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
 			Park: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-			Events: w.o.Events, Getenv: func(string) string { return "" },
+			// the agent's own configuration (its default model) as it sees it
+			Events: w.o.Events, Getenv: os.Getenv,
 			// its process group, for a rescue to end should this runner die
 			OnStart: func(pid int) { _ = w.store.stepProcess(ctx, id, pid) }})
 		switch {
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
-			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, class: classify.Capacity}
+			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, nextRung: res.NextRung, class: classify.Capacity}
 		}
 		c := classify.Class(res.Class)
 		// an agent that failed on its own (unknown) may be retried; a key,
@@ -500,7 +495,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
 		}
 		if !te.ParkUntil.IsZero() {
-			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, class: classify.Capacity}
+			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, nextRung: te.NextRung, class: classify.Capacity}
 		}
 		c := te.Verdict.Class
 		// unknown may be a transport glitch classify has no type for:
@@ -508,6 +503,17 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		return "", "", &stepFailure{class: c, final: policy.FailFast(c) && c != classify.Unknown, err: err}
 	}
 	return wire.AnswerText(ans.Body), ans.Model, nil
+}
+
+// logLines hands each line written to it to a runner's Log (River's
+// logger writes there).
+type logLines struct{ log func(string, ...any) }
+
+func (l logLines) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.log("river: %s", line)
+	}
+	return len(p), nil
 }
 
 // queueSink marks the library's records as the queue's.

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"time"
 
@@ -16,143 +15,188 @@ import (
 	"github.com/spillway/spillway/policy"
 )
 
-// A runner (one `spillway queue run`) says it is alive in spillway_runners
-// every DeadAfter/6, and records in spillway_running, per task it works,
-// the step in flight and the process group (with its leader's start time)
-// of that step's agent. River alone rescues a running job only by its age,
-// which cannot tell a dead runner's task from a live runner's long one: so
-// River's rescue is set past the task timeout (a live runner always ends
-// its own task first), and the runners rescue each other. A runner whose
-// heartbeat is older than DeadAfter is dead: every other runner (or the
-// same machine's next one) kills the process groups it recorded on this
-// host, hands its tasks back to River (its driver's
-// JobSetStateIfRunningMany, the call River's own completer makes, with the
-// reason as the attempt's error), and forgets it. A task handed back runs
-// again from the step in flight, and says so.
+// A runner (one `spillway queue run`) says it is alive in spillway_runner
+// every DeadAfter/6, and records in spillway_step_running, per task it
+// works, the attempt, the step in flight and the process group (with its
+// leader's start time) of that step's agent. River alone rescues a running
+// job only by its age, which cannot tell a dead runner's task from a live
+// runner's long one: so River's rescue is set past the task timeout (a
+// live runner always ends its own task first), and the runners rescue each
+// other. A runner whose heartbeat has not moved for its own DeadAfter (or
+// the watching runner's, the longer), as the watching runner's clock
+// measures it (no two machines' clocks are compared), is dead: the watcher
+// removes it, and then every step whose runner is gone is claimed by one
+// runner, its agent's process group killed when it is on this machine and
+// boot (the group told from a later one with the same id by its leader's
+// start time, or, the leader gone, by the members' session), and its task
+// handed back to River (its driver's JobSetStateIfRunningMany, the call
+// River's own completer makes, with the reason as the attempt's error;
+// only if that attempt is still the one running). The task runs again from
+// the step in flight, and says so.
 
 // runner is one `queue run`'s identity.
 type runner struct {
-	id   string
-	host string
+	id        string
+	host      string
+	boot      string
+	sid       int
+	deadAfter time.Duration
 }
 
-func newRunner() runner {
+func newRunner(deadAfter time.Duration) runner {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	host, _ := os.Hostname()
-	return runner{id: hex.EncodeToString(b[:]), host: host}
+	return runner{id: hex.EncodeToString(b[:]), host: host, boot: proc.BootID(), sid: proc.Session(), deadAfter: deadAfter}
 }
 
 // register records r alive at now.
 func (s *Store) register(ctx context.Context, r runner, now time.Time) error {
-	return s.be.exec(ctx, `INSERT INTO spillway_runners (id, host, pid, beat) VALUES (?, ?, ?, ?)`, r.id, r.host, os.Getpid(), now.UnixNano())
+	return s.be.exec(ctx, `INSERT INTO spillway_runner (id, host, boot, sid, pid, beat, dead_after) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.host, r.boot, r.sid, os.Getpid(), now.UnixNano(), int64(r.deadAfter))
 }
 
-// beat says r is alive at now.
-func (s *Store) beat(ctx context.Context, r runner, now time.Time) error {
-	return s.be.exec(ctx, `UPDATE spillway_runners SET beat = ? WHERE id = ?`, now.UnixNano(), r.id)
+// beat says r is alive at now; false when another runner took r for dead
+// (its row is gone).
+func (s *Store) beat(ctx context.Context, r runner, now time.Time) (bool, error) {
+	var id string
+	err := s.be.queryRow(ctx, `UPDATE spillway_runner SET beat = ? WHERE id = ? RETURNING id`, now.UnixNano(), r.id).Scan(&id)
+	if err != nil && isNoRows(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // unregister forgets r (it stopped cleanly: its tasks are handed back by
 // their own workers).
 func (s *Store) unregister(ctx context.Context, r runner) error {
-	return s.be.exec(ctx, `DELETE FROM spillway_runners WHERE id = ?`, r.id)
+	return s.be.exec(ctx, `DELETE FROM spillway_runner WHERE id = ?`, r.id)
 }
 
-// stepStarted records that r runs step i of task id.
-func (s *Store) stepStarted(ctx context.Context, r runner, id int64, i int) error {
-	if err := s.be.exec(ctx, `DELETE FROM spillway_running WHERE job_id = ?`, id); err != nil {
+// stepStarted records that r runs step i of task id in its attempt.
+func (s *Store) stepStarted(ctx context.Context, r runner, id int64, attempt, i int) error {
+	if err := s.be.exec(ctx, `DELETE FROM spillway_step_running WHERE job_id = ?`, id); err != nil {
 		return err
 	}
-	return s.be.exec(ctx, `INSERT INTO spillway_running (job_id, runner, host, step, pgid, pstart, why) VALUES (?, ?, ?, ?, 0, 0, '')`, id, r.id, r.host, i)
+	return s.be.exec(ctx, `INSERT INTO spillway_step_running (job_id, runner, host, boot, sid, attempt, step, pgid, pstart, why) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, '')`,
+		id, r.id, r.host, r.boot, r.sid, attempt, i)
 }
 
 // stepProcess records the process group of the agent of the step in flight.
 func (s *Store) stepProcess(ctx context.Context, id int64, pgid int) error {
 	start, _ := proc.StartTime(pgid)
-	return s.be.exec(ctx, `UPDATE spillway_running SET pgid = ?, pstart = ? WHERE job_id = ?`, pgid, int64(start), id)
+	return s.be.exec(ctx, `UPDATE spillway_step_running SET pgid = ?, pstart = ? WHERE job_id = ?`, pgid, int64(start), id)
 }
 
 // stepInterrupted marks the step in flight of task id as interrupted (why),
 // for the run that takes it up again to say.
 func (s *Store) stepInterrupted(ctx context.Context, id int64, why string) error {
-	return s.be.exec(ctx, `UPDATE spillway_running SET runner = '', pgid = 0, why = ? WHERE job_id = ?`, why, id)
+	return s.be.exec(ctx, `UPDATE spillway_step_running SET runner = '', pgid = 0, why = ? WHERE job_id = ?`, why, id)
 }
 
 // stepEnded forgets the step in flight of task id.
 func (s *Store) stepEnded(ctx context.Context, id int64) error {
-	return s.be.exec(ctx, `DELETE FROM spillway_running WHERE job_id = ?`, id)
+	return s.be.exec(ctx, `DELETE FROM spillway_step_running WHERE job_id = ?`, id)
 }
 
 // interrupted is the step of task id that an earlier run left unfinished,
 // and why, if one did.
 func (s *Store) interrupted(ctx context.Context, id int64) (step int, why string, ok bool) {
-	if err := s.be.queryRow(ctx, `SELECT step, why FROM spillway_running WHERE job_id = ? AND why <> ''`, id).Scan(&step, &why); err != nil {
+	if err := s.be.queryRow(ctx, `SELECT step, why FROM spillway_step_running WHERE job_id = ? AND why <> ''`, id).Scan(&step, &why); err != nil {
 		return 0, "", false
 	}
 	return step, why, true
 }
 
-// rescue hands back the tasks of every runner whose heartbeat is older than
-// deadAfter at now, after killing, on this host, the process groups their
-// steps started. It returns the tasks handed back.
-func (s *Store) rescue(ctx context.Context, self runner, now time.Time, deadAfter time.Duration) ([]int64, error) {
-	var out []int64
-	horizon := now.Add(-deadAfter).UnixNano()
+// watcher is what a runner has seen of the others' heartbeats: each
+// runner's last beat, and when (on this runner's clock) it first saw it.
+type watcher map[string]seenBeat
+
+type seenBeat struct {
+	beat  int64
+	since time.Time
+}
+
+// rescue looks at the other runners' heartbeats at now (this runner's
+// clock): one whose beat has not moved for its dead_after (or self's, the
+// longer) is removed, and then every step whose runner is gone is claimed,
+// its agent killed (on this machine) and its task handed back. It returns
+// the tasks handed back.
+func (s *Store) rescue(ctx context.Context, self runner, seen watcher, now time.Time) ([]int64, error) {
+	after := ""
 	for {
-		var id, host string
-		var beat int64
-		err := s.be.queryRow(ctx, `SELECT id, host, beat FROM spillway_runners WHERE beat < ? AND id <> ? ORDER BY beat LIMIT 1`, horizon, self.id).Scan(&id, &host, &beat)
+		var id string
+		var beat, deadAfter int64
+		err := s.be.queryRow(ctx, `SELECT id, beat, dead_after FROM spillway_runner WHERE id > ? ORDER BY id LIMIT 1`, after).Scan(&id, &beat, &deadAfter)
+		if err != nil {
+			if isNoRows(err) {
+				break
+			}
+			return nil, err
+		}
+		after = id
+		if id == self.id {
+			continue
+		}
+		w, ok := seen[id]
+		if !ok || w.beat != beat {
+			seen[id] = seenBeat{beat, now}
+			continue
+		}
+		if now.Sub(w.since) < max(self.deadAfter, time.Duration(deadAfter)) {
+			continue
+		}
+		// dead: removed, unless it beat meanwhile
+		if err := s.be.exec(ctx, `DELETE FROM spillway_runner WHERE id = ? AND beat = ?`, id, beat); err != nil {
+			return nil, err
+		}
+		delete(seen, id)
+	}
+	var out []int64
+	for {
+		var job, pstart int64
+		var dead, host, boot string
+		var sid, attempt, pgid int
+		err := s.be.queryRow(ctx, `SELECT job_id, runner, host, boot, sid, attempt, pgid, pstart FROM spillway_step_running WHERE runner <> '' AND runner NOT IN (SELECT id FROM spillway_runner) LIMIT 1`).
+			Scan(&job, &dead, &host, &boot, &sid, &attempt, &pgid, &pstart)
 		if err != nil {
 			if isNoRows(err) {
 				return out, nil
 			}
 			return out, err
 		}
-		silent := now.Sub(time.Unix(0, beat)).Round(time.Second)
-		for {
-			var job int64
-			var step, pgid int
-			var pstart int64
-			var phost string
-			err := s.be.queryRow(ctx, `SELECT job_id, step, pgid, pstart, host FROM spillway_running WHERE runner = ? LIMIT 1`, id).Scan(&job, &step, &pgid, &pstart, &phost)
-			if err != nil {
-				if isNoRows(err) {
-					break
-				}
-				return out, err
+		// claimed by one runner only
+		var claimed int64
+		if err := s.be.queryRow(ctx, `UPDATE spillway_step_running SET runner = '', pgid = 0, why = 'a crash of its runner' WHERE job_id = ? AND runner = ? RETURNING job_id`, job, dead).Scan(&claimed); err != nil {
+			if isNoRows(err) {
+				continue // another runner took it
 			}
-			if pgid > 0 && phost == self.host {
-				// its agent must not run on beside the copy that takes over
-				proc.KillGroupStarted(pgid, uint64(pstart))
-			}
-			why := fmt.Sprintf("its runner on %s stopped answering %s ago; handed back to run again", host, silent)
-			if err := s.stepInterrupted(ctx, job, "a crash of its runner"); err != nil {
-				return out, err
-			}
-			ok, err := s.be.handBack(ctx, job, now, why)
-			if err != nil {
-				return out, err
-			}
-			if ok {
-				out = append(out, job)
-			}
-		}
-		if err := s.be.exec(ctx, `DELETE FROM spillway_runners WHERE id = ?`, id); err != nil {
 			return out, err
+		}
+		// its agent must not run on beside the copy that takes over: on
+		// this machine and boot, its process group goes
+		if pgid > 0 && host == self.host && boot == self.boot {
+			proc.KillGroupStarted(pgid, uint64(pstart), sid)
+		}
+		ok, err := s.be.handBack(ctx, job, attempt, now, "its runner stopped answering; handed back to run again")
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out = append(out, job)
 		}
 	}
 }
 
-// handBack makes running job id available again at now, with why as its
-// attempt's error (River's own call for a job that failed and runs again
-// at once); false when it was not running.
-func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, now time.Time, why string) (bool, error) {
+// handBack makes running job id, in its attempt, available again at now,
+// with why as that attempt's error (River's own call for a job that failed
+// and runs again at once); false when it is not running that attempt.
+func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, attempt int, now time.Time, why string) (bool, error) {
 	job, err := b.client.JobGet(ctx, id)
 	if err != nil {
 		return false, err
 	}
-	if job.State != rivertype.JobStateRunning {
+	if job.State != rivertype.JobStateRunning || job.Attempt != attempt {
 		return false, nil
 	}
 	errData, _ := json.Marshal(rivertype.AttemptError{At: now.UTC(), Attempt: job.Attempt, Error: why})
@@ -170,19 +214,26 @@ func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, now time.Tim
 
 // keepAlive beats for r and rescues dead runners' tasks, on clk, until ctx
 // ends.
-func (s *Store) keepAlive(ctx context.Context, clk policy.Clock, r runner, deadAfter time.Duration, log func(string, ...any)) {
-	every := deadAfter / 6
-	checks := 0
-	for {
+func (s *Store) keepAlive(ctx context.Context, clk policy.Clock, r runner, log func(string, ...any)) {
+	every := r.deadAfter / 6
+	seen := watcher{}
+	for checks := 1; ; checks++ {
 		if err := clk.Sleep(ctx, every); err != nil {
 			return
 		}
 		now := clk.Now()
-		if err := s.beat(ctx, r, now); err != nil && ctx.Err() == nil {
+		alive, err := s.beat(ctx, r, now)
+		switch {
+		case err != nil && ctx.Err() == nil:
 			log("heartbeat: %v", err)
+		case err == nil && !alive:
+			// another runner took this one for dead (it was silent too
+			// long: a stalled machine?) and handed its tasks back
+			log("this runner was taken for dead and its tasks handed back; it goes on, registered again")
+			_ = s.register(ctx, r, now)
 		}
-		if checks++; checks%2 == 0 {
-			ids, err := s.rescue(ctx, r, now, deadAfter)
+		if checks%2 == 0 {
+			ids, err := s.rescue(ctx, r, seen, now)
 			if err != nil && ctx.Err() == nil {
 				log("rescue: %v", err)
 			}

@@ -16,31 +16,40 @@ import (
 	"github.com/spillway/spillway/sim"
 )
 
-// The rescue runs on the time it is given (the runner's injected clock): a
-// runner silent past the limit is dead, its step's process group (a shell
-// and the job it put in the background) is killed and its task handed
-// back, saying why; a live runner's long task is left alone.
+// The rescue runs on the time it is given (the runner's injected clock),
+// and judges a runner by how long its beat has not moved on the watcher's
+// own clock: one silent past its limit is dead, its step's process group (a
+// shell and the job it put in the background) is killed and its task
+// handed back, saying why; a live runner's long task, and a runner whose
+// own limit is longer, are left alone.
 func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			ctx := context.Background()
-			host, _ := os.Hostname()
 			t0 := time.Unix(1_800_000_000, 0)
-			dead, live, self := runner{id: "dead-" + name, host: host}, runner{id: "live-" + name, host: host}, newRunner()
-			for _, r := range []runner{dead, live} {
+			mk := func(id string, deadAfter time.Duration) runner {
+				r := newRunner(deadAfter)
+				r.id = id + "-" + name
+				return r
+			}
+			dead, live, patient, self := mk("dead", 30*time.Second), mk("live", 30*time.Second), mk("patient", 5*time.Minute), newRunner(30*time.Second)
+			for _, r := range []runner{dead, live, patient} {
 				if err := s.register(ctx, r, t0); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var ids []int64
-			for _, n := range []string{"of the dead runner", "of the live runner"} {
-				id, err := s.Add(ctx, Task{Name: n, Steps: []Step{{Name: "one", Prompt: "x"}, {Name: "two", Command: []string{"agent"}}}}, t0)
+			for _, r := range []runner{dead, live, patient} {
+				id, err := s.Add(ctx, Task{Name: "of " + r.id, Steps: []Step{{Name: "one", Prompt: "x"}, {Name: "two", Command: []string{"agent"}}}}, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
 				// as River marks a task it works
 				if err := s.be.exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, id); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.stepStarted(ctx, r, id, 1, 1); err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, id)
@@ -56,44 +65,49 @@ func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
 			line, _ := bufio.NewReader(out).ReadString('\n')
 			grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
 			defer syscall.Kill(-agent.Process.Pid, syscall.SIGKILL)
-			if err := s.stepStarted(ctx, dead, ids[0], 1); err != nil {
-				t.Fatal(err)
-			}
 			if err := s.stepProcess(ctx, ids[0], agent.Process.Pid); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.stepStarted(ctx, live, ids[1], 0); err != nil {
-				t.Fatal(err)
-			}
 
-			// 20 s on: nobody is dead yet
-			if got, err := s.rescue(ctx, self, t0.Add(20*time.Second), 30*time.Second); err != nil || len(got) != 0 {
-				t.Fatalf("rescued %v (%v) before the limit", got, err)
+			seen := watcher{}
+			for _, at := range []time.Duration{0, 20 * time.Second} { // nobody is dead yet
+				if got, err := s.rescue(ctx, self, seen, t0.Add(at)); err != nil || len(got) != 0 {
+					t.Fatalf("rescued %v (%v) at %s", got, err, at)
+				}
 			}
-			// 31 s on, the live runner having beaten meanwhile
-			if err := s.beat(ctx, live, t0.Add(25*time.Second)); err != nil {
+			if _, err := s.beat(ctx, live, t0.Add(25*time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.rescue(ctx, self, t0.Add(31*time.Second), 30*time.Second)
+			got, err := s.rescue(ctx, self, seen, t0.Add(31*time.Second))
 			if err != nil || !slices.Equal(got, ids[:1]) {
 				t.Fatalf("rescued %v (%v), want %v", got, err, ids[:1])
 			}
-			agent.Wait()
+			// the agent was killed, not left to end on its own
+			err = agent.Wait()
+			if ws, ok := agent.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("the dead runner's agent ended with %v, not SIGKILL", err)
+			}
 			if proc.Running(grandchild) {
 				t.Fatalf("the dead runner's agent's background job %d still runs", grandchild)
 			}
 			in, _ := s.Get(ctx, ids[0])
-			if in.Status != "queued" || len(in.Errors) == 0 || !strings.Contains(in.Errors[len(in.Errors)-1], "stopped answering 31s ago") {
+			if in.Status != "queued" || len(in.Errors) == 0 || !strings.Contains(in.Errors[len(in.Errors)-1], "its runner stopped answering") {
 				t.Fatalf("the dead runner's task: %+v", in)
 			}
 			if step, why, ok := s.interrupted(ctx, ids[0]); !ok || step != 1 || why != "a crash of its runner" {
 				t.Fatalf("interrupted: %d %q %v", step, why, ok)
 			}
-			if in, _ := s.Get(ctx, ids[1]); in.Status != "running" {
-				t.Fatalf("the live runner's task was taken: %+v", in)
+			for _, id := range ids[1:] {
+				if in, _ := s.Get(ctx, id); in.Status != "running" {
+					t.Fatalf("a live runner's task was taken: %+v", in)
+				}
 			}
-			// the dead runner is forgotten: a second look hands nothing back
-			if got, _ := s.rescue(ctx, self, t0.Add(40*time.Second), 30*time.Second); len(got) != 0 {
+			// a runner that learns it was taken for dead says so
+			if alive, err := s.beat(ctx, dead, t0.Add(40*time.Second)); err != nil || alive {
+				t.Fatalf("the removed runner's beat: %v %v", alive, err)
+			}
+			// nothing is handed back twice
+			if got, _ := s.rescue(ctx, self, seen, t0.Add(40*time.Second)); len(got) != 0 {
 				t.Fatalf("rescued again: %v", got)
 			}
 		})

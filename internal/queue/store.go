@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,9 +77,9 @@ type backend interface {
 	exec(ctx context.Context, sql string, args ...any) error
 	queryRow(ctx context.Context, sql string, args ...any) riverdriver.Row
 	// worker starts a client that works the queue until ctx ends.
-	work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration) (stop func(context.Context) error, err error)
+	work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (stop func(context.Context) error, err error)
 	// handBack makes a running job available again (runner.go).
-	handBack(ctx context.Context, id int64, now time.Time, why string) (bool, error)
+	handBack(ctx context.Context, id int64, attempt int, now time.Time, why string) (bool, error)
 }
 
 type riverBackend[TTx any] struct {
@@ -113,7 +114,7 @@ func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
 	for _, q := range []string{
 		`DELETE FROM spillway_steps WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_results WHERE job_id NOT IN (SELECT id FROM river_job)`,
-		`DELETE FROM spillway_running WHERE job_id NOT IN (SELECT id FROM river_job)`,
+		`DELETE FROM spillway_step_running WHERE job_id NOT IN (SELECT id FROM river_job)`,
 	} {
 		if err := b.exec(ctx, q); err != nil {
 			return 0, err
@@ -147,8 +148,9 @@ func (b *riverBackend[TTx]) queryRow(ctx context.Context, q string, args ...any)
 	return b.drv.GetExecutor().QueryRow(ctx, b.sql(q), args...)
 }
 
-func (b *riverBackend[TTx]) work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration) (func(context.Context) error, error) {
+func (b *riverBackend[TTx]) work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (func(context.Context) error, error) {
 	cfg := *b.cfg
+	cfg.Logger = logger // River's own warnings go where the runner's events go, never into stdout
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}}
 	cfg.FetchPollInterval = 100 * time.Millisecond
@@ -288,8 +290,8 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_steps (job_id BIGINT NOT NULL, step INTEGER NOT NULL, output TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (job_id, step))`,
 		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
 		// the runners alive, and the step each task runs (runner.go)
-		`CREATE TABLE IF NOT EXISTS spillway_runners (id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL)`,
-		`CREATE TABLE IF NOT EXISTS spillway_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS spillway_step_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, attempt INTEGER NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,
 	} {
 		if err := be.exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("queue: %s: %w", where, err)

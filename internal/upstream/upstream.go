@@ -390,6 +390,10 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if err != nil {
 		return false, false
 	}
+	// a provider that takes the connection and says nothing must not hold
+	// the wait
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	req, err := NewRequest(ctx, cfg, ep, body, cand, http.Header{}, "")
 	if err != nil {
 		return false, false

@@ -428,15 +428,30 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 		// outlive it
 		out.interrupted = true
 		_ = syscall.Kill(target, syscall.SIGINT)
-		select {
-		case err = <-done:
-			proc.KillTree(pid, group, false, start)
-		case <-time.After(killGrace):
-			proc.KillTree(pid, group, true, start)
-			err = <-done
+		tick := time.NewTicker(50 * time.Millisecond)
+		grace := time.After(killGrace)
+	wait:
+		for {
+			select {
+			case err = <-done:
+				proc.KillTree(pid, group, false, start)
+				break wait
+			case <-tick.C:
+				if !proc.Running(pid) {
+					// the agent is gone, and what it left holds its output
+					// open: that goes now, not at the grace period's end
+					proc.KillTree(pid, group, false, start)
+				}
+			case <-grace:
+				proc.KillTree(pid, group, true, start)
+				err = <-done
+				break wait
+			}
 		}
+		tick.Stop()
 		if group {
 			proc.ReapGroup(pid)
+			proc.WaitGroupGone(pid, 2*time.Second)
 		}
 	}
 	var ee *exec.ExitError

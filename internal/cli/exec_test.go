@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/internal/proc"
 )
 
 // A scripted agent stands in for a real one here: the real Codex CLI and
@@ -108,17 +112,18 @@ func TestExecCtrlCStopsTheChild(t *testing.T) {
 				t.Fatalf("no pid from the agent: %v", err)
 			}
 			go io.Copy(io.Discard, pr)
-			pid := strings.TrimSpace(line)
-			if _, err := os.Stat("/proc/" + pid); err != nil {
-				t.Fatalf("process %s is not running", pid)
+			pid, _ := strconv.Atoi(strings.TrimSpace(line))
+			if !proc.Running(pid) {
+				t.Fatalf("process %d is not running", pid)
 			}
 			cancel()
 			if code := <-done; code != 130 {
 				t.Fatalf("exit %d\n%s", code, errb.String())
 			}
-			if _, err := os.Stat("/proc/" + pid); err == nil {
-				b, _ := os.ReadFile("/proc/" + pid + "/stat")
-				t.Fatalf("process %s outlived spillway exec: %s", pid, b)
+			// (killed, it may wait as a zombie for its new parent to reap it)
+			if proc.Running(pid) {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				t.Fatalf("process %d outlived spillway exec: %s", pid, b)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -126,6 +127,26 @@ func StartTime(pid int) (uint64, error) {
 		return 0, os.ErrInvalid
 	}
 	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// WaitGroupGone waits (up to limit) until no member of process group pgid
+// runs: a SIGKILL takes effect a moment after it is sent, and a member
+// spillway did not adopt is reaped by another parent.
+func WaitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		alive := false
+		for pid, p := range processes() {
+			if p.pgrp == pgid && Running(pid) {
+				alive = true
+				break
+			}
+		}
+		if !alive {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // BootID names this boot of the machine: a pid or group id recorded under

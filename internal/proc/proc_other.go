@@ -2,7 +2,10 @@
 
 package proc
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // BecomeSubreaper: only Linux has child subreapers.
 func BecomeSubreaper() {}
@@ -47,3 +50,11 @@ func Session() int {
 
 // Running reports whether process pid exists.
 func Running(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// WaitGroupGone waits (up to limit) until process group pgid has no member.
+func WaitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && syscall.Kill(-pgid, 0) == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+}

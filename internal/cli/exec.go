@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/policy"
 )
@@ -77,23 +75,13 @@ instead of starting over.`,
 					o.Ladder = append(o.Ladder, d)
 				}
 			}
-			if eventsPath == "" {
-				eventsPath = cfg.Events.Path
+			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg)
+			if err != nil {
+				return err
 			}
-			if eventsPath == "" {
-				eventsPath = events.DefaultPath(a.Getenv)
-			}
-			if eventsPath != "-" && eventsPath != "" {
-				ew, err := events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
-				if err != nil {
-					return fail(ExitFail, "event log: %w", err)
-				}
+			defer closeEvents()
+			if ew != nil {
 				o.Events = ew
-				defer func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					ew.Close(ctx)
-				}()
 			}
 			res := agent.Run(cmd.Context(), o)
 			if asJSON {

@@ -317,23 +317,13 @@ func (a *App) queueRun(open opener) *cobra.Command {
 				cfg.Queue.GapMax = config.Duration(gapMax)
 			}
 			var sink events.Sink = events.Nop{}
-			if eventsPath == "" {
-				eventsPath = cfg.Events.Path
+			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg)
+			if err != nil {
+				return err
 			}
-			if eventsPath == "" {
-				eventsPath = events.DefaultPath(a.Getenv)
-			}
-			if eventsPath != "-" {
-				ew, err := events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
-				if err != nil {
-					return fail(ExitFail, "event log: %w", err)
-				}
+			defer closeEvents()
+			if ew != nil {
 				sink = ew
-				defer func() {
-					c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					ew.Close(c)
-				}()
 			}
 			view := a.newQueueView(s, asJSON)
 			stopView := view.run(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/gateway"
 )
@@ -49,25 +50,14 @@ and X-Spillway-Route.`,
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w)
 			}
-			if eventsPath == "" {
-				eventsPath = cfg.Events.Path
-			}
-			if eventsPath == "" {
-				eventsPath = events.DefaultPath(a.Getenv)
-			}
 			opts := gateway.Options{Config: cfg, Logger: logger}
-			var ew *events.Writer
-			if eventsPath != "-" {
-				ew, err = events.NewWriter(eventsPath, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
-				if err != nil {
-					return fail(ExitFail, "event log: %w", err)
-				}
+			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg)
+			if err != nil {
+				return err
+			}
+			defer closeEvents()
+			if ew != nil {
 				opts.Events, opts.Dropped = ew, ew.Dropped
-				defer func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					ew.Close(ctx)
-				}()
 			}
 			gw, err := gateway.New(opts)
 			if err != nil {
@@ -88,4 +78,28 @@ and X-Spillway-Route.`,
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// eventLog opens the event log a command writes: path (--events), else
+// events.path, else the default location; "-" for none (a nil writer).
+// It returns the path it chose, and the close that flushes the log.
+func (a *App) eventLog(path string, cfg *config.Config) (*events.Writer, string, func(), error) {
+	if path == "" {
+		path = cfg.Events.Path
+	}
+	if path == "" {
+		path = events.DefaultPath(a.Getenv)
+	}
+	if path == "-" {
+		return nil, path, func() {}, nil
+	}
+	ew, err := events.NewWriter(path, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
+	if err != nil {
+		return nil, path, nil, fail(ExitFail, "event log: %w", err)
+	}
+	return ew, path, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ew.Close(ctx)
+	}, nil
 }

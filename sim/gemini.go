@@ -3,7 +3,9 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 )
@@ -76,8 +78,14 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = r.URL.Query().Get("key")
 	}
+	if action == "countTokens" {
+		// the tokens of the request, as the simulator counts them (bytes / 4)
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": len(b) / 4})
+		return
+	}
 	if action != "generateContent" && action != "streamGenerateContent" {
-		p.writeError(w, &call{proto: p, id: s.nextID("")}, failure{class: "bad_request", message: fmt.Sprintf("unknown method %q; the simulator serves generateContent and streamGenerateContent", action)})
+		p.writeError(w, &call{proto: p, id: s.nextID("")}, failure{class: "bad_request", message: fmt.Sprintf("unknown method %q; the simulator serves generateContent, streamGenerateContent and countTokens", action)})
 		return
 	}
 	c, m, ok := s.prepare(w, r, p, key)
@@ -94,6 +102,23 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	c.stream = false
 	c.proto = geminiArray{p}
 	s.run(w, r, c)
+}
+
+// handleGeminiModels lists the Gemini models served, as ListModels does.
+func (s *Server) handleGeminiModels(w http.ResponseWriter, _ *http.Request) {
+	names := make([]string, 0, len(s.models))
+	for n, m := range s.models {
+		if m.provider == "gemini" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	models := make([]any, 0, len(names))
+	for _, n := range names {
+		models = append(models, map[string]any{"name": "models/" + n, "displayName": n, "inputTokenLimit": s.models[n].context,
+			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
 }
 
 func (p geminiProto) chunk(c *call, text string, finish string, u *usage) map[string]any {

@@ -177,6 +177,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models/{model}", s.handleModel)
 	mux.HandleFunc("POST /v1/messages", s.handleMessages)
 	mux.HandleFunc("POST /v1beta/models/{target}", s.handleGemini)
+	mux.HandleFunc("GET /v1beta/models", s.handleGeminiModels)
 	mux.HandleFunc("POST /v1/models/{target}", s.handleGemini)
 	mux.HandleFunc("GET /_sim/faults", s.handleFaultsList)
 	mux.HandleFunc("POST /_sim/faults", s.handleFaultsAdd)

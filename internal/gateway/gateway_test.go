@@ -56,6 +56,9 @@ func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
 	a := cfg.Providers["anthropic"]
 	a.BaseURL = hs.URL
 	cfg.Providers["anthropic"] = a
+	g := cfg.Providers["gemini"]
+	g.BaseURL = hs.URL
+	cfg.Providers["gemini"] = g
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
 	cfg.Retry.Budget = config.Duration(5 * time.Second)
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)

@@ -54,6 +54,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if err != nil {
 		return reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 	}
+	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
+		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
+	}
 	if body.Model == "" {
 		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
@@ -65,7 +68,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Budget: opts.Budget},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.KeyHash(r.Header), Watch: true, Events: events.SinkFunc(s.record),
+		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(s.record),
 	}
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		return s.send(ctx, w, r, ep, body, opts, a)
@@ -88,6 +91,45 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		return "client_gone"
 	}
 	return s.giveUp(w, ep, body, out)
+}
+
+// passThrough sends a request that needs no driver (Gemini's countTokens)
+// to model's provider as it came, and its answer back.
+func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
+	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
+	deps := s.cfg.Deployments(model)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil || len(deps) == 0 {
+		msg := fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model)
+		if err != nil {
+			msg = "spillway: could not read the request body: " + err.Error()
+		}
+		reject(w, ep, http.StatusBadRequest, msg)
+		return
+	}
+	body, err := wire.ParseBody(ep, raw)
+	if err != nil {
+		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
+		return
+	}
+	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Type: wire.Gemini}
+	up, err := upstream.NewRequest(r.Context(), s.cfg, ep, body, cand, r.Header, r.URL.RawQuery)
+	if err != nil {
+		reject(w, ep, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp, err := s.rt.RoundTrip(up)
+	if err != nil {
+		_, b := wire.ErrorBody(ep, classify.Network, "spillway: "+redact.String(err.Error()))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write(b)
+		return
+	}
+	defer resp.Body.Close()
+	upstream.CopyHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, io.LimitReader(resp.Body, upstream.MaxAnswer))
 }
 
 // send is the gateway's half of an attempt: the request to the candidate's

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,13 +120,16 @@ func (s *Server) Handler() http.Handler {
 	for _, ep := range wire.Endpoints {
 		mux.HandleFunc("POST "+ep.Path, func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, ep) })
 	}
+	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD
+	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
+	mux.HandleFunc("GET /v1beta/models", s.handleGeminiModels)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /spillway/status", s.handleStatus)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
-			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages and GET /v1/models", r.Method, r.URL.Path))
+			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, and GET /v1/models and /v1beta/models", r.Method, r.URL.Path))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		w.Write(body)
@@ -229,6 +233,45 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// handleGemini routes POST /v1beta/models/MODEL:METHOD: generateContent
+// and streamGenerateContent through the driver, countTokens straight to
+// the model's provider.
+func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
+	model, method, _ := strings.Cut(r.PathValue("call"), ":")
+	for _, ep := range wire.GeminiEndpoints {
+		if string(ep.Kind) == method && model != "" {
+			s.proxy(w, r, ep)
+			return
+		}
+	}
+	if method == "countTokens" && model != "" {
+		s.passThrough(w, r, model, method)
+		return
+	}
+	ep := wire.GeminiEndpoints[0]
+	_, body := wire.ErrorBody(ep, classify.BadRequest, fmt.Sprintf("spillway: %s: the gateway serves generateContent, streamGenerateContent and countTokens of /v1beta/models/MODEL", r.PathValue("call")))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(body)
+}
+
+// handleGeminiModels lists the configured Gemini models as Gemini does.
+func (s *Server) handleGeminiModels(w http.ResponseWriter, _ *http.Request) {
+	names := make([]string, 0, len(s.cfg.Models))
+	for n := range s.cfg.Models {
+		if wire.Format(s.cfg.ModelType(n)) == wire.Gemini {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	models := make([]any, 0, len(names))
+	for _, n := range names {
+		models = append(models, map[string]any{"name": "models/" + n, "displayName": n,
+			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -75,6 +75,12 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
 		}
 		name = "error"
 		data = map[string]any{"type": "error", "error": map[string]any{"type": t, "message": msg}}
+	case StreamGenerateContent:
+		code, status := 500, "INTERNAL"
+		if class == classify.Capacity {
+			code, status = 503, "UNAVAILABLE"
+		}
+		data = map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}}
 	default:
 		data = map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": "stream_interrupted"}}
 	}

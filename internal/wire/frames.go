@@ -45,6 +45,8 @@ func FrameOf(k Kind, ev sse.Event) Frame {
 			return Terminal
 		}
 		return Output
+	case StreamGenerateContent:
+		return geminiFrame(ev)
 	}
 	// Chat Completions: data-only chunks
 	d := bytes.TrimSpace(ev.Data)
@@ -121,4 +123,42 @@ func ValidFrame(ev sse.Event) bool {
 	}
 	d := bytes.TrimSpace(ev.Data)
 	return len(d) == 0 || string(d) == "[DONE]" || json.Valid(d)
+}
+
+// geminiFrame judges a streamGenerateContent chunk (alt=sse): an error
+// object is an error; a candidate with a finishReason is the end (the
+// stream closes after it, with no terminator of its own); a part with text
+// or a function call is output; anything else (usage only, an empty
+// candidate) is held.
+func geminiFrame(ev sse.Event) Frame {
+	var chunk struct {
+		Error      json.RawMessage `json:"error"`
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text         *string         `json:"text"`
+					FunctionCall json.RawMessage `json:"functionCall"`
+				} `json:"parts"`
+			} `json:"content"`
+			FinishReason string `json:"finishReason"`
+		} `json:"candidates"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(ev.Data), &chunk) != nil {
+		return Output // not ours to judge: pass it on
+	}
+	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+		return Error
+	}
+	out := Hold
+	for _, c := range chunk.Candidates {
+		if c.FinishReason != "" {
+			return Terminal
+		}
+		for _, p := range c.Content.Parts {
+			if p.Text != nil && *p.Text != "" || len(p.FunctionCall) > 0 {
+				out = Output
+			}
+		}
+	}
+	return out
 }

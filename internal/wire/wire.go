@@ -174,6 +174,17 @@ func KeyHash(h http.Header) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// CallerKey identifies a request's credentials (KeyHash), with a Gemini
+// caller's ?key= among them.
+func CallerKey(r *http.Request) string {
+	if k := r.URL.Query().Get("key"); k != "" && r.Header.Get("X-Goog-Api-Key") == "" {
+		h := r.Header.Clone()
+		h.Set("X-Goog-Api-Key", k)
+		return KeyHash(h)
+	}
+	return KeyHash(r.Header)
+}
+
 // Prompt is a small request of one user message, as the queue and the demo
 // send.
 type Prompt struct {

@@ -148,6 +148,9 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		return nil, nil, fmt.Errorf("transport: reading the request body: %w", err)
 	}
 	body, err := wire.ParseBody(ep, raw)
+	if err == nil && ep.ModelInPath {
+		body.Model = wire.PathModel(req.URL.Path)
+	}
 	if err != nil || body.Model == "" {
 		out := req.Clone(req.Context())
 		setBody(out, raw)
@@ -249,6 +252,10 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 		return nil, err
 	}
 	out := req.Clone(ctx)
+	if ep.ModelInPath && cand.Upstream != body.Model {
+		// Gemini: the model is in the path
+		out.URL.Path, out.URL.RawPath = wire.WithPathModel(req.URL.Path, cand.Upstream), ""
+	}
 	out.Header = http.Header{}
 	upstream.Outgoing(out.Header, req.Header)
 	if addressed == cand.Provider {

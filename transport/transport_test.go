@@ -1,13 +1,17 @@
 package transport_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,8 +205,67 @@ var (
 		}
 		return msg.Content[0].Text, hr, nil
 	}}
-	protocols = []protocol{chat, chatStream, resp, respStream, msgs, msgsStream}
+	gemini       = protocol{"gemini generateContent", "gemini-3-pro", "gemini-3-flash", geminiCall(false)}
+	geminiStream = protocol{"gemini streamGenerateContent", "gemini-3-pro", "gemini-3-flash", geminiCall(true)}
+	protocols    = []protocol{chat, chatStream, resp, respStream, msgs, msgsStream, gemini, geminiStream}
 )
+
+// geminiCall posts to Gemini's REST API as Gemini CLI does (no Go SDK is
+// among this module's dependencies): the model in the path, the key in
+// x-goog-api-key, a stream with alt=sse.
+func geminiCall(stream bool) sdkCall {
+	return func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
+		url := r.url + "/v1beta/models/" + model + ":generateContent"
+		if stream {
+			url = r.url + "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		}
+		body := `{"contents":[{"role":"user","parts":[{"text":` + strconv.Quote(prompt) + `}]}]}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Goog-Api-Key", "AIza-test-key-0123456789")
+		resp, err := (&http.Client{Transport: r.tr}).Do(req)
+		if err != nil {
+			return "", nil, err
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", resp, err
+		}
+		if resp.StatusCode != 200 {
+			return "", resp, fmt.Errorf("gemini: %d %s", resp.StatusCode, raw)
+		}
+		var chunk struct {
+			Candidates []struct {
+				Content struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
+		}
+		text := ""
+		datas := [][]byte{raw}
+		if stream {
+			datas = nil
+			for _, line := range bytes.Split(raw, []byte("\n")) {
+				if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+					datas = append(datas, d)
+				}
+			}
+		}
+		for _, d := range datas {
+			chunk.Candidates = nil
+			if err := json.Unmarshal(d, &chunk); err != nil {
+				return "", resp, fmt.Errorf("gemini: %v in %s", err, d)
+			}
+			for _, c := range chunk.Candidates {
+				for _, p := range c.Content.Parts {
+					text += p.Text
+				}
+			}
+		}
+		return text, resp, nil
+	}
+}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

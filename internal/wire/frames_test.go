@@ -28,6 +28,10 @@ func TestFrameOf(t *testing.T) {
 		{"chat", "", `{"error":{"message":"overloaded"}}`, Error},
 		{"chat", "", `{"choices":[],"usage":{"completion_tokens":3}}`, Output},
 		{"chat", "", `[DONE]`, Terminal},
+		{"streamGenerateContent", "", `{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"}}]}`, Output},
+		{"streamGenerateContent", "", `{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"}}]}`, Hold},
+		{"streamGenerateContent", "", `{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}],"usageMetadata":{}}`, Terminal},
+		{"streamGenerateContent", "", `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, Error},
 		{"chat", "", `not json`, Output},
 	}
 	for _, c := range cases {

@@ -82,7 +82,40 @@ func EndpointFor(path string) (Endpoint, bool) {
 			return ep, true
 		}
 	}
+	if model := PathModel(p); model != "" {
+		_, method, _ := strings.Cut(p[strings.LastIndex(p, "/models/")+len("/models/"):], ":")
+		for _, ep := range GeminiEndpoints {
+			if string(ep.Kind) == method {
+				return ep, true
+			}
+		}
+	}
 	return Endpoint{}, false
+}
+
+// PathModel is the model of a Gemini URL path (…/models/MODEL:METHOD), ""
+// for a path that names none.
+func PathModel(path string) string {
+	i := strings.LastIndex(path, "/models/")
+	if i < 0 {
+		return ""
+	}
+	model, _, ok := strings.Cut(path[i+len("/models/"):], ":")
+	if !ok || strings.Contains(model, "/") {
+		return ""
+	}
+	return model
+}
+
+// WithPathModel is path (…/models/MODEL:METHOD) naming model instead.
+func WithPathModel(path, model string) string {
+	i := strings.LastIndex(path, "/models/")
+	if i < 0 {
+		return path
+	}
+	rest := path[i+len("/models/"):]
+	_, method, _ := strings.Cut(rest, ":")
+	return path[:i] + "/models/" + model + ":" + method
 }
 
 // URL is the upstream URL of ep at a provider's base URL, for model.

@@ -22,13 +22,22 @@ func TestEndpointFor(t *testing.T) {
 		{"/v1/messages", Messages, true},
 		{"/anthropic/v1/messages", Messages, true},
 		{"/v1/models", "", false},
-		{"/v1beta/models/gemini-3-pro:generateContent", "", false}, // not managed yet
+		{"/v1beta/models/gemini-3-pro:generateContent", GenerateContent, true},
+		{"/v1beta/models/gemini-3-pro:streamGenerateContent", StreamGenerateContent, true},
+		{"/v1beta/models/gemini-3-pro:countTokens", "", false},
+		{"/v1beta/models", "", false},
 	}
 	for _, c := range cases {
 		ep, ok := EndpointFor(c.path)
 		if ok != c.ok || ep.Kind != c.kind {
 			t.Errorf("EndpointFor(%q) = %v %v, want %v %v", c.path, ep.Kind, ok, c.kind, c.ok)
 		}
+	}
+	if m := PathModel("/v1beta/models/gemini-3-pro:generateContent"); m != "gemini-3-pro" {
+		t.Errorf("PathModel = %q", m)
+	}
+	if p := WithPathModel("/proxy/v1beta/models/gemini-3-pro:streamGenerateContent", "gemini-3-flash"); p != "/proxy/v1beta/models/gemini-3-flash:streamGenerateContent" {
+		t.Errorf("WithPathModel = %q", p)
 	}
 }
 

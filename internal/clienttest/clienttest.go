@@ -17,6 +17,7 @@ package clienttest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -53,6 +54,54 @@ func Codex(t testing.TB) string { t.Helper(); return tool(t, "codex", "Codex CLI
 // Claude returns the path of the installed claude binary, or skips t (fails
 // it when CI=true) when it is not installed.
 func Claude(t testing.TB) string { t.Helper(); return tool(t, "claude", "Claude Code") }
+
+// Gemini is the pinned Gemini CLI, or skips (fails in CI) without it.
+func Gemini(t testing.TB) string { t.Helper(); return tool(t, "gemini", "Gemini CLI") }
+
+// GeminiOptions configure one `gemini -p` run.
+type GeminiOptions struct {
+	// BaseURL is the server root, such as http://127.0.0.1:PORT.
+	BaseURL string
+	Model   string
+	Prompt  string
+	APIKey  string
+	// MaxAttempts sets general.maxAttempts in its settings (1: no retries
+	// of its own); 0 keeps Gemini CLI's default (10).
+	MaxAttempts int
+	// Timeout bounds the run; DefaultTimeout when 0.
+	Timeout time.Duration
+}
+
+// RunGemini runs `gemini -p` with a fresh HOME whose settings.json selects
+// API-key auth, in a trusted workspace, against opts.BaseURL.
+func RunGemini(t testing.TB, ctx context.Context, opts GeminiOptions) Result {
+	t.Helper()
+	bin, env, home := GeminiEnv(t, opts)
+	return run(t, ctx, opts.Timeout, home, bin, []string{"-p", opts.Prompt, "-m", opts.Model}, env)
+}
+
+// GeminiEnv prepares what RunGemini runs in: a fresh home with
+// ~/.gemini/settings.json and the variables that point Gemini CLI at
+// opts.BaseURL. It returns the binary, the variables (see Env) and the home.
+func GeminiEnv(t testing.TB, opts GeminiOptions) (bin string, env []string, home string) {
+	t.Helper()
+	bin = Gemini(t)
+	home = t.TempDir()
+	dir := filepath.Join(home, ".gemini")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
+	if opts.MaxAttempts > 0 {
+		settings["general"] = map[string]any{"maxAttempts": opts.MaxAttempts}
+	}
+	b, _ := json.Marshal(settings)
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env = []string{"GOOGLE_GEMINI_BASE_URL=" + opts.BaseURL, "GEMINI_API_KEY=" + opts.APIKey, "GEMINI_CLI_TRUST_WORKSPACE=true"}
+	return bin, env, home
+}
 
 func tool(t testing.TB, bin, name string) string {
 	t.Helper()

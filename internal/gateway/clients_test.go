@@ -376,3 +376,25 @@ func TestCodexReconnectsAfterABrokenStream(t *testing.T) {
 		t.Fatalf("event log route %q in %d requests", got, distinctRequests(r))
 	}
 }
+
+// The real Gemini CLI through the gateway, gemini-3-pro full: it answers
+// from gemini-3-flash (its own retries off, as exec sets them), and the
+// event log says so.
+func TestGeminiCLIThroughGateway(t *testing.T) {
+	clienttest.Gemini(t)
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "gemini-3-pro", Kind: "capacity", Count: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prompt := "Reply with pong"
+	res := clienttest.RunGemini(t, ctx, clienttest.GeminiOptions{BaseURL: r.url, Model: "gemini-3-pro", Prompt: prompt, APIKey: "AIza-gemini-cli-test-0123", MaxAttempts: 1})
+	if res.ExitCode != 0 {
+		t.Fatalf("gemini exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if want := strings.Join(sim.Tokens(sim.Answer("gemini-3-flash", prompt, 16))[:4], ""); !strings.Contains(res.Stdout, want) {
+		t.Fatalf("stdout %q lacks the fallback model's answer %q", res.Stdout, want)
+	}
+	if route := strings.Join(routeOf(r), " > "); !strings.HasPrefix(route, "gemini-3-pro:capacity > gemini-3-flash:ok") {
+		t.Fatalf("event log route %q", route)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -41,8 +40,10 @@ func TestGeminiThroughGateway(t *testing.T) {
 			}
 			route, want := resp.Header.Get("X-Spillway-Route"), "gemini-3-pro:capacity > gemini-3-flash:ok"
 			if c.stream {
-				if route != "gemini-3-pro:capacity > gemini-3-flash:streaming" || upstream.FinalRoute(b) != want {
-					t.Fatalf("route %q, last word %q\n%s", route, upstream.FinalRoute(b), b)
+				// Gemini's SDK fails on SSE comments: no last word, the
+				// final route is the event log's
+				if route != "gemini-3-pro:capacity > gemini-3-flash:streaming" || strings.Contains(string(b), ": X-Spillway") {
+					t.Fatalf("route %q\n%s", route, b)
 				}
 			} else if route != want {
 				t.Fatalf("route %q", route)

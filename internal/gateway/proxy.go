@@ -80,7 +80,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		// the stream broke after output and could not be continued: it
 		// ends with the route's last word and the protocol's error event
 		if r.Context().Err() == nil {
-			w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
+			if ep.TakesComments() {
+				w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
+			}
 			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, out.Reason))
 			http.NewResponseController(w).Flush()
 		}

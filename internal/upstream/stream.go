@@ -502,6 +502,9 @@ func (s *Stream) LastWord() []byte {
 	if v.Class != classify.OK {
 		model = ""
 	}
+	if !s.ep.TakesComments() {
+		return nil
+	}
 	return RouteComment(s.a.RouteAs(v.Class), model, s.a.N)
 }
 

@@ -127,6 +127,12 @@ func (ep Endpoint) URL(base, model string) string {
 	return strings.TrimSuffix(base, "/") + path
 }
 
+// TakesComments reports whether the clients of ep's streams skip SSE
+// comment lines (spillway's last word): Gemini's SDK (Gemini CLI) fails on
+// them ("Incomplete JSON segment at the end"), so its streams carry the
+// final route in the event log only.
+func (ep Endpoint) TakesComments() bool { return ep.Kind != StreamGenerateContent }
+
 // Stream reports whether a request to ep asks for an event stream when the
 // body does not say (Gemini's streaming is its own endpoint).
 func (ep Endpoint) stream() bool { return ep.Kind == StreamGenerateContent }

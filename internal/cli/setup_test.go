@@ -271,3 +271,30 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// setup gemini merges API-key auth and one attempt into Gemini CLI's
+// settings (the old file kept), and prints the environment for eval.
+func TestSetupGemini(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".gemini")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"ui":{"theme":"Dracula"}}`), 0o600)
+	out, errOut, code := run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--shell", "sh")
+	if code != 0 || !strings.Contains(out, "export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787\n") || !strings.Contains(errOut, "old file kept as") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+	for _, want := range []string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 1`} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("settings lack %s:\n%s", want, b)
+		}
+	}
+	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
+		t.Fatalf("backups %v", backups)
+	}
+	// again: nothing changes, no second backup
+	run(t, map[string]string{"HOME": home}, "", "setup", "gemini")
+	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
+		t.Fatalf("a second run made another backup: %v", backups)
+	}
+}

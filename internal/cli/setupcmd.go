@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -19,7 +20,7 @@ func (a *App) setupCmd() *cobra.Command {
 		Use:   "setup",
 		Short: "Point Codex CLI or Claude Code at the spillway gateway",
 	}
-	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd())
+	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd())
 	return cmd
 }
 
@@ -159,6 +160,69 @@ ANTHROPIC_API_KEY or login; spillway passes it through.`,
 	}
 	cmd.Flags().StringVar(&shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
 	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	return cmd
+}
+
+func (a *App) setupGeminiCmd() *cobra.Command {
+	var shell, u, home string
+	var printOnly bool
+	cmd := &cobra.Command{
+		Use:   "gemini",
+		Short: "Point Gemini CLI at spillway: its settings, and the environment to export",
+		Long: `gemini merges into Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini or
+~/.gemini) API-key auth (the only kind a base URL applies to) and one attempt
+per request (the gateway has walked the chain already), keeping every other
+setting and the old file as settings.json.spillway-backup-<time>; then it
+prints GOOGLE_GEMINI_BASE_URL for the gateway in the syntax of a shell
+(default: the one $SHELL names, else sh). --print changes no file and prints
+the settings to add too. Gemini CLI keeps sending its GEMINI_API_KEY;
+spillway passes it through.`,
+		Example: `  eval "$(spillway setup gemini)"
+  spillway setup gemini --print
+  spillway setup gemini --shell fish | source`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sh := "sh"
+			if shell != "" {
+				var ok bool
+				if sh, ok = setup.Shell(shell); !ok {
+					return fail(ExitUsage, "--shell %q: use one of %s", shell, strings.Join(setup.Shells, ", "))
+				}
+			} else if s, ok := setup.Shell(a.Getenv("SHELL")); ok {
+				sh = s
+			}
+			base, err := a.gatewayURL(u)
+			if err != nil {
+				return err
+			}
+			if printOnly {
+				b, _ := json.MarshalIndent(setup.GeminiSettings, "", "  ")
+				fmt.Fprintf(a.Stdout, "# merge into ~/.gemini/settings.json:\n# %s\n", strings.ReplaceAll(string(b), "\n", "\n# "))
+				_, err := fmt.Fprint(a.Stdout, setup.GeminiEnv(base, sh))
+				return err
+			}
+			if home == "" {
+				home = setup.GeminiHome(a.Getenv)
+			}
+			path, backup, err := setup.WriteGemini(home, time.Now())
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			// the file's news goes to stderr: stdout is the environment, for eval
+			switch {
+			case backup != "":
+				fmt.Fprintf(a.Stderr, "updated %s: API-key auth, one attempt per request (old file kept as %s)\n", path, backup)
+			default:
+				fmt.Fprintf(a.Stderr, "%s: API-key auth, one attempt per request\n", path)
+			}
+			_, err = fmt.Fprint(a.Stdout, setup.GeminiEnv(base, sh))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
+	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	cmd.Flags().StringVar(&home, "gemini-home", "", "Gemini CLI's directory (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
+	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to add and the environment")
 	return cmd
 }
 

@@ -32,24 +32,38 @@ func Shell(name string) (shell string, ok bool) {
 // Invoke-Expression (PowerShell).
 func ClaudeEnv(baseURL string, shell string) string {
 	u := BaseURL(baseURL)
+	return envLines("ANTHROPIC_BASE_URL", u, shell, fmt.Sprintf(`# Claude Code: send requests to the spillway gateway at %s.
+# Claude Code keeps sending its own ANTHROPIC_API_KEY (or the credentials of
+# its login); spillway passes them through to Anthropic unchanged.
+`, u))
+}
+
+// GeminiEnv is ClaudeEnv for Gemini CLI: GOOGLE_GEMINI_BASE_URL, the
+// gateway's root (Gemini CLI appends /v1beta/models/…).
+func GeminiEnv(baseURL string, shell string) string {
+	u := BaseURL(baseURL)
+	return envLines("GOOGLE_GEMINI_BASE_URL", u, shell, fmt.Sprintf(`# Gemini CLI: send requests to the spillway gateway at %s.
+# Gemini CLI keeps sending its own GEMINI_API_KEY; spillway passes it through
+# (API-key auth only: a Google login talks to Google's own backend).
+`, u))
+}
+
+// envLines sets name to value in shell's syntax, after comment, saying how
+// to keep it and undo it.
+func envLines(name, value, shell, comment string) string {
 	var set, unset string
 	switch s, _ := Shell(shell); s {
 	case "fish":
-		set = "set -gx ANTHROPIC_BASE_URL " + shQuote(u)
-		unset = "set -e ANTHROPIC_BASE_URL"
+		set = "set -gx " + name + " " + shQuote(value)
+		unset = "set -e " + name
 	case "powershell":
-		set = `$env:ANTHROPIC_BASE_URL = "` + strings.NewReplacer("`", "``", `"`, "`\"", "$", "`$").Replace(u) + `"`
-		unset = `Remove-Item Env:ANTHROPIC_BASE_URL`
+		set = `$env:` + name + ` = "` + strings.NewReplacer("`", "``", `"`, "`\"", "$", "`$").Replace(value) + `"`
+		unset = `Remove-Item Env:` + name
 	default:
-		set = "export ANTHROPIC_BASE_URL=" + shQuote(u)
-		unset = "unset ANTHROPIC_BASE_URL"
+		set = "export " + name + "=" + shQuote(value)
+		unset = "unset " + name
 	}
-	return fmt.Sprintf(`# Claude Code: send requests to the spillway gateway at %s.
-# Claude Code keeps sending its own ANTHROPIC_API_KEY (or the credentials of
-# its login); spillway passes them through to Anthropic unchanged.
-# Add the line below to your shell profile to keep it; undo: %s
-%s
-`, u, unset, set)
+	return fmt.Sprintf("%s# Add the line below to your shell profile to keep it; undo: %s\n%s\n", comment, unset, set)
 }
 
 // shQuote quotes s for sh and fish when it holds anything but plain URL

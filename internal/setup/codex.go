@@ -499,10 +499,17 @@ func WriteCodex(codexHome, baseURL, envKey string, now time.Time) (path, backup 
 	if codexHome == "" {
 		return "", "", errors.New("no Codex home directory: set CODEX_HOME or HOME")
 	}
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+	return writeMerged(codexHome, "config.toml", now, func(old []byte) ([]byte, error) { return ApplyCodex(old, baseURL, envKey) })
+}
+
+// writeMerged rewrites dir/file (through a symlink) with what merge makes
+// of it, keeping the old file as a backup beside it; nothing when merge
+// changes nothing. It returns the file and the backup ("" for none).
+func writeMerged(dir, file string, now time.Time, merge func([]byte) ([]byte, error)) (path, backup string, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(codexHome, "config.toml")
+	path = filepath.Join(dir, file)
 	target := path
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		if target, err = filepath.EvalSymlinks(path); err != nil {
@@ -514,7 +521,7 @@ func WriteCodex(codexHome, baseURL, envKey string, now time.Time) (path, backup 
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return path, "", err
 	}
-	merged, err := ApplyCodex(old, baseURL, envKey)
+	merged, err := merge(old)
 	if err != nil {
 		return path, "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -522,7 +529,7 @@ func WriteCodex(codexHome, baseURL, envKey string, now time.Time) (path, backup 
 		return path, "", nil
 	}
 	if existed {
-		if backup, err = writeBackup(codexHome, old, now); err != nil {
+		if backup, err = writeBackup(dir, file+".spillway-backup-", old, now); err != nil {
 			return path, "", err
 		}
 	}
@@ -533,8 +540,8 @@ func WriteCodex(codexHome, baseURL, envKey string, now time.Time) (path, backup 
 }
 
 // writeBackup writes data to a new backup file, never over an older one.
-func writeBackup(dir string, data []byte, now time.Time) (string, error) {
-	base := filepath.Join(dir, BackupPrefix+now.Format("20060102-150405"))
+func writeBackup(dir, prefix string, data []byte, now time.Time) (string, error) {
+	base := filepath.Join(dir, prefix+now.Format("20060102-150405"))
 	for i := 1; ; i++ {
 		name := base
 		if i > 1 {

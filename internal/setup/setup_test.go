@@ -540,3 +540,42 @@ func TestRealCodexLoadsConfig(t *testing.T) {
 		}
 	}
 }
+
+// Gemini CLI's settings: API-key auth and one attempt merged in, every
+// other setting kept; a file that is not JSON is named, not overwritten.
+func TestApplyGemini(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string
+		err      string
+	}{
+		{"no file yet", "", []string{`"selectedType": "gemini-api-key"`, `"maxAttempts": 1`}, ""},
+		{"other settings kept", `{"ui":{"theme":"Dracula"},"security":{"auth":{"selectedType":"oauth-personal"},"folderTrust":{"enabled":true}}}`,
+			[]string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"enabled": true`, `"maxAttempts": 1`}, ""},
+		{"not JSON", `{"ui": // a comment`, nil, "not JSON spillway can merge into"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := ApplyGemini([]byte(c.in))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(out), w) {
+					t.Fatalf("lacks %s:\n%s", w, out)
+				}
+			}
+			if strings.Contains(string(out), "oauth-personal") {
+				t.Fatalf("the old auth stayed:\n%s", out)
+			}
+		})
+	}
+	if env := GeminiEnv("http://127.0.0.1:8787/v1", "fish"); !strings.Contains(env, "set -gx GOOGLE_GEMINI_BASE_URL http://127.0.0.1:8787\n") {
+		t.Fatalf("fish env:\n%s", env)
+	}
+}

@@ -1,0 +1,72 @@
+package setup
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// GeminiHome is Gemini CLI's directory: $GEMINI_CLI_HOME/.gemini, else
+// ~/.gemini.
+func GeminiHome(getenv func(string) string) string {
+	if d := getenv("GEMINI_CLI_HOME"); d != "" {
+		return filepath.Join(d, ".gemini")
+	}
+	return filepath.Join(getenv("HOME"), ".gemini")
+}
+
+// GeminiSettings are the settings spillway needs Gemini CLI to have:
+// API-key auth (the only kind a base URL applies to), and one attempt per
+// request (the gateway has walked the chain already; Gemini CLI's own ten
+// retries of a 503 would only add minutes).
+var GeminiSettings = map[string]any{
+	"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+	"general":  map[string]any{"maxAttempts": 1},
+}
+
+// ApplyGemini merges GeminiSettings into existing (the settings.json
+// Gemini CLI has, or nothing), keeping every other setting.
+func ApplyGemini(existing []byte) ([]byte, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(existing)) > 0 {
+		if err := json.Unmarshal(existing, &doc); err != nil {
+			return nil, fmt.Errorf("not JSON spillway can merge into (%v); fix it, or add the settings by hand: spillway setup gemini --print", err)
+		}
+	}
+	merge(doc, GeminiSettings)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// WriteGemini merges GeminiSettings into dir/settings.json (dir: see
+// GeminiHome), keeping the old file as settings.json.spillway-backup-<time>.
+// It returns the file and the backup ("" when there was none or nothing
+// changed).
+func WriteGemini(dir string, now time.Time) (path, backup string, err error) {
+	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
+		return ApplyGemini(old)
+	})
+}
+
+// merge sets every key of add in doc, descending into objects both have.
+func merge(doc, add map[string]any) {
+	for k, v := range add {
+		sub, isObj := v.(map[string]any)
+		have, hasObj := doc[k].(map[string]any)
+		if isObj && hasObj {
+			merge(have, sub)
+			continue
+		}
+		if isObj {
+			cp := map[string]any{}
+			merge(cp, sub)
+			v = cp
+		}
+		doc[k] = v
+	}
+}

@@ -84,7 +84,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		return fail(ExitFail, "%w", err)
 	}
 	cfg := config.Default()
-	for name, typ := range map[string]string{"openai": "/v1", "anthropic": ""} {
+	for name, typ := range map[string]string{"openai": "/v1", "anthropic": "", "gemini": ""} {
 		p := cfg.Providers[name]
 		p.BaseURL = "http://" + simAddr + typ
 		cfg.Providers[name] = p
@@ -102,7 +102,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	out := a.Stdout
 	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %d requests, %d at a time\n",
 		scn.Name, clock.Now().Format("Mon 15:04"), n, conc)
-	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5 (heavy)\n\n")
+	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5, Gemini-style for gemini-3-pro (heavy too)\n\n")
 
 	results := make(chan demoResult)
 	jobs := make(chan int)
@@ -226,15 +226,22 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 
 func demoRequest(ctx context.Context, client *http.Client, addr string, i int) demoResult {
 	r := demoResult{i: i}
-	// the way Codex (Responses API) and Claude Code (Messages API) ask
+	// the way Codex (Responses API), Claude Code (Messages API) and Gemini
+	// CLI (generateContent; whole, so that its route header is final: a
+	// Gemini stream has no last word) ask
 	ep, key, query := wire.EndpointOf(wire.Responses), "sk-demo-not-a-real-key", ""
 	r.asked = "gpt-6-astra"
-	if i%2 == 0 {
+	stream := true
+	switch i % 3 {
+	case 2:
 		ep, key, query = wire.EndpointOf(wire.Messages), "sk-ant-demo-not-a-real-key", "?beta=true"
 		r.asked = "claude-opus-5-5"
+	case 0:
+		ep, key, stream = wire.GeminiEndpoints[0], "AIza-demo-not-a-real-key", false
+		r.asked = "gemini-3-pro"
 	}
-	prompt := wire.Prompt{User: fmt.Sprintf("demo request %d: refactor the parser", i), Stream: true, MaxTokens: 256}
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+ep.Path+query, bytes.NewReader(prompt.Body(ep, r.asked)))
+	prompt := wire.Prompt{User: fmt.Sprintf("demo request %d: refactor the parser", i), Stream: stream, MaxTokens: 256}
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+strings.ReplaceAll(ep.Path, "{model}", r.asked)+query, bytes.NewReader(prompt.Body(ep, r.asked)))
 	req.Header = wire.Auth(ep.Format, key)
 	t0 := time.Now()
 	resp, err := client.Do(req)

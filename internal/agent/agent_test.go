@@ -190,3 +190,59 @@ func TestExecClaudeFallsBackToTheNextModel(t *testing.T) {
 		t.Fatalf("attempts %+v", r.res.Attempts)
 	}
 }
+
+// geminiCmd is `gemini -p PROMPT -m MODEL` against base, with a fresh home
+// whose settings select API-key auth (its retries left at their default:
+// exec turns them off).
+func geminiCmd(t *testing.T, base, model, prompt string) ([]string, []string, string) {
+	bin, env, home := clienttest.GeminiEnv(t, clienttest.GeminiOptions{BaseURL: base, APIKey: "AIza-exec-test-0123"})
+	fullEnv, work := clienttest.Env(t, home, env)
+	return []string{bin, "-p", prompt, "-m", model}, fullEnv, work
+}
+
+// spillway exec wraps the real Gemini CLI: it fails fast (exec turns its
+// ten retries of a 503 off), and exec reruns it on the next model; the
+// outage ends in exit 75, a refused key in 77, as for the other agents.
+func TestExecGemini(t *testing.T) {
+	clienttest.Gemini(t)
+	all := []string{"gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"}
+	for _, c := range []struct {
+		name   string
+		faults []sim.Fault
+		code   int
+		model  string // the model that answered
+	}{
+		// (Gemini CLI 0.61 sends -m gemini-3-flash as gemini-3.8-flash, its
+		// alias, which the simulator does not serve: that run is
+		// model_not_found, and exec goes on to gemini-3-flash-lite)
+		{"gemini-3-pro full: rerun on the next model", []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}}, 0, "gemini-3-flash-lite"},
+		{"every model full through the ladder: exit 75", func() (fs []sim.Fault) {
+			for _, m := range all {
+				fs = append(fs, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+			}
+			return fs
+		}(), agent.ExitCapacity, ""},
+		{"a refused key: exit 77", []sim.Fault{{Model: "gemini-3-pro", Kind: "auth", Count: -1}}, agent.ExitAuth, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, base := simFor(t, nil)
+			for _, f := range c.faults {
+				srv.AddFault(f)
+			}
+			prompt := "Reply with pong"
+			cmd, env, dir := geminiCmd(t, base, "gemini-3-pro", prompt)
+			r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}})
+			if r.res.ExitCode != c.code {
+				t.Fatalf("exit %d, want %d", r.res.ExitCode, c.code)
+			}
+			if c.model != "" {
+				if last := r.res.Attempts[len(r.res.Attempts)-1]; last.Model != c.model || r.res.Attempts[0].Class != "capacity" {
+					t.Fatalf("attempts %+v", r.res.Attempts)
+				}
+				if want := strings.Join(sim.Tokens(sim.Answer(c.model, prompt, 16))[:4], ""); !strings.Contains(r.stdout, want) {
+					t.Fatalf("stdout %q lacks %q", r.stdout, want)
+				}
+			}
+		})
+	}
+}

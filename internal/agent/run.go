@@ -158,6 +158,13 @@ func Run(ctx context.Context, o Options) Result {
 			ladder = append(ladder, d.D())
 		}
 	}
+	// the agent fails fast at capacity, so that spillway can act: its own
+	// retries off where it has them
+	cleanup, err := failFast(kind, &o)
+	if err != nil {
+		say("cannot turn %s's own retries off: %v", kind, err)
+	}
+	defer cleanup()
 	// during a long rung, a check for room at most once a minute: the
 	// agent run again (it fails fast at capacity)
 	checkEvery := o.CheckEvery
@@ -333,6 +340,61 @@ func wait(w io.Writer, d time.Duration, what string) (stop func()) {
 	return func() { once.Do(func() { close(done); <-finished }) }
 }
 
+// failFast turns the agent's own retries of a capacity answer off, unless
+// the user set them: Claude Code's CLAUDE_CODE_MAX_RETRIES=0; Gemini CLI's
+// general.maxAttempts 1, in a system settings file of spillway's
+// (GEMINI_CLI_SYSTEM_SETTINGS_PATH: it overrides the user's settings and
+// leaves ~/.gemini, its login and sessions, where they are). Codex does not
+// retry a capacity answer. It adds to o.Env and returns what undoes it.
+func failFast(k Kind, o *Options) (cleanup func(), err error) {
+	cleanup = func() {}
+	env := childEnv(*o)
+	var extra []string
+	switch k {
+	case Claude:
+		if env("CLAUDE_CODE_MAX_RETRIES") == "" {
+			extra = append(extra, "CLAUDE_CODE_MAX_RETRIES=0")
+		}
+	case Gemini:
+		if env("GEMINI_CLI_SYSTEM_SETTINGS_PATH") != "" {
+			break
+		}
+		// Gemini CLI skips a system settings file with a group- or
+		// world-writable directory above it (such as /tmp): the user's
+		// cache directory has none
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return cleanup, err
+		}
+		dir = filepath.Join(dir, "spillway")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return cleanup, err
+		}
+		f, err := os.CreateTemp(dir, "gemini-settings-*.json")
+		if err != nil {
+			return cleanup, err
+		}
+		_, err = f.WriteString(`{"general":{"maxAttempts":1}}` + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return cleanup, err
+		}
+		cleanup = func() { os.Remove(f.Name()) }
+		extra = append(extra, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+f.Name())
+	}
+	if len(extra) > 0 {
+		base := o.Env
+		if base == nil {
+			base = os.Environ()
+		}
+		o.Env = append(append([]string(nil), base...), extra...)
+	}
+	return cleanup, nil
+}
+
 // childEnv looks a variable up as the agent will see it.
 func childEnv(o Options) func(string) string {
 	if o.Env == nil {
@@ -474,7 +536,7 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 // api_error_status), Gemini CLI's "[API Error". Tool output echoed by the
 // agent ("Error: EACCES …", a test log saying "timeout") never matches, so
 // it can never be taken for a provider failure.
-var errorLine = regexp.MustCompile(`^(ERROR: |API Error|\[API Error|\{"type":"(error|turn\.failed)"|\{"type":"result".*"api_error_status":[1-9])`)
+var errorLine = regexp.MustCompile(`^(ERROR: |API Error|\[API Error|Error when talking to Gemini API|Attempt \d+ failed: |\{"type":"(error|turn\.failed)"|\{"type":"result".*"api_error_status":[1-9])`)
 
 // judge classifies what a failed run printed.
 func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runOut) classify.Verdict {

@@ -687,3 +687,16 @@ func TestRungChecks(t *testing.T) {
 		}
 	})
 }
+
+// A give-up's reason quotes the last upstream message with its secrets
+// redacted: an HTTP client's error quotes the URL, and a Gemini key rides
+// in its query.
+func TestGiveUpReasonHasNoKey(t *testing.T) {
+	e, _ := clocked(config.Default())
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gemini-3-flash-lite", Type: "gemini"}, Send: func(context.Context, *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.Network, Message: `Post "http://127.0.0.1:1/v1beta/models/gemini-3-flash-lite:generateContent?key=AIzaSySecret-0123456789abcdef": connection refused`}}
+	}})
+	if out.Committed || out.Reason == "" || strings.Contains(out.Reason, "Secret-0123456789") {
+		t.Fatalf("reason %q", out.Reason)
+	}
+}

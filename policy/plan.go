@@ -12,6 +12,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/redact"
 )
 
 // Candidate is one place a request may be sent to: a model and, once models
@@ -1027,7 +1028,9 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 	}
 	reason += fmt.Sprintf("; tried %s in %d %s; waited %s", strings.Join(tried, ", "), attempts, noun, classify.FormatWait(p.waited))
 	if v.Message != "" {
-		reason += "; last upstream message: " + v.Message
+		// (an error of the HTTP client quotes the URL: a Gemini key in its
+		// query must not reach the caller's answer or a log)
+		reason += "; last upstream message: " + redact.String(v.Message)
 	}
 	return step{Action: fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
 }

@@ -83,7 +83,7 @@ func newWorld(t *testing.T, r row) *world {
 		w.up = us.URL
 	}
 	cfg := config.Default()
-	for name, suffix := range map[string]string{"openai": "/v1", "anthropic": ""} {
+	for name, suffix := range map[string]string{"openai": "/v1", "anthropic": "", "gemini": ""} {
 		p := cfg.Providers[name]
 		p.BaseURL = w.up + suffix
 		cfg.Providers[name] = p
@@ -188,6 +188,7 @@ var (
 	chat      = behaviour.Chat
 	responses = behaviour.Responses
 	messages  = behaviour.Messages
+	gemini    = behaviour.Gemini
 	text      = behaviour.Text
 )
 
@@ -347,7 +348,9 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 			if got != want {
 				t.Fatalf("X-Spillway-Route %q, want %q", got, want)
 			}
-			if final := upstream.FinalRoute(res.body); final != wt.route {
+			if final := upstream.FinalRoute(res.body); final != wt.route && !strings.Contains(r.call.Path, "/v1beta/") {
+				// (a Gemini stream has no last word: its SDK fails on
+				// SSE comments)
 				t.Fatalf("the stream's last word says route %q, want %q:\n%s", final, wt.route, clip(res.body))
 			}
 		} else if got != wt.route {

@@ -34,6 +34,18 @@ func Messages(model, prompt string, stream bool) Call {
 		map[string]string{"x-api-key": "sk-ant-test-key-0123456789", "anthropic-version": "2023-06-01"}}
 }
 
+// Gemini is a Gemini request, as Gemini CLI sends it: the model in the
+// path, a stream as streamGenerateContent?alt=sse, the key in
+// x-goog-api-key.
+func Gemini(model, prompt string, stream bool) Call {
+	path := "/v1beta/models/" + model + ":generateContent"
+	if stream {
+		path = "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+	}
+	return Call{path, fmt.Sprintf(`{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt),
+		map[string]string{"x-goog-api-key": "AIza-test-key-0123456789"}}
+}
+
 // With is c with one more header.
 func (c Call) With(k, v string) Call {
 	h := map[string]string{k: v}
@@ -81,11 +93,15 @@ func Text(b []byte) string {
 					out.WriteString(c)
 				}
 			}
+			out.WriteString(geminiText(m))
 		}
 		return out.String()
 	}
 	var m map[string]any
 	json.Unmarshal(b, &m)
+	if s := geminiText(m); s != "" {
+		return s
+	}
 	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
 		return ch[0].(map[string]any)["message"].(map[string]any)["content"].(string)
 	}
@@ -96,4 +112,24 @@ func Text(b []byte) string {
 		return c[0].(map[string]any)["text"].(string)
 	}
 	return ""
+}
+
+// geminiText is the text of a Gemini answer or chunk's first candidate.
+func geminiText(m map[string]any) string {
+	cands, _ := m["candidates"].([]any)
+	if len(cands) == 0 {
+		return ""
+	}
+	c, _ := cands[0].(map[string]any)
+	content, _ := c["content"].(map[string]any)
+	parts, _ := content["parts"].([]any)
+	var out strings.Builder
+	for _, p := range parts {
+		if pm, ok := p.(map[string]any); ok {
+			if s, ok := pm["text"].(string); ok {
+				out.WriteString(s)
+			}
+		}
+	}
+	return out.String()
 }

@@ -113,6 +113,43 @@ func streamRows() []row {
 				notBody: []string{"unterminated", "garbage"}, check: once("event: response.created")},
 		},
 		{
+			name:   "gemini: gemini-3-pro full, a whole answer comes from gemini-3-flash",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}},
+			call:   gemini("gemini-3-pro", "hi", false),
+			want:   want{status: 200, model: "gemini-3-flash", route: "gemini-3-pro:capacity > gemini-3-flash:ok", text: sim.Answer("gemini-3-flash", "hi", 16)},
+		},
+		{
+			name:   "gemini stream: capacity before output goes to gemini-3-flash unseen",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want:   want{status: 200, model: "gemini-3-flash", route: "gemini-3-pro:capacity > gemini-3-flash:ok", text: sim.Answer("gemini-3-flash", "hi", 16)},
+		},
+		{
+			name:   "gemini stream: a cut after output is a broken stream, and its route does not say ok",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "reset", AfterTokens: &three}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want:   want{status: 200, model: "gemini-3-pro", broken: true, route: "gemini-3-pro:network"},
+		},
+		{
+			name:   "gemini stream: through the gateway, the cut stream ends in Gemini's error object",
+			only:   "gateway",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "reset", AfterTokens: &three}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want: want{status: 200, model: "gemini-3-pro", broken: true, route: "gemini-3-pro:network",
+				check: func(t *testing.T, _ *world, res result) {
+					if !bytes.Contains(res.body, []byte(`"status":"INTERNAL"`)) && !bytes.Contains(res.body, []byte(`"status":"UNAVAILABLE"`)) {
+						t.Fatalf("no Gemini error object at the end:\n%s", res.body)
+					}
+				}},
+		},
+		{
+			name:   "gemini stream, hold on: a cut inside the window restarts unseen",
+			cfg:    holdAll("gemini-3-pro"),
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "reset", AfterTokens: &three, Count: 1}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want:   want{status: 200, model: "gemini-3-pro", route: "gemini-3-pro:network > gemini-3-pro:ok", text: sim.Answer("gemini-3-pro", "hi", 16)},
+		},
+		{
 			name:   "a stream that ends cleanly without its final event is not a complete answer",
 			faults: []sim.Fault{{Model: "gpt-6-luna", Kind: "truncated", AfterTokens: &three}},
 			call:   chat("gpt-6-luna", "hi", true),

@@ -216,7 +216,33 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rmu sync.Mutex
 	engine := policy.New(queue.Paced(w.cfg), policy.ForBatchWork(), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
-	runErr := store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, UntilEmpty: true})
+	// --until-empty stops when what is left waits (for capacity, say): as
+	// a script would, run the queue again when the next task is due
+	var runErr error
+	for {
+		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, UntilEmpty: true})
+		if runErr != nil || ctx.Err() != nil {
+			break
+		}
+		list, err := store.List(ctx)
+		if err != nil {
+			runErr = err
+			break
+		}
+		var next time.Time
+		for _, in := range list {
+			if in.Waiting() && (next.IsZero() || in.ScheduledAt.Before(next)) {
+				next = in.ScheduledAt
+			}
+		}
+		if next.IsZero() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(next)):
+		}
+	}
 	// read the results even when the run was cut short
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

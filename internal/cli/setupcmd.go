@@ -141,16 +141,7 @@ ANTHROPIC_API_KEY or login; spillway passes it through.`,
   spillway setup claude --shell powershell | Invoke-Expression`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sh := "sh"
-			if shell != "" {
-				var ok bool
-				if sh, ok = setup.Shell(shell); !ok {
-					return fail(ExitUsage, "--shell %q: use one of %s", shell, strings.Join(setup.Shells, ", "))
-				}
-			} else if s, ok := setup.Shell(a.Getenv("SHELL")); ok {
-				sh = s
-			}
-			base, err := a.gatewayURL(u)
+			sh, base, err := a.shellAndURL(shell, u)
 			if err != nil {
 				return err
 			}
@@ -158,8 +149,7 @@ ANTHROPIC_API_KEY or login; spillway passes it through.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
-	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	shellFlags(cmd, &shell, &u)
 	return cmd
 }
 
@@ -182,16 +172,7 @@ spillway passes it through.`,
   spillway setup gemini --shell fish | source`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sh := "sh"
-			if shell != "" {
-				var ok bool
-				if sh, ok = setup.Shell(shell); !ok {
-					return fail(ExitUsage, "--shell %q: use one of %s", shell, strings.Join(setup.Shells, ", "))
-				}
-			} else if s, ok := setup.Shell(a.Getenv("SHELL")); ok {
-				sh = s
-			}
-			base, err := a.gatewayURL(u)
+			sh, base, err := a.shellAndURL(shell, u)
 			if err != nil {
 				return err
 			}
@@ -219,11 +200,33 @@ spillway passes it through.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
-	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	shellFlags(cmd, &shell, &u)
 	cmd.Flags().StringVar(&home, "gemini-home", "", "Gemini CLI's directory (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
 	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to add and the environment")
 	return cmd
+}
+
+// shellFlags adds --shell and --url, which the commands that print an
+// environment share.
+func shellFlags(cmd *cobra.Command, shell, u *string) {
+	cmd.Flags().StringVar(shell, "shell", "", "syntax to print: "+strings.Join(setup.Shells, ", ")+" (default from $SHELL, else sh)")
+	cmd.Flags().StringVar(u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+}
+
+// shellAndURL is the shell to print for (--shell, else the one $SHELL
+// names, else sh) and the gateway's URL (--url, else the configuration's).
+func (a *App) shellAndURL(shell, u string) (string, string, error) {
+	sh := "sh"
+	if shell != "" {
+		var ok bool
+		if sh, ok = setup.Shell(shell); !ok {
+			return "", "", fail(ExitUsage, "--shell %q: use one of %s", shell, strings.Join(setup.Shells, ", "))
+		}
+	} else if s, ok := setup.Shell(a.Getenv("SHELL")); ok {
+		sh = s
+	}
+	base, err := a.gatewayURL(u)
+	return sh, base, err
 }
 
 // shArg quotes s for a POSIX shell when it needs it.

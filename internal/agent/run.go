@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) Result {
 	// smallest request to the model; else (a ChatGPT login, say) the agent
 	// is run again, and fails fast at capacity
 	c.Check = func(ctx context.Context, cand policy.Candidate) bool {
-		room, checked := upstream.Room(ctx, http.DefaultTransport, o.Config, cand)
+		room, checked := upstream.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
 		return room || !checked
 	}
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {

@@ -374,10 +374,11 @@ func (e *BrokenStream) Unwrap() []error {
 }
 
 // Room asks cand's provider, with the provider's own key, for the smallest
-// answer (one token) and reports whether the model has room: false at
-// capacity. checked is false when it could not ask (the provider has no
-// key of its own, or speaks no prompt endpoint): the caller must try.
-func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate) (room, checked bool) {
+// answer (one token) and reports whether the model has room: false when
+// judge (the engine's classifier) calls the answer capacity. checked is
+// false when it could not ask (the provider has no key of its own, or
+// speaks no prompt endpoint): the caller must try.
+func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, judge func(classify.Input) classify.Verdict) (room, checked bool) {
 	prov, ok := cfg.Providers[cand.Provider]
 	if !ok || prov.Auth != "key" || prov.APIKey.Value == "" {
 		return false, false
@@ -407,5 +408,5 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if resp.StatusCode/100 == 2 {
 		return true, true
 	}
-	return classify.HTTP(resp.StatusCode, resp.Header, b).Class != classify.Capacity, true
+	return judge(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: b, Provider: cand.Type}).Class != classify.Capacity, true
 }

@@ -106,7 +106,7 @@ func TestRoom(t *testing.T) {
 				cfg = config.Default()
 			}
 			cand := policy.Candidate{Model: c.model, Upstream: c.model, Provider: "openai", Type: classify.OpenAI}
-			room, checked := Room(context.Background(), http.DefaultTransport, cfg, cand)
+			room, checked := Room(context.Background(), http.DefaultTransport, cfg, cand, classify.Classify)
 			if room != c.room || checked != c.checked {
 				t.Fatalf("room %v checked %v", room, checked)
 			}

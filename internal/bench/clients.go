@@ -229,12 +229,7 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 			runErr = err
 			break
 		}
-		var next time.Time
-		for _, in := range list {
-			if in.Waiting() && (next.IsZero() || in.ScheduledAt.Before(next)) {
-				next = in.ScheduledAt
-			}
-		}
+		next, _ := queue.NextDue(list)
 		if next.IsZero() {
 			break
 		}

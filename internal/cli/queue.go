@@ -347,19 +347,13 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			// what this run leaves: a task that failed in it, else tasks
 			// that wait (a window, capacity, a retry) with nothing to run now
 			list, _ := s.List(context.Background())
-			failed, waiting := 0, 0
-			var next time.Time
+			failed := 0
 			for _, t := range list {
-				switch {
-				case t.Status == "failed" && !t.FinishedAt.Before(started):
+				if t.Status == "failed" && !t.FinishedAt.Before(started) {
 					failed++
-				case t.Waiting():
-					waiting++
-					if next.IsZero() || t.ScheduledAt.Before(next) {
-						next = t.ScheduledAt
-					}
 				}
 			}
+			next, waiting := queue.NextDue(list)
 			switch {
 			case failed > 0:
 				view.summary(ExitFail)

@@ -177,6 +177,21 @@ func Busy(list []Info, now time.Time) bool {
 	return false
 }
 
+// NextDue is when the first task of list that waits (Waiting) is due, and
+// how many wait; the zero time when none does.
+func NextDue(list []Info) (next time.Time, waiting int) {
+	for _, t := range list {
+		if !t.Waiting() {
+			continue
+		}
+		waiting++
+		if next.IsZero() || t.ScheduledAt.Before(next) {
+			next = t.ScheduledAt
+		}
+	}
+	return next, waiting
+}
+
 // Waiting reports a task that will run on its own later: for its window,
 // for capacity, or for its next retry.
 func (in Info) Waiting() bool {

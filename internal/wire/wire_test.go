@@ -137,6 +137,16 @@ func TestKeys(t *testing.T) {
 		strings.Contains(KeyHash(http.Header{"Authorization": {"Bearer sk-secret"}}), "secret") {
 		t.Fatal("key hash")
 	}
+	// a Gemini key in the query is the caller's key as much as one in the header
+	q := func(k string) string {
+		r, _ := http.NewRequest(http.MethodPost, "http://x/v1beta/models/m:generateContent?key="+k, nil)
+		return CallerKey(r)
+	}
+	hdr, _ := http.NewRequest(http.MethodPost, "http://x/v1beta/models/m:generateContent", nil)
+	hdr.Header.Set("X-Goog-Api-Key", "AIza-a")
+	if q("AIza-a") == q("AIza-b") || q("AIza-a") != CallerKey(hdr) {
+		t.Fatal("a query key is not the caller's key")
+	}
 }
 
 func TestAnswerText(t *testing.T) {

@@ -108,7 +108,7 @@ var rules = []rule{
 	{ModelNotFound, NoGuess, []string{"model not found", "unknown model", "no such model", "invalid model", "model does not exist"}},
 	{ContentFilter, NoGuess, []string{"content_policy_violation", "content policy", "content filter", "content_filter", "safety system", "flagged as potentially violating"}},
 	{Timeout, NoGuess, []string{"idle timeout", "timed out", "timeout", "deadline exceeded", "deadline_exceeded", "etimedout"}},
-	{Network, NoGuess, []string{"stream disconnected", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}},
+	{Network, NoGuess, []string{"stream disconnected", "model stream ended without a finish reason", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}},
 	{ServerError, NoGuess, []string{"server had an error", "internal server error", "internal error", "bad gateway", "api_error"}},
 }
 

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -48,6 +49,8 @@ func runAgent(t *testing.T, o agent.Options) run {
 	// the ladders here are far shorter than a breaker's cooldown: with the
 	// breakers on, a rung would end in refusals rather than runs
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	// and a rerun after a network failure waits milliseconds, not seconds
+	cfg.Retry.NetworkGap = config.Duration(time.Millisecond)
 	o.Config = cfg
 	o.Engine = policy.New(cfg)
 	o.Stdout, o.Stderr = &out, &errb
@@ -211,18 +214,30 @@ func TestExecGemini(t *testing.T) {
 		faults []sim.Fault
 		code   int
 		model  string // the model that answered
+		first  string // the class of the first run's failure
+		resume bool
+		says   []string
 	}{
 		// (Gemini CLI 0.61 sends -m gemini-3-flash as gemini-3.8-flash, its
 		// alias, which the simulator does not serve: that run is
 		// model_not_found, and exec goes on to gemini-3-flash-lite)
-		{"gemini-3-pro full: rerun on the next model", []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}}, 0, "gemini-3-flash-lite"},
+		{"gemini-3-pro full: rerun on the next model", []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}}, 0, "gemini-3-flash-lite", "capacity", false, nil},
 		{"every model full through the ladder: exit 75", func() (fs []sim.Fault) {
 			for _, m := range all {
 				fs = append(fs, sim.Fault{Model: m, Kind: "capacity", Count: -1})
 			}
 			return fs
-		}(), agent.ExitCapacity, ""},
-		{"a refused key: exit 77", []sim.Fault{{Model: "gemini-3-pro", Kind: "auth", Count: -1}}, agent.ExitAuth, ""},
+		}(), agent.ExitCapacity, "", "", false, nil},
+		{"a refused key: exit 77", []sim.Fault{{Model: "gemini-3-pro", Kind: "auth", Count: -1}}, agent.ExitAuth, "", "", false, nil},
+		// --resume: exec names the session (--session-id); Gemini CLI
+		// rewinds a turn that failed, so run 1 left nothing to resume and
+		// run 2 starts again from the prompt, under a session id of its own
+		// (the answer is the prompt's, not the resume prompt's)
+		{"--resume after a first turn that failed: rerun from the prompt", []sim.Fault{{Model: "gemini-3-pro", Kind: "capacity", Count: -1}}, 0, "gemini-3-flash-lite", "capacity", true,
+			[]string{"run 2 on gemini-3-flash, from the start: run 1 left no session to resume"}},
+		// Gemini CLI exits 0 after a stream cut short, with "[ERROR] Model
+		// stream ended without a finish reason.": exec reruns it
+		{"a stream cut short, exit 0: rerun", []sim.Fault{{Model: "gemini-3-pro", Kind: "midstream", AfterTokens: func() *int { n := 3; return &n }(), Count: 1}}, 0, "gemini-3-pro", "network", false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, base := simFor(t, nil)
@@ -231,12 +246,22 @@ func TestExecGemini(t *testing.T) {
 			}
 			prompt := "Reply with pong"
 			cmd, env, dir := geminiCmd(t, base, "gemini-3-pro", prompt)
-			r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}})
+			ids := 0
+			newID := func() string { ids++; return fmt.Sprintf("%08d-0000-4000-8000-000000000000", ids) }
+			r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}, Resume: c.resume, NewSessionID: newID})
 			if r.res.ExitCode != c.code {
 				t.Fatalf("exit %d, want %d", r.res.ExitCode, c.code)
 			}
+			for _, w := range c.says {
+				if !strings.Contains(r.stderr, "spillway: "+w) {
+					t.Errorf("stderr lacks %q", w)
+				}
+			}
+			if c.resume && ids != len(r.res.Attempts) {
+				t.Errorf("%d session ids for %d runs: each fresh run needs one of its own", ids, len(r.res.Attempts))
+			}
 			if c.model != "" {
-				if last := r.res.Attempts[len(r.res.Attempts)-1]; last.Model != c.model || r.res.Attempts[0].Class != "capacity" {
+				if last := r.res.Attempts[len(r.res.Attempts)-1]; last.Model != c.model || r.res.Attempts[0].Class != c.first || len(r.res.Attempts) < 2 {
 					t.Fatalf("attempts %+v", r.res.Attempts)
 				}
 				if want := strings.Join(sim.Tokens(sim.Answer(c.model, prompt, 16))[:4], ""); !strings.Contains(r.stdout, want) {

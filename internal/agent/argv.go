@@ -120,8 +120,45 @@ func resumeArgs(args []string, id, model, prompt string) ([]string, bool) {
 			return append(out, "--resume", id), true
 		}
 		return append(out, "--continue"), true
+	case Gemini:
+		// gemini [flags] -p PROMPT  →  gemini [flags] -m MODEL -p PROMPT --resume ID
+		// (a prompt given as an argument, not -p, cannot be told from the rest)
+		if id == "" || flagValue(args, "-p", "--prompt") == "" {
+			return nil, false
+		}
+		out, _ := WithModel(dropFlags(args, geminiSessionFlags, nil), model)
+		return append(replacePrompt(out, prompt), "--resume", id), true
 	}
 	return nil, false
+}
+
+// geminiSessionFlags are Gemini CLI's flags that choose the session.
+var geminiSessionFlags = map[string]bool{"--resume": true, "-r": true, "--session-id": true}
+
+// withSessionID gives a Gemini CLI command line the session id, so that
+// the session of a run that fails can be found and resumed; a command that
+// resumes a session of its own is left as it is.
+func withSessionID(args []string, id string) []string {
+	if flagValue(args, "-r", "--resume") != "" {
+		return args
+	}
+	return append(dropFlags(args, map[string]bool{"--session-id": true}, nil), "--session-id", id)
+}
+
+// flagValue is the value of the first of names on the command line
+// ("--name value" or "--name=value").
+func flagValue(args []string, names ...string) string {
+	for i := 1; i < len(args); i++ {
+		for _, n := range names {
+			if args[i] == n && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(args[i], n+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // codexExecFlags are the flags of `codex exec` (0.169) that still apply when
@@ -171,11 +208,15 @@ func execFlags(rest []string) []string {
 	return out
 }
 
+// dropFlags removes the flags withValue ("--f v" or "--f=v") and bare.
 func dropFlags(args []string, withValue, bare map[string]bool) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		if withValue[args[i]] {
-			i++
+		name, _, hasEq := strings.Cut(args[i], "=")
+		if withValue[name] {
+			if !hasEq {
+				i++
+			}
 			continue
 		}
 		if bare[args[i]] {
@@ -186,11 +227,16 @@ func dropFlags(args []string, withValue, bare map[string]bool) []string {
 	return out
 }
 
-// replacePrompt replaces the value of claude's -p/--print prompt.
+// replacePrompt replaces the prompt after claude's -p/--print or gemini's
+// -p/--prompt.
 func replacePrompt(args []string, prompt string) []string {
 	out := append([]string{}, args...)
-	for i := 1; i < len(out)-1; i++ {
-		if out[i] == "-p" || out[i] == "--print" {
+	for i := 1; i < len(out); i++ {
+		if strings.HasPrefix(out[i], "--prompt=") {
+			out[i] = "--prompt=" + prompt
+			return out
+		}
+		if (out[i] == "-p" || out[i] == "--print" || out[i] == "--prompt") && i+1 < len(out) {
 			if !strings.HasPrefix(out[i+1], "-") {
 				out[i+1] = prompt
 			}

@@ -52,6 +52,80 @@ func TestResumeArgs(t *testing.T) {
 	}
 }
 
+func TestGeminiSessionArgs(t *testing.T) {
+	const id = "33333333-2222-4333-8444-555555555555"
+	resume := []struct {
+		in   []string
+		want []string // nil: cannot resume
+	}{
+		{[]string{"gemini", "-p", "do it", "-m", "pro"}, []string{"gemini", "-p", "go on", "-m", "flash", "--resume", id}},
+		{[]string{"gemini", "--yolo", "--prompt=do it", "--session-id", "X"}, []string{"gemini", "-m", "flash", "--yolo", "--prompt=go on", "--resume", id}},
+		{[]string{"gemini", "-r", "latest", "--model=pro", "-p", "do it"}, []string{"gemini", "--model=flash", "-p", "go on", "--resume", id}},
+		{[]string{"gemini", "--resume=2", "-p", "do it"}, []string{"gemini", "-m", "flash", "-p", "go on", "--resume", id}},
+		{[]string{"gemini", "do it"}, nil}, // the prompt as an argument
+	}
+	for _, c := range resume {
+		got, ok := resumeArgs(c.in, id, "flash", "go on")
+		if ok != (c.want != nil) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("resumeArgs(%v) = %v %v, want %v", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := resumeArgs([]string{"gemini", "-p", "x"}, "", "flash", "go on"); ok {
+		t.Error("gemini cannot resume without a session id")
+	}
+	fresh := []struct{ in, want []string }{
+		{[]string{"gemini", "-p", "x"}, []string{"gemini", "-p", "x", "--session-id", id}},
+		{[]string{"gemini", "--session-id=old", "-p", "x"}, []string{"gemini", "-p", "x", "--session-id", id}},
+		{[]string{"gemini", "--session-id", "old", "-p", "x"}, []string{"gemini", "-p", "x", "--session-id", id}},
+		{[]string{"gemini", "--resume", "latest", "-p", "x"}, []string{"gemini", "--resume", "latest", "-p", "x"}}, // the user's own session
+	}
+	for _, c := range fresh {
+		if got := withSessionID(c.in, id); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("withSessionID(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// Gemini CLI's own session files (0.61, recorded against the simulator):
+// a run that failed on its first request was rewound to nothing.
+func TestGeminiSessionResumable(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		id   string
+		want bool
+	}{
+		{"failed-first-turn.jsonl", "33333333-2222-4333-8444-555555555555", false},
+		{"answered.jsonl", "44444444-2222-4333-8444-555555555555", true},
+		{"resumed.jsonl", "22222222-2222-4333-8444-555555555555", true},
+		{"rewound-answer.jsonl", "55555555-2222-4333-8444-555555555555", false},
+		{"legacy.json", "66666666-2222-4333-8444-555555555555", true},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("testdata", "gemini-sessions", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			chats := filepath.Join(home, ".gemini", "tmp", "work", "chats")
+			if err := os.MkdirAll(chats, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			name := "session-2026-11-30T21-03-" + c.id[:8] + filepath.Ext(c.file)
+			if err := os.WriteFile(filepath.Join(chats, name), src, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := geminiResumable(home, c.id); got != c.want {
+				t.Errorf("resumable = %v, want %v", got, c.want)
+			}
+			// another session with the same first eight characters is not it
+			other := c.id[:8] + "-0000-4000-8000-000000000000"
+			if geminiResumable(home, other) {
+				t.Error("a session was found by its first eight characters alone")
+			}
+		})
+	}
+}
+
 func TestResumeArgsDropsWhatDoesNotApply(t *testing.T) {
 	cases := []struct {
 		in   []string

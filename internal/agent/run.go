@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/term"
 
 	"github.com/spillway/spillway/classify"
@@ -78,6 +79,9 @@ type Options struct {
 	// starts (the id of its process group, when it has one: when Stdin is
 	// not a terminal).
 	OnStart func(pid int)
+	// NewSessionID names a session exec gives an agent (Gemini CLI's
+	// --session-id, with Resume); a random UUID when nil.
+	NewSessionID func() string
 }
 
 // Attempt is one run of the agent.
@@ -116,6 +120,9 @@ func Run(ctx context.Context, o Options) Result {
 	say := func(format string, a ...any) { fmt.Fprintf(o.Stderr, "spillway: "+format+"\n", a...) }
 	if o.Events == nil {
 		o.Events = events.Nop{}
+	}
+	if o.NewSessionID == nil {
+		o.NewSessionID = uuid.NewString
 	}
 	kind := KindOf(o.Command[0])
 	requested, from := ModelIn(o.Command), "named by the command"
@@ -215,9 +222,17 @@ func Run(ctx context.Context, o Options) Result {
 				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
 			}
 		}
+		// Gemini CLI is given the session id, to resume that session if
+		// the run gets somewhere and then fails (its own id on the first
+		// run; a run that left nothing starts a session anew)
+		if o.Resume && kind == Gemini && resumed == "" && (a.N > 1 || flagValue(args, "--session-id") == "") {
+			args = withSessionID(args, o.NewSessionID())
+		}
 		switch {
 		case resumed != "":
 			say("run %d on %s, resuming session %s", a.N, model, resumed)
+		case o.Resume && a.N > 1 && model != "":
+			say("run %d on %s, from the start: run %d left no session to resume", a.N, model, a.N-1)
 		case a.N == 1 && model != "":
 			say("run 1 on %s (%s)", model, from)
 		case model != "":
@@ -236,6 +251,8 @@ func Run(ctx context.Context, o Options) Result {
 			v = classify.Err(ctx.Err())
 		case out.code != 0:
 			v = judge(o.Engine.Classify, kind, out)
+		case kind == Gemini:
+			v = geminiCut(o.Engine.Classify, out)
 		}
 		at.Class, at.Message = string(v.Class), redact.String(v.Message)
 		if out.interrupted {
@@ -254,7 +271,7 @@ func Run(ctx context.Context, o Options) Result {
 			}
 		}
 		res.Attempts = append(res.Attempts, at)
-		if id := sessionOf(kind, out, o, started); id != "" {
+		if id := sessionOf(kind, args, out, o, started); id != "" {
 			session = id
 		}
 		if v.Class != classify.OK && o.Archive != "" {
@@ -538,6 +555,23 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 // it can never be taken for a provider failure.
 var errorLine = regexp.MustCompile(`^(ERROR: |API Error|\[API Error|Error when talking to Gemini API|Attempt \d+ failed: |\{"type":"(error|turn\.failed)"|\{"type":"result".*"api_error_status":[1-9])`)
 
+// geminiCut judges a Gemini CLI run that exited 0: after a stream that
+// ended without its finish reason it prints "[ERROR] Model stream ended
+// without a finish reason." and exits 0 with the answer cut short. Only its
+// own "[ERROR] " lines on stderr count, and only a failure exec handles (a
+// safety block is the answer).
+func geminiCut(classifier func(classify.Input) classify.Verdict, out runOut) classify.Verdict {
+	for _, l := range strings.Split(out.stderr.String(), "\n") {
+		if !strings.HasPrefix(l, "[ERROR] ") {
+			continue
+		}
+		if v := classifier(classify.Input{Text: l, Provider: wire.Gemini}); handled[v.Class] && !v.Notice {
+			return v
+		}
+	}
+	return classify.Verdict{Class: classify.OK}
+}
+
 // judge classifies what a failed run printed.
 func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runOut) classify.Verdict {
 	best := classify.Verdict{Class: classify.Unknown}
@@ -569,9 +603,16 @@ var (
 )
 
 // sessionOf finds the session the run used: Codex's thread.started line
-// (--json) or its newest rollout file; Claude's session_id (json output).
-func sessionOf(kind Kind, out runOut, o Options, since time.Time) string {
+// (--json) or its newest rollout file; Claude's session_id (json output);
+// for Gemini CLI the one its command line names, if it holds a turn to
+// resume.
+func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time) string {
 	switch kind {
+	case Gemini:
+		id := flagValue(args, "--session-id", "--resume", "-r")
+		if uuidRe.MatchString(id) && geminiResumable(geminiHome(o), id) {
+			return id
+		}
 	case Codex:
 		if m := threadRe.FindStringSubmatch(out.stdout.String()); m != nil {
 			return m[1]
@@ -588,23 +629,11 @@ func sessionOf(kind Kind, out runOut, o Options, since time.Time) string {
 }
 
 func codexHome(o Options) string {
-	for _, kv := range o.Env {
-		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
-			return v
-		}
+	env := childEnv(o)
+	if v := env("CODEX_HOME"); v != "" {
+		return v
 	}
-	if o.Env == nil {
-		if v := o.Getenv("CODEX_HOME"); v != "" {
-			return v
-		}
-	}
-	home := o.Getenv("HOME")
-	for _, kv := range o.Env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	return filepath.Join(home, ".codex")
+	return filepath.Join(env("HOME"), ".codex")
 }
 
 // newestRollout is the newest $CODEX_HOME/sessions/**/rollout-*.jsonl

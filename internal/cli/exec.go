@@ -34,11 +34,12 @@ input and output through live, and reads what it printed:
 
 {model} in ARGS is replaced by the current model; for codex, claude and gemini
 the model flag is added or replaced when there is no placeholder. With --resume,
-a rerun continues the session (codex exec resume <id>, claude --resume <id>)
-instead of starting over.`,
+a rerun continues the session (codex exec resume <id>, claude --resume <id>,
+gemini --resume <id>) instead of starting over, when the failed run left one.`,
 		Example: `  spillway exec -- codex exec "fix the failing tests"
   spillway exec --models gpt-6-astra,gpt-6.1-sol --ladder 30s,2m --resume -- codex exec --json "refactor the parser"
-  spillway exec --chain claude --archive ./spillway-archive -- claude -p "write the migration"`,
+  spillway exec --chain claude --archive ./spillway-archive -- claude -p "write the migration"
+  spillway exec --resume -- gemini -m gemini-3-pro -p "add tests for the parser"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.loadConfig()

@@ -274,6 +274,10 @@ func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *cal
 	if err := c.proto.open(sw, c); err != nil {
 		return
 	}
+	// the headers go out as the stream opens, as a provider's do: the
+	// client's wait for the first output starts then, not at the first frame
+	sw.begin()
+	_ = sw.rc.Flush()
 	if !s.sleep(ctx, first) {
 		return
 	}

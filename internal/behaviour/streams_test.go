@@ -30,13 +30,14 @@ func streamRows() []row {
 		m.Prefill = &no
 		c.Models["claude-opus-5-5"] = m
 	}
-	hedge := func(on bool) func(*config.Config) {
+	firstToken := func(model string, hedge bool) func(*config.Config) {
 		return func(c *config.Config) {
-			m := c.Models["gpt-6-astra"]
-			m.FirstTokenTimeout, m.Hedge = config.Duration(10*time.Second), on
-			c.Models["gpt-6-astra"] = m
+			m := c.Models[model]
+			m.FirstTokenTimeout, m.Hedge = config.Duration(10*time.Second), hedge
+			c.Models[model] = m
 		}
 	}
+	hedge := func(on bool) func(*config.Config) { return firstToken("gpt-6-astra", on) }
 	opus := sim.Answer("claude-opus-5-5", "hi", 16)
 	three, zero := 3, 0
 	return []row{
@@ -148,6 +149,40 @@ func streamRows() []row {
 			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "reset", AfterTokens: &three, Count: 1}},
 			call:   gemini("gemini-3-pro", "hi", true),
 			want:   want{status: 200, model: "gemini-3-pro", route: "gemini-3-pro:network > gemini-3-pro:ok", text: sim.Answer("gemini-3-pro", "hi", 16)},
+		},
+		{
+			name:   "gemini stream: a malformed frame after output never reaches the client",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "malformed", AfterTokens: &three}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want:   want{status: 200, model: "gemini-3-pro", broken: true, route: "gemini-3-pro:server_error", notBody: []string{"unterminated", "garbage"}},
+		},
+		{
+			name:   "gemini stream: one that ends without a finishReason is not a complete answer",
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "truncated", AfterTokens: &three}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			want:   want{status: 200, model: "gemini-3-pro", broken: true, route: "gemini-3-pro:network"},
+		},
+		{
+			name:   "gemini stream: first-token limit: past it, gemini-3-flash before the client sees a byte",
+			cfg:    firstToken("gemini-3-pro", false),
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "stall", AfterTokens: &zero, Count: 1}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			tick:   advanceWhenReceived("gemini-3-pro", 10*time.Second),
+			want: want{status: 200, model: "gemini-3-flash", route: "gemini-3-pro:timeout > gemini-3-flash:ok", text: sim.Answer("gemini-3-flash", "hi", 16),
+				check: errorSays(0, "no output within 10s (models.gemini-3-pro.first_token_timeout)")},
+		},
+		{
+			name:   "gemini stream: hedge: gemini-3-flash starts beside a silent gemini-3-pro and answers",
+			cfg:    firstToken("gemini-3-pro", true),
+			faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "stall", AfterTokens: &zero, Count: 1}},
+			call:   gemini("gemini-3-pro", "hi", true),
+			tick:   advanceWhenReceived("gemini-3-pro", 10*time.Second),
+			want: want{status: 200, model: "gemini-3-flash", route: "gemini-3-pro:hedge_lost > gemini-3-flash:ok", text: sim.Answer("gemini-3-flash", "hi", 16),
+				check: func(t *testing.T, w *world, res result) {
+					if n := len(w.records()); n != 2 {
+						t.Fatalf("%d records, want both attempts", n)
+					}
+				}},
 		},
 		{
 			name:   "a stream that ends cleanly without its final event is not a complete answer",

@@ -87,7 +87,7 @@ var rules = []rule{
 	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
 	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity"}},
 	// Gemini quota ids carry the period: PerDay is quota, PerMinute a rate limit.
-	{Quota, Gemini, []string{"perday", "per day"}},
+	{Quota, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},
 	{RateLimit, Gemini, []string{"perminute", "per minute"}},
 	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "you've hit your usage limit", "usage_limit_reached", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}},
 	{Quota, Anthropic, []string{"credit balance is too low", "enforced_spend_limit_reached", "billing_error"}},

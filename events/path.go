@@ -34,7 +34,10 @@ func rotatedName(path string, n int) string {
 
 // rotatedNumbers lists the N of every existing path.N (N >= 1, written
 // without leading zeros), newest (1) first.
-func rotatedNumbers(path string) ([]int, error) {
+func rotatedNumbers(path string) ([]int, error) { return rotatedNumbersWith(path, "") }
+
+// rotatedNumbersWith lists the N of every existing path.N+ext.
+func rotatedNumbersWith(path, ext string) ([]int, error) {
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
@@ -42,7 +45,11 @@ func rotatedNumbers(path string) ([]int, error) {
 	prefix := filepath.Base(path) + "."
 	var nums []int
 	for _, e := range entries {
-		suffix, ok := strings.CutPrefix(e.Name(), prefix)
+		name, ok := strings.CutSuffix(e.Name(), ext)
+		if !ok {
+			continue
+		}
+		suffix, ok := strings.CutPrefix(name, prefix)
 		if !ok || suffix == "" || suffix[0] == '0' || strings.Trim(suffix, "0123456789") != "" {
 			continue
 		}

@@ -3,6 +3,7 @@ package events
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,20 +114,16 @@ func ReadFile(path string, fn func(Record) error) error {
 }
 
 // ReadRotated reads a rotated log in chronological order: path.N, …,
-// path.1, then path. Missing files are skipped, but if none exists the
+// path.1, then path (any of them gzipped: path.N.gz, as logrotate leaves
+// them, or gzip data under the plain name). Missing files are skipped, but if none exists the
 // error wraps fs.ErrNotExist. Malformed lines in several files come back
 // joined (errors.As finds the first *MalformedError); an error from fn
 // stops reading.
 func ReadRotated(path string, fn func(Record) error) error {
-	nums, err := rotatedNumbers(path)
+	files, err := RotatedFiles(path)
 	if err != nil {
 		return err
 	}
-	files := make([]string, 0, len(nums)+1)
-	for _, n := range slices.Backward(nums) {
-		files = append(files, rotatedName(path, n))
-	}
-	files = append(files, path)
 
 	var malformed []error
 	found := false
@@ -139,7 +136,7 @@ func ReadRotated(path string, fn func(Record) error) error {
 			return fmt.Errorf("events: %w", err)
 		}
 		found = true
-		err = Read(f, fn)
+		err = Read(Decompressed(f), fn)
 		f.Close()
 		if me, ok := err.(*MalformedError); ok {
 			me.Path = name
@@ -152,4 +149,44 @@ func ReadRotated(path string, fn func(Record) error) error {
 		return fmt.Errorf("events: no log at %s: %w", path, os.ErrNotExist)
 	}
 	return errors.Join(malformed...)
+}
+
+// RotatedFiles lists a rotated log's files oldest first: path.N (or
+// path.N.gz), …, path.1, then path (which may not exist).
+func RotatedFiles(path string) ([]string, error) {
+	nums, err := rotatedNumbers(path)
+	if err != nil {
+		return nil, err
+	}
+	gz, err := rotatedNumbersWith(path, ".gz")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int]string{}
+	for _, n := range nums {
+		seen[n] = rotatedName(path, n)
+	}
+	for _, n := range gz {
+		if _, ok := seen[n]; !ok {
+			seen[n] = rotatedName(path, n) + ".gz"
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	files := make([]string, 0, len(nums)+1)
+	for _, n := range slices.Backward(nums) {
+		files = append(files, seen[n])
+	}
+	return append(files, path), nil
+}
+
+// Decompressed is r, or r gunzipped when it starts with gzip's magic.
+func Decompressed(r io.Reader) io.Reader {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		if zr, err := gzip.NewReader(br); err == nil {
+			return zr
+		}
+	}
+	return br
 }

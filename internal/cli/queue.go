@@ -191,15 +191,26 @@ func (a *App) queueLs(open opener) *cobra.Command {
 				return json.NewEncoder(a.Stdout).Encode(list)
 			}
 			tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tATTEMPTS\tNAME\tNEXT RUN")
+			fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tATTEMPTS\tNAME\tWINDOW\tNEXT RUN")
+			quiet := false
 			for _, t := range list {
 				next := ""
 				if t.ScheduledAt.After(time.Now()) {
 					next = t.ScheduledAt.Local().Format("Jan 2 15:04:05")
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%d\t%d/%d\t%s\t%s\n", t.ID, statusOf(t), t.Priority, t.Attempt, t.MaxAttempts, t.Name, next)
+				quiet = quiet || t.Window == "quiet"
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", t.ID, statusOf(t), t.Priority, t.Attempt, t.MaxAttempts, t.Name, t.Window, next)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil || !quiet {
+				return err
+			}
+			// which quiet window the tasks will wait for
+			_, how, err := s.Window(cmd.Context(), "quiet")
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			fmt.Fprintf(a.Stdout, "\nquiet: %s\n", how)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -270,7 +270,11 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 	} else if done {
 		return "", time.Time{}, nil // finished before its worker died: never run twice
 	}
-	if win, _ := ParseWindow(task.Window); !win.Contains(time.Now()) {
+	win, _, err := w.store.Window(ctx, task.Window) // "quiet" as learned by now
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	if !win.Contains(time.Now()) {
 		river.MetadataSet(ctx, "spillway_wait", "window")
 		at := win.Next(time.Now())
 		return "scheduled", at, river.JobSnooze(time.Until(at))

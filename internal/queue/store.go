@@ -54,6 +54,9 @@ type Info struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 	Errors      []string  `json:"errors,omitempty"`
 	Tags        []string  `json:"tags,omitempty"`
+	// Window is the task's run window as it was given ("quiet" resolves
+	// when the task is due: Store.Window).
+	Window string `json:"window,omitempty"`
 	// FinishedAt is when the task completed, failed or was cancelled.
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Class is the failure class of a task that failed in a way no retry
@@ -291,6 +294,8 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
 		// the runners alive, and the step each task runs (runner.go)
 		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL)`,
+		// the learned quiet window (windows.go)
+		`CREATE TABLE IF NOT EXISTS spillway_windows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, tz TEXT NOT NULL, basis TEXT NOT NULL, saved_at TEXT NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS spillway_step_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, attempt INTEGER NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,
 	} {
 		if err := be.exec(ctx, q); err != nil {
@@ -322,7 +327,7 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 	if t.MaxAttempts == 0 {
 		t.MaxAttempts = 5
 	}
-	w, err := ParseWindow(t.Window)
+	w, _, err := s.Window(ctx, t.Window)
 	if err != nil {
 		return 0, fmt.Errorf("queue: %w", err)
 	}
@@ -497,7 +502,7 @@ func infoOf(r *rivertype.JobRow) Info {
 	}
 	var a taskArgs
 	if err := jsonUnmarshal(r.EncodedArgs, &a); err == nil {
-		in.Name = a.Task.Name
+		in.Name, in.Window = a.Task.Name, a.Task.Window
 	}
 	for _, e := range r.Errors {
 		// River names its control-flow error type; the reason is ours

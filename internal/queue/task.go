@@ -41,6 +41,8 @@ func (s Step) IsPrompt() bool { return s.Prompt != "" }
 type Window struct {
 	Start, End int // minutes after midnight; Start == End means always
 	Spec       string
+	// Loc is the zone of the window's hours; nil: the time's own (local).
+	Loc *time.Location
 }
 
 // QuietDefault is the window `--window quiet` means.
@@ -87,6 +89,9 @@ func (w Window) Contains(t time.Time) bool {
 	if w.Always() {
 		return true
 	}
+	if w.Loc != nil {
+		t = t.In(w.Loc)
+	}
 	m := t.Hour()*60 + t.Minute()
 	if w.Start < w.End {
 		return m >= w.Start && m < w.End
@@ -98,6 +103,11 @@ func (w Window) Contains(t time.Time) bool {
 func (w Window) Next(t time.Time) time.Time {
 	if w.Contains(t) {
 		return t
+	}
+	if w.Loc != nil { // the next start in the window's zone
+		local := w
+		local.Loc = nil
+		return local.Next(t.In(w.Loc)).In(t.Location())
 	}
 	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
 	start := day.Add(time.Duration(w.Start) * time.Minute)

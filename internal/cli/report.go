@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/internal/report"
+)
+
+func (a *App) reportCmd() *cobra.Command {
+	var (
+		o                                      report.Options
+		only, textLogs                         []string
+		pattern, since, until, tz, format, out string
+		colour, db                             string
+		save                                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "When, on which model and at what request size capacity errors hit you",
+		Long: `report reads spillway's event log (rotated and gzipped files too) and the agents'
+own files where they live: Codex CLI rollouts ($CODEX_HOME or ~/.codex), Claude
+Code transcripts ($CLAUDE_CONFIG_DIR or ~/.claude/projects) and Gemini CLI
+sessions (~/.gemini/tmp/*/chats, with its error reports in the temp directory),
+plus any text log with a timestamp per line (--text-log).
+
+It shows capacity errors by weekday and hour (in --tz), per model (attempts,
+failure rate by class, fallbacks, retries per request, time lost waiting,
+median and p95 latency), by request size with the size above which they clearly
+rise, the quiet window, the trend by day, and findings in plain words. Quota
+errors are kept apart from capacity errors. Unreadable lines are counted and
+skipped.
+
+--save-windows stores the learned quiet window in the queue's database, where
+'queue add --window quiet' finds it when the task is due.`,
+		Example: `  spillway report
+  spillway report --since 7d --tz Europe/Berlin
+  spillway report --only codex,claude --format html -o report.html
+  spillway report --text-log app.log --pattern 'overloaded|529'
+  spillway report --format json | jq .quiet_window
+  spillway report --save-windows`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			loc := time.Local
+			if tz != "" {
+				l, err := time.LoadLocation(tz)
+				if err != nil {
+					return fail(ExitUsage, "--tz %q: %v (an IANA name such as Europe/Berlin, or UTC)", tz, err)
+				}
+				loc = l
+			}
+			now := time.Now()
+			var err error
+			if o.Since, err = parseWhen(since, now, loc); err != nil {
+				return fail(ExitUsage, "--since: %v", err)
+			}
+			if o.Until, err = parseWhen(until, now, loc); err != nil {
+				return fail(ExitUsage, "--until: %v", err)
+			}
+			if pattern != "" {
+				if o.Pattern, err = regexp.Compile(pattern); err != nil {
+					return fail(ExitUsage, "--pattern: %v", err)
+				}
+			}
+			switch format {
+			case "text", "json", "html":
+			default:
+				return fail(ExitUsage, "--format %q: text, json or html", format)
+			}
+			o.Only, o.TextLogs, o.Loc, o.Getenv = splitList(only), textLogs, loc, a.Getenv
+			// a text log alone is read alone, unless sources are named too
+			o.NoAuto = len(textLogs) > 0 && len(o.Only) == 0 && !cmd.Flags().Changed("events")
+			o.EventLogNamed = o.EventLog != ""
+			if o.EventLog == "" {
+				cfg, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				o.EventLog = cfg.Events.Path
+			}
+			if f, ok := a.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				last := time.Time{}
+				o.Progress = func(what string, n int64) {
+					if time.Since(last) < 200*time.Millisecond {
+						return
+					}
+					last = time.Now()
+					if n > 0 {
+						fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s: %d MB", what, n>>20)
+					} else {
+						fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s", what)
+					}
+				}
+			}
+			r, err := report.Build(cmd.Context(), o)
+			if o.Progress != nil {
+				fmt.Fprint(a.Stderr, "\r\x1b[K")
+			}
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			if save {
+				if err := a.saveWindows(cmd, db, r); err != nil {
+					return err
+				}
+			}
+			var w io.Writer = a.Stdout
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return fail(ExitFail, "-o: %v", err)
+				}
+				defer f.Close()
+				w = f
+			}
+			switch format {
+			case "json":
+				err = report.JSON(w, r)
+			case "html":
+				err = report.HTML(w, r)
+			default:
+				useColour := colour == "always"
+				if colour == "auto" {
+					f, ok := w.(*os.File)
+					useColour = ok && term.IsTerminal(int(f.Fd())) && a.Getenv("NO_COLOR") == ""
+				}
+				err = report.Text(w, r, useColour)
+			}
+			if err != nil {
+				return fail(ExitFail, "writing the report: %v", err)
+			}
+			if out != "" && out != "-" {
+				fmt.Fprintf(a.Stderr, "spillway: wrote %s\n", out)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&only, "only", nil, "read only these sources: spillway, codex, claude, gemini (default: all that are found)")
+	f.StringVar(&o.EventLog, "events", "", "spillway's event log (default: the configured one, $SPILLWAY_EVENTS or ~/.local/state/spillway/events.jsonl)")
+	f.StringVar(&o.CodexHome, "codex-home", "", "Codex CLI's directory (default $CODEX_HOME or ~/.codex)")
+	f.StringVar(&o.ClaudeHome, "claude-home", "", "Claude Code's directory (default $CLAUDE_CONFIG_DIR or ~/.claude)")
+	f.StringVar(&o.GeminiHome, "gemini-home", "", "Gemini CLI's .gemini directory (default ~/.gemini)")
+	f.StringArrayVar(&textLogs, "text-log", nil, "a text log with a timestamp per line (repeatable; gzip too)")
+	f.StringVar(&pattern, "pattern", "", "with --text-log: the lines that count (a Go regexp; default: those saying capacity, error or retry)")
+	f.StringVar(&since, "since", "", "from this time: 2026-11-01, 2026-11-01T09:00, RFC 3339, or an age such as 7d or 36h")
+	f.StringVar(&until, "until", "", "up to this time (same forms as --since)")
+	f.StringVar(&tz, "tz", "", "the time zone of the hours (default: local)")
+	f.StringVar(&format, "format", "text", "text, json or html")
+	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	f.StringVar(&colour, "color", "auto", "auto, always or never (the heatmap in colour)")
+	f.BoolVar(&save, "save-windows", false, "store the learned quiet window for 'queue add --window quiet'")
+	f.StringVar(&db, "db", "", "with --save-windows: the queue's database (sqlite, sqlite:PATH or postgres://…; default: queue.db of the configuration)")
+	return cmd
+}
+
+// saveWindows stores the report's quiet window in the queue's database.
+func (a *App) saveWindows(cmd *cobra.Command, db string, r report.Result) error {
+	if r.Quiet == nil {
+		why := r.QuietNote
+		if why == "" {
+			why = "no quiet window found"
+		}
+		return fail(ExitFail, "--save-windows: nothing to save: %s; queue add --window quiet keeps using %s", why, queue.QuietDefault)
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	if db == "" {
+		db = cfg.Queue.DB
+	}
+	s, err := queue.Open(cmd.Context(), db, a.dataDir(), queue.OpenOptions{})
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	defer s.Close()
+	basis := fmt.Sprintf("%d attempts, %s at capacity in the window", r.Quiet.Attempts, strconv.FormatFloat(r.Quiet.Rate*100, 'f', 1, 64)+"%")
+	if r.From != nil {
+		basis += ", data " + r.From.Format(time.DateOnly) + " to " + r.To.Format(time.DateOnly)
+	}
+	spec := fmt.Sprintf("%02d:00-%02d:00", r.Quiet.From, r.Quiet.To)
+	if err := s.SaveQuiet(cmd.Context(), queue.Quiet{Spec: spec, TZ: r.TZ, Basis: basis, SavedAt: time.Now()}); err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	fmt.Fprintf(a.Stderr, "spillway: saved the quiet window %s (%s) to %s: queue add --window quiet uses it\n", spec, r.TZ, s.Where)
+	return nil
+}
+
+// parseWhen reads a --since/--until value: a date, a date and time (in
+// loc), RFC 3339, or an age before now (7d, 36h, 90m).
+func parseWhen(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
+			return now.AddDate(0, 0, -d), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{time.DateOnly, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q: write a date (2026-11-01), a time (2026-11-01T09:00), RFC 3339, or an age (7d, 36h)", s)
+}
+
+func splitList(v []string) []string {
+	var out []string
+	for _, s := range v {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

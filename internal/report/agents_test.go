@@ -1,0 +1,178 @@
+package report_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/internal/report"
+)
+
+// fixtures are the agents' own files, written by the real clients against
+// the simulator (testdata/report/agents/README.md says how).
+func fixtures(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "report", "agents"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// place copies fixture files into an agent's layout under a new home.
+func place(t *testing.T, files map[string]string) string {
+	t.Helper()
+	home := t.TempDir()
+	for from, to := range files {
+		b, err := os.ReadFile(filepath.Join(fixtures(t), from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(home, to)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+type want struct {
+	model, class string
+	at           string // RFC 3339 of the event
+	first        bool
+}
+
+func TestAgentFiles(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		only  string
+		files map[string]string
+		home  func(o *report.Options, home string)
+		want  map[string]int // class → events
+		model map[string]int // model → attempts
+		hour  int            // the UTC hour every event is in
+		size  bool           // the answered attempts have a size
+	}{
+		{
+			name: "codex rollouts", only: "codex",
+			files: map[string]string{
+				"codex/rollout-ok.jsonl":                    "sessions/2026/11/30/rollout-a.jsonl",
+				"codex/rollout-capacity.jsonl":              "sessions/2026/11/30/rollout-b.jsonl",
+				"codex/rollout-capacity-503.jsonl":          "sessions/2026/11/30/rollout-c.jsonl",
+				"codex/rollout-quota.jsonl":                 "archived_sessions/rollout-d.jsonl",
+				"codex/rollout-rate-limit.jsonl":            "sessions/2026/11/30/rollout-e.jsonl",
+				"codex/rollout-capacity-503-retries2.jsonl": "sessions/2026/11/30/rollout-f.jsonl",
+			},
+			home:  func(o *report.Options, h string) { o.CodexHome = h },
+			want:  map[string]int{"ok": 1, "capacity": 3, "quota": 1, "rate_limit": 1},
+			model: map[string]int{"gpt-6-astra": 6},
+			hour:  21, size: true,
+		},
+		{
+			name: "claude code transcripts", only: "claude",
+			files: map[string]string{
+				"claude/transcript-ok.jsonl":         "projects/-work/ok.jsonl",
+				"claude/transcript-capacity.jsonl":   "projects/-work/capacity.jsonl",
+				"claude/transcript-rate-limit.jsonl": "projects/-work/rate.jsonl",
+				"claude/transcript-quota.jsonl":      "projects/-other/quota.jsonl",
+			},
+			home: func(o *report.Options, h string) { o.ClaudeHome = h },
+			// capacity: two retried 529s and the last word; rate limit:
+			// two retried 429s and the last word; quota: the last word
+			want:  map[string]int{"ok": 1, "capacity": 3, "rate_limit": 3, "quota": 1},
+			model: map[string]int{"claude-opus-5-5": 8},
+			hour:  21, size: true,
+		},
+		{
+			name: "gemini cli sessions and error reports", only: "gemini",
+			files: map[string]string{
+				"gemini/session-ok.jsonl":       "tmp/work/chats/session-2026-11-30T21-16-e9fccaaf.jsonl",
+				"gemini/session-capacity.jsonl": "tmp/work/chats/session-2026-11-30T21-16-b7220e82.jsonl",
+				"gemini/session-quota.jsonl":    "tmp/other/chats/session-2026-11-30T21-19-f91e11f3.jsonl",
+			},
+			home: func(o *report.Options, h string) {
+				o.GeminiHome = h
+				// the error reports, named as Gemini CLI names them, a moment after each failed prompt
+				tmp := place(t, map[string]string{
+					"gemini/client-error-capacity.json": "gemini-client-error-Turn.run-sendMessageStream-2026-11-30T21-16-15-012Z.json",
+					"gemini/client-error-quota.json":    "gemini-client-error-Turn.run-sendMessageStream-2026-11-30T21-19-47-100Z.json",
+				})
+				o.TempDir = tmp
+			},
+			want:  map[string]int{"ok": 1, "capacity": 1, "quota": 1},
+			model: map[string]int{"gemini-3-pro": 1, "(unknown)": 2},
+			hour:  21,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := place(t, c.files)
+			o := report.Options{Only: []string{c.only}, Loc: time.UTC}
+			c.home(&o, home)
+			r := build(t, o)
+			got := map[string]int{}
+			for _, m := range r.Models {
+				for class, n := range m.Classes {
+					got[class] += n
+				}
+			}
+			for class, n := range c.want {
+				if got[class] != n {
+					t.Errorf("%s: %d, want %d (all: %v)", class, got[class], n, got)
+				}
+			}
+			if r.Totals.Attempts != sum(c.want) {
+				t.Errorf("attempts %d, want %d", r.Totals.Attempts, sum(c.want))
+			}
+			for _, m := range r.Models {
+				if c.model[m.Model] != m.Attempts {
+					t.Errorf("model %s: %d attempts, want %d", m.Model, m.Attempts, c.model[m.Model])
+				}
+			}
+			// Monday 2026-11-30, 21:xx UTC: every event in that one cell
+			if cell := r.Heatmap[0][c.hour]; cell.Attempts != r.Totals.Attempts || cell.Capacity != c.want["capacity"] {
+				t.Errorf("Mon %02d:00 holds %+v, want all %d attempts and the %d capacity errors", c.hour, cell, r.Totals.Attempts, c.want["capacity"])
+			}
+			sized := 0
+			for _, b := range r.Sizes {
+				sized += b.Attempts
+			}
+			if c.size && sized == 0 {
+				t.Error("no attempt has a request size")
+			}
+			for _, in := range r.Inputs {
+				if in.Unreadable > 0 || in.Error != "" {
+					t.Errorf("%s: %d unreadable lines, error %q", in.Path, in.Unreadable, in.Error)
+				}
+			}
+		})
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Broken and foreign lines in an agent's file are counted, never fatal.
+func TestAgentFilesWithBrokenLines(t *testing.T) {
+	home := place(t, map[string]string{"codex/rollout-capacity.jsonl": "sessions/2026/11/30/rollout-a.jsonl"})
+	p := filepath.Join(home, "sessions/2026/11/30/rollout-a.jsonl")
+	b, _ := os.ReadFile(p)
+	b = append([]byte("garbage line\n{\"timestamp\":\"x\",\"type\":\"event_msg\",\"payload\":{\"type\":\"task_complete\"\n"), b...)
+	os.WriteFile(p, b, 0o600)
+	r := build(t, report.Options{Only: []string{"codex"}, CodexHome: home})
+	if r.Totals.Capacity != 1 || len(r.Inputs) != 1 || r.Inputs[0].Unreadable != 2 {
+		t.Fatalf("capacity %d, inputs %+v: want the capacity failure and 2 unreadable lines", r.Totals.Capacity, r.Inputs)
+	}
+	if !strings.Contains(r.Inputs[0].Path, "rollout-a.jsonl") {
+		t.Fatalf("input path %q", r.Inputs[0].Path)
+	}
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func hh(h int) string { return fmt.Sprintf("%02d:00", h) }
+
+func pct(r float64) string {
+	if r > 0 && r < 0.001 {
+		return "<0.1%"
+	}
+	return strconv.FormatFloat(r*100, 'f', 1, 64) + "%"
+}
+
+// findings says in plain words what the numbers show.
+func findings(r Result) []string {
+	var out []string
+	if r.Totals.Attempts == 0 {
+		return []string{"nothing to report: no attempts in range"}
+	}
+	out = append(out, fmt.Sprintf("%d attempts; %s hit capacity (%d), %d rate limits, %d quota errors.",
+		r.Totals.Attempts, pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, r.Totals.RateLimit, r.Totals.Quota))
+	byCount := r.Metric == "capacity_count"
+	switch {
+	case byCount && r.Peak != nil && r.Quiet != nil && r.Quiet.Capacity > 0:
+		peakH, quietH := float64(r.Peak.Capacity)/float64(span(r.Peak)), float64(r.Quiet.Capacity)/float64(span(r.Quiet))
+		out = append(out, fmt.Sprintf("Between %s and %s the log has %.1f× as many capacity errors an hour as between %s and %s.",
+			hh(r.Peak.From), hh(r.Peak.To), peakH/quietH, hh(r.Quiet.From), hh(r.Quiet.To)))
+	case byCount && r.Peak != nil:
+		out = append(out, fmt.Sprintf("Capacity errors peak between %s and %s.", hh(r.Peak.From), hh(r.Peak.To)))
+	case byCount:
+	case r.Peak != nil && r.Quiet != nil && r.Quiet.Rate > 0:
+		out = append(out, fmt.Sprintf("Between %s and %s you hit capacity %.1f× as often as between %s and %s (%s against %s of attempts).",
+			hh(r.Peak.From), hh(r.Peak.To), r.Peak.Rate/r.Quiet.Rate, hh(r.Quiet.From), hh(r.Quiet.To), pct(r.Peak.Rate), pct(r.Quiet.Rate)))
+	case r.Peak != nil && r.Quiet != nil:
+		out = append(out, fmt.Sprintf("Between %s and %s %s of attempts hit capacity; between %s and %s none did.",
+			hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate), hh(r.Quiet.From), hh(r.Quiet.To)))
+	case r.Peak != nil:
+		out = append(out, fmt.Sprintf("Capacity errors peak between %s and %s (%s of attempts).", hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate)))
+	}
+	if r.Quiet != nil && byCount {
+		out = append(out, fmt.Sprintf("Quiet window: %s (%d capacity errors in it); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, r.Quiet.Capacity))
+	} else if r.Quiet != nil {
+		out = append(out, fmt.Sprintf("Quiet window: %s (%s of %d attempts hit capacity); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, pct(r.Quiet.Rate), r.Quiet.Attempts))
+	} else if r.QuietNote != "" {
+		out = append(out, "No quiet window: "+r.QuietNote+".")
+	}
+	// the model that fails most, against the one that fails least
+	var worst, best *ModelStats
+	for i := range r.Models {
+		m := &r.Models[i]
+		if m.Attempts < 20 || m.Model == "(unknown)" {
+			continue
+		}
+		if worst == nil || m.Capacity > worst.Capacity {
+			worst = m
+		}
+		if best == nil || m.Capacity < best.Capacity {
+			best = m
+		}
+	}
+	if worst != nil && worst.Capacity > 0 {
+		s := fmt.Sprintf("%s hits capacity most: %s of %d attempts", worst.Model, pct(worst.Capacity), worst.Attempts)
+		if best != nil && best != worst {
+			if best.Capacity > 0 {
+				s += fmt.Sprintf(", %.1f× %s (%s)", worst.Capacity/best.Capacity, best.Model, pct(best.Capacity))
+			} else {
+				s += fmt.Sprintf("; %s none of %d", best.Model, best.Attempts)
+			}
+		}
+		out = append(out, s+".")
+	}
+	if t := r.Threshold; t != nil {
+		out = append(out, fmt.Sprintf("Above %s input tokens capacity failures rise from %s to %s (%s confidence, %d attempts with a known size).",
+			tokens(t.Tokens), pct(t.BelowRate), pct(t.AboveRate), t.Confidence, t.Attempts))
+	} else if r.SizeNote != "" {
+		out = append(out, "Request size: "+r.SizeNote+".")
+	}
+	if r.Totals.WaitMS > 0 {
+		out = append(out, "Time lost waiting (backoff, Retry-After, the ladder): "+(time.Duration(r.Totals.WaitMS)*time.Millisecond).Round(time.Second).String()+".")
+	}
+	if r.QuotaN > 0 {
+		out = append(out, fmt.Sprintf("%d quota errors: your plan's limits, not the provider's capacity; waiting for a quiet hour does not help (the plan or its reset does).", r.QuotaN))
+	}
+	return out
+}
+
+// tokens writes a token count as 32k.
+func tokens(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return itoa(n/1000) + "k"
+	}
+	return itoa(n)
+}
+
+// span is a window's length in hours.
+func span(w *Window) int { return (w.To-w.From+23)%24 + 1 }

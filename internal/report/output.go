@@ -1,0 +1,225 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Weekdays are the heatmap's rows, Monday first.
+var Weekdays = [7]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+
+// JSON writes the result as indented JSON (schema spillway.report/v1).
+func JSON(w io.Writer, r Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// cellValue is what a cell shows: its capacity share (or, by count, its
+// capacity errors), -1 with no data.
+func cellValue(r Result, c Cell) float64 {
+	if c.Attempts == 0 {
+		return -1
+	}
+	if r.Metric == "capacity_count" {
+		return float64(c.Capacity)
+	}
+	return float64(c.Capacity) / float64(c.Attempts)
+}
+
+// scale is the range of the cell values with data (for the colour
+// scale: the least is palest, the most darkest).
+func scale(r Result) (lo, hi float64) {
+	lo, hi = math.Inf(1), 0
+	for d := range r.Heatmap {
+		for h := range r.Heatmap[d] {
+			if v := cellValue(r, r.Heatmap[d][h]); v >= 0 {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if hi == 0 {
+		lo = 0
+	}
+	return lo, hi
+}
+
+// shade is a value's place on the scale, 0 (the least) to 1 (the most);
+// no capacity errors at all is 0 whatever the scale.
+func shade(v, lo, hi float64) float64 {
+	if v <= 0 || hi <= 0 {
+		return 0
+	}
+	if hi == lo {
+		return 1
+	}
+	return math.Max(0, math.Min((v-lo)/(hi-lo), 1))
+}
+
+// rgb is the colour of a shade: from near white to dark red.
+func rgb(s float64) (int, int, int) {
+	lo, hi := [3]float64{247, 244, 240}, [3]float64{103, 0, 13}
+	var c [3]int
+	for i := range c {
+		c[i] = int(math.Round(lo[i] + (hi[i]-lo[i])*s))
+	}
+	return c[0], c[1], c[2]
+}
+
+// Text writes the terminal view; colour uses 24-bit ANSI backgrounds (a
+// terminal), else the heatmap is drawn in characters.
+func Text(w io.Writer, r Result, colour bool) error {
+	bw := &errWriter{w: w}
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("spillway report")
+	if r.From != nil {
+		p(": %s to %s (%s)", r.From.Format("Mon 2006-01-02 15:04"), r.To.Format("Mon 2006-01-02 15:04"), r.TZ)
+	}
+	p("\n")
+	for _, in := range r.Inputs {
+		line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
+		if in.Unreadable > 0 {
+			line += fmt.Sprintf(", %d unreadable lines skipped", in.Unreadable)
+		}
+		if in.Error != "" {
+			line += " (" + in.Error + ")"
+		}
+		p("%s\n", line)
+	}
+	if r.Totals.Attempts == 0 {
+		p("\nNo attempts in range.\n")
+		return bw.err
+	}
+	what := "share of attempts"
+	if r.Metric == "capacity_count" {
+		what = "number of errors"
+	}
+	p("\nCapacity errors by weekday and hour (%s; ", what)
+	if colour {
+		p("darker is worse; blank: no data)\n")
+	} else {
+		p("' .:-=+*#%%@' from the least to the most; '·' no data)\n")
+	}
+	p("     ")
+	for h := 0; h < 24; h++ {
+		p("%02d ", h)
+	}
+	p("\n")
+	lo, hi := scale(r)
+	const ramp = " .:-=+*#%@"
+	for d := range r.Heatmap {
+		p("%s  ", Weekdays[d])
+		for h := range r.Heatmap[d] {
+			rt := cellValue(r, r.Heatmap[d][h])
+			switch {
+			case colour && rt < 0:
+				p("   ")
+			case colour:
+				cr, cg, cb := rgb(shade(rt, lo, hi))
+				p("\x1b[48;2;%d;%d;%dm  \x1b[0m ", cr, cg, cb)
+			case rt < 0:
+				p(" · ")
+			default:
+				i := int(math.Round(shade(rt, lo, hi) * float64(len(ramp)-1)))
+				ch := ramp[i]
+				p(" %c%c", ch, ch)
+			}
+		}
+		p("\n")
+	}
+	if len(r.Models) > 0 {
+		p("\nModels\n")
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "model\tattempts\tfailed\tcapacity\trate limit\tquota\tfallbacks\tretries/request\twaited\tp50\tp95\t")
+		for _, m := range r.Models {
+			rpr := "-"
+			if m.RetriesPerRequest != nil {
+				rpr = fmt.Sprintf("%.2f", *m.RetriesPerRequest)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", m.Model, m.Attempts, pct(m.Rate), pct(m.Capacity),
+				m.Classes["rate_limit"], m.Classes["quota"], m.Fallbacks, rpr, dur(m.WaitMS), ms(m.LatencyP50), ms(m.LatencyP95))
+		}
+		tw.Flush()
+	}
+	sized := false
+	for _, b := range r.Sizes {
+		sized = sized || b.Attempts > 0
+	}
+	if sized {
+		p("\nCapacity errors by request size (input tokens)\n")
+		for _, b := range r.Sizes {
+			if b.Attempts == 0 {
+				continue
+			}
+			bar := strings.Repeat("█", int(math.Round(b.Rate*40)))
+			p("  %-12s %8d attempts %7s  %s\n", sizeLabel(b), b.Attempts, pct(b.Rate), bar)
+		}
+	}
+	if len(r.Days) > 1 {
+		p("\nBy day\n")
+		for _, d := range r.Days {
+			t, _ := time.Parse(time.DateOnly, d.Date)
+			p("  %s %s %8d attempts %7s capacity", d.Date, t.Format("Mon"), d.Attempts, pct(d.Rate))
+			if d.Quota > 0 {
+				p(", %d quota", d.Quota)
+			}
+			p("\n")
+		}
+	}
+	if r.QuotaN > 0 {
+		p("\nQuota errors (kept apart from capacity): %d\n", r.QuotaN)
+		for i, q := range r.Quota {
+			if i == 5 {
+				p("  …\n")
+				break
+			}
+			p("  %s %s %s: %s\n", q.TS.Format("2006-01-02 15:04"), q.Source, q.Model, q.Message)
+		}
+	}
+	p("\nFindings\n")
+	for _, f := range r.Findings {
+		p("  • %s\n", f)
+	}
+	return bw.err
+}
+
+func sizeLabel(b SizeBucket) string {
+	if b.MaxTokens == 0 {
+		return "≥" + tokens(b.MinTokens)
+	}
+	return tokens(b.MinTokens) + "–" + tokens(b.MaxTokens)
+}
+
+func dur(msec int64) string {
+	if msec == 0 {
+		return "-"
+	}
+	return (time.Duration(msec) * time.Millisecond).Round(time.Second).String()
+}
+
+func ms(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return (time.Duration(*v) * time.Millisecond).Round(time.Millisecond).String()
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,176 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spillway/spillway/events"
+)
+
+// Sources a report reads, besides text logs.
+var Sources = []string{"spillway", "codex", "claude", "gemini"}
+
+// Options say what a report reads and over which time.
+type Options struct {
+	// Only limits the sources read (Sources' names); empty: all that are
+	// found.
+	Only []string
+	// EventLog is spillway's event log; "" the default place. A missing
+	// log is skipped unless EventLogNamed (the user named it).
+	EventLog      string
+	EventLogNamed bool
+	// NoAuto reads no source but the text logs.
+	NoAuto bool
+	// CodexHome, ClaudeHome, GeminiHome are the agents' directories; ""
+	// their defaults ($CODEX_HOME or ~/.codex, $CLAUDE_CONFIG_DIR or
+	// ~/.claude, $GEMINI_CLI_HOME/.gemini or ~/.gemini).
+	CodexHome, ClaudeHome, GeminiHome string
+	TextLogs                          []string
+	Pattern                           *regexp.Regexp
+	Since, Until                      time.Time
+	Loc                               *time.Location
+	Getenv                            func(string) string
+	// TempDir is where Gemini CLI leaves its error reports
+	// (gemini-client-error-*.json); os.TempDir() when "".
+	TempDir string
+	// Progress, when set, is told what is being read (a terminal shows it).
+	Progress func(what string, bytes int64)
+}
+
+func (o Options) wants(src string) bool {
+	return !o.NoAuto && (len(o.Only) == 0 || slices.Contains(o.Only, src))
+}
+
+// Build reads every input and returns the report. A source that is not
+// there is skipped (an explicitly named one is an error); unreadable lines
+// are counted, never fatal.
+func Build(ctx context.Context, o Options) (Result, error) {
+	if o.Loc == nil {
+		o.Loc = time.Local
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	for _, s := range o.Only {
+		if !slices.Contains(Sources, s) {
+			return Result{}, fmt.Errorf("report: no source %q (sources: %s; text logs with --text-log)", s, strings.Join(Sources, ", "))
+		}
+	}
+	a := NewAggregate(o.Loc, o.Since, o.Until)
+	var ins []Input
+	home := o.Getenv("HOME")
+	if o.wants("spillway") {
+		path := o.EventLog
+		if path == "" {
+			path = events.DefaultPath(o.Getenv)
+		}
+		if path != "" {
+			got, err := ReadEventLog(path, a)
+			switch {
+			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
+			case err != nil:
+				return Result{}, fmt.Errorf("report: %w", err)
+			}
+			ins = append(ins, got...)
+		}
+	}
+	agents := []struct {
+		name, dir string
+		files     func(string) []string
+		read      func(string, *Aggregate) Input
+	}{
+		{"codex", firstOf(o.CodexHome, o.Getenv("CODEX_HOME"), join(home, ".codex")), codexFiles, readCodex},
+		{"claude", firstOf(o.ClaudeHome, o.Getenv("CLAUDE_CONFIG_DIR"), join(home, ".claude")), claudeFiles, readClaude},
+		{"gemini", firstOf(o.GeminiHome, join(o.Getenv("GEMINI_CLI_HOME"), ".gemini"), join(home, ".gemini")), geminiFiles, readGeminiChats(geminiErrors(o.TempDir))},
+	}
+	for _, ag := range agents {
+		if !o.wants(ag.name) || ag.dir == "" {
+			continue
+		}
+		if _, err := os.Stat(ag.dir); err != nil {
+			named := (ag.name == "codex" && o.CodexHome != "") || (ag.name == "claude" && o.ClaudeHome != "") || (ag.name == "gemini" && o.GeminiHome != "")
+			if named {
+				return Result{}, fmt.Errorf("report: %s: %w", ag.name, err)
+			}
+			continue
+		}
+		for _, f := range ag.files(ag.dir) {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+			if !o.Since.IsZero() {
+				if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(o.Since) {
+					continue // written to last before the range starts
+				}
+			}
+			if o.Progress != nil {
+				o.Progress(ag.name+" "+filepath.Base(f), 0)
+			}
+			in := ag.read(f, a)
+			in.Source, in.Path = ag.name, f
+			ins = append(ins, in)
+		}
+	}
+	for _, path := range o.TextLogs {
+		f, err := os.Open(path)
+		if err != nil {
+			return Result{}, fmt.Errorf("report: --text-log: %w", err)
+		}
+		var progress func(int64)
+		if o.Progress != nil {
+			progress = func(n int64) { o.Progress(path, n) }
+		}
+		in, err := ReadText(events.Decompressed(f), a, TextOptions{Pattern: o.Pattern, Loc: o.Loc, Progress: progress})
+		f.Close()
+		in.Path = path
+		if err != nil {
+			in.Error = err.Error()
+		}
+		ins = append(ins, in)
+	}
+	return a.Result(ins), nil
+}
+
+func firstOf(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// join is filepath.Join of a base that may be unset ("" stays "").
+func join(base, name string) string {
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, name)
+}
+
+// walkFiles lists the files under root whose name match says, sorted.
+func walkFiles(root string, match func(path, name string) bool) []string {
+	var out []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable directories are skipped
+		}
+		if !d.IsDir() && match(p, d.Name()) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}

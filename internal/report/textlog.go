@@ -1,0 +1,231 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+)
+
+// TextOptions configure the reading of a plain text log.
+type TextOptions struct {
+	// Pattern picks the lines that count; nil: the lines that mention
+	// capacity, error or retry (any case) after their timestamp, as the
+	// one-off scripts people use do.
+	Pattern *regexp.Regexp
+	Loc     *time.Location // the zone of timestamps that carry none
+	// Classify judges a line's words; classify.Text when nil.
+	Classify func(string) classify.Class
+	// Progress, when set, is told the bytes read so far now and then.
+	Progress func(n int64)
+}
+
+// hourKey is an hour of a text log, as its lines write it, and a class.
+type hourKey struct {
+	y         int16
+	mo, d, h  int8
+	off       int16 // minutes east of UTC; noZone: the log's local time
+	class     string
+	hasOffset bool
+}
+
+// maxMemo bounds the class memo of a text log's messages.
+const maxMemo = 8192
+
+// ReadText folds a plain text log into a: every line the pattern picks is
+// one failure, at the hour its timestamp says (YYYY-MM-DD HH:MM, with a
+// space or T, seconds, fractions and a zone optional), of the class its
+// words say. Lines without a timestamp are counted as unreadable. It is
+// built for speed (a log of millions of lines is read in well under a
+// second): lines are counted per hour and class, and the classifier's
+// verdict is kept per message shape (digits masked), so that each shape
+// is classified once.
+func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
+	in := Input{Source: "text"}
+	judge := o.Classify
+	if judge == nil {
+		judge = func(s string) classify.Class { return classify.Text(s).Class }
+	}
+	loc := o.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	counts := map[hourKey]int{}
+	memo := map[string]string{}
+	var lower, shape []byte
+	br := bufio.NewReaderSize(r, 256<<10)
+	var read int64
+	var buf []byte
+	for {
+		var err error
+		buf, err = readLine(br, buf[:0])
+		read += int64(len(buf))
+		if o.Progress != nil && read>>24 != (read-int64(len(buf)))>>24 { // every 16 MiB
+			o.Progress(read)
+		}
+		line := bytes.TrimRight(buf, "\r\n")
+		if len(line) > 0 {
+			k, rest, ok := stamp(line)
+			switch {
+			case !ok:
+				if o.Pattern == nil || o.Pattern.Match(line) {
+					in.Unreadable++
+				}
+			case o.Pattern != nil && !o.Pattern.Match(line):
+			case o.Pattern == nil && !mentions(rest, &lower):
+			default:
+				shape = maskDigits(shape[:0], rest)
+				class, hit := memo[string(shape)]
+				if !hit {
+					class = string(judge(string(rest)))
+					if class == string(classify.Unknown) || class == string(classify.OK) {
+						class = "error"
+					}
+					if len(memo) < maxMemo {
+						memo[string(shape)] = class
+					}
+				}
+				k.class = class
+				counts[k]++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return in, err
+		}
+	}
+	for k, n := range counts {
+		var t time.Time
+		if k.hasOffset {
+			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), 0, 0, 0, time.FixedZone("", int(k.off)*60))
+		} else {
+			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), 0, 0, 0, loc)
+		}
+		if a.AddN(Event{TS: t, Source: "text", Class: k.class, Latency: -1}, n) {
+			in.Events += n
+		}
+	}
+	return in, nil
+}
+
+// readLine appends the next line to buf, however long it is.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
+}
+
+func digit(c byte) bool { return c >= '0' && c <= '9' }
+
+func num(b []byte) int {
+	n := 0
+	for _, c := range b {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// stamp finds the first YYYY-MM-DD[ T]HH:MM in line: its hour (and zone,
+// when one follows the time) and the rest of the line after it.
+func stamp(line []byte) (hourKey, []byte, bool) {
+	for i := 0; i+16 <= len(line); i++ {
+		if !digit(line[i]) {
+			continue
+		}
+		p := line[i:]
+		if !(digit(p[1]) && digit(p[2]) && digit(p[3]) && p[4] == '-' && digit(p[5]) && digit(p[6]) && p[7] == '-' &&
+			digit(p[8]) && digit(p[9]) && (p[10] == ' ' || p[10] == 'T') && digit(p[11]) && digit(p[12]) && p[13] == ':' && digit(p[14]) && digit(p[15])) {
+			continue
+		}
+		k := hourKey{y: int16(num(p[0:4])), mo: int8(num(p[5:7])), d: int8(num(p[8:10])), h: int8(num(p[11:13]))}
+		if k.mo < 1 || k.mo > 12 || k.d < 1 || k.d > 31 || k.h > 23 {
+			continue
+		}
+		j := 16
+		if j+2 < len(p) && p[j] == ':' && digit(p[j+1]) && digit(p[j+2]) {
+			j += 3
+			if j < len(p) && (p[j] == '.' || p[j] == ',') {
+				j++
+				for j < len(p) && digit(p[j]) {
+					j++
+				}
+			}
+		}
+		switch {
+		case j < len(p) && p[j] == 'Z':
+			k.hasOffset = true
+			j++
+		case j+2 < len(p) && (p[j] == '+' || p[j] == '-') && digit(p[j+1]) && digit(p[j+2]):
+			m := 3
+			mins := 0
+			if j+5 < len(p) && p[j+3] == ':' && digit(p[j+4]) && digit(p[j+5]) {
+				mins, m = num(p[j+4:j+6]), 6
+			} else if j+4 < len(p) && digit(p[j+3]) && digit(p[j+4]) {
+				mins, m = num(p[j+3:j+5]), 5
+			}
+			off := num(p[j+1:j+3])*60 + mins
+			if p[j] == '-' {
+				off = -off
+			}
+			k.off, k.hasOffset = int16(off), true
+			j += m
+		}
+		return k, p[j:], true
+	}
+	return hourKey{}, nil, false
+}
+
+var keywords = [][]byte{[]byte("capacity"), []byte("error"), []byte("retry")}
+
+// mentions reports whether b mentions capacity, error or retry in any
+// case; lower is a scratch buffer.
+func mentions(b []byte, lower *[]byte) bool {
+	l := (*lower)[:0]
+	for _, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		l = append(l, c)
+	}
+	*lower = l
+	for _, k := range keywords {
+		if bytes.Contains(l, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskDigits appends b with every run of digits written as one '#' (a
+// message's shape: the same for "request 8812" and "request 9"), except
+// three-digit runs that begin with 4 or 5, which may be HTTP statuses and
+// decide a class (429, 503, 529).
+func maskDigits(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		if !digit(b[i]) {
+			dst = append(dst, b[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && digit(b[j]) {
+			j++
+		}
+		if j-i == 3 && (b[i] == '4' || b[i] == '5') {
+			dst = append(dst, b[i:j]...)
+		} else {
+			dst = append(dst, '#')
+		}
+		i = j
+	}
+	return dst
+}

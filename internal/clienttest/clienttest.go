@@ -45,6 +45,8 @@ type Result struct {
 	Elapsed  time.Duration
 	// CodexHome is the CODEX_HOME of a Codex run (sessions/, config.toml).
 	CodexHome string
+	// Home is the run's HOME (~/.claude, ~/.gemini, tmp/ are under it).
+	Home string
 }
 
 // Codex returns the path of the installed codex binary, or skips t (fails
@@ -309,7 +311,7 @@ func run(t testing.TB, ctx context.Context, timeout time.Duration, home, bin str
 
 	start := time.Now()
 	err := cmd.Run()
-	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start), Home: home}
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

@@ -42,6 +42,9 @@ func ReadEvents(r io.Reader, a *Aggregate) (Input, error) {
 // (path.N, path.N.gz) into a, oldest first: one Input per file.
 func ReadEventLog(path string, a *Aggregate) ([]Input, error) {
 	files, err := events.RotatedFiles(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, err
 	}

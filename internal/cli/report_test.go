@@ -87,7 +87,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal("the HTML report is not one self-contained page")
 	}
 	out, _, code = run(t, env, "", "report", "--events", log, "--tz", "UTC", "--color", "never")
-	if code != 0 || !strings.Contains(out, "Findings") || !strings.Contains(out, "Between 09:00 and 17:00 you hit capacity") || strings.Contains(out, "\x1b[") {
+	if code != 0 || !strings.Contains(out, "Findings") || !strings.Contains(out, "On weekdays between 09:00 and 17:00 you hit capacity") || strings.Contains(out, "\x1b[") {
 		t.Fatalf("text report:\n%s", out)
 	}
 }

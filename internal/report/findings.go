@@ -35,13 +35,13 @@ func findings(r Result) []string {
 		out = append(out, fmt.Sprintf("Capacity errors peak between %s and %s.", hh(r.Peak.From), hh(r.Peak.To)))
 	case byCount:
 	case r.Peak != nil && r.Quiet != nil && r.Quiet.Rate > 0:
-		out = append(out, fmt.Sprintf("Between %s and %s you hit capacity %.1f× as often as between %s and %s (%s against %s of attempts).",
-			hh(r.Peak.From), hh(r.Peak.To), r.Peak.Rate/r.Quiet.Rate, hh(r.Quiet.From), hh(r.Quiet.To), pct(r.Peak.Rate), pct(r.Quiet.Rate)))
+		out = append(out, fmt.Sprintf("%s between %s and %s you hit capacity %.1f× as often as in the quiet hours %s–%s (%s against %s of attempts).",
+			on(r), hh(r.Peak.From), hh(r.Peak.To), r.Peak.Rate/r.Quiet.Rate, hh(r.Quiet.From), hh(r.Quiet.To), pct(r.Peak.Rate), pct(r.Quiet.Rate)))
 	case r.Peak != nil && r.Quiet != nil:
-		out = append(out, fmt.Sprintf("Between %s and %s %s of attempts hit capacity; between %s and %s none did.",
-			hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate), hh(r.Quiet.From), hh(r.Quiet.To)))
+		out = append(out, fmt.Sprintf("%s between %s and %s %s of attempts hit capacity; in the quiet hours %s–%s none did.",
+			on(r), hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate), hh(r.Quiet.From), hh(r.Quiet.To)))
 	case r.Peak != nil:
-		out = append(out, fmt.Sprintf("Capacity errors peak between %s and %s (%s of attempts).", hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate)))
+		out = append(out, fmt.Sprintf("%s capacity errors peak between %s and %s (%s of attempts).", on(r), hh(r.Peak.From), hh(r.Peak.To), pct(r.Peak.Rate)))
 	}
 	if r.Quiet != nil && byCount {
 		out = append(out, fmt.Sprintf("Quiet window: %s (%d capacity errors in it); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, r.Quiet.Capacity))
@@ -64,16 +64,17 @@ func findings(r Result) []string {
 			best = m
 		}
 	}
-	if worst != nil && worst.Capacity > 0 {
+	// said only when one model clearly stands out against another
+	if worst != nil && best != nil && worst != best && worst.Capacity > 0 && worst.Capacity >= 1.5*best.Capacity {
 		s := fmt.Sprintf("%s hits capacity most: %s of %d attempts", worst.Model, pct(worst.Capacity), worst.Attempts)
-		if best != nil && best != worst {
-			if best.Capacity > 0 {
-				s += fmt.Sprintf(", %.1f× %s (%s)", worst.Capacity/best.Capacity, best.Model, pct(best.Capacity))
-			} else {
-				s += fmt.Sprintf("; %s none of %d", best.Model, best.Attempts)
-			}
+		if best.Capacity > 0 {
+			s += fmt.Sprintf(", %.1f× %s (%s)", worst.Capacity/best.Capacity, best.Model, pct(best.Capacity))
+		} else {
+			s += fmt.Sprintf("; %s none of %d", best.Model, best.Attempts)
 		}
 		out = append(out, s+".")
+	} else if worst != nil && best != nil && worst != best && worst.Capacity > 0 {
+		out = append(out, "No model stands out: every model with 20 attempts or more hits capacity within 1.5× of the others.")
 	}
 	if t := r.Threshold; t != nil {
 		out = append(out, fmt.Sprintf("Above %s input tokens capacity failures rise from %s to %s (%s confidence, %d attempts with a known size).",
@@ -100,3 +101,11 @@ func tokens(n int) string {
 
 // span is a window's length in hours.
 func span(w *Window) int { return (w.To-w.From+23)%24 + 1 }
+
+// on names the days of the peak window, capitalised to start a sentence.
+func on(r Result) string {
+	if r.PeakOn == "weekdays" {
+		return "On weekdays"
+	}
+	return "Every day"
+}

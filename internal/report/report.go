@@ -281,12 +281,15 @@ type Result struct {
 	// Metric is what the heatmap and the windows weigh: capacity_rate (the
 	// share of attempts) or capacity_count (when the inputs record only
 	// failures, as text logs do).
-	Metric    string          `json:"heatmap_metric"`
-	Models    []ModelStats    `json:"models"`
-	Sizes     []SizeBucket    `json:"sizes"`
-	Threshold *Threshold      `json:"size_threshold"`
-	SizeNote  string          `json:"size_note"`
-	Quiet     *Window         `json:"quiet_window"`
+	Metric    string       `json:"heatmap_metric"`
+	Models    []ModelStats `json:"models"`
+	Sizes     []SizeBucket `json:"sizes"`
+	Threshold *Threshold   `json:"size_threshold"`
+	SizeNote  string       `json:"size_note"`
+	Quiet     *Window      `json:"quiet_window"`
+	// PeakOn says which days the peak window was found over: "weekdays"
+	// (Monday to Friday) or "every day".
+	PeakOn    string          `json:"peak_days"`
 	Peak      *Window         `json:"peak_window"`
 	QuietNote string          `json:"quiet_note"`
 	Days      []Day           `json:"days"`
@@ -367,6 +370,14 @@ func (a *Aggregate) Result(inputs []Input) Result {
 		r.Metric = "capacity_count"
 	}
 	r.Quiet, r.Peak, r.QuietNote = windows(a.cells, r.Metric == "capacity_count")
+	// the peak as people live it: on weekdays, when they have data
+	var weekdays [7][24]Cell
+	copy(weekdays[:5], a.cells[:5])
+	if _, peak, _ := windows(weekdays, r.Metric == "capacity_count"); peak != nil {
+		r.Peak, r.PeakOn = peak, "weekdays"
+	} else if r.Peak != nil {
+		r.PeakOn = "every day"
+	}
 	for date, d := range a.days {
 		r.Days = append(r.Days, Day{Date: date, Attempts: d.attempts, Capacity: d.capacity, Quota: d.quota, Failures: d.failures, Rate: rate(d.capacity, d.attempts)})
 	}

@@ -198,7 +198,7 @@ func TestReportFindsTheSeededPatterns(t *testing.T) {
 		t.Errorf("%d days, want 28", len(r.Days))
 	}
 	joined := strings.Join(r.Findings, "\n")
-	for _, want := range []string{"Between 10:00 and 16:00 you hit capacity", "gpt-6-astra hits capacity most", "Above 32k input tokens", "3 quota errors"} {
+	for _, want := range []string{"On weekdays between 10:00 and 16:00 you hit capacity", "gpt-6-astra hits capacity most", "Above 32k input tokens", "3 quota errors"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("findings lack %q:\n%s", want, joined)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -76,7 +77,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			path = events.DefaultPath(o.Getenv)
 		}
 		if path != "" {
-			got, err := ReadEventLog(path, a)
+			got, err := ReadEventLog(path, a, o.counted)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
 			case err != nil:
@@ -127,11 +128,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("report: --text-log: %w", err)
 		}
-		var progress func(int64)
-		if o.Progress != nil {
-			progress = func(n int64) { o.Progress(path, n) }
-		}
-		in, err := ReadText(events.Decompressed(f), a, TextOptions{Pattern: o.Pattern, Loc: o.Loc, Progress: progress})
+		in, err := ReadText(events.Decompressed(o.counted(path, f)), a, TextOptions{Pattern: o.Pattern, Loc: o.Loc})
 		f.Close()
 		in.Path = path
 		if err != nil {
@@ -173,4 +170,28 @@ func walkFiles(root string, match func(path, name string) bool) []string {
 	})
 	slices.Sort(out)
 	return out
+}
+
+// counted is r, telling o.Progress (when set) the bytes read of what every
+// 16 MiB.
+func (o Options) counted(what string, r io.Reader) io.Reader {
+	if o.Progress == nil {
+		return r
+	}
+	return &counter{r: r, tell: func(n int64) { o.Progress(what, n) }}
+}
+
+type counter struct {
+	r    io.Reader
+	n    int64
+	tell func(int64)
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if (c.n+int64(n))>>24 != c.n>>24 {
+		c.tell(c.n + int64(n))
+	}
+	c.n += int64(n)
+	return n, err
 }

@@ -40,7 +40,8 @@ func ReadEvents(r io.Reader, a *Aggregate) (Input, error) {
 
 // ReadEventLog folds spillway's event log at path and its rotated files
 // (path.N, path.N.gz) into a, oldest first: one Input per file.
-func ReadEventLog(path string, a *Aggregate) ([]Input, error) {
+// counted wraps each file for progress (nil: none).
+func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.Reader) ([]Input, error) {
 	files, err := events.RotatedFiles(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
@@ -61,7 +62,11 @@ func ReadEventLog(path string, a *Aggregate) ([]Input, error) {
 			continue
 		}
 		found = true
-		in, err := ReadEvents(f, a)
+		var r io.Reader = f
+		if counted != nil {
+			r = counted(name, f)
+		}
+		in, err := ReadEvents(r, a)
 		f.Close()
 		in.Path = name
 		if err != nil {

@@ -19,8 +19,6 @@ type TextOptions struct {
 	Loc     *time.Location // the zone of timestamps that carry none
 	// Classify judges a line's words; classify.Text when nil.
 	Classify func(string) classify.Class
-	// Progress, when set, is told the bytes read so far now and then.
-	Progress func(n int64)
 }
 
 // hourKey is an hour of a text log, as its lines write it, and a class.
@@ -57,15 +55,10 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 	memo := map[string]string{}
 	var lower, shape []byte
 	br := bufio.NewReaderSize(r, 256<<10)
-	var read int64
 	var buf []byte
 	for {
 		var err error
 		buf, err = readLine(br, buf[:0])
-		read += int64(len(buf))
-		if o.Progress != nil && read>>24 != (read-int64(len(buf)))>>24 { // every 16 MiB
-			o.Progress(read)
-		}
 		line := bytes.TrimRight(buf, "\r\n")
 		if len(line) > 0 {
 			k, rest, ok := stamp(line)

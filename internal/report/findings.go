@@ -23,8 +23,13 @@ func findings(r Result) []string {
 	if r.Totals.Attempts == 0 {
 		return []string{"nothing to report: no attempts in range"}
 	}
-	out = append(out, fmt.Sprintf("%d attempts; %s hit capacity (%d), %d rate limits, %d quota errors.",
-		r.Totals.Attempts, pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, r.Totals.RateLimit, r.Totals.Quota))
+	if r.Metric == "capacity_count" { // the inputs record failures only
+		out = append(out, fmt.Sprintf("%s: %d capacity, %s, %s.",
+			plural(r.Totals.Attempts, "failure line"), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error")))
+	} else {
+		out = append(out, fmt.Sprintf("%s; %s hit capacity (%d), %s, %s.",
+			plural(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error")))
+	}
 	byCount := r.Metric == "capacity_count"
 	switch {
 	case byCount && r.Peak != nil && r.Quiet != nil && r.Quiet.Capacity > 0:
@@ -108,4 +113,11 @@ func on(r Result) string {
 		return "On weekdays"
 	}
 	return "Every day"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return itoa(n) + " " + what + "s"
 }

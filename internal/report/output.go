@@ -84,7 +84,7 @@ func Text(w io.Writer, r Result, colour bool) error {
 	for _, in := range r.Inputs {
 		line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
 		if in.Unreadable > 0 {
-			line += fmt.Sprintf(", %d unreadable lines skipped", in.Unreadable)
+			line += ", " + plural(in.Unreadable, "unreadable line") + " skipped"
 		}
 		if in.Error != "" {
 			line += " (" + in.Error + ")"

@@ -467,7 +467,12 @@ func windows(cells [7][24]Cell, byCount bool) (quiet, peak *Window, note string)
 		}
 	}
 	if byCount {
-		known = 24 // a log's silent hour is a quiet one
+		// a log's silent hour is a quiet one, given enough errors to tell
+		// (two an hour of the day on average)
+		if all.Capacity < 48 {
+			return nil, nil, "too little data: " + itoa(all.Capacity) + " capacity errors (48 needed to tell the hours apart)"
+		}
+		known = 24
 	}
 	if known < 12 || all.Capacity == 0 {
 		if all.Capacity == 0 && known >= 12 {

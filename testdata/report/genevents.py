@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a spillway event log for the report benchmark: N records (default
-1,000,000) over four weeks, as the gateway writes them, with capacity
+1,000,000) over four weeks (or DAYS), as the gateway writes them, with capacity
 errors more likely on weekday afternoons and for large requests. Seeded:
-the same file every time. Usage: genevents.py FILE [N]"""
+the same file every time. Usage: genevents.py FILE [N [DAYS]]"""
 import json
 import random
 import sys
@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 rnd = random.Random(7)
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
 start = datetime(2026, 11, 2, tzinfo=timezone.utc)
-span = 28 * 24 * 3600
+days = int(sys.argv[3]) if len(sys.argv) > 3 else 28
+span = days * 24 * 3600
 models = ["gpt-6-astra", "gpt-6.1-sol", "claude-opus-5-5", "gemini-3-pro"]
 with open(sys.argv[1], "w") as f:
     req = 0

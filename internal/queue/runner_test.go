@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,8 +88,14 @@ func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
 			if ws, ok := agent.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 				t.Fatalf("the dead runner's agent ended with %v, not SIGKILL", err)
 			}
+			// SIGKILL is sent to the whole group; a process takes a moment
+			// to die after it (under load, more than one): wait for it, with
+			// a deadline far beyond that
+			for deadline := time.Now().Add(10 * time.Second); proc.Running(grandchild) && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
 			if proc.Running(grandchild) {
-				t.Fatalf("the dead runner's agent's background job %d still runs", grandchild)
+				t.Fatalf("the dead runner's agent's background job %d still runs 10 s after the rescue", grandchild)
 			}
 			in, _ := s.Get(ctx, ids[0])
 			if in.Status != "queued" || len(in.Errors) == 0 || !strings.Contains(in.Errors[len(in.Errors)-1], "its runner stopped answering") {

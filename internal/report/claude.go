@@ -1,10 +1,7 @@
 package report
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -56,14 +53,6 @@ var claudeWanted = [][]byte{[]byte(`"api-request"`), []byte(`"api_error"`), []by
 
 func readClaude(path string, a *Aggregate) Input {
 	var in Input
-	f, err := os.Open(path)
-	if err != nil {
-		in.Error = err.Error()
-		return in
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var buf []byte
 	var (
 		model, asked string    // the current attempt's model; the request's first
 		sent         time.Time // when the current attempt was sent
@@ -80,63 +69,52 @@ func readClaude(path string, a *Aggregate) Input {
 		}
 		wait = 0
 	}
-	for {
-		var err error
-		buf, err = readLine(br, buf[:0])
-		line := bytes.TrimSpace(buf)
-		if len(line) > 0 && wanted(line, claudeWanted) {
-			var l claudeLine
-			if json.Unmarshal(line, &l) != nil {
-				in.Unreadable++
-			} else {
-				switch {
-				case l.Type == "api-request" && l.Params != nil:
-					model, sent = l.Params.Model, l.Timestamp
-					if tries == 0 {
-						asked = model
-					}
-				case l.Type == "system" && l.Subtype == "api_error":
-					var e struct {
-						Status  int    `json:"status"`
-						Message string `json:"message"`
-					}
-					_ = json.Unmarshal(l.Error, &e)
-					class := claudeClass(e.Status, "", e.Message)
-					add(Event{TS: l.Timestamp, Class: class, Latency: -1, Message: e.Message})
-					tries++
-					wait = l.RetryInMS
-				case l.Type == "assistant" && l.Message != nil && l.IsAPIError:
-					var text string
-					for _, c := range l.Message.Content {
-						text += c.Text
-					}
-					add(Event{TS: l.Timestamp, Class: claudeClass(l.APIErrorStatus, l.APIErrorType, text), Latency: -1, Message: text})
-					tries, asked = 0, ""
-				case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>" &&
-					(l.Message.ID == "" || l.Message.ID != lastMsg): // not another content block of a message counted
-					lastMsg = l.Message.ID
-					if l.Message.Model != "" {
-						model = l.Message.Model
-					}
-					u := l.Message.Usage
-					if n := u.Input + u.CacheCreate + u.CacheRead; n > 0 {
-						size = n
-					}
-					e := Event{TS: l.Timestamp, Class: "ok", Latency: -1}
-					if !sent.IsZero() {
-						e.Latency = l.Timestamp.Sub(sent).Milliseconds()
-					}
-					add(e)
-					tries, asked = 0, ""
-				}
+	jsonLines(path, claudeWanted, &in, func(line []byte) bool {
+		var l claudeLine
+		if json.Unmarshal(line, &l) != nil {
+			return false
+		}
+		switch {
+		case l.Type == "api-request" && l.Params != nil:
+			model, sent = l.Params.Model, l.Timestamp
+			if tries == 0 {
+				asked = model
 			}
-		} else if len(line) > 0 && line[0] != '{' {
-			in.Unreadable++
+		case l.Type == "system" && l.Subtype == "api_error":
+			var e struct {
+				Status  int    `json:"status"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(l.Error, &e)
+			add(Event{TS: l.Timestamp, Class: claudeClass(e.Status, "", e.Message), Latency: -1, Message: e.Message})
+			tries++
+			wait = l.RetryInMS
+		case l.Type == "assistant" && l.Message != nil && l.IsAPIError:
+			var text string
+			for _, c := range l.Message.Content {
+				text += c.Text
+			}
+			add(Event{TS: l.Timestamp, Class: claudeClass(l.APIErrorStatus, l.APIErrorType, text), Latency: -1, Message: text})
+			tries, asked = 0, ""
+		case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>" &&
+			(l.Message.ID == "" || l.Message.ID != lastMsg): // not another content block of a message counted
+			lastMsg = l.Message.ID
+			if l.Message.Model != "" {
+				model = l.Message.Model
+			}
+			u := l.Message.Usage
+			if n := u.Input + u.CacheCreate + u.CacheRead; n > 0 {
+				size = n
+			}
+			e := Event{TS: l.Timestamp, Class: "ok", Latency: -1}
+			if !sent.IsZero() {
+				e.Latency = l.Timestamp.Sub(sent).Milliseconds()
+			}
+			add(e)
+			tries, asked = 0, ""
 		}
-		if err != nil {
-			break
-		}
-	}
+		return true
+	})
 	return in
 }
 

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -66,57 +64,39 @@ var codexWanted = [][]byte{[]byte(`"turn_context"`), []byte(`"token_count"`), []
 
 func readCodex(path string, a *Aggregate) Input {
 	var in Input
-	f, err := os.Open(path)
-	if err != nil {
-		in.Error = err.Error()
-		return in
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var buf []byte
 	model, size, turnSize := "", 0, 0
-	for {
-		var err error
-		buf, err = readLine(br, buf[:0])
-		line := bytes.TrimSpace(buf)
-		if len(line) > 0 && wanted(line, codexWanted) {
-			var l codexLine
-			var p codexPayload
-			if json.Unmarshal(line, &l) != nil || json.Unmarshal(l.Payload, &p) != nil {
-				in.Unreadable++
-			} else {
-				switch {
-				case l.Type == "turn_context" && p.Model != "":
-					model = p.Model
-				case p.Type == "thread_settings_applied" && p.Settings != nil && p.Settings.Model != "" && model == "":
-					model = p.Settings.Model
-				case p.Type == "token_count" && p.Info != nil && p.Info.Last.InputTokens > 0:
-					size, turnSize = p.Info.Last.InputTokens, p.Info.Last.InputTokens
-				case p.Type == "task_complete":
-					e := Event{TS: l.Timestamp, Source: "codex", Model: model, Class: "ok", First: true, InTokens: turnSize, Latency: -1}
-					if turnSize == 0 {
-						e.InTokens = size // a failed turn: the context it had, at least
-					}
-					if p.DurationMS != nil {
-						e.Latency = *p.DurationMS
-					}
-					if len(p.Error) > 0 && string(p.Error) != "null" {
-						e.Class, e.Message = codexClass(p.Error)
-						e.Latency = -1
-					}
-					if a.Add(e) {
-						in.Events++
-					}
-					turnSize = 0
-				}
+	jsonLines(path, codexWanted, &in, func(line []byte) bool {
+		var l codexLine
+		var p codexPayload
+		if json.Unmarshal(line, &l) != nil || json.Unmarshal(l.Payload, &p) != nil {
+			return false
+		}
+		switch {
+		case l.Type == "turn_context" && p.Model != "":
+			model = p.Model
+		case p.Type == "thread_settings_applied" && p.Settings != nil && p.Settings.Model != "" && model == "":
+			model = p.Settings.Model
+		case p.Type == "token_count" && p.Info != nil && p.Info.Last.InputTokens > 0:
+			size, turnSize = p.Info.Last.InputTokens, p.Info.Last.InputTokens
+		case p.Type == "task_complete":
+			e := Event{TS: l.Timestamp, Source: "codex", Model: model, Class: "ok", First: true, InTokens: turnSize, Latency: -1}
+			if turnSize == 0 {
+				e.InTokens = size // a failed turn: the context it had, at least
 			}
-		} else if len(line) > 0 && line[0] != '{' {
-			in.Unreadable++
+			if p.DurationMS != nil {
+				e.Latency = *p.DurationMS
+			}
+			if len(p.Error) > 0 && string(p.Error) != "null" {
+				e.Class, e.Message = codexClass(p.Error)
+				e.Latency = -1
+			}
+			if a.Add(e) {
+				in.Events++
+			}
+			turnSize = 0
 		}
-		if err != nil {
-			break
-		}
-	}
+		return true
+	})
 	return in
 }
 

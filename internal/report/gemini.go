@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -127,12 +125,6 @@ func userTurn(r geminiRecord) bool {
 func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
 	return func(path string, a *Aggregate) Input {
 		var in Input
-		f, err := os.Open(path)
-		if err != nil {
-			in.Error = err.Error()
-			return in
-		}
-		defer f.Close()
 		var (
 			pending *geminiRecord // a prompt not yet answered
 			model   string
@@ -176,28 +168,24 @@ func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
 				answer(r)
 			}
 		}
-		if strings.HasSuffix(path, ".json") {
+		if strings.HasSuffix(path, ".json") { // the older format: one object
+			b, err := os.ReadFile(path)
 			var rec geminiRecord
-			if json.NewDecoder(f).Decode(&rec) != nil {
+			switch {
+			case err != nil:
+				in.Error = err.Error()
+			case json.Unmarshal(b, &rec) != nil:
 				in.Unreadable++
-				return in
 			}
 			for _, m := range rec.Messages {
 				message(m)
 			}
 			return in
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
-			}
+		jsonLines(path, nil, &in, func(line []byte) bool {
 			var r geminiRecord
 			if json.Unmarshal(line, &r) != nil {
-				in.Unreadable++
-				continue
+				return false
 			}
 			switch {
 			case r.Rewind != "":
@@ -212,7 +200,8 @@ func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
 			case r.ID != "":
 				message(r)
 			}
-		}
+			return true
+		})
 		return in
 	}
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -194,4 +196,38 @@ func (c *counter) Read(p []byte) (int, error) {
 	}
 	c.n += int64(n)
 	return n, err
+}
+
+// jsonLines hands fn each line of the JSONL file at path that holds one of
+// markers (every line when there are none), trimmed. A line that is not a
+// JSON object, or that fn could not read (it returns false), counts as
+// unreadable; an open or read error goes into in.Error.
+func jsonLines(path string, markers [][]byte, in *Input, fn func(line []byte) bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		in.Error = err.Error()
+		return
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var buf []byte
+	for {
+		var err error
+		buf, err = readLine(br, buf[:0])
+		if line := bytes.TrimSpace(buf); len(line) > 0 {
+			switch {
+			case line[0] != '{':
+				in.Unreadable++
+			case markers != nil && !wanted(line, markers):
+			case !fn(line):
+				in.Unreadable++
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				in.Error = err.Error()
+			}
+			return
+		}
+	}
 }

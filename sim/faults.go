@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -114,7 +115,11 @@ func (s *Server) ClearFaults(model string) {
 }
 
 // takeFault consumes the first fault matching model.
-func (s *Server) takeFault(model string) *Fault {
+func (s *Server) takeFault(model string) *Fault { return s.takeFaultOf(model) }
+
+// takeFaultOf consumes the first fault matching model whose kind is one of
+// kinds (any kind when none is given).
+func (s *Server) takeFaultOf(model string, kinds ...string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -126,7 +131,7 @@ func (s *Server) takeFault(model string) *Fault {
 	}
 	s.faults = kept
 	for i, f := range s.faults {
-		if !f.matches(model) {
+		if !f.matches(model) || (len(kinds) > 0 && !slices.Contains(kinds, f.Kind)) {
 			continue
 		}
 		taken := *f

@@ -105,7 +105,10 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGeminiModels lists the Gemini models served, as ListModels does.
-func (s *Server) handleGeminiModels(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleGeminiModels(w http.ResponseWriter, r *http.Request) {
+	if s.keyRefused(w, r, geminiProto{s: s}, "") {
+		return
+	}
 	names := make([]string, 0, len(s.models))
 	for n, m := range s.models {
 		if m.provider == "gemini" {

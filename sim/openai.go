@@ -319,7 +319,15 @@ func Embedding(text string, dims int) []float64 {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != "" {
+	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
+	var p protocol = chatProto{s}
+	if anthropic {
+		p = anthropicProto{s}
+	}
+	if s.keyRefused(w, r, p, "") {
+		return
+	}
+	if anthropic {
 		var data []any
 		for _, m := range s.sortedModels("anthropic") {
 			data = append(data, map[string]any{"type": "model", "id": m.name, "display_name": m.name, "created_at": "2026-01-01T00:00:00Z"})
@@ -340,6 +348,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("model")
+	if s.keyRefused(w, r, chatProto{s}, name) {
+		return
+	}
 	m, ok := s.models[name]
 	if !ok {
 		s.openaiError(w, &call{proto: chatProto{s}, model: modelInfo{name: name}, id: s.nextID("")}, failure{class: "model_not_found"})

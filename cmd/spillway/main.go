@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // zone names (report --tz, a learned quiet window) on machines without tzdata
 
 	"github.com/spillway/spillway/internal/cli"
 )

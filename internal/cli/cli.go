@@ -106,7 +106,7 @@ fast with a clear reason.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "configuration file (default $SPILLWAY_CONFIG or ~/.config/spillway/spillway.yaml)")
-	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd(), a.simCmd(), a.serveCmd(), a.setupCmd(), a.demoCmd(), a.execCmd(), a.queueCmd(), a.benchCmd(), a.reportCmd())
+	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd(), a.simCmd(), a.serveCmd(), a.setupCmd(), a.demoCmd(), a.execCmd(), a.queueCmd(), a.benchCmd(), a.reportCmd(), a.doctorCmd())
 	return root
 }
 

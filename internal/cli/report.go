@@ -51,6 +51,13 @@ skipped.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			loc := time.Local
+			if tz == "" { // the local zone by its name, when it can be told
+				if name := localZone(a.Getenv); name != "" {
+					if l, err := time.LoadLocation(name); err == nil {
+						loc = l
+					}
+				}
+			}
 			if tz != "" {
 				l, err := time.LoadLocation(tz)
 				if err != nil {
@@ -165,6 +172,9 @@ skipped.
 
 // saveWindows stores the report's quiet window in the queue's database.
 func (a *App) saveWindows(cmd *cobra.Command, db string, r report.Result) error {
+	if r.TZ == "Local" {
+		return fail(ExitUsage, "--save-windows: the local time zone's name cannot be told here; give it with --tz (e.g. --tz Europe/Berlin), so that every runner reads the window's hours alike")
+	}
 	if r.Quiet == nil {
 		why := r.QuietNote
 		if why == "" {
@@ -185,6 +195,9 @@ func (a *App) saveWindows(cmd *cobra.Command, db string, r report.Result) error 
 	}
 	defer s.Close()
 	basis := fmt.Sprintf("%d attempts, %s at capacity in the window", r.Quiet.Attempts, strconv.FormatFloat(r.Quiet.Rate*100, 'f', 1, 64)+"%")
+	if r.Metric == "capacity_count" {
+		basis = fmt.Sprintf("%d capacity errors in the window, of %d failure lines", r.Quiet.Capacity, r.Totals.Attempts)
+	}
 	if r.From != nil {
 		basis += ", data " + r.From.Format(time.DateOnly) + " to " + r.To.Format(time.DateOnly)
 	}
@@ -232,4 +245,20 @@ func splitList(v []string) []string {
 		}
 	}
 	return out
+}
+
+// localZone is the IANA name of the local time zone: $TZ, else the target
+// of /etc/localtime (…/zoneinfo/Europe/Berlin); "" when neither tells.
+func localZone(getenv func(string) string) string {
+	if tz := strings.TrimPrefix(getenv("TZ"), ":"); tz != "" && !strings.HasPrefix(tz, "/") {
+		return tz
+	}
+	target, err := os.Readlink("/etc/localtime")
+	if err != nil {
+		return ""
+	}
+	if _, name, ok := strings.Cut(target, "zoneinfo/"); ok {
+		return name
+	}
+	return ""
 }

@@ -497,7 +497,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	format := wire.Format(cfg.ProviderType(deps[0].Provider))
 	ep, ok := wire.PromptEndpoint(format)
 	if !ok {
-		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models yet (model %s)", format, model)}
+		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models (model %s)", format, model)}
 	}
 	prov := cfg.Providers[deps[0].Provider]
 	// no key of the queue's own: the library gives each provider its key

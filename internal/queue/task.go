@@ -109,10 +109,11 @@ func (w Window) Next(t time.Time) time.Time {
 		local.Loc = nil
 		return local.Next(t.In(w.Loc)).In(t.Location())
 	}
-	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
-	start := day.Add(time.Duration(w.Start) * time.Minute)
+	// the start's wall-clock time today, else tomorrow: by the clock, not
+	// midnight plus minutes (a day of a DST change is 23 or 25 hours long)
+	start := time.Date(t.Year(), t.Month(), t.Day(), w.Start/60, w.Start%60, 0, 0, t.Location())
 	if !start.After(t) {
-		start = start.AddDate(0, 0, 1)
+		start = time.Date(t.Year(), t.Month(), t.Day()+1, w.Start/60, w.Start%60, 0, 0, t.Location())
 	}
 	return start
 }

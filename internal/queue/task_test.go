@@ -82,3 +82,23 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// A window starts at its wall-clock time on the days clocks change too.
+func TestWindowAcrossDST(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no tzdata")
+	}
+	w, _ := ParseWindow("22:00-07:00")
+	for _, day := range []int{1, 8} { // 2026-11-01 falls back; 2026-03-08 springs forward
+		month := time.November
+		if day == 8 {
+			month = time.March
+		}
+		got := w.Next(time.Date(2026, month, day, 8, 0, 0, 0, ny))
+		if got.Hour() != 22 || got.Day() != day {
+			t.Errorf("%s %d: next start %v, want 22:00 that day", month, day, got)
+		}
+	}
+}
+

@@ -176,3 +176,29 @@ func TestAgentFilesWithBrokenLines(t *testing.T) {
 		t.Fatalf("input path %q", r.Inputs[0].Path)
 	}
 }
+
+// Found in review: a retry sequence left unfinished (Esc) does not carry
+// over to the next prompt; a message with a key is shown redacted.
+func TestClaudeEdges(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "projects", "-w")
+	os.MkdirAll(dir, 0o700)
+	lines := strings.Join([]string{
+		`{"type":"user","timestamp":"2026-11-30T10:00:00Z","message":{"role":"user","content":"first"}}`,
+		`{"type":"api-request","timestamp":"2026-11-30T10:00:01Z","params":{"model":"claude-opus-5-5"}}`,
+		`{"type":"system","subtype":"api_error","timestamp":"2026-11-30T10:00:02Z","error":{"status":529,"message":"529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"},"retryInMs":500,"retryAttempt":1,"maxRetries":10}`,
+		`{"type":"user","timestamp":"2026-11-30T10:05:00Z","message":{"role":"user","content":"second"}}`,
+		`{"type":"api-request","timestamp":"2026-11-30T10:05:01Z","params":{"model":"claude-sonnet-5-5"}}`,
+		`{"type":"assistant","timestamp":"2026-11-30T10:05:02Z","message":{"id":"m1","model":"claude-sonnet-5-5","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":100}}}`,
+		`{"type":"assistant","timestamp":"2026-11-30T10:06:00Z","isApiErrorMessage":true,"apiErrorStatus":400,"apiErrorType":"invalid_request_error","error":"billing_error","message":{"id":"m2","model":"<synthetic>","content":[{"type":"text","text":"Credit balance is too low for sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"}],"usage":{"input_tokens":0}}}`,
+	}, "\n")
+	os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(lines+"\n"), 0o600)
+	r := build(t, report.Options{Only: []string{"claude"}, ClaudeHome: home, Loc: time.UTC})
+	m := modelStats(r, "claude-sonnet-5-5")
+	if m == nil || m.Requests != 2 || m.Fallbacks != 0 || m.WaitMS != 0 {
+		t.Fatalf("sonnet after an abandoned opus retry: %+v", m)
+	}
+	if r.QuotaN != 1 || strings.Contains(r.Quota[0].Message, "abcdefghijklmnop") {
+		t.Fatalf("quota incidents %+v: want one, its key redacted", r.Quota)
+	}
+}

@@ -38,9 +38,7 @@ type claudeLine struct {
 	Message        *struct {
 		ID      string `json:"id"`
 		Model   string `json:"model"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
+		Content json.RawMessage `json:"content"` // a string, or blocks
 		Usage *struct {
 			Input       int `json:"input_tokens"`
 			CacheCreate int `json:"cache_creation_input_tokens"`
@@ -49,7 +47,7 @@ type claudeLine struct {
 	} `json:"message"`
 }
 
-var claudeWanted = [][]byte{[]byte(`"api-request"`), []byte(`"api_error"`), []byte(`"assistant"`)}
+var claudeWanted = [][]byte{[]byte(`"api-request"`), []byte(`"api_error"`), []byte(`"assistant"`), []byte(`"type":"user"`)}
 
 func readClaude(path string, a *Aggregate) Input {
 	var in Input
@@ -75,6 +73,10 @@ func readClaude(path string, a *Aggregate) Input {
 			return false
 		}
 		switch {
+		case l.Type == "user":
+			// a new prompt (or a tool's result): retries never come after
+			// one, so a sequence left unfinished (Esc) ends here
+			tries, asked, wait = 0, "", 0
 		case l.Type == "api-request" && l.Params != nil:
 			model, sent = l.Params.Model, l.Timestamp
 			if tries == 0 {
@@ -90,10 +92,7 @@ func readClaude(path string, a *Aggregate) Input {
 			tries++
 			wait = l.RetryInMS
 		case l.Type == "assistant" && l.Message != nil && l.IsAPIError:
-			var text string
-			for _, c := range l.Message.Content {
-				text += c.Text
-			}
+			text := contentText(l.Message.Content)
 			add(Event{TS: l.Timestamp, Class: claudeClass(l.APIErrorStatus, l.APIErrorType, text), Latency: -1, Message: text})
 			tries, asked = 0, ""
 		case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>" &&
@@ -135,4 +134,21 @@ func claudeClass(status int, errType, message string) string {
 		v = classify.Classify(classify.Input{Text: message, Provider: classify.Anthropic})
 	}
 	return string(v.Class)
+}
+
+// contentText is the text of a message's content: a string, or blocks.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	var b strings.Builder
+	for _, c := range blocks {
+		b.WriteString(c.Text)
+	}
+	return b.String()
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -142,4 +143,81 @@ func codexClass(raw json.RawMessage) (string, string) {
 		v = classify.Classify(classify.Input{Status: status, Body: []byte(e.Message), Provider: classify.OpenAI})
 	}
 	return string(v.Class), e.Message
+}
+
+// CodexLimit is one of the usage windows of a Codex plan (ChatGPT login),
+// as Codex's newest rollout last saw it: token_count lines carry
+// payload.rate_limits.primary and .secondary ({used_percent,
+// window_minutes, resets_at}).
+type CodexLimit struct {
+	Name          string    `json:"name"` // primary, secondary
+	UsedPercent   float64   `json:"used_percent"`
+	WindowMinutes int       `json:"window_minutes"`
+	ResetsAt      time.Time `json:"resets_at,omitzero"`
+	Seen          time.Time `json:"seen"`
+}
+
+type codexWindow struct {
+	UsedPercent   *float64        `json:"used_percent"`
+	WindowMinutes int             `json:"window_minutes"`
+	ResetsAt      json.RawMessage `json:"resets_at"`
+	ResetsIn      *float64        `json:"resets_in_seconds"`
+}
+
+// CodexLimits reads the usage windows from the newest rollout under home
+// (sessions/ and archived_sessions/), and names the file; none when no
+// token_count line carried them (an API key has none).
+func CodexLimits(home string) ([]CodexLimit, string) {
+	newest, newestT := "", time.Time{}
+	for _, f := range codexFiles(home) {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(newestT) {
+			newest, newestT = f, fi.ModTime()
+		}
+	}
+	if newest == "" {
+		return nil, ""
+	}
+	var last []CodexLimit
+	var in Input
+	jsonLines(newest, [][]byte{[]byte(`"rate_limits"`)}, &in, func(line []byte) bool {
+		var l codexLine
+		var p struct {
+			Limits *struct {
+				Primary   *codexWindow `json:"primary"`
+				Secondary *codexWindow `json:"secondary"`
+			} `json:"rate_limits"`
+		}
+		if json.Unmarshal(line, &l) != nil || json.Unmarshal(l.Payload, &p) != nil {
+			return false
+		}
+		if p.Limits == nil {
+			return true
+		}
+		var got []CodexLimit
+		for _, w := range []struct {
+			name string
+			w    *codexWindow
+		}{{"primary", p.Limits.Primary}, {"secondary", p.Limits.Secondary}} {
+			if w.w == nil || w.w.UsedPercent == nil {
+				continue
+			}
+			lim := CodexLimit{Name: w.name, UsedPercent: *w.w.UsedPercent, WindowMinutes: w.w.WindowMinutes, Seen: l.Timestamp}
+			var secs float64
+			var ts time.Time
+			switch {
+			case json.Unmarshal(w.w.ResetsAt, &secs) == nil && secs > 0:
+				lim.ResetsAt = time.Unix(int64(secs), 0)
+			case json.Unmarshal(w.w.ResetsAt, &ts) == nil:
+				lim.ResetsAt = ts
+			case w.w.ResetsIn != nil:
+				lim.ResetsAt = l.Timestamp.Add(time.Duration(*w.w.ResetsIn * float64(time.Second)))
+			}
+			got = append(got, lim)
+		}
+		if len(got) > 0 {
+			last = got
+		}
+		return true
+	})
+	return last, newest
 }

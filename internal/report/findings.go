@@ -90,6 +90,9 @@ func findings(r Result) []string {
 	if r.Totals.WaitMS > 0 {
 		out = append(out, "Time lost waiting (backoff, Retry-After, the ladder): "+(time.Duration(r.Totals.WaitMS)*time.Millisecond).Round(time.Second).String()+".")
 	}
+	if r.Sources["text"] > 0 && r.Sources["text"] < r.Totals.Attempts {
+		out = append(out, "Text logs record failures only: mixed with sources that record every attempt, their lines raise the failure rates above; read a text log alone for its own pattern.")
+	}
 	if r.QuotaN > 0 {
 		out = append(out, fmt.Sprintf("%d quota errors: your plan's limits, not the provider's capacity; waiting for a quiet hour does not help (the plan or its reset does).", r.QuotaN))
 	}

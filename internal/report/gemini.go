@@ -71,11 +71,16 @@ func geminiErrors(dir string) []geminiError {
 	return out
 }
 
-// classAfter is the class of the first error report within a minute after
-// t, or "error".
+// reportWithin is how long after a prompt its error report may come:
+// Gemini CLI retries a 503 ten times by default (minutes) before it gives
+// up and writes one.
+const reportWithin = 15 * time.Minute
+
+// classAfter is the class of the first error report within reportWithin
+// after t, or "error".
 func classAfter(errs []geminiError, t time.Time) (string, string) {
 	for _, e := range errs {
-		if !e.at.Before(t) && e.at.Sub(t) <= time.Minute {
+		if !e.at.Before(t) && e.at.Sub(t) <= reportWithin {
 			if e.class == string(classify.Unknown) {
 				return "error", e.message
 			}
@@ -163,6 +168,7 @@ func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
 		message := func(r geminiRecord) {
 			switch {
 			case userTurn(r):
+				fail() // a prompt left unanswered before this one
 				pending = &r
 			case r.Type == "gemini":
 				answer(r)

@@ -81,15 +81,42 @@ func Text(w io.Writer, r Result, colour bool) error {
 		p(": %s to %s (%s)", r.From.Format("Mon 2006-01-02 15:04"), r.To.Format("Mon 2006-01-02 15:04"), r.TZ)
 	}
 	p("\n")
+	// each file, or, for a source of many files, their sum
+	perSource := map[string][]Input{}
+	var order []string
 	for _, in := range r.Inputs {
-		line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
-		if in.Unreadable > 0 {
-			line += ", " + plural(in.Unreadable, "unreadable line") + " skipped"
+		if _, ok := perSource[in.Source]; !ok {
+			order = append(order, in.Source)
 		}
-		if in.Error != "" {
-			line += " (" + in.Error + ")"
+		perSource[in.Source] = append(perSource[in.Source], in)
+	}
+	for _, src := range order {
+		ins := perSource[src]
+		if len(ins) > 5 {
+			sum := Input{Source: src, Path: plural(len(ins), "file")}
+			errs := 0
+			for _, in := range ins {
+				sum.Events += in.Events
+				sum.Unreadable += in.Unreadable
+				if in.Error != "" {
+					errs++
+				}
+			}
+			if errs > 0 {
+				sum.Error = plural(errs, "file") + " unreadable"
+			}
+			ins = []Input{sum}
 		}
-		p("%s\n", line)
+		for _, in := range ins {
+			line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
+			if in.Unreadable > 0 {
+				line += ", " + plural(in.Unreadable, "unreadable line") + " skipped"
+			}
+			if in.Error != "" {
+				line += " (" + clean(in.Error, 200) + ")"
+			}
+			p("%s\n", line)
+		}
 	}
 	if r.Totals.Attempts == 0 {
 		p("\nNo attempts in range.\n")

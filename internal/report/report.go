@@ -10,7 +10,12 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spillway/spillway/internal/redact"
 
 	"github.com/beorn7/perks/quantile"
 )
@@ -140,7 +145,7 @@ func (a *Aggregate) AddN(e Event, n int) bool {
 		d.quota += n
 		a.quotaN += n
 		if len(a.quota) < maxQuotaListed {
-			a.quota = append(a.quota, QuotaIncident{TS: e.TS.UTC(), Model: e.Model, Source: e.Source, Message: clip(e.Message, 200)})
+			a.quota = append(a.quota, QuotaIncident{TS: t, Model: e.Model, Source: e.Source, Message: clean(e.Message, 200)})
 		}
 	}
 	model := e.Model
@@ -183,9 +188,21 @@ func bucketOf(n int) int {
 	return i - 1
 }
 
-func clip(s string, n int) string {
+// clean is a message fit to show: secrets redacted (the agents' files are
+// not), control characters (a terminal's escapes) dropped, at most n bytes
+// cut at a character's edge.
+func clean(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, redact.String(s))
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -95,7 +95,16 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}{
 		{"codex", firstOf(o.CodexHome, o.Getenv("CODEX_HOME"), join(home, ".codex")), codexFiles, readCodex},
 		{"claude", firstOf(o.ClaudeHome, o.Getenv("CLAUDE_CONFIG_DIR"), join(home, ".claude")), claudeFiles, readClaude},
-		{"gemini", firstOf(o.GeminiHome, join(o.Getenv("GEMINI_CLI_HOME"), ".gemini"), join(home, ".gemini")), geminiFiles, readGeminiChats(geminiErrors(o.TempDir))},
+		{"gemini", firstOf(o.GeminiHome, join(o.Getenv("GEMINI_CLI_HOME"), ".gemini"), join(home, ".gemini")), geminiFiles, nil},
+	}
+	// Gemini CLI's error reports are read only when its sessions are
+	var geminiErrs []geminiError
+	loaded := false
+	agents[2].read = func(path string, a *Aggregate) Input {
+		if !loaded {
+			geminiErrs, loaded = geminiErrors(o.TempDir), true
+		}
+		return readGeminiChats(geminiErrs)(path, a)
 	}
 	for _, ag := range agents {
 		if !o.wants(ag.name) || ag.dir == "" {

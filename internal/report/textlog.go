@@ -21,13 +21,15 @@ type TextOptions struct {
 	Classify func(string) classify.Class
 }
 
-// hourKey is an hour of a text log, as its lines write it, and a class.
+// hourKey is an hour of a text log, as its lines write it, and a class;
+// for a line with a zone, its minute too (the zone is applied at the end,
+// and a +05:30 line's minute may fall in another hour).
 type hourKey struct {
-	y         int16
-	mo, d, h  int8
-	off       int16 // minutes east of UTC; noZone: the log's local time
-	class     string
-	hasOffset bool
+	y            int16
+	mo, d, h, mi int8
+	off          int16 // minutes east of UTC, when hasOffset
+	class        string
+	hasOffset    bool
 }
 
 // maxMemo bounds the class memo of a text log's messages.
@@ -52,13 +54,14 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 		loc = time.Local
 	}
 	counts := map[hourKey]int{}
+	lo, hi := civil(a.since, loc), civil(a.until, loc)
 	memo := map[string]string{}
 	var lower, shape []byte
 	br := bufio.NewReaderSize(r, 256<<10)
 	var buf []byte
 	for {
 		var err error
-		buf, err = readLine(br, buf[:0])
+		buf, err = readLineMax(br, buf[:0], maxTextLine)
 		line := bytes.TrimRight(buf, "\r\n")
 		if len(line) > 0 {
 			k, rest, ok := stamp(line)
@@ -69,11 +72,17 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 				}
 			case o.Pattern != nil && !o.Pattern.Match(line):
 			case o.Pattern == nil && !mentions(rest, &lower):
+			case !k.hasOffset && !inRange(k, lo, hi):
+				// out of --since/--until, to the minute (a line with a
+				// zone is judged with its minute kept, at the end)
 			default:
+				if !k.hasOffset {
+					k.mi = 0 // counted per hour: the minute has been used
+				}
 				shape = maskDigits(shape[:0], rest)
 				class, hit := memo[string(shape)]
 				if !hit {
-					class = string(judge(string(rest)))
+					class = string(judge(string(rest[:min(len(rest), 1024)])))
 					if class == string(classify.Unknown) || class == string(classify.OK) {
 						class = "error"
 					}
@@ -95,9 +104,12 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 	for k, n := range counts {
 		var t time.Time
 		if k.hasOffset {
-			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), 0, 0, 0, time.FixedZone("", int(k.off)*60))
+			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), int(k.mi), 0, 0, time.FixedZone("", int(k.off)*60))
 		} else {
-			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), 0, 0, 0, loc)
+			t = time.Date(int(k.y), time.Month(k.mo), int(k.d), int(k.h), int(k.mi), 0, 0, loc)
+		}
+		if !k.hasOffset && !a.since.IsZero() && t.Before(a.since) {
+			t = a.since // the hour --since starts in: its lines were checked to the minute
 		}
 		if a.AddN(Event{TS: t, Source: "text", Class: k.class, Latency: -1}, n) {
 			in.Events += n
@@ -107,10 +119,25 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 }
 
 // readLine appends the next line to buf, however long it is.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) { return readLineMax(br, buf, -1) }
+
+// maxTextLine is as much of a text log's line as is read: a timestamp and
+// a message; the rest of a longer line is skipped, so that one huge line
+// costs no memory.
+const maxTextLine = 4 << 10
+
+// readLineMax appends the next line to buf, its first max bytes when max
+// is not negative (the rest is read and dropped).
+func readLineMax(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
+		if max < 0 || len(buf) < max {
+			if max >= 0 && len(buf)+len(chunk) > max {
+				buf = append(buf, chunk[:max-len(buf)]...)
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
 		if err != bufio.ErrBufferFull {
 			return buf, err
 		}
@@ -139,8 +166,8 @@ func stamp(line []byte) (hourKey, []byte, bool) {
 			digit(p[8]) && digit(p[9]) && (p[10] == ' ' || p[10] == 'T') && digit(p[11]) && digit(p[12]) && p[13] == ':' && digit(p[14]) && digit(p[15])) {
 			continue
 		}
-		k := hourKey{y: int16(num(p[0:4])), mo: int8(num(p[5:7])), d: int8(num(p[8:10])), h: int8(num(p[11:13]))}
-		if k.mo < 1 || k.mo > 12 || k.d < 1 || k.d > 31 || k.h > 23 {
+		k := hourKey{y: int16(num(p[0:4])), mo: int8(num(p[5:7])), d: int8(num(p[8:10])), h: int8(num(p[11:13])), mi: int8(num(p[14:16]))}
+		if k.mo < 1 || k.mo > 12 || k.d < 1 || k.d > 31 || k.h > 23 || k.mi > 59 {
 			continue
 		}
 		j := 16
@@ -198,27 +225,69 @@ func mentions(b []byte, lower *[]byte) bool {
 	return false
 }
 
-// maskDigits appends b with every run of digits written as one '#' (a
-// message's shape: the same for "request 8812" and "request 9"), except
-// three-digit runs that begin with 4 or 5, which may be HTTP statuses and
-// decide a class (429, 503, 529).
+// maskDigits appends b with every word that holds a digit (a number, a
+// request id, a timestamp) or is eight hex digits or more written as one '#', so that lines that
+// differ only in those share one shape; a three-digit number that begins
+// with 4 or 5 is kept (it may be an HTTP status, and decide the class).
+// At most 256 bytes of shape are kept.
 func maskDigits(dst, b []byte) []byte {
-	for i := 0; i < len(b); {
-		if !digit(b[i]) {
+	for i := 0; i < len(b) && len(dst) < 256; {
+		if !wordByte[b[i]] {
 			dst = append(dst, b[i])
 			i++
 			continue
 		}
-		j := i
-		for j < len(b) && digit(b[j]) {
+		j, digits, hex := i, false, true
+		for j < len(b) && wordByte[b[j]] {
+			digits = digits || digit(b[j])
+			hex = hex && hexByte[b[j]]
 			j++
 		}
-		if j-i == 3 && (b[i] == '4' || b[i] == '5') {
+		if hex && j-i >= 8 {
+			digits = true // an id in hex that happens to hold no digit
+		}
+		switch {
+		case !digits, j-i == 3 && (b[i] == '4' || b[i] == '5') && digit(b[i+1]) && digit(b[i+2]):
 			dst = append(dst, b[i:j]...)
-		} else {
+		default:
 			dst = append(dst, '#')
 		}
 		i = j
 	}
 	return dst
 }
+
+// civil is t in loc as a number that orders wall-clock minutes (0 for the
+// zero time: no bound).
+func civil(t time.Time, loc *time.Location) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	t = t.In(loc)
+	return civilOf(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute())
+}
+
+func civilOf(y, mo, d, h, mi int) int64 {
+	return (((int64(y)*13+int64(mo))*32+int64(d))*24+int64(h))*60 + int64(mi)
+}
+
+// inRange reports whether a naive line's minute is within [lo, hi) (0:
+// no bound).
+func inRange(k hourKey, lo, hi int64) bool {
+	if lo == 0 && hi == 0 {
+		return true
+	}
+	c := civilOf(int(k.y), int(k.mo), int(k.d), int(k.h), int(k.mi))
+	return (lo == 0 || c >= lo) && (hi == 0 || c < hi)
+}
+
+// wordByte and hexByte are the bytes of a word (letters, digits, '.')
+// and of a hex number.
+var wordByte, hexByte = func() (w, h [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		w[c] = b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.'
+		h[c] = b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F'
+	}
+	return w, h
+}()

@@ -1,11 +1,13 @@
 package report_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/report"
 )
 
@@ -109,4 +111,35 @@ func FuzzTextLog(f *testing.F) {
 		}
 		a.Result(nil) // never panics
 	})
+}
+
+// Found in review: a +05:30 line belongs to the UTC hour of its minute;
+// --since/--until cut at the minute; ids in hex do not defeat the class
+// memo (each line is still classed right); a huge line costs no memory.
+func TestTextLogEdges(t *testing.T) {
+	r, _ := readText(t, "2026-11-30T14:45:00+05:30 error: capacity\n", report.TextOptions{})
+	if r.Heatmap[0][9].Attempts != 1 {
+		t.Errorf("14:45+05:30 is 09:15 UTC: %+v", r.Heatmap[0][8:10])
+	}
+	a := report.NewAggregate(time.UTC, time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC), time.Date(2026, 11, 30, 11, 30, 0, 0, time.UTC))
+	in, _ := report.ReadText(strings.NewReader("2026-11-30 10:15:00 error a\n2026-11-30 10:45:00 error b\n2026-11-30 11:45:00 error c\n"), a, report.TextOptions{})
+	if in.Events != 1 {
+		t.Errorf("since 10:30 until 11:30: %d events, want the 10:45 line alone", in.Events)
+	}
+	var sb strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&sb, "2026-11-30 10:%02d:00 ERROR req_%x: 503 The model is overloaded\n", i%60, 0xabcdef00+i)
+		fmt.Fprintf(&sb, "2026-11-30 10:%02d:00 ERROR req_%x: 429 rate limit reached\n", i%60, 0xabcdef00+i)
+	}
+	calls := 0
+	judge := func(s string) classify.Class { calls++; return classify.Text(s).Class }
+	r, _ = readText(t, sb.String(), report.TextOptions{Classify: judge})
+	if r.Totals.Capacity != 3000 || r.Totals.RateLimit != 3000 || calls > 10 {
+		t.Errorf("capacity %d rate %d, classified %d times: want 3000, 3000 and a few", r.Totals.Capacity, r.Totals.RateLimit, calls)
+	}
+	huge := "2026-11-30 10:00:00 error: capacity " + strings.Repeat("x", 8<<20) + "\n2026-11-30 11:00:00 error: capacity\n"
+	r, in = readText(t, huge, report.TextOptions{})
+	if in.Events != 2 {
+		t.Errorf("a huge line and the next: %d events", in.Events)
+	}
 }

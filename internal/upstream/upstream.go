@@ -383,30 +383,86 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if !ok || prov.Auth != "key" || prov.APIKey.Value == "" {
 		return false, false
 	}
+	ans, err := Probe(ctx, rt, cfg, cand, http.Header{})
+	if err != nil {
+		return false, false
+	}
+	if ans.Status/100 == 2 {
+		return true, true
+	}
+	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Type}).Class != classify.Capacity, true
+}
+
+// Probed is a provider's answer to a probe: its status, headers, the start
+// of its body, and how long it took.
+type Probed struct {
+	Status  int
+	Header  http.Header
+	Body    []byte
+	Elapsed time.Duration
+}
+
+// probeTimeout bounds a probe: a provider that takes the connection and
+// says nothing must not hold the caller.
+const probeTimeout = 10 * time.Second
+
+// Probe sends cand's provider the smallest request for cand's model (one
+// token of output), with header's credentials (a provider with auth: key
+// uses its own). It costs that one request's tokens.
+func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, header http.Header) (*Probed, error) {
 	ep, ok := wire.PromptEndpoint(cand.Type)
 	if !ok {
-		return false, false
+		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Type)
 	}
 	body, err := wire.ParseBody(ep, wire.Prompt{User: "ping", MaxTokens: 1}.Body(ep, cand.Upstream))
 	if err != nil {
-		return false, false
+		return nil, err
 	}
-	// a provider that takes the connection and says nothing must not hold
-	// the wait
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	req, err := NewRequest(ctx, cfg, ep, body, cand, http.Header{}, "")
+	req, err := NewRequest(ctx, cfg, ep, body, cand, header, "")
 	if err != nil {
-		return false, false
+		return nil, err
 	}
+	return send(rt, req)
+}
+
+// ListModels asks provider for its list of models (GET, no tokens), with
+// header's credentials (a provider with auth: key uses its own).
+func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, provider string, header http.Header) (*Probed, error) {
+	prov, ok := cfg.Providers[provider]
+	if !ok {
+		return nil, fmt.Errorf("spillway: no provider %q configured", provider)
+	}
+	f := wire.Format(cfg.ProviderType(provider))
+	target := strings.TrimSuffix(prov.BaseURL, "/") + wire.ModelsPath(f)
+	if prov.Query != "" {
+		target += "?" + strings.TrimPrefix(prov.Query, "?")
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	Outgoing(req.Header, header)
+	Key(req.Header, prov, f)
+	if f == wire.Anthropic && req.Header.Get("Anthropic-Version") == "" {
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+	}
+	return send(rt, req)
+}
+
+func send(rt http.RoundTripper, req *http.Request) (*Probed, error) {
+	start := time.Now()
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return false, false
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 2 {
-		return true, true
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
 	}
-	return judge(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: b, Provider: cand.Type}).Class != classify.Capacity, true
+	return &Probed{Status: resp.StatusCode, Header: resp.Header, Body: b, Elapsed: time.Since(start)}, nil
 }

@@ -245,6 +245,9 @@ func (p Prompt) Body(ep Endpoint, model string) []byte {
 		}
 	case Gemini:
 		body = map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": p.User}}}}}
+		if p.MaxTokens > 0 {
+			body["generationConfig"] = map[string]any{"maxOutputTokens": p.MaxTokens}
+		}
 		if p.System != "" {
 			body["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": p.System}}}
 		}
@@ -322,14 +325,27 @@ func SetKey(h http.Header, f Format, key string) {
 }
 
 // PromptEndpoint is where a Prompt goes in format f: Chat Completions for
-// OpenAI, Messages for Anthropic. Gemini has none yet.
+// OpenAI, Messages for Anthropic, generateContent for Gemini.
 func PromptEndpoint(f Format) (Endpoint, bool) {
-	for _, ep := range Endpoints {
-		if ep.Format == f && (ep.Kind == Chat || ep.Kind == Messages) {
+	for _, ep := range append(Endpoints[:len(Endpoints):len(Endpoints)], GeminiEndpoints...) {
+		if ep.Format == f && (ep.Kind == Chat || ep.Kind == Messages || ep.Kind == GenerateContent) {
 			return ep, true
 		}
 	}
 	return Endpoint{}, false
+}
+
+// ModelsPath is the path, under a provider's base URL, that lists its
+// models (GET; it costs no tokens): /models for OpenAI (whose base URL
+// ends in /v1), /v1/models for Anthropic, /v1beta/models for Gemini.
+func ModelsPath(f Format) string {
+	switch f {
+	case Anthropic:
+		return "/v1/models"
+	case Gemini:
+		return "/v1beta/models"
+	}
+	return "/models"
 }
 
 // EndpointOf is the endpoint of kind k (the zero Endpoint for a kind no

@@ -115,8 +115,8 @@ func TestPromptBodies(t *testing.T) {
 	if ep, ok := PromptEndpoint(Anthropic); !ok || ep.Kind != Messages {
 		t.Fatal(ep)
 	}
-	if _, ok := PromptEndpoint(Gemini); ok {
-		t.Fatal("prompt steps have no Gemini endpoint yet")
+	if ep, ok := PromptEndpoint(Gemini); !ok || ep.Kind != GenerateContent {
+		t.Fatal(ep)
 	}
 }
 

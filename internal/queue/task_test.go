@@ -101,4 +101,3 @@ func TestWindowAcrossDST(t *testing.T) {
 		}
 	}
 }
-

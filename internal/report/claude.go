@@ -36,10 +36,10 @@ type claudeLine struct {
 	APIErrorStatus int             `json:"apiErrorStatus"`
 	APIErrorType   string          `json:"apiErrorType"`
 	Message        *struct {
-		ID      string `json:"id"`
-		Model   string `json:"model"`
+		ID      string          `json:"id"`
+		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"` // a string, or blocks
-		Usage *struct {
+		Usage   *struct {
 			Input       int `json:"input_tokens"`
 			CacheCreate int `json:"cache_creation_input_tokens"`
 			CacheRead   int `json:"cache_read_input_tokens"`

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -139,6 +140,7 @@ func Run(ctx context.Context, o Options) Report {
 	var r Report
 	provs := usedProviders(o.Config)
 	probes := 0
+	hosts := map[string]bool{} // each host measured once, whatever serves on it
 	for _, p := range provs {
 		wg.Go(func() {
 			fs, n := checkProvider(ctx, o, rt, p)
@@ -147,7 +149,10 @@ func Run(ctx context.Context, o Options) Report {
 			probes += n
 			mu.Unlock()
 		})
-		wg.Go(func() { add(checkNetwork(ctx, o, p)...) })
+		if h := hostOf(p.base); !hosts[h] {
+			hosts[h] = true
+			wg.Go(func() { add(checkNetwork(ctx, o, p)...) })
+		}
 	}
 	if !o.Offline {
 		for _, name := range sortedKeys(o.StatusPages) {
@@ -179,7 +184,7 @@ func Run(ctx context.Context, o Options) Report {
 		findings[i].Summary = redact.String(findings[i].Summary)
 	}
 	r.Findings = findings
-	r.Status, r.Verdict = verdict(findings, o.Probe)
+	r.Status, r.Verdict = verdict(findings, o.Probe, func(model string) string { return alternative(o.Config, model, findings) })
 	if r.Status == Healthy && o.StateDir != "" {
 		saveBaseline(o, findings)
 	}
@@ -200,4 +205,37 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// hostOf is a base URL's scheme and host (what a network check measures).
+func hostOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// alternative is the model to switch to from one at capacity: the next in
+// its chain that answered the probe, else any that answered in the chain.
+func alternative(cfg *config.Config, model string, fs []Finding) string {
+	ok := map[string]bool{}
+	for _, f := range fs {
+		if f.Area == "model" && f.Status == Healthy {
+			ok[f.Subject] = true
+		}
+	}
+	for _, name := range sortedKeys(cfg.Chains) {
+		chain := cfg.Chains[name]
+		i := slices.Index(chain, model)
+		if i < 0 {
+			continue
+		}
+		for _, m := range append(slices.Clone(chain[i+1:]), chain[:i]...) {
+			if ok[m] {
+				return m
+			}
+		}
+	}
+	return ""
 }

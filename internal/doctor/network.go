@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -65,8 +67,15 @@ func checkNetwork(ctx context.Context, o Options, p provider) []Finding {
 	loss := 1 - float64(len(times))/float64(o.Samples)
 	if len(times) == 0 {
 		v := classify.Err(lastErr)
+		why := string(v.Class)
+		switch {
+		case errors.Is(lastErr, syscall.ECONNREFUSED):
+			why = "connection refused"
+		case v.Class == classify.Timeout:
+			why = "timed out"
+		}
 		return append(fs, Finding{Area: "network", Subject: subject, Status: Broken, Class: string(v.Class),
-			Summary: fmt.Sprintf("TCP connect fails (%d of %d): %s", o.Samples, o.Samples, v.Class), Evidence: fmt.Sprint(lastErr)})
+			Summary: fmt.Sprintf("TCP connect fails (%d of %d): %s", o.Samples, o.Samples, why), Evidence: fmt.Sprint(lastErr)})
 	}
 	slices.Sort(times)
 	med, p95 := times[len(times)/2], times[int(math.Ceil(0.95*float64(len(times))))-1]
@@ -232,13 +241,17 @@ func checkAgents(o Options) []Finding {
 			if !l.ResetsAt.IsZero() {
 				f.Summary += ", resets " + l.ResetsAt.Local().Format("Jan 2 15:04")
 			}
+			state := fmt.Sprintf("your Codex %s usage window is at %.0f%%", window(l.WindowMinutes), l.UsedPercent)
+			if !l.ResetsAt.IsZero() {
+				state += " (resets " + l.ResetsAt.Local().Format("Jan 2 15:04") + ")"
+			}
 			switch {
 			case l.UsedPercent >= 100 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
 				f.Status, f.Class = Broken, string(classify.Quota)
-				f.Summary = "your Codex " + f.Summary + ": used up, your plan's limit, not capacity"
+				f.Summary = state + ": used up, your plan's limit, not capacity"
 			case l.UsedPercent >= 90 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
 				f.Status, f.Class = Degraded, string(classify.Quota)
-				f.Summary = "your Codex " + f.Summary + ": nearly used up (your plan's limit, not capacity)"
+				f.Summary = state + ": nearly used up, your plan's limit, not capacity"
 			}
 			fs = append(fs, f)
 		}

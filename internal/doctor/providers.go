@@ -60,8 +60,11 @@ func usedProviders(cfg *config.Config) []provider {
 
 func (p *provider) findKey(o Options) {
 	pc := o.Config.Providers[p.name]
-	if pc.Auth == "key" && pc.APIKey.Value != "" {
+	if pc.APIKey.Value != "" { // the configured key (env:VAR, or written in)
 		p.key, p.keyFrom = pc.APIKey.Value, "providers."+p.name+".api_key"
+		if pc.APIKey.IsEnv() {
+			p.keyFrom = pc.APIKey.EnvVar()
+		}
 		return
 	}
 	for _, v := range keyVars[p.typ] {
@@ -98,7 +101,7 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 			Summary: "no answer to GET " + path + ": " + string(v.Class) + " (see network)", Evidence: err.Error()}}, 0
 	}
 	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(p.typ)})
-	evidence := fmt.Sprintf("GET %s with %s: %d in %s", path, p.keyFrom, ans.Status, ans.Elapsed.Round(time.Millisecond))
+	evidence := fmt.Sprintf("GET %s with %s: %d in %s", path, p.keyFrom, ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)
 	}
@@ -109,7 +112,7 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 		fs = append(fs, listed(p, ans.Body)...)
 	case v.Class == classify.Auth:
 		fs = append(fs, Finding{Area: "key", Subject: p.name, Status: Broken, Class: string(v.Class),
-			Summary: fmt.Sprintf("key rejected (%d %s): capacity is not the problem", ans.Status, v.Code), Evidence: evidence})
+			Summary: strings.TrimSpace(fmt.Sprintf("key rejected (%d %s", ans.Status, v.Code)) + ")", Evidence: evidence})
 	case v.Class == classify.Quota:
 		fs = append(fs, Finding{Area: "quota", Subject: p.name, Status: Broken, Class: string(v.Class),
 			Summary: "quota used up: " + strings.TrimSpace(v.Summary+" "+v.Action), Evidence: evidence})
@@ -144,7 +147,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		return f
 	}
 	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Type})
-	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ans.Elapsed.Round(time.Millisecond))
+	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		f.Evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)
 	}

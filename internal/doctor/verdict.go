@@ -6,7 +6,7 @@ import (
 
 // verdict weighs the findings: the overall status, and one sentence that
 // says whose problem it is, most pressing first.
-func verdict(fs []Finding, probed bool) (Status, string) {
+func verdict(fs []Finding, probed bool, alternative func(model string) string) (Status, string) {
 	st := Unknown
 	for _, f := range fs {
 		st = worse(st, f.Status)
@@ -19,18 +19,14 @@ func verdict(fs []Finding, probed bool) (Status, string) {
 		}
 		return Finding{}, false
 	}
-	var healthyModels []string
 	var fullModels []string
 	for _, f := range fs {
-		if f.Area == "model" && f.Status == Healthy {
-			healthyModels = append(healthyModels, f.Subject)
-		}
 		if f.Area == "model" && f.Class == "capacity" {
 			fullModels = append(fullModels, f.Subject)
 		}
 	}
 	if f, ok := first(func(f Finding) bool { return f.Class == "auth" && f.Status == Broken }); ok {
-		return st, "Your " + f.Subject + " key is rejected (" + strings.TrimSpace(strings.TrimPrefix(f.Summary, "key rejected")) + "). Check it, or log in again."
+		return st, "Your " + f.Subject + " " + strings.Replace(f.Summary, "key rejected", "key is rejected", 1) + ": capacity is not the problem. Check the key, or log in again."
 	}
 	if f, ok := first(func(f Finding) bool { return f.Class == "quota" && f.Status == Broken }); ok {
 		if f.Area == "agent" {
@@ -49,10 +45,10 @@ func verdict(fs []Finding, probed bool) (Status, string) {
 	}
 	if len(fullModels) > 0 {
 		s := "Your account and network are fine; " + strings.Join(fullModels, ", ") + " " + isAre(len(fullModels)) + " at capacity right now: "
-		if len(healthyModels) > 0 {
-			s += "switch to " + healthyModels[0] + " or wait"
+		if alt := alternative(fullModels[0]); alt != "" {
+			s += "switch to " + alt + " (next in its chain, answering) or wait"
 		} else {
-			s += "wait"
+			s += "wait, or switch chains"
 		}
 		return st, s + " (spillway serve does this for you)."
 	}

@@ -1,0 +1,281 @@
+package doctor_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/doctor"
+	"github.com/spillway/spillway/sim"
+)
+
+// simWorld is the simulator on loopback, and a configuration whose three
+// providers point at it.
+func simWorld(t *testing.T, keys map[string]sim.Key) (*sim.Server, *config.Config) {
+	t.Helper()
+	scn, _ := sim.Builtin("calm")
+	scn.Keys = keys
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return srv, configAt(hs.URL)
+}
+
+func configAt(base string) *config.Config {
+	cfg := config.Default()
+	for name, p := range cfg.Providers {
+		p.BaseURL = base
+		if name == "openai" {
+			p.BaseURL = base + "/v1"
+		}
+		cfg.Providers[name] = p
+	}
+	return cfg
+}
+
+var keys = map[string]string{"OPENAI_API_KEY": "sk-doctor", "ANTHROPIC_API_KEY": "sk-ant-doctor", "GEMINI_API_KEY": "AIza-doctor"}
+
+func run(t *testing.T, cfg *config.Config, mod func(*doctor.Options)) doctor.Report {
+	t.Helper()
+	env := map[string]string{"HOME": t.TempDir()}
+	for k, v := range keys {
+		env[k] = v
+	}
+	o := doctor.Options{Config: cfg, Getenv: func(k string) string { return env[k] }, Offline: true, Samples: 3, Timeout: 2 * time.Second}
+	if mod != nil {
+		mod(&o)
+	}
+	r := doctor.Run(context.Background(), o)
+	for _, f := range r.Findings {
+		t.Logf("%-8s %-7s %-18s %s | %s", f.Status, f.Area, f.Subject, f.Summary, f.Evidence)
+	}
+	t.Logf("verdict: %s", r.Verdict)
+	return r
+}
+
+func find(r doctor.Report, area, subject string) *doctor.Finding {
+	for i, f := range r.Findings {
+		if f.Area == area && f.Subject == subject {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+func TestDoctorAgainstTheSimulator(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		keys    map[string]sim.Key
+		faults  []sim.Fault
+		probe   bool
+		code    int
+		verdict string
+		check   func(t *testing.T, r doctor.Report)
+	}{
+		{name: "healthy, no probe", code: 0, verdict: "Your keys and network are fine (capacity not checked: run with --probe)",
+			check: func(t *testing.T, r doctor.Report) {
+				if len(r.Unreached) == 0 || !strings.Contains(strings.Join(r.Unreached, " "), "--probe") || !strings.Contains(r.Cost, "nothing") {
+					t.Errorf("unreached %v cost %q", r.Unreached, r.Cost)
+				}
+			}},
+		{name: "healthy, probed", probe: true, code: 0, verdict: "Your account and network are fine, and every model answered",
+			check: func(t *testing.T, r doctor.Report) {
+				if !strings.HasPrefix(r.Cost, "15 requests of one output token") {
+					t.Errorf("cost %q: one request per configured model", r.Cost)
+				}
+			}},
+		{name: "key rejected", keys: map[string]sim.Key{"sk-doctor": {State: "invalid"}}, code: doctor.ExitBroken,
+			verdict: "Your openai key is rejected (401"},
+		{name: "auth fault on the listing", faults: []sim.Fault{{Kind: "auth", Count: 1}}, code: doctor.ExitBroken, verdict: "key is rejected"},
+		{name: "quota used up", keys: map[string]sim.Key{"sk-ant-doctor": {State: "quota"}}, code: doctor.ExitBroken,
+			verdict: "Your anthropic quota is used up: capacity is not the problem"},
+		{name: "a model at capacity", faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}}, probe: true, code: doctor.ExitDegraded,
+			verdict: "Your account and network are fine; gpt-6-astra is at capacity right now: switch to gpt-6.1-sol",
+			check: func(t *testing.T, r doctor.Report) {
+				if f := find(r, "model", "gpt-6-astra"); f == nil || f.Class != "capacity" || !strings.Contains(f.Evidence, "503") {
+					t.Errorf("astra: %+v", f)
+				}
+			}},
+		{name: "rate-limited", faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "rate_limit", Count: -1, RetryAfter: 20}}, probe: true, code: doctor.ExitDegraded,
+			verdict: "You are rate-limited on claude-opus-5-5",
+			check: func(t *testing.T, r doctor.Report) {
+				if f := find(r, "model", "claude-opus-5-5"); f == nil || !strings.Contains(f.Summary, "wait 20s") {
+					t.Errorf("opus: %+v", f)
+				}
+			}},
+		{name: "model not found", faults: []sim.Fault{{Model: "gemini-3-pro", Kind: "model_not_found", Count: -1}}, probe: true, code: doctor.ExitBroken,
+			verdict: "gemini-3-pro: model_not_found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, cfg := simWorld(t, c.keys)
+			for _, f := range c.faults {
+				if err := srv.AddFault(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := run(t, cfg, func(o *doctor.Options) { o.Probe = c.probe })
+			if r.ExitCode() != c.code || !strings.Contains(r.Verdict, c.verdict) {
+				t.Fatalf("exit %d, verdict %q; want %d and %q", r.ExitCode(), r.Verdict, c.code, c.verdict)
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+			b, _ := json.Marshal(r)
+			for _, secret := range keys {
+				if strings.Contains(string(b), secret) {
+					t.Fatalf("a key reached the report")
+				}
+			}
+		})
+	}
+}
+
+// A model the provider does not list: the configuration or the access.
+func TestDoctorModelNotListed(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	m := cfg.Models["gpt-6-astra"]
+	m.Upstream = "gpt-6-astra-typo"
+	cfg.Models["gpt-6-astra"] = m
+	r := run(t, cfg, nil)
+	if f := find(r, "model", "gpt-6-astra"); f == nil || f.Status != doctor.Degraded || !strings.Contains(f.Summary, "not in openai's list") {
+		t.Fatalf("not listed: %+v", f)
+	}
+	if r.ExitCode() != doctor.ExitDegraded {
+		t.Fatalf("exit %d", r.ExitCode())
+	}
+}
+
+// A closed port, and a listener that accepts and never answers.
+func TestDoctorNetwork(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	r := run(t, configAt("http://"+closed), nil)
+	if r.ExitCode() != doctor.ExitBroken || !strings.Contains(r.Verdict, closed+" cannot be reached (TCP connect fails") {
+		t.Fatalf("closed port: exit %d verdict %q", r.ExitCode(), r.Verdict)
+	}
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	r = run(t, configAt("http://"+silent.Addr().String()), func(o *doctor.Options) { o.Timeout = 300 * time.Millisecond })
+	if r.ExitCode() != doctor.ExitBroken || !strings.Contains(r.Verdict, "gives no answer") || !strings.Contains(r.Verdict, "timeout") {
+		t.Fatalf("silent listener: exit %d verdict %q", r.ExitCode(), r.Verdict)
+	}
+}
+
+// TLS: the handshake is measured against a local TLS server (its own CA).
+func TestDoctorTLS(t *testing.T) {
+	scn, _ := sim.Builtin("calm")
+	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1})
+	hs := httptest.NewTLSServer(srv.Handler())
+	defer func() { srv.Close(); hs.Close() }()
+	tlsCfg := hs.Client().Transport.(*http.Transport).TLSClientConfig
+	r := run(t, configAt(hs.URL), func(o *doctor.Options) { o.TLS = tlsCfg })
+	host := strings.TrimPrefix(hs.URL, "https://")
+	if f := find(r, "network", host); f == nil {
+		t.Fatalf("no network finding for %s", host)
+	}
+	tlsOK := false
+	for _, f := range r.Findings {
+		tlsOK = tlsOK || (f.Summary == "TLS handshake" && f.Status == doctor.Healthy)
+	}
+	if !tlsOK || r.ExitCode() != 0 {
+		t.Fatalf("TLS handshake not measured, or not healthy (exit %d)", r.ExitCode())
+	}
+	// without the CA, the handshake fails and says so
+	r = run(t, configAt(hs.URL), nil)
+	if r.ExitCode() != doctor.ExitBroken || !strings.Contains(r.Verdict, "TLS handshake fails") {
+		t.Fatalf("untrusted certificate: exit %d verdict %q", r.ExitCode(), r.Verdict)
+	}
+}
+
+// A status page with an incident (a local fake of the Statuspage API).
+func TestDoctorStatusPage(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v2/summary.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"status":{"indicator":"major","description":"Partial System Outage"},"components":[{"name":"Chat Completions","status":"major_outage"},{"name":"Files","status":"operational"}],"incidents":[{"name":"Elevated errors on GPT-6"}]}`))
+	}))
+	defer page.Close()
+	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"status":{"indicator":"none","description":"All Systems Operational"},"components":[]}`))
+	}))
+	defer healthy.Close()
+	r := run(t, cfg, func(o *doctor.Options) {
+		o.Offline = false
+		o.StatusPages = map[string]string{"openai": page.URL, "anthropic": healthy.URL}
+	})
+	f := find(r, "status", "openai")
+	if f == nil || f.Status != doctor.Degraded || !strings.Contains(f.Evidence, "Chat Completions: major outage") || !strings.Contains(f.Evidence, "Elevated errors on GPT-6") {
+		t.Fatalf("status page: %+v", f)
+	}
+	if g := find(r, "status", "anthropic"); g == nil || g.Status != doctor.Healthy {
+		t.Fatalf("anthropic page: %+v", g)
+	}
+	if r.ExitCode() != doctor.ExitDegraded || !strings.Contains(r.Verdict, "openai reports: Partial System Outage: the trouble is on their side") {
+		t.Fatalf("exit %d verdict %q", r.ExitCode(), r.Verdict)
+	}
+}
+
+// What the agents know: Codex's usage window nearly used up is told apart
+// from capacity; recent failures in the agents' files are shown.
+func TestDoctorAgents(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions", "2026", "11", "30")
+	os.MkdirAll(dir, 0o700)
+	now := time.Now()
+	resets := now.Add(40 * time.Minute).Unix()
+	lines := []string{
+		`{"timestamp":"` + now.Add(-time.Minute).UTC().Format(time.RFC3339) + `","type":"turn_context","payload":{"model":"gpt-6-astra"}}`,
+		`{"timestamp":"` + now.Add(-time.Minute).UTC().Format(time.RFC3339) + `","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"limit_id":"codex","primary":{"used_percent":97.0,"window_minutes":300,"resets_at":` + itoa(resets) + `},"secondary":{"used_percent":41.0,"window_minutes":10080,"resets_at":` + itoa(resets+86400) + `}}}}`,
+		`{"timestamp":"` + now.Add(-time.Minute).UTC().Format(time.RFC3339) + `","type":"event_msg","payload":{"type":"task_complete","error":{"message":"Selected model is at capacity. Please try a different model.","codex_error_info":"server_overloaded"}}}`,
+	}
+	os.WriteFile(filepath.Join(dir, "rollout-x.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	r := run(t, cfg, func(o *doctor.Options) { o.CodexHome = home })
+	var window *doctor.Finding
+	for i, f := range r.Findings {
+		if f.Area == "agent" && strings.Contains(f.Summary, "5-hour usage window is at 97%") {
+			window = &r.Findings[i]
+		}
+	}
+	if window == nil || window.Status != doctor.Degraded || window.Class != "quota" {
+		t.Fatalf("Codex window: %+v", window)
+	}
+	if r.ExitCode() != doctor.ExitDegraded || !strings.Contains(r.Verdict, "Codex 5-hour usage window is at 97%") || !strings.Contains(r.Verdict, "not capacity") {
+		t.Fatalf("verdict %q", r.Verdict)
+	}
+	if f := find(r, "agent", "gpt-6-astra"); f == nil || !strings.Contains(f.Summary, "1 capacity") {
+		t.Fatalf("recent failures: %+v", f)
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }

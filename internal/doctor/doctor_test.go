@@ -279,3 +279,15 @@ func TestDoctorAgents(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A proxy in the environment is named, without its credentials.
+func TestDoctorProxy(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	keys["HTTPS_PROXY"] = "http://me:s3cret@proxy.internal:3128"
+	defer delete(keys, "HTTPS_PROXY")
+	r := run(t, cfg, nil)
+	f := find(r, "proxy", "HTTPS_PROXY")
+	if f == nil || !strings.Contains(f.Evidence, "proxy.internal:3128") || strings.Contains(f.Evidence, "s3cret") {
+		t.Fatalf("proxy: %+v", f)
+	}
+}

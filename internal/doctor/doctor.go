@@ -118,7 +118,9 @@ func (o *Options) defaults() {
 
 func (o Options) transport() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = o.TLS
+	if o.TLS != nil {
+		t.TLSClientConfig = o.TLS.Clone() // the transport writes to its own (HTTP/2 protocols)
+	}
 	t.ResponseHeaderTimeout = o.Timeout
 	return t
 }

@@ -16,7 +16,8 @@ import (
 	"github.com/spillway/spillway/config"
 )
 
-// Version is set at build time with -ldflags "-X github.com/spillway/spillway/cli.Version=v1.2.3".
+// Version is set at build time with -ldflags "-X github.com/spillway/spillway/internal/cli.Version=v1.2.3"
+// (scripts/build does); a module build's version otherwise.
 var Version = ""
 
 // Exit codes shared by every command.
@@ -104,7 +105,9 @@ each the right way: fall back to the next model of the tier chain, wait, or fail
 fast with a clear reason.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "configuration file (default $SPILLWAY_CONFIG or ~/.config/spillway/spillway.yaml)")
 	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd(), a.simCmd(), a.serveCmd(), a.setupCmd(), a.demoCmd(), a.execCmd(), a.queueCmd(), a.benchCmd(), a.reportCmd(), a.doctorCmd())
 	return root
@@ -127,26 +130,55 @@ func (a *App) loadConfig() (*config.Config, error) {
 func (a *App) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version (also spillway --version)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := Version
-			rev := ""
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				if v == "" {
-					v = bi.Main.Version
-				}
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						rev = " " + s.Value[:12]
-					}
-				}
-			}
-			if v == "" {
-				v = "(devel)"
-			}
-			fmt.Fprintf(a.Stdout, "spillway %s%s %s %s/%s\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(a.Stdout, versionLine())
 			return nil
 		},
 	}
+}
+
+// Build stamps, set by scripts/build with -ldflags -X when the Go tool
+// did not record them (a build outside a git checkout, or -buildvcs=false).
+var (
+	Commit     = ""
+	CommitTime = ""
+)
+
+// versionLine is "spillway VERSION (commit COMMIT, TIME[, modified]) GO OS/ARCH":
+// the module version, and the commit and its time from the build info
+// (go build in a git checkout records them), else from the stamps.
+func versionLine() string {
+	v, rev, when, dirty := Version, Commit, CommitTime, false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	line := "spillway " + v
+	if rev != "" {
+		line += " (commit " + rev[:min(12, len(rev))]
+		if when != "" {
+			line += ", " + when
+		}
+		if dirty {
+			line += ", modified"
+		}
+		line += ")"
+	}
+	return fmt.Sprintf("%s %s %s/%s", line, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +20,7 @@ import (
 
 func (a *App) serveCmd() *cobra.Command {
 	var listen, eventsPath, logLevel string
+	var upstreams []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the capacity-aware gateway (OpenAI- and Anthropic-compatible)",
@@ -42,6 +47,9 @@ and X-Spillway-Route.`,
 			if listen != "" {
 				cfg.Listen = listen
 			}
+			if err := applyUpstreams(cfg, upstreams); err != nil {
+				return err
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
@@ -67,6 +75,9 @@ and X-Spillway-Route.`,
 				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
 				fmt.Fprintf(a.Stderr, "  events: %s\n", eventsPath)
 			})
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
+			}
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
@@ -74,6 +85,7 @@ and X-Spillway-Route.`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringArrayVar(&upstreams, "upstream", nil, "[openai=|anthropic=|gemini=]URL: serve from this upstream without a config file (repeatable; a bare URL serves all three formats, OpenAI at URL/v1)")
 	f.StringVar(&listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8787)")
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
@@ -102,4 +114,36 @@ func (a *App) eventLog(path string, cfg *config.Config) (*events.Writer, string,
 		defer cancel()
 		ew.Close(ctx)
 	}, nil
+}
+
+// applyUpstreams points providers at --upstream URLs: FORMAT=URL sets that
+// provider's base URL; a bare URL sets all three (OpenAI's at URL/v1, as a
+// server that speaks every format, such as spillway sim, serves it).
+func applyUpstreams(cfg *config.Config, ups []string) error {
+	for _, u := range ups {
+		format, base, named := strings.Cut(u, "=")
+		if !named || strings.Contains(format, "/") {
+			format, base = "", u
+		}
+		if _, err := url.ParseRequestURI(base); err != nil || !strings.HasPrefix(base, "http") {
+			return fail(ExitUsage, "--upstream %q: give a URL such as http://127.0.0.1:8790, or openai=https://… (anthropic=, gemini=)", u)
+		}
+		base = strings.TrimSuffix(base, "/")
+		set := func(name, url string) {
+			p := cfg.Providers[name]
+			p.BaseURL = url
+			cfg.Providers[name] = p
+		}
+		switch format {
+		case "":
+			set("openai", strings.TrimSuffix(base, "/v1")+"/v1")
+			set("anthropic", strings.TrimSuffix(base, "/v1"))
+			set("gemini", strings.TrimSuffix(base, "/v1"))
+		case "openai", "anthropic", "gemini":
+			set(format, base)
+		default:
+			return fail(ExitUsage, "--upstream %q: the format is openai, anthropic or gemini", u)
+		}
+	}
+	return nil
 }

@@ -419,3 +419,37 @@ func TestStatusNamesAProviderThatIsDown(t *testing.T) {
 		t.Fatalf("providers down %v", st.ProvidersDown)
 	}
 }
+
+// /readyz: ready while every chain has a deployment that is not known to
+// be down; unready (503, naming the chains) once every upstream is down;
+// /healthz still says the process answers.
+func TestReadiness(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ready := func() (int, map[string]any) {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	if code, m := ready(); code != 200 || m["ready"] != true {
+		t.Fatalf("a fresh gateway: %d %v", code, m)
+	}
+	r.fault(t, sim.Fault{Model: "*", Kind: "reset", Count: -1})
+	r.do(t, chat("gpt-6-luna", "hi", false))
+	if code, m := ready(); code != 503 || !strings.Contains(fmt.Sprint(m["chains_without_a_deployment"]), "codex") {
+		t.Fatalf("openai down: %d %v", code, m)
+	}
+	r.do(t, messages("claude-haiku-5-5", "hi", false))
+	r.do(t, behaviour.Gemini("gemini-3-flash", "hi", false))
+	code, m := ready()
+	if code != 503 || fmt.Sprint(m["providers_down"]) != "[anthropic gemini openai]" {
+		t.Fatalf("every upstream down: %d %v", code, m)
+	}
+	if resp, _ := http.Get(r.url + "/healthz"); resp.StatusCode != 200 {
+		t.Fatal("healthz")
+	}
+}

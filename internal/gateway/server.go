@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -125,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1beta/models", s.handleGeminiModels)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /spillway/status", s.handleStatus)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -154,6 +157,40 @@ func (s *Server) noteFallback(f Fallback) {
 	if len(s.recent) > 50 {
 		s.recent = s.recent[len(s.recent)-50:]
 	}
+}
+
+// handleReady is the readiness probe: ready while every configured chain
+// has a deployment whose breaker is not open and whose provider is not
+// known to be down (a load balancer stops sending when it is not); 503
+// names the chains that have none. /healthz says only that the process
+// answers.
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	states := s.engine.BreakerStates()
+	down := map[string]bool{}
+	for _, p := range s.engine.ProvidersDown() {
+		down[p] = true
+	}
+	var unready []string
+	for _, chain := range slices.Sorted(maps.Keys(s.cfg.Chains)) {
+		ok := false
+		for _, model := range s.cfg.Chains[chain] {
+			for _, d := range s.cfg.Deployments(model) {
+				st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
+				if st != "open" && !down[d.Provider] {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			unready = append(unready, chain)
+		}
+	}
+	downs := slices.Sorted(maps.Keys(down))
+	if len(unready) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "chains_without_a_deployment": unready, "providers_down": downs})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true, "providers_down": downs})
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {

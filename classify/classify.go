@@ -332,6 +332,9 @@ func fromLine(line string, h http.Header, now time.Time) Verdict {
 		v := Verdict{Class: Class(m[1]), Message: line, Provider: guessText(strings.ToLower(line))}
 		return v
 	}
+	if strings.Contains(strings.ToLower(line), "waiting for network") { // Codex: "Reconnecting... waiting for network"
+		return Verdict{Class: Network, Message: line, Notice: true, Provider: OpenAI}
+	}
 	if m := noticeRe.FindStringSubmatch(line); m != nil {
 		inner := strings.TrimSpace(m[3])
 		v := Verdict{Class: Network, Message: line}

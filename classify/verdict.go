@@ -163,6 +163,12 @@ func (v *Verdict) explain() {
 	case Network:
 		v.Summary = "the provider could not be reached, or dropped the connection before a complete answer (reset, refused, DNS, TLS or a cut stream); the model did not say it is full."
 		v.Action = "Retry the same model after a short pause; check your network, proxy or VPN if it persists. Switch model only if the provider answers other requests meanwhile (then this model is the problem); spillway does exactly that."
+		if localTarget(v.Message) {
+			// the address is on this machine: a gateway (spillway serve)
+			// that is not running, not the provider's network
+			v.Summary = "the client could not reach a server on this machine (its base URL is local): the gateway, spillway serve, is most likely not running; this is not capacity and not the provider."
+			v.Action = "Start the gateway (spillway serve, or spillway setup service to keep it running), or point the client back at the provider; spillway doctor checks the path."
+		}
 	case Timeout:
 		v.Summary = "the provider accepted the request and then sent nothing in time: no headers, no first output, or a stall."
 		v.Action = "Try the next model: a silent model tends to stay silent (spillway moves on at once; retry.timeout_retries sets same-model retries). If every model times out on a long request, raise timeouts.header or timeouts.request, or split the work."
@@ -173,7 +179,12 @@ func (v *Verdict) explain() {
 		v.Summary = "this does not look like any failure spillway knows."
 		v.Action = "Pass the HTTP status with --status and the response body, or the full error line, to spillway explain."
 	}
-	if v.Notice {
+	switch {
+	case v.Notice && v.Class == Network && localTarget(v.Message):
+		// Codex waits for minutes on a local base URL that does not answer:
+		// waiting will not bring the gateway up
+		v.Summary = "the client is retrying by itself, but " + v.Summary
+	case v.Notice:
 		v.Summary = "the client is retrying by itself after this: " + v.Summary
 		v.Action = "Nothing yet: wait for the client's own retries to finish; act only if it then fails."
 	}
@@ -188,4 +199,12 @@ func FormatWait(d time.Duration) string {
 		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + "s"
 	}
 	return d.Round(time.Second).String()
+}
+
+// localTarget reports a failure line that names an address on this
+// machine, or Codex's "waiting for network" (which it prints, for minutes,
+// when its base URL does not answer).
+func localTarget(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "waiting for network") || strings.Contains(m, "127.0.0.1") || strings.Contains(m, "://localhost") || strings.Contains(m, "[::1]")
 }

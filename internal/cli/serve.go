@@ -19,7 +19,7 @@ import (
 )
 
 func (a *App) serveCmd() *cobra.Command {
-	var listen, eventsPath, logLevel string
+	var listen, eventsPath, logLevel, logFormat string
 	var upstreams []string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +54,16 @@ and X-Spillway-Route.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
 			}
-			logger := slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: level}))
+			var handler slog.Handler
+			switch logFormat {
+			case "text":
+				handler = slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: level})
+			case "json":
+				handler = slog.NewJSONHandler(a.Stderr, &slog.HandlerOptions{Level: level})
+			default:
+				return fail(ExitUsage, "--log-format %q: text or json", logFormat)
+			}
+			logger := slog.New(handler)
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w)
 			}
@@ -89,6 +98,7 @@ and X-Spillway-Route.`,
 	f.StringVar(&listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8787)")
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&logFormat, "log-format", "text", "text or json (one object a line: time, level, msg and the fields)")
 	return cmd
 }
 

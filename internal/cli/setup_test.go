@@ -298,3 +298,28 @@ func TestSetupGemini(t *testing.T) {
 		t.Fatalf("a second run made another backup: %v", backups)
 	}
 }
+
+// setup service writes the user unit that runs this configuration, and
+// says how to enable it; --print writes nothing.
+func TestSetupService(t *testing.T) {
+	home := t.TempDir()
+	cfg := filepath.Join(home, "spillway.yaml")
+	os.WriteFile(cfg, []byte("listen: 127.0.0.1:8787\n"), 0o600)
+	env := map[string]string{"HOME": home}
+	out, errs, code := run(t, env, "", "setup", "service", "--config", cfg, "--os", "linux", "--binary", "/opt/spillway/bin/spillway", "--print")
+	if code != 0 || !strings.Contains(out, "ExecStart=/opt/spillway/bin/spillway serve --config "+cfg) {
+		t.Fatalf("--print: exit %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "systemd", "user", "spillway.service")); err == nil {
+		t.Fatal("--print wrote the unit")
+	}
+	out, _, code = run(t, env, "", "setup", "service", "--config", cfg, "--os", "darwin", "--binary", "/opt/spillway/bin/spillway")
+	plist := filepath.Join(home, "Library", "LaunchAgents", "dev.spillway.serve.plist")
+	b, err := os.ReadFile(plist)
+	if code != 0 || err != nil || !strings.Contains(string(b), "<string>"+cfg+"</string>") || !strings.Contains(out, "launchctl bootstrap") {
+		t.Fatalf("darwin: exit %d %v\n%s\n%s", code, err, out, b)
+	}
+	if _, errs, code = run(t, env, "", "setup", "service", "--os", "plan9", "--binary", "/x"); code != ExitFail || !strings.Contains(errs, "systemd (linux) and launchd (darwin)") {
+		t.Fatalf("plan9: exit %d %s", code, errs)
+	}
+}

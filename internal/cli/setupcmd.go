@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/config"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -20,7 +22,7 @@ func (a *App) setupCmd() *cobra.Command {
 		Use:   "setup",
 		Short: "Point Codex CLI or Claude Code at the spillway gateway",
 	}
-	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd())
+	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(), a.setupServiceCmd())
 	return cmd
 }
 
@@ -235,4 +237,78 @@ func shArg(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (a *App) setupServiceCmd() *cobra.Command {
+	var goos, listen, binary string
+	var printOnly bool
+	cmd := &cobra.Command{
+		Use:   "service",
+		Short: "Run the gateway as a user service: a systemd user unit (Linux) or a launchd agent (macOS)",
+		Long: `service writes ~/.config/systemd/user/spillway.service (Linux) or
+~/Library/LaunchAgents/dev.spillway.serve.plist (macOS) that runs spillway serve
+with this configuration (an absolute --config, when one is in use), restarts it
+when it fails, and prints the commands that enable it. A changed unit replaces
+the old one, which is kept beside it as a backup. Keys are never written into
+it: the systemd unit reads them from ~/.config/spillway/env when that exists;
+with auth: passthrough (the default) the agents send their own. --print writes
+nothing.`,
+		Example: `  spillway setup service
+  spillway setup service --listen 127.0.0.1:9000 --print`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if binary == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return fail(ExitFail, "cannot tell where spillway is: %v (give --binary)", err)
+				}
+				if exe, err = filepath.EvalSymlinks(exe); err != nil {
+					return fail(ExitFail, "%v", err)
+				}
+				binary = exe
+			}
+			var args []string
+			cfgPath, err := config.Find(a.configPath, a.Getenv)
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			if cfgPath != "" {
+				if cfgPath, err = filepath.Abs(cfgPath); err != nil {
+					return fail(ExitFail, "%v", err)
+				}
+				args = append(args, "--config", cfgPath)
+			}
+			if listen != "" {
+				args = append(args, "--listen", listen)
+			}
+			svc := setup.Service{Binary: binary, Args: args, Home: a.Getenv("HOME")}
+			path, text, enable, err := svc.For(goos)
+			if err != nil {
+				return fail(ExitFail, "%v", err)
+			}
+			if printOnly {
+				fmt.Fprintf(a.Stdout, "# %s\n%s", path, text)
+				return nil
+			}
+			path, backup, err := setup.WriteService(path, text, time.Now())
+			if err != nil {
+				return fail(ExitFail, "%v", err)
+			}
+			fmt.Fprintf(a.Stdout, "wrote %s", path)
+			if backup != "" {
+				fmt.Fprintf(a.Stdout, " (the old one kept as %s)", backup)
+			}
+			fmt.Fprintf(a.Stdout, "\nenable it:\n")
+			for _, c := range enable {
+				fmt.Fprintf(a.Stdout, "  %s\n", c)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&goos, "os", runtime.GOOS, "linux (systemd) or darwin (launchd)")
+	f.StringVar(&listen, "listen", "", "the address the service listens on (default: the configuration's)")
+	f.StringVar(&binary, "binary", "", "the spillway binary the service runs (default: this one)")
+	f.BoolVar(&printOnly, "print", false, "print the unit; write nothing")
+	return cmd
 }

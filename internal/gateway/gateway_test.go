@@ -246,7 +246,7 @@ func TestObservability(t *testing.T) {
 	r.mu.Lock()
 	logs := r.logs.String()
 	r.mu.Unlock()
-	if !strings.Contains(logs, "msg=fallback") || !strings.Contains(logs, "from=gpt-6-astra") {
+	if !strings.Contains(logs, `"msg":"fallback"`) || !strings.Contains(logs, `"from":"gpt-6-astra"`) {
 		t.Fatalf("no fallback in the log:\n%s", logs)
 	}
 }
@@ -451,5 +451,41 @@ func TestReadiness(t *testing.T) {
 	}
 	if resp, _ := http.Get(r.url + "/healthz"); resp.StatusCode != 200 {
 		t.Fatal("healthz")
+	}
+}
+
+// One JSON line per request, every line parses, and a fallback says which
+// model answered; no key reaches it.
+func TestRequestLogLines(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 1})
+	r.do(t, chat("gpt-6-astra", "hi", false).With("Authorization", "Bearer sk-secret-request-log-0123"))
+	r.do(t, chat("gpt-6.1-sol", "hi", false))
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	var requests []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("a log line is not JSON: %q", line)
+		}
+		if m["msg"] == "request" {
+			requests = append(requests, m)
+		}
+	}
+	if len(requests) != 2 {
+		t.Fatalf("%d request lines, want 2:\n%s", len(requests), logs)
+	}
+	first := requests[0]
+	if first["model"] != "gpt-6-astra" || first["answered_by"] != "gpt-6.1-sol" || first["route"] != "gpt-6-astra:capacity > gpt-6.1-sol:ok" ||
+		first["outcome"] != "ok" || first["attempts"] != float64(2) || first["request_id"] == "" {
+		t.Fatalf("the fallback's line: %v", first)
+	}
+	if _, ok := requests[1]["answered_by"]; ok {
+		t.Fatalf("a request its own model answered says answered_by: %v", requests[1])
+	}
+	if strings.Contains(logs, "sk-secret-request-log") {
+		t.Fatal("a key reached the log")
 	}
 }

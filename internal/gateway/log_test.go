@@ -19,5 +19,6 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 func newTestLogger(b *bytes.Buffer, mu *sync.Mutex) *slog.Logger {
-	return slog.New(slog.NewTextHandler(lockedWriter{mu, b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// JSON, as serve --log-format json writes it: every line must parse
+	return slog.New(slog.NewJSONHandler(lockedWriter{mu, b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

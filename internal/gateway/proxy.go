@@ -24,9 +24,28 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	defer func() { s.inflight.Add(-1); s.metrics.inflight.Dec() }()
 	s.total.Add(1)
 	t0 := time.Now()
-	outcome := s.serve(w, r, ep)
+	var lg reqLog
+	outcome := s.serve(w, r, ep, &lg)
+	took := time.Since(t0)
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
-	s.metrics.latency.WithLabelValues(ep.Path).Observe(time.Since(t0).Seconds())
+	s.metrics.latency.WithLabelValues(ep.Path).Observe(took.Seconds())
+	// one line per request: what was asked, what answered, by which route
+	// (never a key, a prompt or an answer)
+	attrs := []any{"request_id", lg.out.ID, "endpoint", ep.Path, "model", lg.model, "outcome", outcome,
+		"duration_ms", took.Milliseconds(), "attempts", lg.out.Attempts, "waited_ms", lg.out.Waited.Milliseconds()}
+	if lg.out.Route != "" {
+		attrs = append(attrs, "route", lg.out.Route)
+	}
+	if served := lg.out.Candidate.Model; lg.out.Committed && served != "" && served != lg.model {
+		attrs = append(attrs, "answered_by", served) // a lighter (or another) model answered
+	}
+	s.log.Info("request", attrs...)
+}
+
+// reqLog is what the request's log line says.
+type reqLog struct {
+	model string
+	out   policy.Outcome
 }
 
 // reject answers a request the gateway itself refuses, in the provider's shape.
@@ -41,7 +60,7 @@ func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) str
 // serve reads one client request, hands it to the driver with a send that
 // goes to the candidate's provider, and answers the client with what the
 // driver ended on. It returns the outcome label for metrics.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) string {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) string {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -60,6 +79,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if body.Model == "" {
 		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
+	lg.model = body.Model
 	opts, err := upstream.ReadOptions(r.Header, upstream.Options{})
 	if err != nil {
 		return reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
@@ -75,6 +95,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	}
 	c.OnSwitch = func(from, to policy.Candidate, why classify.Verdict) { s.switched(c.ID, from, to, why) }
 	out := s.engine.Run(r.Context(), c)
+	lg.out = out
 	switch {
 	case out.Unfinished:
 		// the stream broke after output and could not be continued: it

@@ -476,6 +476,11 @@ func (c *Config) resolve(getenv func(string) string) {
 		}
 		c.Providers[name] = p
 	}
+	if k := &c.Gateway.AdminKey; k.IsEnv() {
+		k.Value = getenv(k.EnvVar())
+	} else {
+		k.Value = k.Ref
+	}
 }
 
 var providerTypes = []string{"openai", "anthropic", "gemini"}

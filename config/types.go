@@ -356,6 +356,9 @@ type Queue struct {
 type Gateway struct {
 	// MaxBodyMB is the largest request body accepted; larger gets 413.
 	MaxBodyMB int `yaml:"max_body_mb"`
+	// AdminKey guards the gateway's own actions over HTTP (POST
+	// /spillway/reload): env:VAR or the key; none when empty.
+	AdminKey Secret `yaml:"admin_key,omitempty"`
 	// FirstToken and Idle are read from files written before timeouts had
 	// a section of their own; they move there, with a warning.
 	FirstToken Duration `yaml:"first_token_timeout,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -223,6 +224,34 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random)
 	e.reach = newReach(e.clock, cfg.Retry.NetworkRetries+1, cfg.Breaker.Cooldown.D())
 	return e
+}
+
+// Reconfigured is an engine for cfg that keeps what e learned: the
+// breakers (a deployment that remains keeps its state; a removed one's is
+// never asked again), each provider's reachability, the models that
+// refused a prefill, and the pacer while the pacing settings are the same.
+// The breakers keep the thresholds they were made with while breaker:
+// settings are unchanged; changed settings start new breakers. e goes on
+// serving the requests it has; new requests should use the result.
+func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
+	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.random, classify: e.classify, batch: e.batch, reach: e.reach} // e.random: one source, under e's lock
+	e.noPrefill.Range(func(k, v any) bool { ne.noPrefill.Store(k, v); return true })
+	kept = append(kept, "reachability")
+	_, memory := e.breakers.(*MemoryBreakers)
+	if !memory || reflect.DeepEqual(e.cfg.Breaker, cfg.Breaker) {
+		ne.breakers = e.breakers // shared breakers (a fleet's) are kept whatever the settings
+		kept = append(kept, "breakers")
+	} else {
+		ne.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
+	}
+	if reflect.DeepEqual(e.cfg.Pacing, cfg.Pacing) {
+		ne.pacer = e.pacer
+		kept = append(kept, "pacing")
+	} else {
+		always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
+		ne.pacer = newPacer(cfg.Pacing, always, e.clock, e.random)
+	}
+	return ne, kept
 }
 
 // Pacing is when the engine paces: config.PaceAlways (from the first

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -40,14 +42,23 @@ and X-Spillway-Route.`,
   spillway serve --listen 127.0.0.1:9000 --events ./events.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			// the configuration as the command line makes it: the file, then
+			// --listen and --upstream (a reload reads it the same way)
+			load := func() (*config.Config, error) {
+				cfg, err := a.loadConfig()
+				if err != nil {
+					return nil, err
+				}
+				if listen != "" {
+					cfg.Listen = listen
+				}
+				if err := applyUpstreams(cfg, upstreams); err != nil {
+					return nil, err
+				}
+				return cfg, nil
+			}
+			cfg, err := load()
 			if err != nil {
-				return err
-			}
-			if listen != "" {
-				cfg.Listen = listen
-			}
-			if err := applyUpstreams(cfg, upstreams); err != nil {
 				return err
 			}
 			var level slog.Level
@@ -76,10 +87,45 @@ and X-Spillway-Route.`,
 			if ew != nil {
 				opts.Events, opts.Dropped = ew, ew.Dropped
 			}
-			gw, err := gateway.New(opts)
+			var gw *gateway.Server
+			reload := func() ([]string, error) {
+				next, err := load()
+				if err != nil {
+					var ee *exitError
+					if errors.As(err, &ee) && ee.err != nil {
+						err = ee.err
+					}
+					return nil, err
+				}
+				if next.Listen != cfg.Listen {
+					logger.Warn("reload: listen changed; it takes a restart", "listen", cfg.Listen, "new", next.Listen)
+				}
+				kept := gw.Reload(next)
+				logger.Info("reloaded", "kept", strings.Join(kept, ","))
+				return kept, nil
+			}
+			opts.Reload = reload
+			gw, err = gateway.New(opts)
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
+			// SIGHUP reloads; an invalid configuration is refused and the
+			// old one keeps serving
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-cmd.Context().Done():
+						return
+					case <-hup:
+						if _, err := reload(); err != nil {
+							logger.Error("reload refused; the old configuration keeps serving", "error", err.Error())
+						}
+					}
+				}
+			}()
 			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
 				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
 				fmt.Fprintf(a.Stderr, "  events: %s\n", eventsPath)

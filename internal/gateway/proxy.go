@@ -61,11 +61,11 @@ func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) str
 // goes to the candidate's provider, and answers the client with what the
 // driver ended on. It returns the outcome label for metrics.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) string {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.cfg.Gateway.MaxBodyMB))
+			return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.conf().Gateway.MaxBodyMB))
 		}
 		return reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
 	}
@@ -94,7 +94,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		return s.send(ctx, w, r, ep, body, opts, a)
 	}
 	c.OnSwitch = func(from, to policy.Candidate, why classify.Verdict) { s.switched(c.ID, from, to, why) }
-	out := s.engine.Run(r.Context(), c)
+	out := s.eng().Run(r.Context(), c)
 	lg.out = out
 	switch {
 	case out.Unfinished:
@@ -120,8 +120,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
-	deps := s.cfg.Deployments(model)
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	deps := s.conf().Deployments(model)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil || len(deps) == 0 {
 		msg := fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model)
 		if err != nil {
@@ -136,7 +136,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Type: wire.Gemini}
-	up, err := upstream.NewRequest(r.Context(), s.cfg, ep, body, cand, r.Header, r.URL.RawQuery)
+	up, err := upstream.NewRequest(r.Context(), s.conf(), ep, body, cand, r.Header, r.URL.RawQuery)
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, err.Error())
 		return
@@ -158,7 +158,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
 func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) policy.Result {
-	so := upstream.StreamOptions{Hold: opts.HoldFor(s.cfg, a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
+	so := upstream.StreamOptions{Hold: opts.HoldFor(s.conf(), a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
 	if a.Continues != nil {
 		// a continuation of the answer the client is reading: the text
 		// it has goes as the partial assistant turn, and the new stream
@@ -173,7 +173,7 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
-	up, err := upstream.NewRequest(ctx, s.cfg, ep, body, a.Candidate, r.Header, r.URL.RawQuery)
+	up, err := upstream.NewRequest(ctx, s.conf(), ep, body, a.Candidate, r.Header, r.URL.RawQuery)
 	if err != nil {
 		return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
@@ -253,7 +253,7 @@ func (s *Server) record(rec events.Record) {
 // label is a model's metrics label: configured models by name, any other
 // name a client sends as "other", so clients cannot grow the series.
 func (s *Server) label(model string) string {
-	if _, ok := s.cfg.Models[model]; ok {
+	if _, ok := s.conf().Models[model]; ok {
 		return model
 	}
 	return "other"

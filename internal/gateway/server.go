@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/internal/redact"
 	"io"
 	"log/slog"
 	"maps"
@@ -39,17 +41,22 @@ type Options struct {
 	Logger  *slog.Logger
 	// Transport sends upstream requests; a tuned http.Transport when nil.
 	Transport http.RoundTripper
+	// Reload, when set, reloads the configuration (POST /spillway/reload,
+	// with gateway.admin_key): it reads the file anew and calls
+	// Server.Reload, or returns why it could not.
+	Reload func() (kept []string, err error)
 }
 
 // Server is the gateway.
 type Server struct {
-	cfg     *config.Config
-	engine  *policy.Engine
+	// st is the configuration and the engine made for it; a reload swaps
+	// both at once (Reload), and a request keeps the pair it started with.
+	st      atomic.Pointer[gwState]
+	reload  func() ([]string, error)
 	rt      http.RoundTripper
 	events  events.Sink
 	log     *slog.Logger
 	metrics *metrics
-	maxBody int64
 
 	started  time.Time
 	inflight atomic.Int64
@@ -73,10 +80,12 @@ func New(o Options) (*Server, error) {
 	if o.Config == nil {
 		return nil, errors.New("gateway: no configuration")
 	}
-	s := &Server{cfg: o.Config, engine: o.Engine, events: o.Events, log: o.Logger, started: time.Now()}
-	if s.engine == nil {
-		s.engine = policy.New(o.Config)
+	s := &Server{events: o.Events, log: o.Logger, started: time.Now(), reload: o.Reload}
+	engine := o.Engine
+	if engine == nil {
+		engine = policy.New(o.Config)
 	}
+	s.st.Store(&gwState{cfg: o.Config, engine: engine})
 	if s.events == nil {
 		s.events = events.Nop{}
 	}
@@ -100,21 +109,51 @@ func New(o Options) (*Server, error) {
 	// and no client timeout (streams last; the driver's watchdogs bound
 	// them).
 	s.rt = tr
-	s.maxBody = int64(o.Config.Gateway.MaxBodyMB) << 20
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
 	}
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) })
-	s.engine.OnBreakerChange(func(key, from, to string) {
-		s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
-		s.log.Warn("breaker", "key", key, "from", from, "to", to)
-	})
+	s.watchBreakers(engine)
 	return s, nil
 }
 
-// Engine is the gateway's policy engine.
-func (s *Server) Engine() *policy.Engine { return s.engine }
+// gwState is a configuration and its engine.
+type gwState struct {
+	cfg    *config.Config
+	engine *policy.Engine
+}
+
+func (s *Server) conf() *config.Config { return s.st.Load().cfg }
+
+// maxBody is the largest request body accepted (gateway.max_body_mb).
+func (s *Server) maxBody() int64      { return int64(s.conf().Gateway.MaxBodyMB) << 20 }
+func (s *Server) eng() *policy.Engine { return s.st.Load().engine }
+
+func (s *Server) watchBreakers(e *policy.Engine) {
+	e.OnBreakerChange(func(key, from, to string) {
+		s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
+		s.log.Warn("breaker", "key", key, "from", from, "to", to)
+	})
+}
+
+// Reload makes cfg the configuration of the requests that start from now
+// on, with an engine that keeps what the old one learned (breakers,
+// reachability, pacing: policy.Engine.Reconfigured); requests in flight
+// finish on the old. The listen address is not changed by a reload. It
+// returns what was kept.
+func (s *Server) Reload(cfg *config.Config) []string {
+	old := s.st.Load()
+	ne, kept := old.engine.Reconfigured(cfg)
+	if !slices.Contains(kept, "breakers") {
+		s.watchBreakers(ne)
+	}
+	s.st.Store(&gwState{cfg: cfg, engine: ne})
+	return kept
+}
+
+// Engine is the gateway's policy engine (the current one, after a reload).
+func (s *Server) Engine() *policy.Engine { return s.eng() }
 
 // Handler routes every endpoint.
 func (s *Server) Handler() http.Handler {
@@ -130,6 +169,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /spillway/status", s.handleStatus)
+	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
 			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, and GET /v1/models and /v1beta/models", r.Method, r.URL.Path))
@@ -159,22 +199,57 @@ func (s *Server) noteFallback(f Fallback) {
 	}
 }
 
+// handleReload reloads the configuration for a caller with the admin key
+// (Authorization: Bearer KEY or X-Spillway-Admin-Key: KEY). An invalid
+// configuration is refused with its errors, and the old one keeps serving.
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	want := s.conf().Gateway.AdminKey.Value
+	switch {
+	case want == "":
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": "reloading over HTTP needs gateway.admin_key in the configuration; SIGHUP reloads too"})
+		return
+	case !adminKey(r, want):
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, or X-Spillway-Admin-Key)"})
+		return
+	case s.reload == nil:
+		writeJSON(w, http.StatusNotImplemented, map[string]any{"error": "this gateway has no configuration file to reload"})
+		return
+	}
+	kept, err := s.reload()
+	if err != nil {
+		s.log.Error("reload refused; the old configuration keeps serving", "error", redact.String(err.Error()))
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"reloaded": false, "error": redact.String(err.Error())})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reloaded": true, "kept": kept})
+}
+
+// adminKey reports whether r carries the admin key (compared in constant
+// time).
+func adminKey(r *http.Request, want string) bool {
+	got := r.Header.Get("X-Spillway-Admin-Key")
+	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = a[7:]
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
 // handleReady is the readiness probe: ready while every configured chain
 // has a deployment whose breaker is not open and whose provider is not
 // known to be down (a load balancer stops sending when it is not); 503
 // names the chains that have none. /healthz says only that the process
 // answers.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
-	states := s.engine.BreakerStates()
+	states := s.eng().BreakerStates()
 	down := map[string]bool{}
-	for _, p := range s.engine.ProvidersDown() {
+	for _, p := range s.eng().ProvidersDown() {
 		down[p] = true
 	}
 	var unready []string
-	for _, chain := range slices.Sorted(maps.Keys(s.cfg.Chains)) {
+	for _, chain := range slices.Sorted(maps.Keys(s.conf().Chains)) {
 		ok := false
-		for _, model := range s.cfg.Chains[chain] {
-			for _, d := range s.cfg.Deployments(model) {
+		for _, model := range s.conf().Chains[chain] {
+			for _, d := range s.conf().Deployments(model) {
 				st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
 				if st != "open" && !down[d.Provider] {
 					ok = true
@@ -210,11 +285,11 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 		Breaker     string       `json:"breaker"`
 		Deployments []deployment `json:"deployments,omitempty"`
 	}
-	states := s.engine.BreakerStates()
+	states := s.eng().BreakerStates()
 	var models []model
-	for name, m := range s.cfg.Models {
+	for name, m := range s.conf().Models {
 		md := model{Name: name, Provider: m.Provider, Tier: string(m.Tier), Context: m.Context, Breaker: "open"}
-		for _, d := range s.cfg.Deployments(name) {
+		for _, d := range s.conf().Deployments(name) {
 			st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
 			if st == "" {
 				st = "closed"
@@ -233,10 +308,10 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	recent := append([]Fallback(nil), s.recent...)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"listen": s.cfg.Listen, "uptime_s": int(time.Since(s.started).Seconds()),
+		"listen": s.conf().Listen, "uptime_s": int(time.Since(s.started).Seconds()),
 		"requests": s.total.Load(), "inflight": s.inflight.Load(),
-		"chains": s.cfg.Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
-		"pacing": s.engine.Pacing(), "providers_down": nonNil(s.engine.ProvidersDown()),
+		"chains": s.conf().Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
+		"pacing": s.eng().Pacing(), "providers_down": nonNil(s.eng().ProvidersDown()),
 	})
 }
 
@@ -249,9 +324,9 @@ func nonNil(s []string) []string {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
-	names := make([]string, 0, len(s.cfg.Models))
-	for n := range s.cfg.Models {
-		t := wire.Format(s.cfg.ModelType(n))
+	names := make([]string, 0, len(s.conf().Models))
+	for n := range s.conf().Models {
+		t := wire.Format(s.conf().ModelType(n))
 		if (anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI) {
 			names = append(names, n)
 		}
@@ -296,9 +371,9 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 
 // handleGeminiModels lists the configured Gemini models as Gemini does.
 func (s *Server) handleGeminiModels(w http.ResponseWriter, _ *http.Request) {
-	names := make([]string, 0, len(s.cfg.Models))
-	for n := range s.cfg.Models {
-		if wire.Format(s.cfg.ModelType(n)) == wire.Gemini {
+	names := make([]string, 0, len(s.conf().Models))
+	for n := range s.conf().Models {
+		if wire.Format(s.conf().ModelType(n)) == wire.Gemini {
 			names = append(names, n)
 		}
 	}

@@ -36,8 +36,8 @@ func (s Service) LaunchdPath() string {
 // not created).
 func (s Service) EnvFile() string { return filepath.Join(s.Home, ".config", "spillway", "env") }
 
-// Systemd is the text of the user unit. SIGHUP is not used to reload: a
-// restart keeps nothing but the event log, and the breakers warm up again.
+// Systemd is the text of the user unit; systemctl reload sends SIGHUP,
+// which reloads the configuration and keeps the breakers' state.
 func (s Service) Systemd() string {
 	var b strings.Builder
 	b.WriteString("# Written by spillway setup service. Keys: put OPENAI_API_KEY=… lines in the\n")
@@ -45,6 +45,7 @@ func (s Service) Systemd() string {
 	b.WriteString("[Unit]\nDescription=spillway gateway (capacity-aware LLM proxy)\nAfter=network-online.target\nWants=network-online.target\n\n")
 	b.WriteString("[Service]\nType=simple\n")
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdQuote(append([]string{s.Binary, "serve"}, s.Args...)))
+	b.WriteString("ExecReload=/bin/kill -HUP $MAINPID\n")
 	fmt.Fprintf(&b, "EnvironmentFile=-%s\n", s.EnvFile())
 	b.WriteString("Restart=on-failure\nRestartSec=2\n\n[Install]\nWantedBy=default.target\n")
 	return b.String()

@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/spillway/spillway/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +127,7 @@ func readGeminiSession(path string) (id string, resumable bool) {
 
 func anyResumable(msgs []geminiMessage) bool {
 	for _, m := range msgs {
-		text := strings.TrimSpace(partsText(m.Content))
+		text := strings.TrimSpace(wire.ContentText(m.Content))
 		switch m.Type {
 		case "user":
 			if text != "" && !strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "?") &&
@@ -140,21 +141,4 @@ func anyResumable(msgs []geminiMessage) bool {
 		}
 	}
 	return false
-}
-
-// partsText joins the text of a message's content: a string, or parts.
-func partsText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }

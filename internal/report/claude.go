@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"github.com/spillway/spillway/internal/wire"
 	"path/filepath"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func readClaude(path string, a *Aggregate) Input {
 			tries++
 			wait = l.RetryInMS
 		case l.Type == "assistant" && l.Message != nil && l.IsAPIError:
-			text := contentText(l.Message.Content)
+			text := wire.ContentText(l.Message.Content)
 			add(Event{TS: l.Timestamp, Class: claudeClass(l.APIErrorStatus, l.APIErrorType, text), Latency: -1, Message: text})
 			tries, asked = 0, ""
 		case l.Type == "assistant" && l.Message != nil && l.Message.Usage != nil && l.Message.Model != "<synthetic>" &&
@@ -134,21 +135,4 @@ func claudeClass(status int, errType, message string) string {
 		v = classify.Classify(classify.Input{Text: message, Provider: classify.Anthropic})
 	}
 	return string(v.Class)
-}
-
-// contentText is the text of a message's content: a string, or blocks.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &blocks)
-	var b strings.Builder
-	for _, c := range blocks {
-		b.WriteString(c.Text)
-	}
-	return b.String()
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"github.com/spillway/spillway/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,17 +113,7 @@ func userTurn(r geminiRecord) bool {
 	if r.Type != "user" {
 		return false
 	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	var s string
-	if json.Unmarshal(r.Content, &s) != nil {
-		_ = json.Unmarshal(r.Content, &parts)
-		for _, p := range parts {
-			s += p.Text
-		}
-	}
-	s = strings.TrimSpace(s)
+	s := strings.TrimSpace(wire.ContentText(r.Content))
 	return s != "" && !strings.HasPrefix(s, "<session_context>") && !strings.HasPrefix(s, "/")
 }
 

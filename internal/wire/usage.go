@@ -140,3 +140,23 @@ func IsDelta(k Kind, ev sse.Event) bool {
 		!bytes.Contains(d, []byte(`"content":""`)) && !bytes.Contains(d, []byte(`"content": ""`))
 	return bytes.Contains(d, []byte(`"delta"`)) && (text || bytes.Contains(d, []byte(`"tool_calls":[`)))
 }
+
+// ContentText is the text of a message's content as the providers and the
+// agents' files write it: a string (OpenAI, Anthropic's short form), or a
+// list of blocks or parts with text (Anthropic, Gemini); other blocks add
+// nothing.
+func ContentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}

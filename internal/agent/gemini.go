@@ -3,10 +3,11 @@ package agent
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/spillway/spillway/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // Gemini CLI (0.61) records each session under

@@ -2,12 +2,12 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/spillway/spillway/internal/wire"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // Claude Code (2.1) keeps a transcript per session under

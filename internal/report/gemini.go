@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/spillway/spillway/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // Gemini CLI (0.61) records a session under

@@ -65,6 +65,9 @@ func TestBadFiles(t *testing.T) {
 		{"timeout_twice.yaml", []string{"timeout_twice.yaml:2:", "gateway.first_token_timeout", "is also set as timeouts.first_token"}},
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
+		{"open_listen.yaml", []string{"open_listen.yaml:1:", "listen", "0.0.0.0:8787 is reachable from other machines: set gateway.keys"}},
+		{"gateway_keys.yaml", []string{"gateway.keys[0].key", "sha256: takes the key's SHA-256 as 64 hex digits",
+			"gateway.keys[1].name", "every gateway key needs a name", "gateway.keys[2].chains", `chain "nowhere" is not defined`}},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -481,6 +483,36 @@ func (c *Config) resolve(getenv func(string) string) {
 	} else {
 		k.Value = k.Ref
 	}
+	for i := range c.Gateway.Keys {
+		k := &c.Gateway.Keys[i]
+		switch ref := k.Key.Ref; {
+		case strings.HasPrefix(ref, "sha256:"):
+			k.Hash = strings.ToLower(strings.TrimPrefix(ref, "sha256:"))
+		case k.Key.IsEnv():
+			k.Key.Value = getenv(k.Key.EnvVar())
+		case strings.HasPrefix(ref, "file:"):
+			b, _ := os.ReadFile(strings.TrimPrefix(ref, "file:"))
+			k.Key.Value = strings.TrimSpace(string(b))
+		default:
+			k.Key.Value = ref
+		}
+		if k.Hash == "" && k.Key.Value != "" {
+			k.Hash = KeyHash(k.Key.Value)
+		}
+	}
+	if len(c.Gateway.Keys) > 0 {
+		// clients send gateway keys: the providers get the gateway's own
+		for name, p := range c.Providers {
+			p.Auth = "key"
+			c.Providers[name] = p
+		}
+	}
+}
+
+// KeyHash is the SHA-256 of a gateway key, as keys: stores it (hex).
+func KeyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }
 
 var providerTypes = []string{"openai", "anthropic", "gemini"}
@@ -492,8 +524,28 @@ func (l *loader) validate(c *Config) {
 		if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 			l.at("listen", fmt.Sprintf("port %q must be a number from 0 to 65535", port))
 		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			l.warn("listen", fmt.Sprintf("%s is reachable from other machines; anyone who can reach it can use your keys", c.Listen))
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && len(c.Gateway.Keys) == 0 {
+			l.at("listen", fmt.Sprintf("%s is reachable from other machines: set gateway.keys (the keys clients must send) before listening beyond 127.0.0.1", c.Listen))
+		}
+	}
+	seenKeys := map[string]string{}
+	for i, k := range c.Gateway.Keys {
+		fk := fmt.Sprintf("gateway.keys[%d]", i)
+		switch {
+		case k.Name == "":
+			l.at(fk+".name", "every gateway key needs a name (it names the key in logs and limits)")
+		case k.Hash == "":
+			l.at(fk+".key", "give the key as sha256:HEX (spillway config hash-key prints it), env:VAR or file:PATH; the variable or file is empty or missing")
+		case len(k.Hash) != 64 || strings.Trim(k.Hash, "0123456789abcdef") != "":
+			l.at(fk+".key", "sha256: takes the key's SHA-256 as 64 hex digits")
+		case seenKeys[k.Hash] != "":
+			l.at(fk+".key", "the same key as "+seenKeys[k.Hash])
+		}
+		seenKeys[k.Hash] = k.Name
+		for _, ch := range k.Chains {
+			if _, ok := c.Chains[ch]; !ok {
+				l.at(fk+".chains", fmt.Sprintf("chain %q is not defined; defined chains: %s", ch, strings.Join(sortedKeys(c.Chains), ", ")))
+			}
 		}
 	}
 	for _, name := range sortedKeys(c.Providers) {

@@ -357,8 +357,14 @@ type Gateway struct {
 	// MaxBodyMB is the largest request body accepted; larger gets 413.
 	MaxBodyMB int `yaml:"max_body_mb"`
 	// AdminKey guards the gateway's own actions over HTTP (POST
-	// /spillway/reload): env:VAR or the key; none when empty.
+	// /spillway/reload, and /spillway/status when set): env:VAR or the
+	// key; none when empty.
 	AdminKey Secret `yaml:"admin_key,omitempty"`
+	// Keys are the gateway keys. With any, every API request must carry
+	// one (where its SDK sends the provider's key), and the gateway sends
+	// the providers their own keys (auth: key). A listen address beyond
+	// loopback requires them.
+	Keys []GatewayKey `yaml:"keys,omitempty"`
 	// FirstToken and Idle are read from files written before timeouts had
 	// a section of their own; they move there, with a warning.
 	FirstToken Duration `yaml:"first_token_timeout,omitempty"`
@@ -390,6 +396,22 @@ type Events struct {
 	Path      string `yaml:"path"`
 	MaxSizeMB int    `yaml:"max_size_mb"`
 	Keep      int    `yaml:"keep"`
+}
+
+// GatewayKey is one client's key to the gateway.
+type GatewayKey struct {
+	Name string `yaml:"name"`
+	// Key is "sha256:HEX" (the key's SHA-256, so the file holds no key),
+	// env:VAR or file:PATH (the key itself, read at load).
+	Key Secret `yaml:"key"`
+	// Chains the key may use (a request's model must be in one); all when
+	// empty.
+	Chains []string `yaml:"chains,omitempty"`
+	// Concurrency caps the key's requests in flight (0: no cap); one more
+	// is refused with 429 and Retry-After: 1.
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// Hash is the key's SHA-256 (hex), resolved at load.
+	Hash string `yaml:"-"`
 }
 
 // ChainModel is one model of a chain declared in code (Config.AddChain).

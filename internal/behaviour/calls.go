@@ -48,10 +48,13 @@ func Gemini(model, prompt string, stream bool) Call {
 
 // With is c with one more header.
 func (c Call) With(k, v string) Call {
-	h := map[string]string{k: v}
-	for k, v := range c.Header {
-		h[k] = v
+	h := map[string]string{}
+	for old, ov := range c.Header {
+		if !strings.EqualFold(old, k) { // header names match in any case
+			h[old] = ov
+		}
 	}
+	h[k] = v // the new value wins over one the call had
 	c.Header = h
 	return c
 }

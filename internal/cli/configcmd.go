@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -64,7 +65,27 @@ func (a *App) configCmd() *cobra.Command {
 		},
 	}
 	check.Flags().BoolVarP(&quiet, "quiet", "q", false, "only say whether the file is valid")
-	cmd.AddCommand(check)
+	hash := &cobra.Command{
+		Use:   "hash-key",
+		Short: "Print a gateway key's sha256: form for gateway.keys (reads the key from standard input)",
+		Long: `hash-key reads a gateway key from standard input and prints the sha256:HEX form
+that gateway.keys takes, so that the configuration file holds no key.`,
+		Example: `  openssl rand -hex 24 | tee alice.key | spillway config hash-key`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := io.ReadAll(io.LimitReader(a.Stdin, 4096))
+			if err != nil {
+				return fail(ExitFail, "%v", err)
+			}
+			key := strings.TrimSpace(string(b))
+			if len(key) < 16 {
+				return fail(ExitUsage, "the key on standard input is %d characters; use 16 or more (openssl rand -hex 24)", len(key))
+			}
+			fmt.Fprintln(a.Stdout, "sha256:"+config.KeyHash(key))
+			return nil
+		},
+	}
+	cmd.AddCommand(check, hash)
 	return cmd
 }
 

@@ -74,7 +74,9 @@ func TestReload(t *testing.T) {
 		}
 	}()
 	status := func() (chains map[string][]string, breakers map[string]string) {
-		resp, err := http.Get(base + "/spillway/status")
+		req, _ := http.NewRequest(http.MethodGet, base+"/spillway/status", nil)
+		req.Header.Set("X-Spillway-Admin-Key", "adm-0123456789") // the admin key guards /spillway/*
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,6 +61,9 @@ and X-Spillway-Route.`,
 			if err != nil {
 				return err
 			}
+			if err := keysBeyondLoopback(cfg); err != nil {
+				return err
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
@@ -202,4 +205,18 @@ func applyUpstreams(cfg *config.Config, ups []string) error {
 		}
 	}
 	return nil
+}
+
+// keysBeyondLoopback refuses a listen address beyond loopback (from the
+// file or --listen) without gateway keys: anyone who reaches it could use
+// the providers' keys.
+func keysBeyondLoopback(cfg *config.Config) error {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil || host == "localhost" || len(cfg.Gateway.Keys) > 0 {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fail(ExitUsage, "%s is reachable from other machines: set gateway.keys in the configuration first (spillway config hash-key makes their sha256: form), or listen on 127.0.0.1", cfg.Listen)
 }

@@ -54,7 +54,7 @@ func TestSetupCodexPrint(t *testing.T) {
 		{"defaults", env, []string{"codex", "--print"}, setup.CodexBlock("http://127.0.0.1:8787", "OPENAI_API_KEY")},
 		{"url and key", env, []string{"codex", "--print", "--url", "http://127.0.0.1:9000/v1", "--env-key", "SPILLWAY_KEY"},
 			setup.CodexBlock("http://127.0.0.1:9000", "SPILLWAY_KEY")},
-		{"listen from the config, wildcard host", withConfig(t, env, "listen: 0.0.0.0:9787\n"), []string{"codex", "--print"},
+		{"listen from the config, wildcard host", withConfig(t, env, "listen: 0.0.0.0:9787\ngateway: {keys: [{name: team, key: \"sha256:1bd8fd47297046f993e608e398d5905b00a33e163c6b1172dd38887fed05ed6a\"}]}\n"), []string{"codex", "--print"},
 			setup.CodexBlock("http://127.0.0.1:9787", "OPENAI_API_KEY")},
 	}
 	for _, tt := range tests {

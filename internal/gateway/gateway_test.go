@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -487,5 +488,73 @@ func TestRequestLogLines(t *testing.T) {
 	}
 	if strings.Contains(logs, "sk-secret-request-log") {
 		t.Fatal("a key reached the log")
+	}
+}
+
+// Gateway keys: a request needs one (401 in the provider's shape without),
+// may use only its chains (403), at most its concurrency at once (429);
+// the providers get the gateway's own keys, never the client's.
+func TestGatewayKeys(t *testing.T) {
+	scn, _ := sim.Builtin("calm")
+	// were the client's key sent on, the simulator would refuse it
+	scn.Keys = map[string]sim.Key{"gw-alice-0123": {State: "invalid"}, "gw-bob-0123": {State: "invalid"}}
+	r := newRig(t, scn, func(c *config.Config) {
+		for name, p := range c.Providers {
+			p.Auth, p.APIKey = "key", config.Secret{Ref: "sk-provider-own", Value: "sk-provider-own"}
+			c.Providers[name] = p
+		}
+		c.Gateway.Keys = []config.GatewayKey{
+			{Name: "alice", Hash: config.KeyHash("gw-alice-0123")},
+			{Name: "bob", Hash: config.KeyHash("gw-bob-0123"), Chains: []string{"claude"}, Concurrency: 1},
+		}
+	})
+	do := func(c call) (int, string) {
+		t.Helper()
+		resp, body := r.do(t, c)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := do(chat("gpt-6.1-sol", "hi", false)); code != 401 || !strings.Contains(body, `"error"`) || !strings.Contains(body, "gateway key") {
+		t.Fatalf("no key: %d %s", code, body)
+	}
+	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "wrong")); code != 401 || !strings.Contains(body, `"type":"error"`) {
+		t.Fatalf("a wrong key, Anthropic's shape: %d %s", code, body)
+	}
+	if code, body := do(chat("gpt-6.1-sol", "hi", false).With("Authorization", "Bearer gw-alice-0123")); code != 200 {
+		t.Fatalf("alice: %d %s", code, body)
+	}
+	if code, body := do(chat("gpt-6.1-sol", "hi", false).With("Authorization", "Bearer gw-bob-0123")); code != 403 || !strings.Contains(body, `chain \"codex\"`) {
+		t.Fatalf("bob outside his chains: %d %s", code, body)
+	}
+	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 200 {
+		t.Fatalf("bob in his chain: %d %s", code, body)
+	}
+	// bob's one slot taken by a request that stalls: the next is refused
+	r.fault(t, sim.Fault{Model: "claude-haiku-5-5", Kind: "stall", Count: 1})
+	done := make(chan struct{})
+	ctx, cancelSlow := context.WithCancel(context.Background())
+	defer cancelSlow()
+	go func() {
+		defer close(done)
+		req, _ := messages("claude-haiku-5-5", "slow", false).With("X-Api-Key", "gw-bob-0123").Request(ctx, r.url)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor := func(ok func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); !ok() && time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
+	}
+	waitFor(func() bool { return r.sim.Snapshot().Models["claude-haiku-5-5"] != nil && r.sim.Snapshot().Models["claude-haiku-5-5"].Received >= 2 })
+	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 429 || !strings.Contains(body, "requests in flight") {
+		t.Fatalf("bob past his concurrency: %d %s", code, body)
+	}
+	cancelSlow() // the stalled request ends; its slot comes back
+	<-done
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	if strings.Contains(logs, "gw-alice-0123") || !strings.Contains(logs, `"key":"alice"`) {
+		t.Fatalf("the log names the key by name, never by value:\n%s", logs)
 	}
 }

@@ -19,12 +19,18 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
+	key, release, ok := s.admit(w, r, ep)
+	if !ok {
+		s.metrics.requests.WithLabelValues(ep.Path, "refused").Inc()
+		return
+	}
+	defer release()
 	s.inflight.Add(1)
 	s.metrics.inflight.Inc()
 	defer func() { s.inflight.Add(-1); s.metrics.inflight.Dec() }()
 	s.total.Add(1)
 	t0 := time.Now()
-	var lg reqLog
+	lg := reqLog{key: key}
 	outcome := s.serve(w, r, ep, &lg)
 	took := time.Since(t0)
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
@@ -33,6 +39,9 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	// (never a key, a prompt or an answer)
 	attrs := []any{"request_id", lg.out.ID, "endpoint", ep.Path, "model", lg.model, "outcome", outcome,
 		"duration_ms", took.Milliseconds(), "attempts", lg.out.Attempts, "waited_ms", lg.out.Waited.Milliseconds()}
+	if key != nil {
+		attrs = append(attrs, "key", key.Name)
+	}
 	if lg.out.Route != "" {
 		attrs = append(attrs, "route", lg.out.Route)
 	}
@@ -44,6 +53,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 
 // reqLog is what the request's log line says.
 type reqLog struct {
+	key   *config.GatewayKey
 	model string
 	out   policy.Outcome
 }
@@ -80,6 +90,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
 	lg.model = body.Model
+	if chain, ok := allowed(s.conf(), lg.key, body.Model); !ok {
+		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain))
+		return "refused"
+	}
 	opts, err := upstream.ReadOptions(r.Header, upstream.Options{})
 	if err != nil {
 		return reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())

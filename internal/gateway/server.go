@@ -53,6 +53,7 @@ type Server struct {
 	// both at once (Reload), and a request keeps the pair it started with.
 	st      atomic.Pointer[gwState]
 	reload  func() ([]string, error)
+	slots   slots // each gateway key's requests in flight
 	rt      http.RoundTripper
 	events  events.Sink
 	log     *slog.Logger
@@ -163,12 +164,12 @@ func (s *Server) Handler() http.Handler {
 	}
 	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
-	mux.HandleFunc("GET /v1beta/models", s.handleGeminiModels)
-	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1beta/models", s.keyed(wire.GeminiEndpoints[0], s.handleGeminiModels))
+	mux.HandleFunc("GET /v1/models", s.keyed(wire.Endpoints[0], s.handleModels))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /spillway/status", s.handleStatus)
+	mux.HandleFunc("GET /spillway/status", s.admin(s.handleStatus))
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
@@ -222,6 +223,29 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"reloaded": true, "kept": kept})
+}
+
+// keyed guards h with the gateway keys, when there are any.
+func (s *Server) keyed(ep wire.Endpoint, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, release, ok := s.admit(w, r, ep)
+		if !ok {
+			return
+		}
+		defer release()
+		h(w, r)
+	}
+}
+
+// admin guards h with the admin key, when one is set.
+func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if want := s.conf().Gateway.AdminKey.Value; want != "" && !adminKey(r, want) {
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, or X-Spillway-Admin-Key)"})
+			return
+		}
+		h(w, r)
+	}
 }
 
 // adminKey reports whether r carries the admin key (compared in constant
@@ -359,6 +383,11 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if method == "countTokens" && model != "" {
+		_, release, ok := s.admit(w, r, wire.GeminiEndpoints[0])
+		if !ok {
+			return
+		}
+		defer release()
 		s.passThrough(w, r, model, method)
 		return
 	}

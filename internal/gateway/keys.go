@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/wire"
+)
+
+// presented is the key a request carries where its SDK sends the
+// provider's: Authorization: Bearer (OpenAI), x-api-key (Anthropic),
+// x-goog-api-key or ?key= (Gemini).
+func presented(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	for _, k := range []string{r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
+		if k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// keyOf is the gateway key a request presents, when keys are configured:
+// nil and true without keys; nil and false for a missing or unknown key.
+func keyOf(cfg *config.Config, r *http.Request) (*config.GatewayKey, bool) {
+	if len(cfg.Gateway.Keys) == 0 {
+		return nil, true
+	}
+	got := presented(r)
+	if got == "" {
+		return nil, false
+	}
+	sum := sha256.Sum256([]byte(got))
+	h := hex.EncodeToString(sum[:])
+	for i := range cfg.Gateway.Keys {
+		k := &cfg.Gateway.Keys[i]
+		if subtle.ConstantTimeCompare([]byte(h), []byte(k.Hash)) == 1 {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// slots counts each key's requests in flight, for its concurrency cap.
+type slots struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *slots) take(name string, limit int) (release func(), ok bool) {
+	if limit <= 0 {
+		return func() {}, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	if s.n[name] >= limit {
+		return nil, false
+	}
+	s.n[name]++
+	return func() {
+		s.mu.Lock()
+		s.n[name]--
+		s.mu.Unlock()
+	}, true
+}
+
+// refuse answers a request the gateway's keys refuse, in ep's shape.
+func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string) {
+	_, body := wire.ErrorBody(ep, class, msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Should-Retry", "false")
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Del("X-Should-Retry")
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// admit checks a request's gateway key and takes its concurrency slot; it
+// answers a refusal itself (401 without a valid key, 429 past the key's
+// cap) and reports false.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (key *config.GatewayKey, release func(), ok bool) {
+	key, ok = keyOf(s.conf(), r)
+	if !ok {
+		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), sent where your SDK sends its API key; the one sent is missing or not known")
+		return nil, nil, false
+	}
+	if key == nil {
+		return nil, func() {}, true
+	}
+	release, ok = s.slots.take(key.Name, key.Concurrency)
+	if !ok {
+		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %d requests in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, key.Concurrency))
+		return nil, nil, false
+	}
+	return key, release, true
+}
+
+// allowed reports whether key may use model: the model's chain is one of
+// the key's chains (any, when it names none).
+func allowed(cfg *config.Config, key *config.GatewayKey, model string) (string, bool) {
+	if key == nil || len(key.Chains) == 0 {
+		return "", true
+	}
+	chain, _ := cfg.ChainFor(model)
+	return chain, slices.Contains(key.Chains, chain)
+}

@@ -545,7 +545,9 @@ func TestGatewayKeys(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	waitFor(func() bool { return r.sim.Snapshot().Models["claude-haiku-5-5"] != nil && r.sim.Snapshot().Models["claude-haiku-5-5"].Received >= 2 })
+	waitFor(func() bool {
+		return r.sim.Snapshot().Models["claude-haiku-5-5"] != nil && r.sim.Snapshot().Models["claude-haiku-5-5"].Received >= 2
+	})
 	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 429 || !strings.Contains(body, "requests in flight") {
 		t.Fatalf("bob past his concurrency: %d %s", code, body)
 	}

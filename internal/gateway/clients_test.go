@@ -11,7 +11,9 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"github.com/spillway/spillway/internal/report"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,8 +111,20 @@ func TestCodexAllModelsFullPrintsCapacity(t *testing.T) {
 		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
 	}
 	res := codex(t, r, "hi")
-	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Selected model is at capacity") {
+	// spillway's words, not Codex's fixed "Selected model is at capacity.
+	// Please try a different model." (spillway tried them all)
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "ERROR: spillway: capacity: every model of the chain is at capacity; tried gpt-6-astra") ||
+		strings.Contains(res.Stderr, "Please try a different model") {
 		t.Fatalf("exit %d stderr %s", res.ExitCode, res.Stderr)
+	}
+	// and the rollout Codex keeps: its failure reads as capacity in spillway report
+	rollouts, _ := filepath.Glob(filepath.Join(res.CodexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	if len(rollouts) != 1 {
+		t.Fatalf("rollouts %v", rollouts)
+	}
+	rr, err := report.Build(context.Background(), report.Options{Only: []string{"codex"}, CodexHome: res.CodexHome, Loc: time.UTC})
+	if err != nil || rr.Totals.Capacity != 1 {
+		t.Fatalf("the report reads Codex's failure as %+v (%v), want capacity", rr.Totals, err)
 	}
 	// the event form makes Codex stop at once instead of retrying the whole
 	// chain four more times
@@ -396,5 +410,27 @@ func TestGeminiCLIThroughGateway(t *testing.T) {
 	}
 	if route := strings.Join(routeOf(r), " > "); !strings.HasPrefix(route, "gemini-3-pro:capacity > gemini-3-flash:ok") {
 		t.Fatalf("event log route %q", route)
+	}
+}
+
+// When every model is full, Claude Code (its own retries low) shows the
+// gateway's words: the give-up answer carries x-should-retry: false, so it
+// does not retry, and it prints the message after "API Error: 529".
+func TestClaudeAllModelsFullShowsSpillwaysMessage(t *testing.T) {
+	clienttest.Claude(t)
+	r := newRig(t, nil, nil)
+	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	two := 2
+	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: "hi", APIKey: "sk-ant-claude-test-0123", MaxRetries: &two})
+	out := res.Stdout + res.Stderr
+	if res.ExitCode == 0 || !strings.Contains(out, "API Error: 529 spillway:") || !strings.Contains(out, "claude-haiku-5-5") {
+		t.Fatalf("exit %d: Claude Code did not show spillway's message:\n%s", res.ExitCode, out)
+	}
+	if n := distinctRequests(r); n != 1 {
+		t.Fatalf("Claude Code sent %d requests: x-should-retry: false should stop its retries", n)
 	}
 }

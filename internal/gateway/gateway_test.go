@@ -125,9 +125,10 @@ func (r *rig) do(t *testing.T, c call) (*http.Response, []byte) {
 }
 
 // A Codex-style streaming Responses request that runs out of models gets
-// the failure as a response.failed event with server_is_overloaded, which
-// Codex prints as "Selected model is at capacity" without walking the chain
-// again on its own (an HTTP 503 would make it retry four more times).
+// the failure as a response.failed event whose code (invalid_prompt) Codex
+// prints as spillway words it, once, without walking the chain again on its
+// own (an HTTP 503 would make it retry four more times; server_is_overloaded
+// it prints as its own "Selected model is at capacity").
 func TestResponsesStreamGivesUpWithAnEvent(t *testing.T) {
 	r := newRig(t, nil, func(c *config.Config) { c.Retry.Budget = 0 })
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
@@ -135,7 +136,7 @@ func TestResponsesStreamGivesUpWithAnEvent(t *testing.T) {
 	}
 	resp, body := r.do(t, responses("gpt-6-astra", "hi", true))
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
-		!bytes.Contains(body, []byte("event: response.failed")) || !bytes.Contains(body, []byte(`"code":"server_is_overloaded"`)) ||
+		!bytes.Contains(body, []byte("event: response.failed")) || !bytes.Contains(body, []byte(`"code":"invalid_prompt"`)) ||
 		!bytes.Contains(body, []byte("tried gpt-6-astra (capacity), gpt-6.1-sol (capacity), gpt-6-luna (capacity)")) {
 		t.Fatalf("%d %v\n%s", resp.StatusCode, resp.Header, body)
 	}

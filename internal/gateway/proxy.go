@@ -223,16 +223,15 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	class := out.Verdict.Class
 	s.log.Warn("request failed", "request_id", out.ID, "class", class, "route", out.Route, "reason", redact.String(out.Reason))
 	h := w.Header()
-	// Codex prints "Selected model is at capacity" for a response.failed
-	// with server_is_overloaded and does not retry it; for an HTTP 503 it
-	// retries the whole chain four more times. So a Responses stream that
-	// ran out of models gets the event form.
+	// For an HTTP 503 Codex retries the whole chain four more times, so a
+	// Responses stream that ran out of models gets the event form, with the
+	// code Codex prints as spillway says it (wire.GiveUpFrame).
 	if ep.Kind == wire.Responses && body.Stream && class == classify.Capacity {
 		upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		w.Write(wire.StreamErrorFrame(ep, class, out.Reason))
+		w.Write(wire.GiveUpFrame(ep, class, out.Reason))
 		return string(class)
 	}
 	status, hh, b := upstream.GiveUp(ep, out)

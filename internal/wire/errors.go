@@ -55,6 +55,28 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 
 // StreamErrorFrame is the protocol's own error event, sent when a stream
 // that has already shown output breaks, so that it never looks complete.
+// GiveUpFrame is the event that ends a stream spillway gave up on before
+// any output (every model full through the budget): StreamErrorFrame's,
+// except that a Responses stream's code is invalid_prompt. Codex 0.169
+// prints its own fixed text for server_is_overloaded ("Selected model is at
+// capacity. Please try a different model.": wrong advice, spillway tried
+// them all) and reconnects on other codes; invalid_prompt it prints as the
+// message says, once (measured against the real client). The code tells a
+// client not to retry, which is right: spillway did.
+func GiveUpFrame(ep Endpoint, class classify.Class, msg string) []byte {
+	if ep.Kind == Responses {
+		return responsesFailed("invalid_prompt", msg)
+	}
+	return StreamErrorFrame(ep, class, msg)
+}
+
+func responsesFailed(code, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "response.failed", "response": map[string]any{
+		"id": "resp_spillway", "object": "response", "created_at": time.Now().Unix(), "status": "failed",
+		"error": map[string]any{"code": code, "message": msg}, "output": []any{}}})
+	return append(append([]byte("event: response.failed\ndata: "), b...), "\n\n"...)
+}
+
 func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
 	var name string
 	var data any
@@ -64,10 +86,7 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
 		if class == classify.Capacity {
 			code = "server_is_overloaded"
 		}
-		name = "response.failed"
-		data = map[string]any{"type": "response.failed", "response": map[string]any{
-			"id": "resp_spillway", "object": "response", "created_at": time.Now().Unix(), "status": "failed",
-			"error": map[string]any{"code": code, "message": msg}, "output": []any{}}}
+		return responsesFailed(code, msg)
 	case Messages:
 		t := "api_error"
 		if class == classify.Capacity {

@@ -410,6 +410,10 @@ type GatewayKey struct {
 	// Concurrency caps the key's requests in flight (0: no cap); one more
 	// is refused with 429 and Retry-After: 1.
 	Concurrency int `yaml:"concurrency,omitempty"`
+	// DailyTokens caps the tokens (input and output) the key's requests
+	// may use per UTC day (0: none); kept in the queue's database, so that
+	// it survives a restart (and a fleet on Postgres shares it).
+	DailyTokens int64 `yaml:"daily_tokens,omitempty"`
 	// Hash is the key's SHA-256 (hex), resolved at load.
 	Hash string `yaml:"-"`
 }

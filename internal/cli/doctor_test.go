@@ -67,3 +67,11 @@ func TestDoctorCommand(t *testing.T) {
 		t.Fatalf("bad --status-page: exit %d %s", code, errs)
 	}
 }
+
+// serve will not listen beyond loopback without gateway keys.
+func TestServeRefusesAnOpenListenWithoutKeys(t *testing.T) {
+	_, errs, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "serve", "--listen", "0.0.0.0:0", "--events", "-")
+	if code != ExitUsage || !strings.Contains(errs, "reachable from other machines: set gateway.keys") {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+}

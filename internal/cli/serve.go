@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/internal/queue"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,7 +83,11 @@ and X-Spillway-Route.`,
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w)
 			}
-			opts := gateway.Options{Config: cfg, Logger: logger}
+			usage := &lazyUsage{open: func(ctx context.Context) (*queue.Store, error) {
+				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
+			}}
+			defer usage.close()
+			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage}
 			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg)
 			if err != nil {
 				return err
@@ -219,4 +225,49 @@ func keysBeyondLoopback(cfg *config.Config) error {
 		return nil
 	}
 	return fail(ExitUsage, "%s is reachable from other machines: set gateway.keys in the configuration first (spillway config hash-key makes their sha256: form), or listen on 127.0.0.1", cfg.Listen)
+}
+
+// lazyUsage opens the queue's database for the gateway keys' daily tokens
+// on first use (most gateways have no daily_tokens and never open it).
+type lazyUsage struct {
+	open  func(context.Context) (*queue.Store, error)
+	mu    sync.Mutex
+	store *queue.Store
+}
+
+func (u *lazyUsage) get(ctx context.Context) (*queue.Store, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.store == nil {
+		s, err := u.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		u.store = s
+	}
+	return u.store, nil
+}
+
+func (u *lazyUsage) KeyUsed(ctx context.Context, name, day string) (int64, error) {
+	s, err := u.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.KeyUsed(ctx, name, day)
+}
+
+func (u *lazyUsage) KeyAdd(ctx context.Context, name, day string, n int64) error {
+	s, err := u.get(ctx)
+	if err != nil {
+		return err
+	}
+	return s.KeyAdd(ctx, name, day, n)
+}
+
+func (u *lazyUsage) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.store != nil {
+		u.store.Close()
+	}
 }

@@ -42,6 +42,12 @@ type rig struct {
 
 func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
 	t.Helper()
+	return newRigWith(t, scn, mut, nil)
+}
+
+// newRigWith is newRig with the gateway's options changed by opt.
+func newRigWith(t testing.TB, scn *sim.Scenario, mut func(*config.Config), opt func(*gateway.Options)) *rig {
+	t.Helper()
 	r := &rig{}
 	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
 	if err != nil {
@@ -72,11 +78,15 @@ func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
 	logger := newTestLogger(&r.logs, &r.mu)
 	r.clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	engine := policy.New(cfg, policy.WithClock(r.clk))
-	gw, err := gateway.New(gateway.Options{Config: cfg, Engine: engine, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
+	o := gateway.Options{Config: cfg, Engine: engine, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()
 		r.recs = append(r.recs, rec)
 		r.mu.Unlock()
-	})})
+	})}
+	if opt != nil {
+		opt(&o)
+	}
+	gw, err := gateway.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,5 +569,61 @@ func TestGatewayKeys(t *testing.T) {
 	r.mu.Unlock()
 	if strings.Contains(logs, "gw-alice-0123") || !strings.Contains(logs, `"key":"alice"`) {
 		t.Fatalf("the log names the key by name, never by value:\n%s", logs)
+	}
+}
+
+// memUsage is the gateway keys' daily tokens in memory (the CLI keeps them
+// in the queue's database: TestKeyUsage covers those stores).
+type memUsage struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (u *memUsage) KeyUsed(_ context.Context, name, day string) (int64, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.m[name+" "+day], nil
+}
+
+func (u *memUsage) KeyAdd(_ context.Context, name, day string, n int64) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.m[name+" "+day] += n
+	return nil
+}
+
+// A key's daily tokens: its requests count their attempts' tokens; past
+// the budget the next is refused as quota (429 insufficient_quota), until
+// the next UTC day.
+func TestGatewayKeyDailyTokens(t *testing.T) {
+	usage := &memUsage{m: map[string]int64{}}
+	r := newRigWith(t, nil, func(c *config.Config) {
+		for name, p := range c.Providers {
+			p.Auth, p.APIKey = "key", config.Secret{Ref: "sk-provider-own", Value: "sk-provider-own"}
+			c.Providers[name] = p
+		}
+		c.Gateway.Keys = []config.GatewayKey{{Name: "carol", Hash: config.KeyHash("gw-carol-0123"), DailyTokens: 30}}
+	}, func(o *gateway.Options) { o.Usage = usage })
+	ask := func() (int, string) {
+		resp, body := r.do(t, chat("gpt-6.1-sol", "say something long enough", false).With("Authorization", "Bearer gw-carol-0123"))
+		return resp.StatusCode, string(body)
+	}
+	code, _ := ask()
+	day := r.clk.Now().UTC().Format(time.DateOnly)
+	used, _ := usage.KeyUsed(context.Background(), "carol", day)
+	if code != 200 || used <= 0 {
+		t.Fatalf("first request: %d, %d tokens counted", code, used)
+	}
+	for i := 0; i < 10 && used < 30; i++ {
+		ask()
+		used, _ = usage.KeyUsed(context.Background(), "carol", day)
+	}
+	code, body := ask()
+	if code != 429 || !strings.Contains(body, "insufficient_quota") || !strings.Contains(body, "used its 30 tokens for today") {
+		t.Fatalf("past the budget: %d %s", code, body)
+	}
+	r.clk.Advance(24 * time.Hour) // a new UTC day
+	if code, body := ask(); code != 200 {
+		t.Fatalf("the next day: %d %s", code, body)
 	}
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
@@ -102,6 +104,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if key == nil {
 		return nil, func() {}, true
 	}
+	if over, err := s.overBudget(r, key); err != nil {
+		s.log.Error("gateway key usage not read; the request goes on", "key", key.Name, "error", err.Error())
+	} else if over {
+		refuse(w, ep, http.StatusTooManyRequests, classify.Quota, fmt.Sprintf("spillway: key %s has used its %d tokens for today (gateway.keys daily_tokens); it resets at 00:00 UTC", key.Name, key.DailyTokens))
+		return nil, nil, false
+	}
 	release, ok = s.slots.take(key.Name, key.Concurrency)
 	if !ok {
 		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %d requests in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, key.Concurrency))
@@ -118,4 +126,32 @@ func allowed(cfg *config.Config, key *config.GatewayKey, model string) (string, 
 	}
 	chain, _ := cfg.ChainFor(model)
 	return chain, slices.Contains(key.Chains, chain)
+}
+
+// Usage keeps the gateway keys' daily tokens (the queue's database does:
+// queue.Store). Day is YYYY-MM-DD, UTC.
+type Usage interface {
+	KeyUsed(ctx context.Context, name, day string) (int64, error)
+	KeyAdd(ctx context.Context, name, day string, n int64) error
+}
+
+// overBudget reports whether key has used its daily tokens.
+func (s *Server) overBudget(r *http.Request, key *config.GatewayKey) (bool, error) {
+	if key == nil || key.DailyTokens <= 0 || s.usage == nil {
+		return false, nil
+	}
+	used, err := s.usage.KeyUsed(r.Context(), key.Name, s.eng().Clock().Now().UTC().Format(time.DateOnly))
+	return used >= key.DailyTokens, err
+}
+
+// spend adds a request's tokens to its key's day.
+func (s *Server) spend(key *config.GatewayKey, tokens int64) {
+	if key == nil || key.DailyTokens <= 0 || s.usage == nil || tokens <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.usage.KeyAdd(ctx, key.Name, s.eng().Clock().Now().UTC().Format(time.DateOnly), tokens); err != nil {
+		s.log.Error("gateway key usage not saved", "key", key.Name, "error", err.Error())
+	}
 }

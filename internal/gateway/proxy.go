@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -32,6 +33,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	t0 := time.Now()
 	lg := reqLog{key: key}
 	outcome := s.serve(w, r, ep, &lg)
+	s.spend(key, lg.tokens.Load())
 	took := time.Since(t0)
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
 	s.metrics.latency.WithLabelValues(ep.Path).Observe(took.Seconds())
@@ -53,9 +55,10 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 
 // reqLog is what the request's log line says.
 type reqLog struct {
-	key   *config.GatewayKey
-	model string
-	out   policy.Outcome
+	key    *config.GatewayKey
+	model  string
+	out    policy.Outcome
+	tokens atomic.Int64 // input and output tokens of its attempts, for the key's day
 }
 
 // reject answers a request the gateway itself refuses, in the provider's shape.
@@ -102,7 +105,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Budget: opts.Budget},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(s.record),
+		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(func(rec events.Record) {
+			lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
+			s.record(rec)
+		}),
 	}
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		return s.send(ctx, w, r, ep, body, opts, a)

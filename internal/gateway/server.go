@@ -41,6 +41,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Transport sends upstream requests; a tuned http.Transport when nil.
 	Transport http.RoundTripper
+	// Usage keeps the gateway keys' daily tokens (needed for daily_tokens).
+	Usage Usage
 	// Reload, when set, reloads the configuration (POST /spillway/reload,
 	// with gateway.admin_key): it reads the file anew and calls
 	// Server.Reload, or returns why it could not.
@@ -54,6 +56,7 @@ type Server struct {
 	st      atomic.Pointer[gwState]
 	reload  func() ([]string, error)
 	slots   slots // each gateway key's requests in flight
+	usage   Usage
 	rt      http.RoundTripper
 	events  events.Sink
 	log     *slog.Logger
@@ -81,7 +84,7 @@ func New(o Options) (*Server, error) {
 	if o.Config == nil {
 		return nil, errors.New("gateway: no configuration")
 	}
-	s := &Server{events: o.Events, log: o.Logger, started: time.Now(), reload: o.Reload}
+	s := &Server{events: o.Events, log: o.Logger, started: time.Now(), reload: o.Reload, usage: o.Usage}
 	engine := o.Engine
 	if engine == nil {
 		engine = policy.New(o.Config)

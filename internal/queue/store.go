@@ -294,6 +294,8 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
 		// the runners alive, and the step each task runs (runner.go)
 		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL)`,
+		// the gateway keys' daily tokens (windows.go)
+		`CREATE TABLE IF NOT EXISTS spillway_key_usage (name TEXT NOT NULL, day TEXT NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (name, day))`,
 		// the learned quiet window (windows.go)
 		`CREATE TABLE IF NOT EXISTS spillway_windows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, tz TEXT NOT NULL, basis TEXT NOT NULL, saved_at TEXT NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS spillway_step_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, attempt INTEGER NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,

@@ -70,3 +70,23 @@ func (s *Store) Window(ctx context.Context, spec string) (w Window, how string, 
 	learned.Loc, _ = time.LoadLocation(q.TZ)
 	return learned, "learned " + q.Spec + " " + q.TZ + " (" + q.Basis + ")", nil
 }
+
+// KeyUsed is the tokens gateway key name used on day (YYYY-MM-DD, UTC).
+func (s *Store) KeyUsed(ctx context.Context, name, day string) (int64, error) {
+	var n int64
+	err := s.be.queryRow(ctx, `SELECT tokens FROM spillway_key_usage WHERE name = ? AND day = ?`, name, day).Scan(&n)
+	if err != nil && !isNoRows(err) {
+		return 0, fmt.Errorf("queue: key usage: %w", err)
+	}
+	return n, nil
+}
+
+// KeyAdd adds n tokens to gateway key name's use on day.
+func (s *Store) KeyAdd(ctx context.Context, name, day string, n int64) error {
+	err := s.be.exec(ctx, `INSERT INTO spillway_key_usage (name, day, tokens) VALUES (?, ?, ?)
+		ON CONFLICT (name, day) DO UPDATE SET tokens = spillway_key_usage.tokens + excluded.tokens`, name, day, n)
+	if err != nil {
+		return fmt.Errorf("queue: key usage: %w", err)
+	}
+	return nil
+}

@@ -53,3 +53,26 @@ func TestQuietWindow(t *testing.T) {
 		})
 	}
 }
+
+// The gateway keys' daily tokens add up per key and day, in every store.
+func TestKeyUsage(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			if n, err := s.KeyUsed(ctx, "alice", "2026-11-30"); err != nil || n != 0 {
+				t.Fatalf("before any use: %d %v", n, err)
+			}
+			for _, add := range []int64{100, 250} {
+				if err := s.KeyAdd(ctx, "alice", "2026-11-30", add); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.KeyAdd(ctx, "alice", "2026-12-01", 7)
+			s.KeyAdd(ctx, "bob", "2026-11-30", 9)
+			if n, _ := s.KeyUsed(ctx, "alice", "2026-11-30"); n != 350 {
+				t.Fatalf("alice used %d, want 350", n)
+			}
+		})
+	}
+}

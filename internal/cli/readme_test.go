@@ -64,12 +64,7 @@ func TestReadmeExamples(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	root, _ := filepath.Abs("../..")
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "spillway"), "./cmd/spillway")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(buildSpillway(t))
 	examples := readmeExamples(t, filepath.Join(root, "README.md"))
 	if len(examples) < 8 {
 		t.Fatalf("found only %d README examples", len(examples))
@@ -164,4 +159,18 @@ func startReadmeServer(t *testing.T, bin string, args ...string) string {
 		t.Fatalf("sim banner: %q", line)
 	}
 	return m[1]
+}
+
+// buildSpillway builds the binary from this checkout into a temporary
+// directory and returns its path.
+func buildSpillway(t *testing.T) string {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	bin := filepath.Join(t.TempDir(), "spillway")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/spillway")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -27,13 +27,7 @@ func TestReload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	root, _ := filepath.Abs("../..")
-	bin := filepath.Join(t.TempDir(), "spillway")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/spillway")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildSpillway(t)
 	scn, _ := sim.Builtin("calm")
 	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())

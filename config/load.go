@@ -542,11 +542,19 @@ func (l *loader) validate(c *Config) {
 			l.at(fk+".key", "the same key as "+seenKeys[k.Hash])
 		}
 		seenKeys[k.Hash] = k.Name
+		for j := 0; j < i; j++ {
+			if k.Name != "" && c.Gateway.Keys[j].Name == k.Name {
+				l.at(fk+".name", fmt.Sprintf("%q is also the name of gateway.keys[%d]; names tell keys apart in limits and logs", k.Name, j))
+			}
+		}
 		for _, ch := range k.Chains {
 			if _, ok := c.Chains[ch]; !ok {
 				l.at(fk+".chains", fmt.Sprintf("chain %q is not defined; defined chains: %s", ch, strings.Join(sortedKeys(c.Chains), ", ")))
 			}
 		}
+	}
+	if len(c.Gateway.Keys) > 0 && c.Gateway.AdminKey.Ref == "" {
+		l.warn("gateway.admin_key", "gateway.keys without an admin_key: GET /spillway/status is open to anyone who reaches the gateway, and reloading over HTTP is off")
 	}
 	for _, name := range sortedKeys(c.Providers) {
 		p := c.Providers[name]

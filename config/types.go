@@ -100,6 +100,8 @@ func (s Secret) String() string {
 		return s.Ref + " (set)"
 	case s.IsEnv():
 		return s.Ref + " (not set)"
+	case strings.HasPrefix(s.Ref, "sha256:"), strings.HasPrefix(s.Ref, "file:"):
+		return s.Ref // a hash, or where the key is: neither is the key
 	default:
 		return redact.Mask(s.Ref) + " (literal key in file)"
 	}

@@ -153,7 +153,7 @@ type Engine struct {
 	cfg      *config.Config
 	clock    Clock
 	rnd      Rand
-	rndMu    sync.Mutex
+	rndMu    *sync.Mutex // shared with the engines Reconfigured makes
 	breakers Breakers
 	pacer    *pacer
 	reach    *reach
@@ -211,7 +211,7 @@ func (e *Engine) Classify(in classify.Input) classify.Verdict { return e.classif
 
 // New returns an engine for cfg.
 func New(cfg *config.Config, opts ...Option) *Engine {
-	e := &Engine{cfg: cfg, clock: RealClock{}, classify: classify.Classify}
+	e := &Engine{cfg: cfg, clock: RealClock{}, classify: classify.Classify, rndMu: &sync.Mutex{}}
 	src := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5b111))
 	e.rnd = src.Float64
 	for _, o := range opts {
@@ -234,7 +234,7 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 // settings are unchanged; changed settings start new breakers. e goes on
 // serving the requests it has; new requests should use the result.
 func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
-	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.random, classify: e.classify, batch: e.batch, reach: e.reach} // e.random: one source, under e's lock
+	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.rnd, rndMu: e.rndMu, classify: e.classify, batch: e.batch, reach: e.reach} // one random source, one lock
 	e.noPrefill.Range(func(k, v any) bool { ne.noPrefill.Store(k, v); return true })
 	kept = append(kept, "reachability")
 	_, memory := e.breakers.(*MemoryBreakers)

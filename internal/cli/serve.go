@@ -97,8 +97,14 @@ and X-Spillway-Route.`,
 				opts.Events, opts.Dropped = ew, ew.Dropped
 			}
 			var gw *gateway.Server
+			var reloading sync.Mutex // a SIGHUP and a POST read the file one after the other
 			reload := func() ([]string, error) {
+				reloading.Lock()
+				defer reloading.Unlock()
 				next, err := load()
+				if err == nil {
+					err = keysBeyondLoopback(next) // a reload must not open an open listener to everyone
+				}
 				if err != nil {
 					var ee *exitError
 					if errors.As(err, &ee) && ee.err != nil {

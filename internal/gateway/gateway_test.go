@@ -618,9 +618,14 @@ func TestGatewayKeyDailyTokens(t *testing.T) {
 		ask()
 		used, _ = usage.KeyUsed(context.Background(), "carol", day)
 	}
-	code, body := ask()
+	resp, raw := r.do(t, chat("gpt-6.1-sol", "say something long enough", false).With("Authorization", "Bearer gw-carol-0123"))
+	code, body := resp.StatusCode, string(raw)
 	if code != 429 || !strings.Contains(body, "insufficient_quota") || !strings.Contains(body, "used its 30 tokens for today") {
 		t.Fatalf("past the budget: %d %s", code, body)
+	}
+	// no retry storm against a limit that resets at midnight
+	if resp.Header.Get("X-Should-Retry") != "false" || resp.Header.Get("Retry-After") != "43200" {
+		t.Fatalf("refusal headers %v: want x-should-retry false and Retry-After until 00:00 UTC (12 h from noon)", resp.Header)
 	}
 	r.clk.Advance(24 * time.Hour) // a new UTC day
 	if code, body := ask(); code != 200 {

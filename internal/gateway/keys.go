@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,14 +80,16 @@ func (s *slots) take(name string, limit int) (release func(), ok bool) {
 	}, true
 }
 
-// refuse answers a request the gateway's keys refuse, in ep's shape.
-func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string) {
+// refuse answers a request the gateway's keys refuse, in ep's shape;
+// retryAfter > 0 says when to come back (a concurrency cap: soon; a daily
+// budget: at midnight UTC), and every refusal tells SDKs not to retry on
+// their own.
+func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string, retryAfter time.Duration) {
 	_, body := wire.ErrorBody(ep, class, msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Should-Retry", "false")
-	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
-		w.Header().Del("X-Should-Retry")
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Round(time.Second)/time.Second)))
 	}
 	w.WriteHeader(status)
 	w.Write(body)
@@ -96,9 +99,10 @@ func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.
 // answers a refusal itself (401 without a valid key, 429 past the key's
 // cap) and reports false.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (key *config.GatewayKey, release func(), ok bool) {
-	key, ok = keyOf(s.conf(), r)
+	key, ok = keyOf(s.stateOf(r.Context()).cfg, r)
 	if !ok {
-		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), sent where your SDK sends its API key; the one sent is missing or not known")
+		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), sent where your SDK sends its API key; the one sent is missing or not known", 0)
+		s.log.Info("request", "endpoint", r.URL.Path, "outcome", "refused", "status", http.StatusUnauthorized, "why", "no known gateway key")
 		return nil, nil, false
 	}
 	if key == nil {
@@ -107,12 +111,16 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if over, err := s.overBudget(r, key); err != nil {
 		s.log.Error("gateway key usage not read; the request goes on", "key", key.Name, "error", err.Error())
 	} else if over {
-		refuse(w, ep, http.StatusTooManyRequests, classify.Quota, fmt.Sprintf("spillway: key %s has used its %d tokens for today (gateway.keys daily_tokens); it resets at 00:00 UTC", key.Name, key.DailyTokens))
+		now := s.eng().Clock().Now().UTC()
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		refuse(w, ep, http.StatusTooManyRequests, classify.Quota, fmt.Sprintf("spillway: key %s has used its %d tokens for today (gateway.keys daily_tokens); it resets at 00:00 UTC", key.Name, key.DailyTokens), midnight.Sub(now))
+		s.log.Info("request", "endpoint", r.URL.Path, "key", key.Name, "outcome", "refused", "status", http.StatusTooManyRequests, "why", "daily_tokens")
 		return nil, nil, false
 	}
 	release, ok = s.slots.take(key.Name, key.Concurrency)
 	if !ok {
-		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %d requests in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, key.Concurrency))
+		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %d requests in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, key.Concurrency), time.Second)
+		s.log.Info("request", "endpoint", r.URL.Path, "key", key.Name, "outcome", "refused", "status", http.StatusTooManyRequests, "why", "concurrency")
 		return nil, nil, false
 	}
 	return key, release, true

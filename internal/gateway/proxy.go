@@ -20,6 +20,7 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
+	r = s.pin(r)
 	key, release, ok := s.admit(w, r, ep)
 	if !ok {
 		s.metrics.requests.WithLabelValues(ep.Path, "refused").Inc()
@@ -78,7 +79,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.conf().Gateway.MaxBodyMB))
+			return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.stateOf(r.Context()).cfg.Gateway.MaxBodyMB))
 		}
 		return reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
 	}
@@ -93,8 +94,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
 	lg.model = body.Model
-	if chain, ok := allowed(s.conf(), lg.key, body.Model); !ok {
-		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain))
+	if chain, ok := allowed(s.stateOf(r.Context()).cfg, lg.key, body.Model); !ok {
+		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain), 0)
 		return "refused"
 	}
 	opts, err := upstream.ReadOptions(r.Header, upstream.Options{})
@@ -106,7 +107,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 			InputTokens: len(raw) / 4, Budget: opts.Budget},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(func(rec events.Record) {
-			lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
+			// what the provider spent: an attempt that answered, or one that
+			// broke after output; a refusal (429, 529, 5xx) costs nothing
+			if rec.Class == string(classify.OK) || rec.OutputTokens > 0 {
+				lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
+			}
 			s.record(rec)
 		}),
 	}
@@ -114,7 +119,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		return s.send(ctx, w, r, ep, body, opts, a)
 	}
 	c.OnSwitch = func(from, to policy.Candidate, why classify.Verdict) { s.switched(c.ID, from, to, why) }
-	out := s.eng().Run(r.Context(), c)
+	out := s.stateOf(r.Context()).engine.Run(r.Context(), c)
 	lg.out = out
 	switch {
 	case out.Unfinished:
@@ -140,7 +145,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
-	deps := s.conf().Deployments(model)
+	deps := s.stateOf(r.Context()).cfg.Deployments(model)
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil || len(deps) == 0 {
 		msg := fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model)
@@ -156,7 +161,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Type: wire.Gemini}
-	up, err := upstream.NewRequest(r.Context(), s.conf(), ep, body, cand, r.Header, r.URL.RawQuery)
+	up, err := upstream.NewRequest(r.Context(), s.stateOf(r.Context()).cfg, ep, body, cand, r.Header, r.URL.RawQuery)
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, err.Error())
 		return
@@ -178,7 +183,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
 func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) policy.Result {
-	so := upstream.StreamOptions{Hold: opts.HoldFor(s.conf(), a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
+	so := upstream.StreamOptions{Hold: opts.HoldFor(s.stateOf(ctx).cfg, a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
 	if a.Continues != nil {
 		// a continuation of the answer the client is reading: the text
 		// it has goes as the partial assistant turn, and the new stream
@@ -193,7 +198,7 @@ func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
-	up, err := upstream.NewRequest(ctx, s.conf(), ep, body, a.Candidate, r.Header, r.URL.RawQuery)
+	up, err := upstream.NewRequest(ctx, s.stateOf(ctx).cfg, ep, body, a.Candidate, r.Header, r.URL.RawQuery)
 	if err != nil {
 		return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}

@@ -53,14 +53,15 @@ type Options struct {
 type Server struct {
 	// st is the configuration and the engine made for it; a reload swaps
 	// both at once (Reload), and a request keeps the pair it started with.
-	st      atomic.Pointer[gwState]
-	reload  func() ([]string, error)
-	slots   slots // each gateway key's requests in flight
-	usage   Usage
-	rt      http.RoundTripper
-	events  events.Sink
-	log     *slog.Logger
-	metrics *metrics
+	st       atomic.Pointer[gwState]
+	reload   func() ([]string, error)
+	slots    slots // each gateway key's requests in flight
+	reloadMu sync.Mutex
+	usage    Usage
+	rt       http.RoundTripper
+	events   events.Sink
+	log      *slog.Logger
+	metrics  *metrics
 
 	started  time.Time
 	inflight atomic.Int64
@@ -130,6 +131,28 @@ type gwState struct {
 
 func (s *Server) conf() *config.Config { return s.st.Load().cfg }
 
+// stateKey keys the state a request was pinned to in its context.
+type stateKey struct{}
+
+// pin fixes the configuration and engine a request uses for its whole
+// life: a reload while it runs does not change its keys, chains or
+// providers halfway (its retries would otherwise be built from the new
+// configuration).
+func (s *Server) pin(r *http.Request) *http.Request {
+	if _, ok := r.Context().Value(stateKey{}).(*gwState); ok {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, s.st.Load()))
+}
+
+// stateOf is the state ctx was pinned to (the current one when none).
+func (s *Server) stateOf(ctx context.Context) *gwState {
+	if st, ok := ctx.Value(stateKey{}).(*gwState); ok {
+		return st
+	}
+	return s.st.Load()
+}
+
 // maxBody is the largest request body accepted (gateway.max_body_mb).
 func (s *Server) maxBody() int64      { return int64(s.conf().Gateway.MaxBodyMB) << 20 }
 func (s *Server) eng() *policy.Engine { return s.st.Load().engine }
@@ -147,6 +170,8 @@ func (s *Server) watchBreakers(e *policy.Engine) {
 // finish on the old. The listen address is not changed by a reload. It
 // returns what was kept.
 func (s *Server) Reload(cfg *config.Config) []string {
+	s.reloadMu.Lock() // one reload at a time (SIGHUP and POST may meet)
+	defer s.reloadMu.Unlock()
 	old := s.st.Load()
 	ne, kept := old.engine.Reconfigured(cfg)
 	if !slices.Contains(kept, "breakers") {
@@ -231,6 +256,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 // keyed guards h with the gateway keys, when there are any.
 func (s *Server) keyed(ep wire.Endpoint, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r = s.pin(r)
 		_, release, ok := s.admit(w, r, ep)
 		if !ok {
 			return
@@ -378,6 +404,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 // and streamGenerateContent through the driver, countTokens straight to
 // the model's provider.
 func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
+	r = s.pin(r)
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
 	for _, ep := range wire.GeminiEndpoints {
 		if string(ep.Kind) == method && model != "" {
@@ -386,11 +413,15 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if method == "countTokens" && model != "" {
-		_, release, ok := s.admit(w, r, wire.GeminiEndpoints[0])
+		key, release, ok := s.admit(w, r, wire.GeminiEndpoints[0])
 		if !ok {
 			return
 		}
 		defer release()
+		if chain, ok := allowed(s.stateOf(r.Context()).cfg, key, model); !ok {
+			refuse(w, wire.GeminiEndpoints[0], http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", key.Name, strings.Join(key.Chains, ", "), model, chain), 0)
+			return
+		}
 		s.passThrough(w, r, model, method)
 		return
 	}

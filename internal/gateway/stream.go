@@ -24,7 +24,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 	st := ans.Stream
 	defer st.Close()
 	rc := http.NewResponseController(w)
-	idle := s.conf().Timeouts.Idle.D()
+	idle := s.stateOf(r.Context()).cfg.Timeouts.Idle.D()
 	// A client that stops reading must not hold the model's slot forever:
 	// every write gets the idle timeout as its deadline. Events that
 	// arrived together go out in one write (a flush per event is a syscall

@@ -539,6 +539,34 @@ func TestGatewayKeys(t *testing.T) {
 	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 200 {
 		t.Fatalf("bob in his chain: %d %s", code, body)
 	}
+	// the listings show a key its own chains' models only
+	list := func(h, v string) string {
+		req, _ := http.NewRequest(http.MethodGet, r.url+"/v1/models", nil)
+		req.Header.Set(h, v)
+		req.Header.Set("anthropic-version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := list("X-Api-Key", "gw-bob-0123"); !strings.Contains(got, "claude-opus-5-5") {
+		t.Fatalf("bob's listing: %s", got)
+	}
+	if got := list("X-Api-Key", "gw-alice-0123"); !strings.Contains(got, "claude-haiku-5-5") {
+		t.Fatalf("alice's listing: %s", got)
+	}
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer gw-bob-0123")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "gpt-6") {
+			t.Fatalf("bob (chains: claude) sees the OpenAI models: %s", b)
+		}
+	}
 	// bob's one slot taken by a request that stalls: the next is refused
 	r.fault(t, sim.Fault{Model: "claude-haiku-5-5", Kind: "stall", Count: 1})
 	done := make(chan struct{})

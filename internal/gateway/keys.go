@@ -163,3 +163,13 @@ func (s *Server) spend(key *config.GatewayKey, tokens int64) {
 		s.log.Error("gateway key usage not saved", "key", key.Name, "error", err.Error())
 	}
 }
+
+// keyCtx keys the gateway key a listing was asked with.
+type keyCtx struct{}
+
+// keyIn is the gateway key of a request keyed put in its context (nil:
+// none, or no keys).
+func keyIn(r *http.Request) *config.GatewayKey {
+	k, _ := r.Context().Value(keyCtx{}).(*config.GatewayKey)
+	return k
+}

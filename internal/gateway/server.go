@@ -257,12 +257,12 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) keyed(ep wire.Endpoint, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r = s.pin(r)
-		_, release, ok := s.admit(w, r, ep)
+		key, release, ok := s.admit(w, r, ep)
 		if !ok {
 			return
 		}
 		defer release()
-		h(w, r)
+		h(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, key)))
 	}
 }
 
@@ -377,10 +377,11 @@ func nonNil(s []string) []string {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
-	names := make([]string, 0, len(s.conf().Models))
-	for n := range s.conf().Models {
-		t := wire.Format(s.conf().ModelType(n))
-		if (anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI) {
+	cfg := s.stateOf(r.Context()).cfg
+	names := make([]string, 0, len(cfg.Models))
+	for n := range cfg.Models {
+		t := wire.Format(cfg.ModelType(n))
+		if _, ok := allowed(cfg, keyIn(r), n); ok && ((anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI)) {
 			names = append(names, n)
 		}
 	}
@@ -433,10 +434,11 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGeminiModels lists the configured Gemini models as Gemini does.
-func (s *Server) handleGeminiModels(w http.ResponseWriter, _ *http.Request) {
-	names := make([]string, 0, len(s.conf().Models))
-	for n := range s.conf().Models {
-		if wire.Format(s.conf().ModelType(n)) == wire.Gemini {
+func (s *Server) handleGeminiModels(w http.ResponseWriter, r *http.Request) {
+	cfg := s.stateOf(r.Context()).cfg
+	names := make([]string, 0, len(cfg.Models))
+	for n := range cfg.Models {
+		if _, ok := allowed(cfg, keyIn(r), n); ok && wire.Format(cfg.ModelType(n)) == wire.Gemini {
 			names = append(names, n)
 		}
 	}

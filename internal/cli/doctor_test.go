@@ -35,7 +35,7 @@ func TestDoctorCommand(t *testing.T) {
 	cfg := writeCfg(hs.URL)
 
 	out, errs, code := run(t, env, "", "doctor", "--config", cfg, "--offline", "--samples", "3")
-	if code != 0 || !strings.HasPrefix(out, "Your keys and network are fine") || !strings.Contains(out, "STATUS") {
+	if code != 0 || !strings.HasPrefix(out, "The keys checked and the network are fine") || !strings.Contains(out, "STATUS") {
 		t.Fatalf("healthy: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".local", "state", "spillway", "doctor-baseline.json")); err != nil {

@@ -158,8 +158,8 @@ func Run(ctx context.Context, o Options) Report {
 	}
 	if !o.Offline {
 		for _, name := range sortedKeys(o.StatusPages) {
-			if !slices.ContainsFunc(provs, func(p provider) bool { return p.typ == name }) {
-				continue // a page for a provider not configured
+			if !slices.ContainsFunc(provs, func(p provider) bool { return p.typ == name && official(name, p.base, o.StatusPages) }) {
+				continue // a page for a provider not configured (or not the official API)
 			}
 			wg.Go(func() { add(checkStatusPage(ctx, o, rt, name, o.StatusPages[name])...) })
 		}
@@ -240,4 +240,16 @@ func alternative(cfg *config.Config, model string, fs []Finding) string {
 		}
 	}
 	return ""
+}
+
+// official reports whether a provider at base is the one the status page
+// covers: the provider's own API host for the built-in pages (OpenAI's page
+// says nothing of Azure or a local server); any, for a page the user named.
+func official(name, base string, pages map[string]string) bool {
+	if pages[name] != DefaultStatusPages[name] {
+		return true
+	}
+	host := map[string]string{"openai": "api.openai.com", "anthropic": "api.anthropic.com"}[name]
+	u, err := url.Parse(base)
+	return err == nil && host != "" && u.Hostname() == host
 }

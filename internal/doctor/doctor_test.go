@@ -83,13 +83,13 @@ func TestDoctorAgainstTheSimulator(t *testing.T) {
 		verdict string
 		check   func(t *testing.T, r doctor.Report)
 	}{
-		{name: "healthy, no probe", code: 0, verdict: "Your keys and network are fine (capacity not checked: run with --probe)",
+		{name: "healthy, no probe", code: 0, verdict: "The keys checked and the network are fine (capacity not checked: run with --probe)",
 			check: func(t *testing.T, r doctor.Report) {
 				if len(r.Unreached) == 0 || !strings.Contains(strings.Join(r.Unreached, " "), "--probe") || !strings.Contains(r.Cost, "nothing") {
 					t.Errorf("unreached %v cost %q", r.Unreached, r.Cost)
 				}
 			}},
-		{name: "healthy, probed", probe: true, code: 0, verdict: "Your account and network are fine, and every model answered",
+		{name: "healthy, probed", probe: true, code: 0, verdict: "The keys checked and the network are fine, and every model probed answered",
 			check: func(t *testing.T, r doctor.Report) {
 				if !strings.HasPrefix(r.Cost, "15 requests of one output token") {
 					t.Errorf("cost %q: one request per configured model", r.Cost)
@@ -289,5 +289,37 @@ func TestDoctorProxy(t *testing.T) {
 	f := find(r, "proxy", "HTTPS_PROXY")
 	if f == nil || !strings.Contains(f.Evidence, "proxy.internal:3128") || strings.Contains(f.Evidence, "s3cret") {
 		t.Fatalf("proxy: %+v", f)
+	}
+}
+
+// Found in review: a slow model is degraded (not a configuration mistake);
+// auth: key without its key is broken and says so; a proxy without a scheme
+// is named without its password.
+func TestDoctorReviewCases(t *testing.T) {
+	srv, cfg := simWorld(t, nil)
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "slow", FirstDelayMS: 2000, Count: 1})
+	r := run(t, cfg, func(o *doctor.Options) { o.Probe, o.Timeout = true, 300*time.Millisecond })
+	if f := find(r, "model", "gpt-6-astra"); f == nil || f.Status != doctor.Degraded || !strings.Contains(f.Summary, "no answer within --timeout") {
+		t.Fatalf("a slow model: %+v", f)
+	}
+	if strings.Contains(r.Verdict, "Fix the model in the configuration") {
+		t.Fatalf("a slow model blamed on the configuration: %s", r.Verdict)
+	}
+
+	_, cfg = simWorld(t, nil)
+	p := cfg.Providers["anthropic"]
+	p.Auth, p.APIKey = "key", config.Secret{Ref: "env:SPILLWAY_DOCTOR_UNSET"}
+	cfg.Providers["anthropic"] = p
+	r = run(t, cfg, nil)
+	if f := find(r, "key", "anthropic"); f == nil || f.Status != doctor.Broken || !strings.Contains(f.Summary, "auth: key without a key (api_key env:SPILLWAY_DOCTOR_UNSET (not set))") {
+		t.Fatalf("auth: key without its key: %+v", f)
+	}
+
+	keys["HTTPS_PROXY"] = "user:s3cretpw@proxy.internal:8080"
+	defer delete(keys, "HTTPS_PROXY")
+	_, cfg = simWorld(t, nil)
+	r = run(t, cfg, nil)
+	if f := find(r, "proxy", "HTTPS_PROXY"); f == nil || strings.Contains(f.Evidence, "s3cretpw") {
+		t.Fatalf("proxy without a scheme: %+v", f)
 	}
 }

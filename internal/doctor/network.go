@@ -50,12 +50,19 @@ func checkNetwork(ctx context.Context, o Options, p provider) []Finding {
 	}
 	var times []time.Duration
 	var lastErr error
+	tried, timeouts := 0, 0
 	for i := 0; i < o.Samples; i++ {
+		tried++
 		start := time.Now()
 		d := net.Dialer{Timeout: min(o.Timeout, 3*time.Second)}
 		c, err := d.DialContext(ctx, "tcp", subject)
 		if err != nil {
 			lastErr = err
+			if classify.Err(err).Class == classify.Timeout {
+				if timeouts++; timeouts == 3 && len(times) == 0 {
+					break // three silent connects: a host that answers none (not 20 × 3 s)
+				}
+			}
 			if ctx.Err() != nil {
 				break
 			}
@@ -64,7 +71,13 @@ func checkNetwork(ctx context.Context, o Options, p provider) []Finding {
 		times = append(times, time.Since(start))
 		c.Close()
 	}
-	loss := 1 - float64(len(times))/float64(o.Samples)
+	loss := 1 - float64(len(times))/float64(tried)
+	if len(times) == 0 && proxied(o) {
+		// requests go through the proxy: a direct connect that fails says
+		// nothing about them (the provider checks above went through it)
+		return append(fs, Finding{Area: "network", Subject: subject, Status: Unknown,
+			Summary: "direct connects fail; requests go through the proxy (see proxy)", Evidence: fmt.Sprint(lastErr)})
+	}
 	if len(times) == 0 {
 		v := classify.Err(lastErr)
 		why := string(v.Class)
@@ -75,11 +88,11 @@ func checkNetwork(ctx context.Context, o Options, p provider) []Finding {
 			why = "timed out"
 		}
 		return append(fs, Finding{Area: "network", Subject: subject, Status: Broken, Class: string(v.Class),
-			Summary: fmt.Sprintf("TCP connect fails (%d of %d): %s", o.Samples, o.Samples, why), Evidence: fmt.Sprint(lastErr)})
+			Summary: fmt.Sprintf("TCP connect fails (%d of %d): %s", tried, tried, why), Evidence: fmt.Sprint(lastErr)})
 	}
 	slices.Sort(times)
 	med, p95 := times[len(times)/2], times[int(math.Ceil(0.95*float64(len(times))))-1]
-	ev := fmt.Sprintf("%d connects: median %s, p95 %s, loss %.0f%%", o.Samples, ms(med), ms(p95), loss*100)
+	ev := fmt.Sprintf("%d connects: median %s, p95 %s, loss %.0f%%", tried, ms(med), ms(p95), loss*100)
 	f := Finding{Area: "network", Subject: subject, Status: Healthy, Summary: "TCP connects", Evidence: ev}
 	if loss > 0.01 {
 		f.Status, f.Summary, f.Class = Degraded, fmt.Sprintf("packet loss: %.0f%% of connects failed", loss*100), string(classify.Network)
@@ -213,8 +226,8 @@ func checkStatusPage(ctx context.Context, o Options, rt http.RoundTripper, name,
 	}
 	f := Finding{Area: "status", Subject: name, Status: Healthy, Summary: cmpOr(sum.Status.Description, sum.Status.Indicator),
 		Evidence: strings.Join(append(down, incidents...), "; ")}
-	switch sum.Status.Indicator {
-	case "minor", "major":
+	switch sum.Status.Indicator { // a minor incident (often another product's) is for the record
+	case "major":
 		f.Status = Degraded
 	case "critical":
 		f.Status = Broken
@@ -245,7 +258,12 @@ func checkAgents(o Options) []Finding {
 			if !l.ResetsAt.IsZero() {
 				state += " (resets " + l.ResetsAt.Local().Format("Jan 2 15:04") + ")"
 			}
+			// a window seen longer ago than it lasts, with no reset time,
+			// says nothing about now
+			stale := l.ResetsAt.IsZero() && l.WindowMinutes > 0 && o.Now().Sub(l.Seen) > time.Duration(l.WindowMinutes)*time.Minute
 			switch {
+			case stale:
+				f.Summary += " (seen " + l.Seen.Local().Format("Jan 2 15:04") + ", longer ago than the window: not now)"
 			case l.UsedPercent >= 100 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
 				f.Status, f.Class = Broken, string(classify.Quota)
 				f.Summary = state + ": used up, your plan's limit, not capacity"
@@ -313,6 +331,9 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // proxyURL is a proxy's URL without its credentials.
 func proxyURL(p string) string {
+	if !strings.Contains(p, "://") {
+		p = "http://" + p // Go takes a proxy without its scheme too
+	}
 	u, err := url.Parse(p)
 	if err != nil || u.Host == "" {
 		return redact.String(p)
@@ -321,4 +342,14 @@ func proxyURL(p string) string {
 		u.User = url.User("***")
 	}
 	return u.String()
+}
+
+// proxied reports a proxy in the environment (requests go through it).
+func proxied(o Options) bool {
+	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+		if o.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
 }

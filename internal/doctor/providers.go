@@ -23,6 +23,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 type provider struct {
 	name, typ, base string
 	key, keyFrom    string // the key to check with, and where it came from (never the key)
+	keyMissing      string // auth: key with no key: what the configuration says
 	models          []policy.Candidate
 }
 
@@ -60,6 +61,10 @@ func usedProviders(cfg *config.Config) []provider {
 
 func (p *provider) findKey(o Options) {
 	pc := o.Config.Providers[p.name]
+	if pc.Auth == "key" && pc.APIKey.Value == "" {
+		p.keyMissing = pc.APIKey.String() // the gateway sends its own key, and has none
+		return
+	}
 	if pc.APIKey.Value != "" { // the configured key (env:VAR, or written in)
 		p.key, p.keyFrom = pc.APIKey.Value, "providers."+p.name+".api_key"
 		if pc.APIKey.IsEnv() {
@@ -80,6 +85,10 @@ func (p *provider) findKey(o Options) {
 // findings and how many probes it sent.
 func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provider) ([]Finding, int) {
 	p.findKey(o)
+	if p.keyMissing != "" {
+		return []Finding{{Area: "key", Subject: p.name, Status: Broken, Class: string(classify.Auth),
+			Summary: "auth: key without a key (api_key " + p.keyMissing + "): every request through spillway to " + p.name + " fails; set it"}}, 0
+	}
 	if p.key == "" {
 		vars := strings.Join(keyVars[p.typ], " or ")
 		why := "no key to check with: set " + vars + " (as the agents read it), or give the provider auth: key and api_key"
@@ -91,9 +100,9 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 	h := http.Header{}
 	wire.SetKey(h, wire.Format(p.typ), p.key)
 	var fs []Finding
-	ctx, cancel := context.WithTimeout(ctx, 2*o.Timeout)
+	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ans, err := upstream.ListModels(ctx, rt, o.Config, p.name, h)
+	ans, err := upstream.ListModels(lctx, rt, o.Config, p.name, h)
 	path := wire.ModelsPath(wire.Format(p.typ))
 	if err != nil {
 		v := classify.Err(err)
@@ -131,21 +140,39 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 	}
 	n := 0
 	for _, cand := range p.models {
-		n++
-		fs = append(fs, probe(ctx, o, rt, cand, h))
+		f, sent := probe(ctx, o, rt, cand, h)
+		if sent {
+			n++
+		}
+		fs = append(fs, f)
+	}
+	// a key the provider echoes back in an error never reaches the report
+	for i := range fs {
+		fs[i].Evidence = strings.ReplaceAll(fs[i].Evidence, p.key, "***")
+		fs[i].Summary = strings.ReplaceAll(fs[i].Summary, p.key, "***")
 	}
 	return fs, n
 }
 
-// probe sends one model the smallest request and judges its answer.
-func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Candidate, h http.Header) Finding {
-	f := Finding{Area: "model", Subject: cand.Model}
+// probe sends one model the smallest request, within o.Timeout, and judges
+// its answer; sent reports whether the request went out (it may cost).
+func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Candidate, h http.Header) (f Finding, sent bool) {
+	f = Finding{Area: "model", Subject: cand.Model}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	ans, err := upstream.Probe(ctx, rt, o.Config, cand, h)
 	if err != nil {
 		v := classify.Err(err)
-		f.Status, f.Class, f.Summary, f.Evidence = Broken, string(v.Class), "no answer: "+string(v.Class), err.Error()
-		return f
+		// a slow or silent model is degraded, not a mistake in the
+		// configuration; a refused connection is the network's (see network)
+		f.Status, f.Class, f.Evidence = Degraded, string(v.Class), err.Error()
+		f.Summary = "no answer within --timeout " + o.Timeout.String()
+		if v.Class != classify.Timeout {
+			f.Status, f.Summary = Broken, "no answer: "+string(v.Class)+" (see network)"
+		}
+		return f, v.Class == classify.Timeout
 	}
+	sent = true
 	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Type})
 	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
@@ -169,7 +196,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 	if ans.Status/100 != 2 {
 		f.Class = string(v.Class)
 	}
-	return f
+	return f, sent
 }
 
 func waitText(d time.Duration) string {
@@ -192,6 +219,12 @@ func listed(p provider, body []byte) []Finding {
 	if json.Unmarshal(body, &list) != nil {
 		return nil
 	}
+	var more struct {
+		HasMore bool   `json:"has_more"`      // Anthropic
+		Next    string `json:"nextPageToken"` // Gemini
+	}
+	_ = json.Unmarshal(body, &more)
+	paged := more.HasMore || more.Next != ""
 	have := map[string]bool{}
 	for _, m := range list.Data {
 		have[m.ID] = true
@@ -213,6 +246,11 @@ func listed(p provider, body []byte) []Finding {
 	var fs []Finding
 	if len(present) > 0 {
 		fs = append(fs, Finding{Area: "models", Subject: p.name, Status: Healthy, Summary: "listed: " + strings.Join(present, ", ")})
+	}
+	if paged && len(missing) > 0 {
+		// the first page only: a model on a later page is not missing
+		return append(fs, Finding{Area: "models", Subject: p.name, Status: Unknown,
+			Summary: "not on the listing's first page: " + strings.Join(missing, ", ") + " (--probe asks them)"})
 	}
 	for _, m := range missing {
 		fs = append(fs, Finding{Area: "model", Subject: m, Status: Degraded, Class: string(classify.ModelNotFound),

@@ -65,16 +65,24 @@ func verdict(fs []Finding, probed bool, alternative func(model string) string) (
 		return st, "Mostly fine, but " + f.Subject + ": " + f.Summary + "."
 	}
 	checked := false
+	var unchecked []string
 	for _, f := range fs {
 		checked = checked || (f.Area == "key" && f.Status == Healthy)
+		if f.Area == "key" && f.Status == Unknown {
+			unchecked = append(unchecked, f.Subject)
+		}
+	}
+	tail := ""
+	if len(unchecked) > 0 {
+		tail = " No key to check " + strings.Join(unchecked, ", ") + " with (see key)."
 	}
 	switch {
 	case !checked:
 		return st, "Your network is fine, but no key could be checked (see key): set the key the agents use to check the account."
 	case probed:
-		return st, "Your account and network are fine, and every model answered."
+		return st, "The keys checked and the network are fine, and every model probed answered." + tail
 	}
-	return st, "Your keys and network are fine (capacity not checked: run with --probe)."
+	return st, "The keys checked and the network are fine (capacity not checked: run with --probe)." + tail
 }
 
 func isAre(n int) string {

@@ -402,9 +402,18 @@ type Probed struct {
 	Elapsed time.Duration
 }
 
-// probeTimeout bounds a probe: a provider that takes the connection and
-// says nothing must not hold the caller.
+// probeTimeout bounds a probe whose context has no deadline of its own: a
+// provider that takes the connection and says nothing must not hold the
+// caller.
 const probeTimeout = 10 * time.Second
+
+// bounded is ctx with probeTimeout, unless it has a deadline already.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, probeTimeout)
+}
 
 // Probe sends cand's provider the smallest request for cand's model (one
 // token of output), with header's credentials (a provider with auth: key
@@ -418,7 +427,7 @@ func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand p
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := bounded(ctx)
 	defer cancel()
 	req, err := NewRequest(ctx, cfg, ep, body, cand, header, "")
 	if err != nil {
@@ -439,7 +448,7 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	if prov.Query != "" {
 		target += "?" + strings.TrimPrefix(prov.Query, "?")
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := bounded(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {

@@ -230,7 +230,7 @@ type Prompt struct {
 	System    string
 	User      string
 	Stream    bool
-	MaxTokens int // Anthropic requires one; 4096 when 0
+	MaxTokens int // the answer's cap; Anthropic requires one (4096 when 0), the others none when 0
 }
 
 // Body is p as a request body to ep for model.
@@ -257,6 +257,9 @@ func (p Prompt) Body(ep Endpoint, model string) []byte {
 			if p.System != "" {
 				body["instructions"] = p.System
 			}
+			if p.MaxTokens > 0 {
+				body["max_output_tokens"] = p.MaxTokens
+			}
 			break
 		}
 		var msgs []any
@@ -264,6 +267,9 @@ func (p Prompt) Body(ep Endpoint, model string) []byte {
 			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
 		}
 		body = map[string]any{"model": model, "messages": append(msgs, map[string]any{"role": "user", "content": p.User})}
+		if p.MaxTokens > 0 {
+			body["max_tokens"] = p.MaxTokens // a probe's one token, not a whole answer
+		}
 	}
 	if p.Stream && !ep.ModelInPath {
 		body["stream"] = true

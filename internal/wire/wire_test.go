@@ -190,3 +190,16 @@ func TestErrorBodiesClassifyAsTheirClass(t *testing.T) {
 		}
 	}
 }
+
+// A probe is one token on every API, not a whole answer.
+func TestPromptMaxTokens(t *testing.T) {
+	for _, ep := range []Endpoint{EndpointOf(Chat), EndpointOf(Responses), EndpointOf(Messages)} {
+		b := string(Prompt{User: "ping", MaxTokens: 1}.Body(ep, "m"))
+		if !strings.Contains(b, `"max_tokens":1`) && !strings.Contains(b, `"max_output_tokens":1`) {
+			t.Errorf("%s: %s has no cap", ep.Kind, b)
+		}
+	}
+	if g, _ := PromptEndpoint(Gemini); !strings.Contains(string(Prompt{User: "ping", MaxTokens: 1}.Body(g, "m")), `"maxOutputTokens":1`) {
+		t.Error("gemini: no cap")
+	}
+}

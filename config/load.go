@@ -716,10 +716,10 @@ func (l *loader) validate(c *Config) {
 	}
 	switch u, err := url.Parse(c.State); {
 	case c.State == "memory":
-	case err == nil && (u.Scheme == "redis" || u.Scheme == "rediss"):
-		l.at("state", fmt.Sprintf("%q: fleet state (breakers and pacing shared through Redis) is not implemented yet; use state: memory", c.State))
+	case err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "":
+		// the gateways of a fleet share their breakers' evidence (internal/fleet)
 	default:
-		l.at("state", fmt.Sprintf("%q: allowed: memory (fleet state in Redis is not implemented yet)", c.State))
+		l.at("state", fmt.Sprintf("%q: allowed: memory, or redis://HOST:PORT[/DB] for a fleet of gateways that share their breakers", c.State))
 	}
 	switch db := c.Queue.DB; {
 	case db == "sqlite", strings.HasPrefix(db, "sqlite:") && len(db) > len("sqlite:"):

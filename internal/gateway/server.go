@@ -43,6 +43,8 @@ type Options struct {
 	Transport http.RoundTripper
 	// Usage keeps the gateway keys' daily tokens (needed for daily_tokens).
 	Usage Usage
+	// Fleet, when set, describes the fleet state for /spillway/status.
+	Fleet func() map[string]any
 	// Reload, when set, reloads the configuration (POST /spillway/reload,
 	// with gateway.admin_key): it reads the file anew and calls
 	// Server.Reload, or returns why it could not.
@@ -58,6 +60,7 @@ type Server struct {
 	slots    slots // each gateway key's requests in flight
 	reloadMu sync.Mutex
 	usage    Usage
+	fleet    func() map[string]any
 	rt       http.RoundTripper
 	events   events.Sink
 	log      *slog.Logger
@@ -85,7 +88,7 @@ func New(o Options) (*Server, error) {
 	if o.Config == nil {
 		return nil, errors.New("gateway: no configuration")
 	}
-	s := &Server{events: o.Events, log: o.Logger, started: time.Now(), reload: o.Reload, usage: o.Usage}
+	s := &Server{events: o.Events, log: o.Logger, started: time.Now(), reload: o.Reload, usage: o.Usage, fleet: o.Fleet}
 	engine := o.Engine
 	if engine == nil {
 		engine = policy.New(o.Config)
@@ -360,12 +363,16 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	recent := append([]Fallback(nil), s.recent...)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{
+	st := map[string]any{
 		"listen": s.conf().Listen, "uptime_s": int(time.Since(s.started).Seconds()),
 		"requests": s.total.Load(), "inflight": s.inflight.Load(),
 		"chains": s.conf().Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
 		"pacing": s.eng().Pacing(), "providers_down": nonNil(s.eng().ProvidersDown()),
-	})
+	}
+	if s.fleet != nil {
+		st["fleet"] = s.fleet()
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func nonNil(s []string) []string {

@@ -1,0 +1,205 @@
+package fleet_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/behaviour"
+	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/sim"
+)
+
+// startRedis runs a redis-server of the test's own on a free port (never
+// the machine's shared one), and returns its address, a stop and a start
+// again on the same port.
+func startRedis(t *testing.T) (addr string, stop, start func()) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server not found (CI=true, so this is a failure)")
+		}
+		t.Skip("TestFleetBreakers skipped: redis-server not found")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	dir := t.TempDir()
+	var cmd *exec.Cmd
+	start = func() {
+		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		defer rdb.Close()
+		for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; {
+			if time.Now().After(deadline) {
+				t.Fatal("redis-server did not answer")
+			}
+			time.Sleep(10 * time.Millisecond) // another process starting: polling, not timing
+		}
+	}
+	stop = func() {
+		if cmd != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			cmd = nil
+		}
+	}
+	start()
+	t.Cleanup(stop)
+	return addr, stop, start
+}
+
+// gw is one gateway of the fleet.
+type gw struct {
+	url string
+	fb  *fleet.Breakers
+	eng *policy.Engine
+}
+
+func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string) gw {
+	t.Helper()
+	cfg := config.Default()
+	for name, p := range cfg.Providers {
+		p.BaseURL = simURL
+		if name == "openai" {
+			p.BaseURL = simURL + "/v1"
+		}
+		cfg.Providers[name] = p
+	}
+	cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Minute), MaxCooldown: config.Duration(10 * time.Minute)}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, DialTimeout: 200 * time.Millisecond, ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }), nil))
+	fb := fleet.NewBreakers(ctx, policy.NewMemoryBreakers(cfg.Breaker, policy.RealClock{}), rdb, id, log)
+	eng := policy.New(cfg, policy.WithBreakers(fb))
+	g, err := gateway.New(gateway.Options{Config: cfg, Engine: eng, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(g.Handler())
+	t.Cleanup(hs.Close)
+	return gw{url: hs.URL, fb: fb, eng: eng}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func ask(t *testing.T, url, model string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := behaviour.Chat(model, "hi", false).Request(ctx, url)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func until(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// Two gateways share a Redis: capacity answers through gateway A open the
+// breaker in B too, and B then skips the model without trying it. With
+// Redis stopped both keep serving on their own evidence, with no failed
+// request.
+func TestFleetBreakers(t *testing.T) {
+	addr, stopRedis, startRedis := startRedis(t)
+	scn, _ := sim.Builtin("calm")
+	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer func() { srv.Close(); hs.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := newGateway(t, ctx, hs.URL, addr, "gw-a")
+	b := newGateway(t, ctx, hs.URL, addr, "gw-b")
+	// let both subscriptions settle: a message published before B
+	// subscribed would be lost
+	subscribed := func() {
+		until(t, "both subscribed", func() bool {
+			c := redis.NewClient(&redis.Options{Addr: addr})
+			defer c.Close()
+			n, _ := c.PubSubNumSub(ctx, fleet.Channel).Result()
+			return n[fleet.Channel] >= 2
+		})
+	}
+	subscribed()
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: 2})
+	for i := 0; i < 2; i++ {
+		if resp := ask(t, a.url, "gpt-6-astra"); resp.StatusCode != 200 {
+			t.Fatalf("A: %d", resp.StatusCode)
+		}
+	}
+	key := "openai/gpt-6-astra"
+	until(t, "B's breaker opens from A's evidence", func() bool { return b.eng.BreakerStates()[key] == "open" })
+	before := srv.Snapshot().Models["gpt-6-astra"].Received
+	resp := ask(t, b.url, "gpt-6-astra")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("X-Spillway-Route"), "gpt-6-astra:breaker_open") {
+		t.Fatalf("B: %d, route %q: want astra skipped", resp.StatusCode, resp.Header.Get("X-Spillway-Route"))
+	}
+	if after := srv.Snapshot().Models["gpt-6-astra"].Received; after != before {
+		t.Fatalf("B sent astra %d requests while its breaker was open", after-before)
+	}
+	if b.fb.Received() < 2 {
+		t.Fatalf("B received %d pieces of evidence", b.fb.Received())
+	}
+	// Redis stops: both go on serving, with no failed request
+	stopRedis()
+	srv.AddFault(sim.Fault{Model: "gpt-6.1-sol", Kind: "capacity", Count: 2})
+	for _, g := range []gw{a, b, a, b} {
+		if resp := ask(t, g.url, "gpt-6.1-sol"); resp.StatusCode != 200 {
+			t.Fatalf("with Redis down: %d", resp.StatusCode)
+		}
+	}
+	until(t, "the degradation is noticed", func() bool { return a.fb.Degraded() || b.fb.Degraded() })
+	// Redis is back: the gateways resubscribe, and sharing resumes
+	startRedis()
+	subscribed()
+	srv.AddFault(sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: 2})
+	for i := 0; i < 2; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		req, _ := behaviour.Messages("claude-opus-5-5", "hi", false).Request(ctx, a.url)
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("A, opus: %v %v", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		cancel()
+	}
+	until(t, "A's evidence reaches B again", func() bool { return b.eng.BreakerStates()["anthropic/claude-opus-5-5"] == "open" })
+}

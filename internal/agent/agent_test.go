@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/internal/clienttest"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
@@ -23,15 +23,7 @@ import (
 // simFor starts a simulator; keys names special keys of the scenario.
 func simFor(t *testing.T, keys map[string]sim.Key) (*sim.Server, string) {
 	t.Helper()
-	scn, _ := sim.Builtin("calm")
-	scn.Keys = keys
-	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); hs.Close() })
-	return srv, hs.URL
+	return simtest.Start(t, keys)
 }
 
 type run struct {

@@ -3,25 +3,19 @@ package cli
 import (
 	"encoding/json"
 	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
 )
 
 // spillway doctor from the command line: the verdict first, the exit codes
 // a CI step branches on (0, 3, 4), and JSON.
 func TestDoctorCommand(t *testing.T) {
-	scn, _ := sim.Builtin("calm")
-	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer func() { srv.Close(); hs.Close() }()
+	srv, base := simtest.Start(t, nil)
 	dir := t.TempDir()
 	writeCfg := func(base string) string {
 		p := filepath.Join(dir, strings.NewReplacer(":", "_", "/", "_").Replace(base)+".yaml")
@@ -32,7 +26,7 @@ func TestDoctorCommand(t *testing.T) {
 		return p
 	}
 	env := map[string]string{"HOME": dir, "OPENAI_API_KEY": "sk-cli", "ANTHROPIC_API_KEY": "sk-ant-cli", "GEMINI_API_KEY": "AIza-cli"}
-	cfg := writeCfg(hs.URL)
+	cfg := writeCfg(base)
 
 	out, errs, code := run(t, env, "", "doctor", "--config", cfg, "--offline", "--samples", "3")
 	if code != 0 || !strings.HasPrefix(out, "The keys checked and the network are fine") || !strings.Contains(out, "STATUS") {

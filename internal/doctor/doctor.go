@@ -11,10 +11,10 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -157,7 +157,7 @@ func Run(ctx context.Context, o Options) Report {
 		}
 	}
 	if !o.Offline {
-		for _, name := range sortedKeys(o.StatusPages) {
+		for _, name := range slices.Sorted(maps.Keys(o.StatusPages)) {
 			if !slices.ContainsFunc(provs, func(p provider) bool { return p.typ == name && official(name, p.base, o.StatusPages) }) {
 				continue // a page for a provider not configured (or not the official API)
 			}
@@ -197,16 +197,7 @@ func pluralN(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return strings.TrimSpace(strings.Join([]string{itoa(n), what + "s"}, " "))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return itoa(n) + " " + what + "s"
 }
 
 // hostOf is a base URL's scheme and host (what a network check measures).
@@ -227,7 +218,7 @@ func alternative(cfg *config.Config, model string, fs []Finding) string {
 			ok[f.Subject] = true
 		}
 	}
-	for _, name := range sortedKeys(cfg.Chains) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Chains)) {
 		chain := cfg.Chains[name]
 		i := slices.Index(chain, model)
 		if i < 0 {

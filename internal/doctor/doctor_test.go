@@ -14,6 +14,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/doctor"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -21,28 +22,11 @@ import (
 // providers point at it.
 func simWorld(t *testing.T, keys map[string]sim.Key) (*sim.Server, *config.Config) {
 	t.Helper()
-	scn, _ := sim.Builtin("calm")
-	scn.Keys = keys
-	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); hs.Close() })
-	return srv, configAt(hs.URL)
+	srv, url := simtest.Start(t, keys)
+	return srv, simtest.Config(url)
 }
 
-func configAt(base string) *config.Config {
-	cfg := config.Default()
-	for name, p := range cfg.Providers {
-		p.BaseURL = base
-		if name == "openai" {
-			p.BaseURL = base + "/v1"
-		}
-		cfg.Providers[name] = p
-	}
-	return cfg
-}
+var configAt = simtest.Config
 
 var keys = map[string]string{"OPENAI_API_KEY": "sk-doctor", "ANTHROPIC_API_KEY": "sk-ant-doctor", "GEMINI_API_KEY": "AIza-doctor"}
 

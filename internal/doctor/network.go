@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -291,7 +292,7 @@ func checkAgents(o Options) []Finding {
 	}
 	for _, m := range r.Models {
 		var parts []string
-		for _, class := range sortedKeys(m.Classes) {
+		for _, class := range slices.Sorted(maps.Keys(m.Classes)) {
 			if class != "ok" {
 				parts = append(parts, fmt.Sprintf("%d %s", m.Classes[class], class))
 			}

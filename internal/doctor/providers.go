@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,7 +36,7 @@ var keyVars = map[string][]string{"openai": {"OPENAI_API_KEY"}, "anthropic": {"A
 // else the one the agents would send (OPENAI_API_KEY, …).
 func usedProviders(cfg *config.Config) []provider {
 	byName := map[string]*provider{}
-	for _, model := range sortedKeys(cfg.Models) {
+	for _, model := range slices.Sorted(maps.Keys(cfg.Models)) {
 		for _, d := range cfg.Deployments(model) {
 			p := byName[d.Provider]
 			if p == nil {
@@ -53,7 +54,7 @@ func usedProviders(cfg *config.Config) []provider {
 		}
 	}
 	var out []provider
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		out = append(out, *byName[name])
 	}
 	return out

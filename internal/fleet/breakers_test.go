@@ -22,6 +22,7 @@ import (
 	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
@@ -82,14 +83,7 @@ type gw struct {
 
 func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string) gw {
 	t.Helper()
-	cfg := config.Default()
-	for name, p := range cfg.Providers {
-		p.BaseURL = simURL
-		if name == "openai" {
-			p.BaseURL = simURL + "/v1"
-		}
-		cfg.Providers[name] = p
-	}
+	cfg := simtest.Config(simURL)
 	cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Minute), MaxCooldown: config.Duration(10 * time.Minute)}
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, DialTimeout: 200 * time.Millisecond, ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
@@ -140,14 +134,11 @@ func until(t *testing.T, what string, ok func() bool) {
 // request.
 func TestFleetBreakers(t *testing.T) {
 	addr, stopRedis, startRedis := startRedis(t)
-	scn, _ := sim.Builtin("calm")
-	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
-	hs := httptest.NewServer(srv.Handler())
-	defer func() { srv.Close(); hs.Close() }()
+	srv, simURL := simtest.Start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := newGateway(t, ctx, hs.URL, addr, "gw-a")
-	b := newGateway(t, ctx, hs.URL, addr, "gw-b")
+	a := newGateway(t, ctx, simURL, addr, "gw-a")
+	b := newGateway(t, ctx, simURL, addr, "gw-b")
 	// let both subscriptions settle: a message published before B
 	// subscribed would be lost
 	subscribed := func() {

@@ -19,6 +19,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
@@ -56,16 +57,7 @@ func newRigWith(t testing.TB, scn *sim.Scenario, mut func(*config.Config), opt f
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
 	r.sim, r.simURL = srv, hs.URL
-	cfg := config.Default()
-	p := cfg.Providers["openai"]
-	p.BaseURL = hs.URL + "/v1"
-	cfg.Providers["openai"] = p
-	a := cfg.Providers["anthropic"]
-	a.BaseURL = hs.URL
-	cfg.Providers["anthropic"] = a
-	g := cfg.Providers["gemini"]
-	g.BaseURL = hs.URL
-	cfg.Providers["gemini"] = g
+	cfg := simtest.Config(hs.URL)
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
 	cfg.Retry.Budget = config.Duration(5 * time.Second)
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)

@@ -2,13 +2,13 @@ package report_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/internal/report"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -36,21 +36,15 @@ func TestReportReadsTheRealClients(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			scn, _ := sim.Builtin("calm")
-			srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(srv.Handler())
-			defer func() { srv.Close(); hs.Close() }()
+			srv, base := simtest.Start(t, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			// one session that answered, then one at capacity: each in a
 			// home of its own, read together
-			ok := c.run(t, ctx, hs.URL, "Say hello")
+			ok := c.run(t, ctx, base, "Say hello")
 			srv.AddFault(sim.Fault{Model: c.model, Kind: "capacity", Count: -1, Style: "status"})
 			before := time.Now().UTC()
-			full := c.run(t, ctx, hs.URL, "Say hello again")
+			full := c.run(t, ctx, base, "Say hello again")
 			after := time.Now().UTC()
 			if full.ExitCode == 0 {
 				t.Fatalf("the run at capacity succeeded:\n%s", full.Stderr)

@@ -114,12 +114,12 @@ func TestGeminiSessionResumable(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(chats, name), src, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if got := geminiResumable(home, c.id); got != c.want {
+			if got := geminiResumable(filepath.Join(home, ".gemini"), c.id); got != c.want {
 				t.Errorf("resumable = %v, want %v", got, c.want)
 			}
 			// another session with the same first eight characters is not it
 			other := c.id[:8] + "-0000-4000-8000-000000000000"
-			if geminiResumable(home, other) {
+			if geminiResumable(filepath.Join(home, ".gemini"), other) {
 				t.Error("a session was found by its first eight characters alone")
 			}
 		})

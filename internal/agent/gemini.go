@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spillway/spillway/internal/setup"
 	"github.com/spillway/spillway/internal/wire"
 )
 
@@ -24,22 +25,16 @@ import (
 // the rules of Gemini CLI's own loader (loadConversationRecord and
 // isResumableMessageRecord).
 
-// geminiHome is the directory holding .gemini, as the agent sees it.
-func geminiHome(o Options) string {
-	env := childEnv(o)
-	if v := env("GEMINI_CLI_HOME"); v != "" {
-		return v
-	}
-	return env("HOME")
-}
+// geminiDir is Gemini CLI's .gemini directory, as the agent sees it.
+func geminiDir(o Options) string { return setup.GeminiHome(childEnv(o)) }
 
-// geminiResumable reports whether session id, under home, holds a turn
-// that Gemini CLI would resume.
-func geminiResumable(home, id string) bool {
-	if len(id) < 8 || home == "" {
+// geminiResumable reports whether session id, under Gemini CLI's .gemini
+// directory dir, holds a turn that Gemini CLI would resume.
+func geminiResumable(dir, id string) bool {
+	if len(id) < 8 || dir == "" {
 		return false
 	}
-	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*-"+id[:8]+".json*"))
+	files, _ := filepath.Glob(filepath.Join(dir, "tmp", "*", "chats", "session-*-"+id[:8]+".json*"))
 	for _, f := range files {
 		if sid, ok := readGeminiSession(f); sid == id && ok {
 			return true

@@ -26,6 +26,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/setup"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -610,7 +611,7 @@ func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time)
 	switch kind {
 	case Gemini:
 		id := flagValue(args, "--session-id", "--resume", "-r")
-		if uuidRe.MatchString(id) && geminiResumable(geminiHome(o), id) {
+		if uuidRe.MatchString(id) && geminiResumable(geminiDir(o), id) {
 			return id
 		}
 	case Codex:
@@ -628,13 +629,7 @@ func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time)
 	return ""
 }
 
-func codexHome(o Options) string {
-	env := childEnv(o)
-	if v := env("CODEX_HOME"); v != "" {
-		return v
-	}
-	return filepath.Join(env("HOME"), ".codex")
-}
+func codexHome(o Options) string { return setup.CodexHome(childEnv(o)) }
 
 // newestRollout is the newest $CODEX_HOME/sessions/**/rollout-*.jsonl
 // written since t.

@@ -1,11 +1,13 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/internal/setup"
 	"maps"
 	"math"
 	"net"
@@ -164,10 +166,10 @@ func saveBaseline(o Options, fs []Finding) {
 
 // checkProxy names a proxy the environment sends requests through.
 func checkProxy(o Options) []Finding {
-	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+	for _, v := range proxyVars {
 		if p := o.Getenv(v); p != "" {
 			ev := v + "=" + proxyURL(p)
-			if np := cmpOr(o.Getenv("NO_PROXY"), o.Getenv("no_proxy")); np != "" {
+			if np := cmp.Or(o.Getenv("NO_PROXY"), o.Getenv("no_proxy")); np != "" {
 				ev += "; NO_PROXY=" + np
 			}
 			return []Finding{{Area: "proxy", Subject: v, Status: Healthy,
@@ -175,13 +177,6 @@ func checkProxy(o Options) []Finding {
 		}
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // checkStatusPage reads a Statuspage summary: the page's indicator and the
@@ -225,7 +220,7 @@ func checkStatusPage(ctx context.Context, o Options, rt http.RoundTripper, name,
 	for _, i := range sum.Incidents {
 		incidents = append(incidents, i.Name)
 	}
-	f := Finding{Area: "status", Subject: name, Status: Healthy, Summary: cmpOr(sum.Status.Description, sum.Status.Indicator),
+	f := Finding{Area: "status", Subject: name, Status: Healthy, Summary: cmp.Or(sum.Status.Description, sum.Status.Indicator),
 		Evidence: strings.Join(append(down, incidents...), "; ")}
 	switch sum.Status.Indicator { // a minor incident (often another product's) is for the record
 	case "major":
@@ -244,8 +239,7 @@ func checkStatusPage(ctx context.Context, o Options, rt http.RoundTripper, name,
 // last day (for the record: the verdict is about now).
 func checkAgents(o Options) []Finding {
 	var fs []Finding
-	home := o.Getenv("HOME")
-	codexHome := cmpOr(o.CodexHome, cmpOr(o.Getenv("CODEX_HOME"), joinHome(home, ".codex")))
+	codexHome := cmp.Or(o.CodexHome, setup.CodexHome(o.Getenv))
 	if codexHome != "" {
 		lims, file := report.CodexLimits(codexHome)
 		for _, l := range lims {
@@ -275,7 +269,7 @@ func checkAgents(o Options) []Finding {
 			fs = append(fs, f)
 		}
 	}
-	claudeHome := cmpOr(o.ClaudeHome, cmpOr(o.Getenv("CLAUDE_CONFIG_DIR"), joinHome(home, ".claude")))
+	claudeHome := cmp.Or(o.ClaudeHome, setup.ClaudeHome(o.Getenv))
 	ro := report.Options{Only: []string{"codex", "claude"}, CodexHome: codexHome, ClaudeHome: claudeHome, Since: o.Now().Add(-24 * time.Hour), Loc: time.Local, Getenv: o.Getenv}
 	if codexHome == "" || !exists(codexHome) {
 		ro.Only = slices.DeleteFunc(ro.Only, func(s string) bool { return s == "codex" })
@@ -321,13 +315,6 @@ func window(minutes int) string {
 	return itoa(minutes) + "-minute"
 }
 
-func joinHome(home, dir string) string {
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, dir)
-}
-
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // proxyURL is a proxy's URL without its credentials.
@@ -346,11 +333,7 @@ func proxyURL(p string) string {
 }
 
 // proxied reports a proxy in the environment (requests go through it).
-func proxied(o Options) bool {
-	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
-		if o.Getenv(v) != "" {
-			return true
-		}
-	}
-	return false
-}
+func proxied(o Options) bool { return len(checkProxy(o)) > 0 }
+
+// proxyVars are the variables the agents and Go's HTTP client take a proxy from.
+var proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}

@@ -22,8 +22,8 @@ import (
 // provider's: Authorization: Bearer (OpenAI), x-api-key (Anthropic),
 // x-goog-api-key or ?key= (Gemini).
 func presented(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		return strings.TrimSpace(a[7:])
+	if b := bearer(r); b != "" {
+		return b
 	}
 	for _, k := range []string{r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
 		if k != "" {
@@ -172,4 +172,12 @@ type keyCtx struct{}
 func keyIn(r *http.Request) *config.GatewayKey {
 	k, _ := r.Context().Value(keyCtx{}).(*config.GatewayKey)
 	return k
+}
+
+// bearer is the token of an Authorization: Bearer header, "" without one.
+func bearer(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -283,10 +284,7 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 // adminKey reports whether r carries the admin key (compared in constant
 // time).
 func adminKey(r *http.Request, want string) bool {
-	got := r.Header.Get("X-Spillway-Admin-Key")
-	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		got = a[7:]
-	}
+	got := cmp.Or(r.Header.Get("X-Spillway-Admin-Key"), bearer(r))
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 

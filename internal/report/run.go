@@ -3,9 +3,11 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/internal/setup"
 	"io"
 	"io/fs"
 	"os"
@@ -72,7 +74,6 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}
 	a := NewAggregate(o.Loc, o.Since, o.Until)
 	var ins []Input
-	home := o.Getenv("HOME")
 	if o.wants("spillway") {
 		path := o.EventLog
 		if path == "" {
@@ -93,9 +94,9 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		files     func(string) []string
 		read      func(string, *Aggregate) Input
 	}{
-		{"codex", firstOf(o.CodexHome, o.Getenv("CODEX_HOME"), join(home, ".codex")), codexFiles, readCodex},
-		{"claude", firstOf(o.ClaudeHome, o.Getenv("CLAUDE_CONFIG_DIR"), join(home, ".claude")), claudeFiles, readClaude},
-		{"gemini", firstOf(o.GeminiHome, join(o.Getenv("GEMINI_CLI_HOME"), ".gemini"), join(home, ".gemini")), geminiFiles, nil},
+		{"codex", cmp.Or(o.CodexHome, setup.CodexHome(o.Getenv)), codexFiles, readCodex},
+		{"claude", cmp.Or(o.ClaudeHome, setup.ClaudeHome(o.Getenv)), claudeFiles, readClaude},
+		{"gemini", cmp.Or(o.GeminiHome, setup.GeminiHome(o.Getenv)), geminiFiles, nil},
 	}
 	// Gemini CLI's error reports are read only when its sessions are
 	var geminiErrs []geminiError
@@ -148,23 +149,6 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		ins = append(ins, in)
 	}
 	return a.Result(ins), nil
-}
-
-func firstOf(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// join is filepath.Join of a base that may be unset ("" stays "").
-func join(base, name string) string {
-	if base == "" {
-		return ""
-	}
-	return filepath.Join(base, name)
 }
 
 // walkFiles lists the files under root whose name match says, sorted.

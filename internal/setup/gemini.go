@@ -3,6 +3,7 @@ package setup
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -14,7 +15,22 @@ func GeminiHome(getenv func(string) string) string {
 	if d := getenv("GEMINI_CLI_HOME"); d != "" {
 		return filepath.Join(d, ".gemini")
 	}
-	return filepath.Join(getenv("HOME"), ".gemini")
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".gemini")
+	}
+	return ""
+}
+
+// ClaudeHome is $CLAUDE_CONFIG_DIR, else $HOME/.claude; "" when neither is
+// set.
+func ClaudeHome(getenv func(string) string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".claude")
+	}
+	return ""
 }
 
 // GeminiSettings are the settings spillway needs Gemini CLI to have:
@@ -48,6 +64,9 @@ func ApplyGemini(existing []byte) ([]byte, error) {
 // It returns the file and the backup ("" when there was none or nothing
 // changed).
 func WriteGemini(dir string, now time.Time) (path, backup string, err error) {
+	if dir == "" {
+		return "", "", errors.New("no Gemini CLI directory: set GEMINI_CLI_HOME or HOME")
+	}
 	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
 		return ApplyGemini(old)
 	})

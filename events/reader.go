@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/spillway/spillway/internal/lineio"
 	"io"
 	"os"
 	"slices"
@@ -67,7 +69,7 @@ func Read(r io.Reader, fn func(Record) error) error {
 	var buf []byte
 	for n := 1; ; n++ {
 		var err error
-		buf, err = readLine(br, buf[:0])
+		buf, err = lineio.Read(br, buf[:0])
 		if line := bytes.TrimSpace(buf); len(line) > 0 {
 			var rec Record
 			if line[0] != '{' || jsonv2.Unmarshal(line, &rec) != nil {
@@ -90,18 +92,6 @@ func Read(r io.Reader, fn func(Record) error) error {
 		return &bad
 	}
 	return nil
-}
-
-// readLine appends the next line (with its '\n', if any) to buf, however
-// long it is.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if err != bufio.ErrBufferFull {
-			return buf, err
-		}
-	}
 }
 
 // ReadFile is Read on the file at path; a *MalformedError names the file.

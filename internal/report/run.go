@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spillway/spillway/internal/lineio"
 	"github.com/spillway/spillway/internal/setup"
 	"io"
 	"io/fs"
@@ -206,7 +207,7 @@ func jsonLines(path string, markers [][]byte, in *Input, fn func(line []byte) bo
 	var buf []byte
 	for {
 		var err error
-		buf, err = readLine(br, buf[:0])
+		buf, err = lineio.Read(br, buf[:0])
 		if line := bytes.TrimSpace(buf); len(line) > 0 {
 			switch {
 			case line[0] != '{':

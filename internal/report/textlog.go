@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/lineio"
 )
 
 // TextOptions configure the reading of a plain text log.
@@ -61,7 +62,7 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 	var buf []byte
 	for {
 		var err error
-		buf, err = readLineMax(br, buf[:0], maxTextLine)
+		buf, err = lineio.ReadMax(br, buf[:0], maxTextLine)
 		line := bytes.TrimRight(buf, "\r\n")
 		if len(line) > 0 {
 			k, rest, ok := stamp(line)
@@ -118,31 +119,10 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 	return in, nil
 }
 
-// readLine appends the next line to buf, however long it is.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) { return readLineMax(br, buf, -1) }
-
 // maxTextLine is as much of a text log's line as is read: a timestamp and
 // a message; the rest of a longer line is skipped, so that one huge line
 // costs no memory.
 const maxTextLine = 4 << 10
-
-// readLineMax appends the next line to buf, its first max bytes when max
-// is not negative (the rest is read and dropped).
-func readLineMax(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if max < 0 || len(buf) < max {
-			if max >= 0 && len(buf)+len(chunk) > max {
-				buf = append(buf, chunk[:max-len(buf)]...)
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if err != bufio.ErrBufferFull {
-			return buf, err
-		}
-	}
-}
 
 func digit(c byte) bool { return c >= '0' && c <= '9' }
 

@@ -13,8 +13,12 @@ import (
 type Breakers interface {
 	// Allow asks to send one request to key. When the breaker is open (or
 	// half-open with its probe already out) it returns ok=false. Otherwise
-	// done must be called once with what the model answered.
-	Allow(key string) (done func(classify.Verdict), ok bool)
+	// done must be called once with what the model answered; probe says
+	// the request is the half-open breaker's probe.
+	Allow(key string) (done func(classify.Verdict), probe, ok bool)
+	// Heal closes key's breaker: a probe elsewhere in the fleet found the
+	// pool with room again.
+	Heal(key string)
 	// Observe is evidence that came after an attempt's done: a stream whose
 	// success was recorded at its first output and that broke later.
 	Observe(key string, v classify.Verdict)
@@ -190,9 +194,8 @@ func (b *MemoryBreakers) at(key string, f func(br *breaker, now time.Time, cs *[
 }
 
 // Allow implements Breakers.
-func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), ok bool) {
+func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), probe, ok bool) {
 	var gen int
-	var probe bool
 	b.at(key, func(br *breaker, _ time.Time, _ *[]change) {
 		switch {
 		case br.state == open, br.state == halfOpen && br.probing:
@@ -203,14 +206,24 @@ func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), ok bool
 		ok, gen, probe = true, br.gen, br.state == halfOpen
 	})
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	var once sync.Once
 	return func(v classify.Verdict) {
 		once.Do(func() {
 			b.at(key, func(br *breaker, now time.Time, cs *[]change) { b.evidence(key, br, now, gen, probe, v, cs) })
 		})
-	}, true
+	}, probe, true
+}
+
+// Heal implements Breakers.
+func (b *MemoryBreakers) Heal(key string) {
+	b.at(key, func(br *breaker, _ time.Time, cs *[]change) {
+		if br.state != closed {
+			br.cooldown = 0
+			b.set(key, br, closed, cs)
+		}
+	})
 }
 
 func (b *MemoryBreakers) evidence(key string, br *breaker, now time.Time, gen int, probe bool, v classify.Verdict, cs *[]change) {

@@ -420,7 +420,7 @@ func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
 		release()
 		return Result{Verdict: refused(cand, NetworkDown), NotSent: true}, nil
 	}
-	permit, ok := e.allow(cand.Key())
+	permit, ok := e.allow(ctx, cand.Key(), paceKey(cand, c.Key))
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
@@ -946,6 +946,7 @@ func (a *Attempt) end(res Result) {
 		// broke it later is evidence of its own
 		e.breakers.Observe(key, evidence)
 		e.adapt(key, evidence)
+		e.tell(key, paceKey(a.Candidate, c.Key), evidence, false)
 	}
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,

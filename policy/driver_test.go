@@ -283,7 +283,7 @@ func TestRunBreakerEvidenceAtFirstOutput(t *testing.T) {
 	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(time.Minute)}
 	e, clk := clocked(cfg)
 	key := Candidate{Provider: "openai", Upstream: "gpt-6-luna"}.Key()
-	done, _ := e.allow(key)
+	done, _ := e.allow(context.Background(), key, "")
 	done(classify.Verdict{Class: classify.Capacity})
 	clk.Advance(10 * time.Second) // the next attempt is the probe
 	rec := &recorder{}
@@ -571,7 +571,7 @@ func TestDeployments(t *testing.T) {
 		cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(time.Minute), MaxCooldown: config.Duration(time.Minute)}
 		e, _ := clocked(cfg)
 		us := e.Candidates(Request{Model: "gpt-6-astra"})[0]
-		done, _ := e.allow(us.Key())
+		done, _ := e.allow(context.Background(), us.Key(), "")
 		done(classify.Verdict{Class: classify.Capacity})
 		for range 4 {
 			if st := e.newPlan(Request{Model: "gpt-6-astra"}).start(); st.Candidate.Deployment == "us" {

@@ -34,11 +34,18 @@ var errPaced = errors.New("no free slot and turn within the wait budget")
 // a lane is spaced and limited only under pressure, from a capacity answer
 // of its model or a rate limit of its pace key until pacing.relax passes
 // without another; meanwhile requests start at once, as many as come.
+//
+// In a fleet (Fleet), a paced start also needs one of the lane's slots
+// fleet-wide (the same adaptive limit, counted over every process) and the
+// fleet's turn (the same jittered gap, after the last start anywhere): the
+// processes together keep the pace one would. When the fleet cannot say,
+// the process paces on its own.
 type pacer struct {
 	cfg    config.Pacing
 	always bool
 	clock  Clock
 	rnd    func() float64
+	fleet  Fleet // nil: this process alone
 
 	mu      sync.Mutex
 	lanes   map[string]*lane
@@ -55,8 +62,8 @@ type lane struct {
 	reserved time.Time     // until then, requests that can only use this model are waiting for it
 }
 
-func newPacer(cfg config.Pacing, always bool, clock Clock, rnd func() float64) *pacer {
-	return &pacer{cfg: cfg, always: always, clock: clock, rnd: rnd, lanes: map[string]*lane{}, next: map[string]time.Time{},
+func newPacer(cfg config.Pacing, always bool, clock Clock, rnd func() float64, fleet Fleet) *pacer {
+	return &pacer{cfg: cfg, always: always, clock: clock, rnd: rnd, fleet: fleet, lanes: map[string]*lane{}, next: map[string]time.Time{},
 		slow: map[string]float64{}, pressed: map[string]time.Time{}}
 }
 
@@ -222,6 +229,9 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 	if !paced {
 		return release, t0, 0, nil
 	}
+	if p.fleet != nil {
+		return p.acquireInFleet(ctx, model, paceKey, deadline, t0, release)
+	}
 
 	p.mu.Lock()
 	now := p.clock.Now()
@@ -234,11 +244,7 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		release()
 		return nil, time.Time{}, now.Sub(t0), errPaced
 	}
-	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
-	if m := p.slow[paceKey]; m > 1 {
-		gap *= m
-	}
-	p.next[model] = start.Add(time.Duration(gap))
+	p.next[model] = start.Add(p.gap(paceKey))
 	p.mu.Unlock()
 
 	if err := p.clock.Sleep(ctx, start.Sub(now)); err != nil {
@@ -246,6 +252,94 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		return nil, time.Time{}, p.clock.Now().Sub(t0), err
 	}
 	return release, start, start.Sub(t0), nil
+}
+
+// gap is the next start's distance from the last: pacing.min_gap plus a
+// random part of pacing.jitter, times paceKey's slowness; p.mu must be
+// held.
+func (p *pacer) gap(paceKey string) time.Duration {
+	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
+	if m := p.slow[paceKey]; m > 1 {
+		gap *= m
+	}
+	return time.Duration(gap)
+}
+
+// acquireInFleet is acquire's paced part in a fleet: with this process's
+// slot taken (local), it takes one of the lane's slots fleet-wide and waits
+// for the fleet's turn, asking again every fleetPoll while every slot is
+// out. Whatever the fleet cannot answer (Redis slow or down) is left to
+// this process's own pace.
+func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+	fail := func(err error) (func(), time.Time, time.Duration, error) {
+		local()
+		return nil, time.Time{}, p.clock.Now().Sub(t0), err
+	}
+	late := func(d time.Duration) bool { return !deadline.IsZero() && p.clock.Now().Add(d).After(deadline) }
+	slot := func(limit int) (func(), bool, error) {
+		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
+		defer cancel()
+		return p.fleet.Slot(c, model, limit)
+	}
+	turn := func(gap time.Duration) (time.Duration, error) {
+		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
+		defer cancel()
+		return p.fleet.Turn(c, model, gap)
+	}
+	release = local
+	for {
+		p.mu.Lock()
+		limit := int(p.lane(model).limit)
+		p.mu.Unlock()
+		free, ok, err := slot(limit)
+		if err != nil {
+			break // no fleet-wide count now: this process's slot stands
+		}
+		if ok {
+			release = func() { free(); local() }
+			break
+		}
+		if late(fleetPoll) {
+			return fail(errPaced)
+		}
+		if err := p.clock.Sleep(ctx, fleetPoll); err != nil {
+			return fail(err)
+		}
+	}
+	fail = func(err error) (func(), time.Time, time.Duration, error) {
+		release()
+		return nil, time.Time{}, p.clock.Now().Sub(t0), err
+	}
+	p.mu.Lock()
+	gap := p.gap(paceKey)
+	p.mu.Unlock()
+	for {
+		wait, err := turn(gap)
+		if err != nil { // no fleet-wide turn now: keep this process's own pace
+			p.mu.Lock()
+			now := p.clock.Now()
+			start = p.next[model]
+			if start.Before(now) {
+				start = now
+			}
+			p.next[model] = start.Add(gap)
+			p.mu.Unlock()
+			if err := p.clock.Sleep(ctx, start.Sub(now)); err != nil {
+				return fail(err)
+			}
+			return release, start, start.Sub(t0), nil
+		}
+		if wait <= 0 {
+			now := p.clock.Now()
+			return release, now, now.Sub(t0), nil
+		}
+		if late(wait) {
+			return fail(errPaced)
+		}
+		if err := p.clock.Sleep(ctx, wait); err != nil {
+			return fail(err)
+		}
+	}
 }
 
 // slowDown doubles the gap for paceKey after a rate-limit answer.

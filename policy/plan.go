@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -155,6 +156,7 @@ type Engine struct {
 	rnd      Rand
 	rndMu    *sync.Mutex // shared with the engines Reconfigured makes
 	breakers Breakers
+	fleet    Fleet // nil: this process alone
 	pacer    *pacer
 	reach    *reach
 	balancer balancer
@@ -221,8 +223,11 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 		e.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
 	}
 	always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
-	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random)
+	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random, e.fleet)
 	e.reach = newReach(e.clock, cfg.Retry.NetworkRetries+1, cfg.Breaker.Cooldown.D())
+	if e.fleet != nil {
+		e.fleet.Listen(e.heard)
+	}
 	return e
 }
 
@@ -234,7 +239,7 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 // settings are unchanged; changed settings start new breakers. e goes on
 // serving the requests it has; new requests should use the result.
 func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
-	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.rnd, rndMu: e.rndMu, classify: e.classify, batch: e.batch, reach: e.reach} // one random source, one lock
+	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.rnd, rndMu: e.rndMu, classify: e.classify, batch: e.batch, reach: e.reach, fleet: e.fleet} // one random source, one lock
 	e.noPrefill.Range(func(k, v any) bool { ne.noPrefill.Store(k, v); return true })
 	kept = append(kept, "reachability")
 	_, memory := e.breakers.(*MemoryBreakers)
@@ -249,7 +254,10 @@ func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
 		kept = append(kept, "pacing")
 	} else {
 		always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
-		ne.pacer = newPacer(cfg.Pacing, always, e.clock, e.random)
+		ne.pacer = newPacer(cfg.Pacing, always, e.clock, e.random, e.fleet)
+	}
+	if ne.fleet != nil {
+		ne.fleet.Listen(ne.heard) // what the fleet says goes to the engine that serves new requests
 	}
 	return ne, kept
 }
@@ -563,16 +571,34 @@ func renderRouteWith(route []Hop, last *Hop) string {
 }
 
 // allow asks key's breaker for one attempt. done must be called with the
-// model's answer: it goes to the breaker and to the pacer's adaptive
-// concurrency limit.
-func (e *Engine) allow(key string) (done func(classify.Verdict), ok bool) {
-	bdone, ok := e.breakers.Allow(key)
+// model's answer: it goes to the breaker, to the pacer's adaptive
+// concurrency limit and, in a fleet, to the other processes. In a fleet a
+// half-open breaker's probe also needs the fleet's probe token: while
+// another process probes, this one does not.
+func (e *Engine) allow(ctx context.Context, key, paceKey string) (done func(classify.Verdict), ok bool) {
+	bdone, probe, ok := e.breakers.Allow(key)
 	if !ok {
 		return nil, false
+	}
+	release := func() {}
+	if probe && e.fleet != nil {
+		cctx, cancel := context.WithTimeout(ctx, fleetCallTimeout)
+		rel, got, err := e.fleet.Probe(cctx, key, fleetProbeLease)
+		cancel()
+		switch {
+		case err != nil: // the fleet cannot say: probe on this process's word
+		case !got: // another process's probe is out: no word from this one
+			bdone(classify.Verdict{Class: classify.Unknown})
+			return nil, false
+		default:
+			release = rel
+		}
 	}
 	return func(v classify.Verdict) {
 		e.adapt(key, v)
 		bdone(v)
+		release()
+		e.tell(key, paceKey, v, probe)
 	}, true
 }
 

@@ -182,7 +182,7 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 	e, clk := clocked(cfg, WithRand(func() float64 { return 0.5 }))
 	key := "openai/gpt-6-astra"
 	for i := 0; i < 3; i++ {
-		done, ok := e.breakers.Allow(key)
+		done, _, ok := e.breakers.Allow(key)
 		if !ok {
 			t.Fatalf("closed breaker refused attempt %d", i)
 		}
@@ -191,7 +191,7 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 	if !e.breakers.Open(key) {
 		t.Fatal("breaker not open after 3 capacity errors")
 	}
-	if _, ok := e.breakers.Allow(key); ok {
+	if _, _, ok := e.breakers.Allow(key); ok {
 		t.Fatal("open breaker let a request through")
 	}
 	// while heavy is open, new plans start at medium
@@ -199,15 +199,15 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 		t.Fatalf("start while heavy open = %s", st.Candidate.Model)
 	}
 	clk.Advance(79 * time.Millisecond)
-	if _, ok := e.breakers.Allow(key); ok || !e.breakers.Open(key) {
+	if _, _, ok := e.breakers.Allow(key); ok || !e.breakers.Open(key) {
 		t.Fatal("a probe before the cooldown ended")
 	}
 	clk.Advance(time.Millisecond)
-	probe, ok := e.breakers.Allow(key)
+	probe, _, ok := e.breakers.Allow(key)
 	if !ok {
 		t.Fatal("no probe after cooldown")
 	}
-	if _, ok := e.breakers.Allow(key); ok {
+	if _, _, ok := e.breakers.Allow(key); ok {
 		t.Fatal("a second request got through while the probe is out")
 	}
 	probe(v(classify.OK, 0))
@@ -216,7 +216,7 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 	}
 	// network errors neither open nor close it
 	for i := 0; i < 10; i++ {
-		done, _ := e.breakers.Allow(key)
+		done, _, _ := e.breakers.Allow(key)
 		done(v(classify.Network, 0))
 	}
 	if e.breakers.Open(key) {
@@ -227,7 +227,7 @@ func TestBreakerOpenProbeClose(t *testing.T) {
 func TestPacerGapsAndConcurrency(t *testing.T) {
 	clk := policytest.New(t0)
 	cfg := config.Pacing{MinGap: config.Duration(500 * time.Millisecond), Jitter: config.Duration(time.Second), MaxConcurrency: 2}
-	p := newPacer(cfg, true, clk, func() float64 { return 0.5 })
+	p := newPacer(cfg, true, clk, func() float64 { return 0.5 }, nil)
 	ctx := context.Background()
 	var starts []time.Time
 	var releases []func()
@@ -337,7 +337,7 @@ func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
 	key := "openai/gpt-6-astra"
 	trip := func() {
 		t.Helper()
-		done, ok := e.breakers.Allow(key)
+		done, _, ok := e.breakers.Allow(key)
 		if !ok {
 			t.Fatal("no request or probe allowed")
 		}
@@ -351,15 +351,15 @@ func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
 			t.Fatalf("wait %v, want %v", w, d)
 		}
 		clk.Advance(d - time.Second)
-		if _, ok := e.breakers.Allow(key); ok {
+		if _, _, ok := e.breakers.Allow(key); ok {
 			t.Fatalf("a probe before %v", d)
 		}
 		clk.Advance(time.Second)
-		probe, ok := e.breakers.Allow(key)
+		probe, _, ok := e.breakers.Allow(key)
 		if !ok {
 			t.Fatalf("no probe after %v", d)
 		}
-		if _, ok := e.breakers.Allow(key); ok {
+		if _, _, ok := e.breakers.Allow(key); ok {
 			t.Fatal("a second probe while the first is out")
 		}
 		return probe
@@ -380,7 +380,7 @@ func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
 
 func TestPacerAdaptsToTheRoomLeft(t *testing.T) {
 	clk := policytest.New(t0)
-	p := newPacer(config.Pacing{MaxConcurrency: 4}, true, clk, func() float64 { return 0 })
+	p := newPacer(config.Pacing{MaxConcurrency: 4}, true, clk, func() float64 { return 0 }, nil)
 	ctx := context.Background()
 	const m = "openai/gpt-6.1-sol"
 	// capacity answers halve the limit, down to one
@@ -449,9 +449,9 @@ func TestPlansGoAroundACrowdedModel(t *testing.T) {
 		t.Fatalf("started at %s with heavy's slot free", st.Candidate.Model)
 	}
 	// the engine feeds the limit from the model's answers
-	done, _ := e.allow(heavy)
+	done, _ := e.allow(context.Background(), heavy, "")
 	done(v(classify.OK, 0))
-	done2, _ := e.allow(heavy)
+	done2, _ := e.allow(context.Background(), heavy, "")
 	done2(v(classify.Capacity, 0))
 	if e.pacer.limit(heavy) != 1 {
 		t.Fatalf("limit %d after a capacity answer", e.pacer.limit(heavy))
@@ -466,7 +466,7 @@ func TestProbeWaitFollowsTheBreakers(t *testing.T) {
 	if w := e.probeWait(heavyOnly); w != 0 {
 		t.Fatalf("probe wait %v with every breaker closed", w)
 	}
-	done, _ := e.allow("openai/gpt-6-astra")
+	done, _ := e.allow(context.Background(), "openai/gpt-6-astra", "")
 	done(v(classify.Capacity, 0))
 	clk.Advance(10 * time.Second)
 	if w := e.probeWait(heavyOnly); w != 50*time.Second {
@@ -485,7 +485,7 @@ func TestBreakerOpensOnCapacityInARow(t *testing.T) {
 	key := "openai/gpt-6-astra"
 	answer := func(c classify.Class) {
 		t.Helper()
-		done, ok := e.allow(key)
+		done, ok := e.allow(context.Background(), key, "")
 		if !ok {
 			t.Fatalf("refused before %s", c)
 		}
@@ -559,10 +559,10 @@ func TestProbeWaitWhileTheProbeIsOut(t *testing.T) {
 	cfg.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(40 * time.Second), MaxCooldown: config.Duration(40 * time.Second)}
 	e, clk := clocked(cfg)
 	heavyOnly := Request{Model: "gpt-6-astra", MinTier: config.Heavy}
-	done, _ := e.allow("openai/gpt-6-astra")
+	done, _ := e.allow(context.Background(), "openai/gpt-6-astra", "")
 	done(v(classify.Capacity, 0))
 	clk.Advance(40 * time.Second)
-	probe, ok := e.allow("openai/gpt-6-astra")
+	probe, ok := e.allow(context.Background(), "openai/gpt-6-astra", "")
 	if !ok {
 		t.Fatal("no probe after the cooldown")
 	}

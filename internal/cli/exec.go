@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -51,7 +52,16 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 					return fail(ExitUsage, "--model %q is not a configured model; models: %s", model, strings.Join(keys(cfg.Models), ", "))
 				}
 			}
-			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg), Chain: chain, Model: model, MaxWait: maxWait,
+			node, closeFleet, err := joinFleet(cmd.Context(), cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
+			if err != nil {
+				return err
+			}
+			engine := policy.New(cfg)
+			if node != nil { // an agent's run is told what the fleet knows of full models
+				defer closeFleet()
+				engine = policy.New(cfg, policy.WithFleet(node))
+			}
+			o := agent.Options{Command: args, Config: cfg, Engine: engine, Chain: chain, Model: model, MaxWait: maxWait,
 				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
 				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv}
 			if models != "" {

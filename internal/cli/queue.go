@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/policy"
 )
 
 func (a *App) queueCmd() *cobra.Command {
@@ -339,8 +341,17 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			view := a.newQueueView(s, asJSON)
 			stopView := view.run(ctx)
 			started := time.Now()
-			err = s.Run(ctx, queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
-				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task})
+			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
+				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task}
+			node, closeFleet, err := joinFleet(ctx, cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
+			if err != nil {
+				return err
+			}
+			if node != nil { // workers on several machines keep one pace per model
+				defer closeFleet()
+				ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
+			}
+			err = s.Run(ctx, ro)
 			stopView()
 			if err != nil {
 				return fail(ExitFail, "%w", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/redis/go-redis/v9"
-	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/policy"
 	"log/slog"
@@ -91,21 +89,12 @@ and X-Spillway-Route.`,
 			}}
 			defer usage.close()
 			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage}
-			if strings.HasPrefix(cfg.State, "redis") {
-				// a fleet: the breakers' evidence goes through Redis
-				ropts, err := redis.ParseURL(cfg.State)
-				if err != nil {
-					return fail(ExitFail, "state: %v", err)
-				}
-				ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 200*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
-				rdb := redis.NewClient(ropts)
-				defer rdb.Close()
-				host, _ := os.Hostname()
-				fb := fleet.NewBreakers(cmd.Context(), policy.NewMemoryBreakers(cfg.Breaker, policy.RealClock{}), rdb, fmt.Sprintf("%s-%d", host, os.Getpid()), logger)
-				opts.Engine = policy.New(cfg, policy.WithBreakers(fb))
-				opts.Fleet = func() map[string]any {
-					return map[string]any{"state": "redis", "degraded": fb.Degraded(), "evidence_received": fb.Received()}
-				}
+			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
+				return err
+			} else if node != nil {
+				defer closeFleet()
+				opts.Engine = policy.New(cfg, policy.WithFleet(node))
+				opts.Fleet = node
 			}
 			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg)
 			if err != nil {

@@ -19,7 +19,7 @@ type metrics struct {
 	dropped   prometheus.CounterFunc
 }
 
-func newMetrics(dropped func() float64) *metrics {
+func newMetrics(dropped func() float64, fleet Fleet) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -43,6 +43,23 @@ func newMetrics(dropped func() float64) *metrics {
 		Help: "Event records dropped because the log writer fell behind."}, dropped)
 	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if fleet != nil {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spillway_fleet_degraded",
+				Help: "1 while the fleet's shared state (Redis) is unreachable and this process goes on with its own."},
+				func() float64 {
+					if fleet.Degraded() {
+						return 1
+					}
+					return 0
+				}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_fleet_evidence_sent_total",
+				Help: "Capacity evidence (capacity, timeouts, rate limits, probe answers) this process shared with the fleet."},
+				func() float64 { return float64(fleet.Sent()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_fleet_evidence_received_total",
+				Help: "Capacity evidence heard from the other processes of the fleet."},
+				func() float64 { return float64(fleet.Received()) }))
+	}
 	return m
 }
 

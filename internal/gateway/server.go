@@ -44,8 +44,10 @@ type Options struct {
 	Transport http.RoundTripper
 	// Usage keeps the gateway keys' daily tokens (needed for daily_tokens).
 	Usage Usage
-	// Fleet, when set, describes the fleet state for /spillway/status.
-	Fleet func() map[string]any
+	// Fleet, when set, is this gateway's membership of a fleet (state:
+	// redis://…): its view goes to /spillway/status, its health to
+	// /metrics.
+	Fleet Fleet
 	// Reload, when set, reloads the configuration (POST /spillway/reload,
 	// with gateway.admin_key): it reads the file anew and calls
 	// Server.Reload, or returns why it could not.
@@ -61,7 +63,7 @@ type Server struct {
 	slots    slots // each gateway key's requests in flight
 	reloadMu sync.Mutex
 	usage    Usage
-	fleet    func() map[string]any
+	fleet    Fleet
 	rt       http.RoundTripper
 	events   events.Sink
 	log      *slog.Logger
@@ -122,9 +124,21 @@ func New(o Options) (*Server, error) {
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
 	}
-	s.metrics = newMetrics(func() float64 { return float64(dropped()) })
+	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
 	s.watchBreakers(engine)
 	return s, nil
+}
+
+// Fleet is what the gateway shows of its fleet membership (fleet.Node).
+type Fleet interface {
+	// Status is the fleet as this process sees it (for /spillway/status).
+	Status() map[string]any
+	// Degraded reports whether the shared state was unreachable at the
+	// last call.
+	Degraded() bool
+	// Sent and Received count the evidence published and heard.
+	Sent() int64
+	Received() int64
 }
 
 // gwState is a configuration and its engine.
@@ -368,7 +382,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 		"pacing": s.eng().Pacing(), "providers_down": nonNil(s.eng().ProvidersDown()),
 	}
 	if s.fleet != nil {
-		st["fleet"] = s.fleet()
+		st["fleet"] = s.fleet.Status()
 	}
 	writeJSON(w, http.StatusOK, st)
 }

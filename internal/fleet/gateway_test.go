@@ -3,7 +3,9 @@ package fleet_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +40,7 @@ func startRedis(t *testing.T) (addr string, stop, start func()) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("redis-server not found (CI=true, so this is a failure)")
 		}
-		t.Skip("TestFleetBreakers skipped: redis-server not found")
+		t.Skip("SKIPPED: fleet test with Redis (redis-server not found)")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,29 +79,35 @@ func startRedis(t *testing.T) (addr string, stop, start func()) {
 
 // gw is one gateway of the fleet.
 type gw struct {
-	url string
-	fb  *fleet.Breakers
-	eng *policy.Engine
+	url  string
+	node *fleet.Node
+	eng  *policy.Engine
 }
 
-func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string) gw {
+func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string, mut func(*config.Config)) gw {
 	t.Helper()
 	cfg := simtest.Config(simURL)
 	cfg.Breaker = config.Breaker{Failures: 2, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Minute), MaxCooldown: config.Duration(10 * time.Minute)}
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, DialTimeout: 200 * time.Millisecond, ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	if mut != nil {
+		mut(cfg)
+	}
+	rdb, err := fleet.Dial("redis://" + redisAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { rdb.Close() })
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }), nil))
-	fb := fleet.NewBreakers(ctx, policy.NewMemoryBreakers(cfg.Breaker, policy.RealClock{}), rdb, id, log)
-	eng := policy.New(cfg, policy.WithBreakers(fb))
-	g, err := gateway.New(gateway.Options{Config: cfg, Engine: eng, Logger: log})
+	node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), id, policy.RealClock{}, log)
+	eng := policy.New(cfg, policy.WithFleet(node))
+	g, err := gateway.New(gateway.Options{Config: cfg, Engine: eng, Logger: log, Fleet: node})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(g.Handler())
 	t.Cleanup(hs.Close)
-	return gw{url: hs.URL, fb: fb, eng: eng}
+	return gw{url: hs.URL, node: node, eng: eng}
 }
 
 type writerFunc func([]byte) (int, error)
@@ -137,8 +146,8 @@ func TestFleetBreakers(t *testing.T) {
 	srv, simURL := simtest.Start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := newGateway(t, ctx, simURL, addr, "gw-a")
-	b := newGateway(t, ctx, simURL, addr, "gw-b")
+	a := newGateway(t, ctx, simURL, addr, "gw-a", nil)
+	b := newGateway(t, ctx, simURL, addr, "gw-b", nil)
 	// let both subscriptions settle: a message published before B
 	// subscribed would be lost
 	subscribed := func() {
@@ -166,8 +175,19 @@ func TestFleetBreakers(t *testing.T) {
 	if after := srv.Snapshot().Models["gpt-6-astra"].Received; after != before {
 		t.Fatalf("B sent astra %d requests while its breaker was open", after-before)
 	}
-	if b.fb.Received() < 2 {
-		t.Fatalf("B received %d pieces of evidence", b.fb.Received())
+	if b.node.Received() < 2 {
+		t.Fatalf("B received %d pieces of evidence", b.node.Received())
+	}
+	// B's status page says which instance saw what
+	var st struct {
+		Fleet struct {
+			Instance string                           `json:"instance"`
+			Seen     map[string]map[string]fleet.Seen `json:"seen"`
+		} `json:"fleet"`
+	}
+	getJSON(t, b.url+"/spillway/status", &st)
+	if seen := st.Fleet.Seen[key]["gw-a"]; st.Fleet.Instance != "gw-b" || seen.Count != 2 || seen.Class != "capacity" {
+		t.Fatalf("B's status: %+v", st.Fleet)
 	}
 	// Redis stops: both go on serving, with no failed request
 	stopRedis()
@@ -177,7 +197,14 @@ func TestFleetBreakers(t *testing.T) {
 			t.Fatalf("with Redis down: %d", resp.StatusCode)
 		}
 	}
-	until(t, "the degradation is noticed", func() bool { return a.fb.Degraded() || b.fb.Degraded() })
+	until(t, "the degradation is noticed", func() bool { return a.node.Degraded() || b.node.Degraded() })
+	degraded := a
+	if !a.node.Degraded() {
+		degraded = b
+	}
+	if m := getText(t, degraded.url+"/metrics"); !strings.Contains(m, "spillway_fleet_degraded 1") {
+		t.Fatalf("/metrics does not show the degradation:\n%s", m)
+	}
 	// Redis is back: the gateways resubscribe, and sharing resumes
 	startRedis()
 	subscribed()
@@ -193,4 +220,65 @@ func TestFleetBreakers(t *testing.T) {
 		cancel()
 	}
 	until(t, "A's evidence reaches B again", func() bool { return b.eng.BreakerStates()["anthropic/claude-opus-5-5"] == "open" })
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(getText(t, url)), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// Two paced gateways on one Redis keep one pace together: the starts the
+// simulator admits to a model, from both, are pacing.min_gap apart at
+// least (less a little for the loopback's delivery); with Redis stopped
+// each paces on its own and every request still succeeds.
+func TestFleetPaceAcrossGateways(t *testing.T) {
+	addr, stopRedis, _ := startRedis(t)
+	srv, simURL := simtest.Start(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gap := 150 * time.Millisecond
+	paced := func(c *config.Config) {
+		c.Pacing = config.Pacing{MinGap: config.Duration(gap), Jitter: config.Duration(50 * time.Millisecond), MaxConcurrency: 2, When: config.PaceAlways}
+	}
+	gws := []gw{newGateway(t, ctx, simURL, addr, "gw-a", paced), newGateway(t, ctx, simURL, addr, "gw-b", paced)}
+	burst := func(n int) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if resp := ask(t, gws[i%2].url, "gpt-6-luna"); resp.StatusCode != 200 {
+					t.Errorf("request %d: %d", i, resp.StatusCode)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	burst(10)
+	starts := srv.Snapshot().Models["gpt-6-luna"].Starts
+	if len(starts) != 10 {
+		t.Fatalf("%d starts, want 10", len(starts))
+	}
+	slices.Sort(starts)
+	for i := 1; i < len(starts); i++ {
+		if d := time.Duration(starts[i]-starts[i-1]) * time.Millisecond; d < gap-20*time.Millisecond {
+			t.Fatalf("two starts %v apart across the fleet, want about %v at least: %v", d, gap, starts)
+		}
+	}
+	stopRedis()
+	burst(4)
+	if n := len(srv.Snapshot().Models["gpt-6-luna"].Starts); n != 14 {
+		t.Fatalf("%d starts after Redis stopped, want 14", n)
+	}
 }

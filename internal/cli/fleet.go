@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/policy"
+)
+
+// joinFleet makes this process a member of cfg's fleet when cfg.State is
+// redis://…: nil without one. The node lives until ctx ends; closeFleet
+// closes its connection. A Redis that does not answer now is no error:
+// the process serves on its own state and joins when Redis is back.
+func joinFleet(ctx context.Context, cfg *config.Config, log *slog.Logger) (node *fleet.Node, closeFleet func(), err error) {
+	if !strings.HasPrefix(cfg.State, "redis") {
+		return nil, nil, nil
+	}
+	rdb, err := fleet.Dial(cfg.State)
+	if err != nil {
+		return nil, nil, fail(ExitFail, "state: %v", err)
+	}
+	host, _ := os.Hostname()
+	node = fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("%s-%d", host, os.Getpid()), policy.RealClock{}, log)
+	return node, func() { rdb.Close() }, nil
+}

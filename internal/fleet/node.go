@@ -1,0 +1,286 @@
+// Package fleet shares what one spillway process learns about capacity
+// with the others of a fleet (state: redis://…): a Node is the
+// policy.Fleet of one process, on a Store (Redis for a fleet, memory for
+// tests and as the reference).
+//
+// The engine decides with its own breakers and pacer, so the request path
+// never waits on Redis while nothing changes. What changes travels:
+//   - every capacity answer, silent model, rate limit and probe answer an
+//     attempt of this process meets is published (pub/sub), and every one
+//     another process publishes is fed into this engine as if seen here: a
+//     model that fills up through gateway A trips B's breaker within the
+//     delivery time (milliseconds), and B skips it without trying;
+//   - a half-open breaker's probe takes the fleet's probe token (one probe
+//     at a time across the fleet), and its success closes every process's
+//     breaker;
+//   - while a lane is paced (under pressure, or always for batch work),
+//     each start takes one of the lane's slots fleet-wide (leases with a
+//     TTL, renewed while held) and the fleet's turn (redis_rate's GCRA):
+//     the processes together keep the pace and the concurrency one would.
+//
+// When Redis is slow or down every call gives up after its timeout
+// (publishing is dropped, never queued without bound), each process goes
+// on with its own state, the degradation is logged once and shows in
+// Degraded (and the gateway's /metrics and /spillway/status); go-redis
+// reconnects and resubscribes by itself, and sharing resumes.
+//
+// Written here rather than with a distributed-breaker library: none of the
+// maintained ones keeps the decision local with shared evidence, which the
+// request path needs. The start rate is a maintained limiter (redis_rate).
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spillway/spillway/policy"
+)
+
+// callTimeout bounds one store call made off the request path
+// (publishing, renewing leases).
+const callTimeout = 50 * time.Millisecond
+
+// slotTTL is how long a slot of a process that died stays taken; a live
+// process renews its slots every slotTTL/3.
+const slotTTL = 15 * time.Second
+
+// Node is one process's membership of a fleet: it implements policy.Fleet.
+type Node struct {
+	store Store
+	id    string
+	clock policy.Clock
+	log   *slog.Logger
+	out   chan policy.FleetEvent
+	ready <-chan struct{}
+
+	listen   atomic.Pointer[func(policy.FleetEvent)]
+	degraded atomic.Bool
+	sent     atomic.Int64
+	received atomic.Int64
+
+	mu   sync.Mutex
+	held map[[2]string]struct{} // slots held: lane, member
+	seen map[string]map[string]*Seen
+}
+
+// Seen is what one instance met on one lane, as this node heard it.
+type Seen struct {
+	Class string    `json:"class"` // the last
+	Count int       `json:"count"`
+	Last  time.Time `json:"last"`
+}
+
+// NewNode joins the fleet of store as process id (unique per process)
+// until ctx ends.
+func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, log *slog.Logger) *Node {
+	n := &Node{store: store, id: id, clock: clock, log: log, out: make(chan policy.FleetEvent, 1024),
+		held: map[[2]string]struct{}{}, seen: map[string]map[string]*Seen{}}
+	msgs, ready := store.Subscribe(ctx)
+	n.ready = ready
+	go n.publish(ctx)
+	go n.receive(ctx, msgs)
+	n.renewLater(ctx)
+	return n
+}
+
+// ID is this process's name in the fleet.
+func (n *Node) ID() string { return n.id }
+
+// Ready is closed once the node hears the fleet.
+func (n *Node) Ready() <-chan struct{} { return n.ready }
+
+// Listen implements policy.Fleet.
+func (n *Node) Listen(f func(policy.FleetEvent)) { n.listen.Store(&f) }
+
+// Tell implements policy.Fleet.
+func (n *Node) Tell(ev policy.FleetEvent) {
+	ev.From = n.id
+	n.note(ev)
+	select {
+	case n.out <- ev:
+	default: // the store cannot keep up: this process keeps its own evidence
+	}
+}
+
+func (n *Node) publish(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-n.out:
+			msg, _ := json.Marshal(ev)
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			err := n.store.Publish(cctx, msg)
+			cancel()
+			if n.health(err) {
+				n.sent.Add(1)
+			}
+		}
+	}
+}
+
+func (n *Node) receive(ctx context.Context, msgs <-chan []byte) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-msgs:
+			var ev policy.FleetEvent
+			if json.Unmarshal(m, &ev) != nil || ev.From == n.id || ev.Lane == "" {
+				continue
+			}
+			n.received.Add(1)
+			n.note(ev)
+			if f := n.listen.Load(); f != nil {
+				(*f)(ev)
+			}
+		}
+	}
+}
+
+// note records what ev's instance met, for Status.
+func (n *Node) note(ev policy.FleetEvent) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	byInstance := n.seen[ev.Lane]
+	if byInstance == nil {
+		byInstance = map[string]*Seen{}
+		n.seen[ev.Lane] = byInstance
+	}
+	s := byInstance[ev.From]
+	if s == nil {
+		s = &Seen{}
+		byInstance[ev.From] = s
+	}
+	s.Class, s.Last = string(ev.Class), n.clock.Now().UTC()
+	if ev.Probe {
+		s.Class += " (probe)"
+	}
+	s.Count++
+}
+
+// health records whether the store answered, logging a change between
+// sharing and not once each way; it reports whether it answered.
+func (n *Node) health(err error) bool {
+	switch {
+	case err != nil && !n.degraded.Swap(true):
+		n.log.Warn("fleet: Redis unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
+	case err == nil && n.degraded.Swap(false):
+		n.log.Info("fleet: Redis is back; capacity evidence, probes and pace are shared again")
+	}
+	return err == nil
+}
+
+// Turn implements policy.Fleet.
+func (n *Node) Turn(ctx context.Context, lane string, gap time.Duration) (time.Duration, error) {
+	w, err := n.store.Turn(ctx, lane, gap)
+	n.health(err)
+	return w, err
+}
+
+// Slot implements policy.Fleet.
+func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, error) {
+	member := n.id + "/" + newToken()
+	ok, err := n.store.Lease(ctx, lane, member, limit, slotTTL)
+	if !n.health(err) || !ok {
+		return nil, false, err
+	}
+	k := [2]string{lane, member}
+	n.mu.Lock()
+	n.held[k] = struct{}{}
+	n.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			n.mu.Lock()
+			delete(n.held, k)
+			n.mu.Unlock()
+			n.detached(func(ctx context.Context) error { return n.store.Unlease(ctx, lane, member) })
+		})
+	}, true, nil
+}
+
+// Probe implements policy.Fleet.
+func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (func(), bool, error) {
+	owner := n.id + "/" + newToken()
+	ok, err := n.store.Take(ctx, lane, owner, lease)
+	if !n.health(err) || !ok {
+		return nil, false, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() { n.detached(func(ctx context.Context) error { return n.store.Give(ctx, lane, owner) }) })
+	}, true, nil
+}
+
+// detached runs a release off the request path, bounded by callTimeout (a
+// release that fails leaves the lease to expire).
+func (n *Node) detached(f func(context.Context) error) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		n.health(f(ctx))
+	}()
+}
+
+// renewLater keeps the slots this process holds alive, every slotTTL/3.
+func (n *Node) renewLater(ctx context.Context) {
+	n.clock.AfterFunc(slotTTL/3, func() {
+		if ctx.Err() != nil {
+			return
+		}
+		n.mu.Lock()
+		held := slices.Collect(maps.Keys(n.held))
+		n.mu.Unlock()
+		for _, k := range held {
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			n.health(n.store.Renew(cctx, k[0], k[1], slotTTL))
+			cancel()
+		}
+		n.renewLater(ctx)
+	})
+}
+
+// Degraded reports whether the store failed at the last call.
+func (n *Node) Degraded() bool { return n.degraded.Load() }
+
+// Sent is how much evidence this process published.
+func (n *Node) Sent() int64 { return n.sent.Load() }
+
+// Received is how much evidence came from other processes.
+func (n *Node) Received() int64 { return n.received.Load() }
+
+// Status is the fleet as this process sees it: per lane, what each
+// instance (this one included) met, how often and when last.
+func (n *Node) Status() map[string]any {
+	n.mu.Lock()
+	seen := make(map[string]map[string]Seen, len(n.seen))
+	for lane, byInstance := range n.seen {
+		m := make(map[string]Seen, len(byInstance))
+		for id, s := range byInstance {
+			m[id] = *s
+		}
+		seen[lane] = m
+	}
+	slots := len(n.held)
+	n.mu.Unlock()
+	return map[string]any{"instance": n.id, "degraded": n.Degraded(), "evidence_sent": n.Sent(),
+		"evidence_received": n.Received(), "slots_held": slots, "seen": seen}
+}
+
+func newToken() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ensure the Node is what the engine consumes.
+var _ policy.Fleet = (*Node)(nil)

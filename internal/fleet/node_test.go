@@ -1,0 +1,137 @@
+package fleet_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
+)
+
+// pair is two engines of one fleet on a memory store and one fake clock.
+func pair(t *testing.T, mut func(*config.Config)) (a, b *policy.Engine, na, nb *fleet.Node, clk *policytest.Clock, store *fleet.MemoryStore) {
+	t.Helper()
+	cfg := config.Default()
+	mut(cfg)
+	clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store = fleet.NewMemoryStore(clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	na = fleet.NewNode(ctx, store, "a", clk, log)
+	nb = fleet.NewNode(ctx, store, "b", clk, log)
+	a = policy.New(cfg, policy.WithClock(clk), policy.WithFleet(na))
+	b = policy.New(cfg, policy.WithClock(clk), policy.WithFleet(nb))
+	return a, b, na, nb, clk, store
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		time.Sleep(time.Millisecond) // another goroutine delivers: polling, not timing
+	}
+}
+
+func answer(class classify.Class) func(context.Context, *policy.Attempt) policy.Result {
+	return func(context.Context, *policy.Attempt) policy.Result {
+		return policy.Result{Verdict: classify.Verdict{Class: class}, Committed: class == classify.OK, Status: 200}
+	}
+}
+
+// While paced, two engines of a fleet keep one lane's pace and
+// concurrency together: starts to the model are pacing.min_gap apart
+// across both, and no more are in flight at once than max_concurrency.
+func TestFleetPacesTogether(t *testing.T) {
+	a, b, _, _, _, store := pair(t, func(c *config.Config) {
+		c.Pacing = config.Pacing{MinGap: config.Duration(time.Second), MaxConcurrency: 1, When: config.PaceAlways}
+		c.Retry.Budget = config.Duration(time.Hour)
+	})
+	var inflight, peak, sent atomic.Int32
+	send := func(_ context.Context, at *policy.Attempt) policy.Result {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		sent.Add(1)
+		return policy.Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		e := []*policy.Engine{a, b}[i%2]
+		wg.Go(func() {
+			out := e.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-luna", MinTier: "light"}, Send: send})
+			if !out.Committed || out.Candidate.Model != "gpt-6-luna" {
+				t.Errorf("request %d: %+v", i, out)
+			}
+		})
+	}
+	wg.Wait()
+	starts := store.Starts("openai/gpt-6-luna")
+	if len(starts) != int(sent.Load()) {
+		t.Fatalf("%d requests sent, %d fleet turns granted: every paced start takes one", sent.Load(), len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < time.Second {
+			t.Fatalf("starts %d and %d were %v apart across the fleet, want ≥ 1s: %v", i-1, i, gap, starts)
+		}
+	}
+	if peak.Load() > 1 {
+		t.Fatalf("%d requests in flight at once across the fleet, want ≤ 1", peak.Load())
+	}
+}
+
+// A capacity answer through A opens B's breaker; when both are half-open
+// only one probe goes out across the fleet, and its success closes both.
+func TestFleetBreakersAndProbe(t *testing.T) {
+	a, b, na, nb, clk, _ := pair(t, func(c *config.Config) {
+		c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(10 * time.Second)}
+	})
+	key := "openai/gpt-6-astra"
+	out := a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
+		if at.Candidate.Model == "gpt-6-astra" {
+			return answer(classify.Capacity)(ctx, at)
+		}
+		return answer(classify.OK)(ctx, at)
+	}})
+	if !out.Committed {
+		t.Fatalf("A: %+v", out)
+	}
+	eventually(t, "B's breaker opens from A's evidence", func() bool { return b.BreakerStates()[key] == "open" })
+	if nb.Received() != 1 || na.Sent() != 1 {
+		t.Fatalf("evidence: A sent %d, B received %d", na.Sent(), nb.Received())
+	}
+	clk.Advance(10 * time.Second) // both half-open
+	probing, finish := make(chan struct{}), make(chan struct{})
+	go a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
+		close(probing)
+		<-finish
+		return answer(classify.OK)(ctx, at)
+	}})
+	<-probing
+	var sentB []string
+	out = b.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
+		sentB = append(sentB, at.Candidate.Model)
+		return answer(classify.OK)(ctx, at)
+	}})
+	if slices.Contains(sentB, "gpt-6-astra") || !out.Committed {
+		t.Fatalf("B probed astra while A's probe was out: sent %v, route %s", sentB, out.Route)
+	}
+	close(finish)
+	eventually(t, "A's probe closes B's breaker", func() bool { return b.BreakerStates()[key] == "closed" })
+	st := nb.Status()["seen"].(map[string]map[string]fleet.Seen)
+	if s := st[key]["a"]; s.Count != 2 || s.Class != "ok (probe)" {
+		t.Fatalf("B's view of what A saw on %s: %+v", key, st[key])
+	}
+}

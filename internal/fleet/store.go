@@ -43,7 +43,7 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	subs   map[chan []byte]struct{}
 	tat    map[string]time.Time
-	starts map[string][]time.Time // the turns granted, when
+	starts map[string][]time.Time          // the turns granted, when
 	leases map[string]map[string]time.Time // key → member → expiry
 	tokens map[string]token
 }

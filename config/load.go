@@ -730,6 +730,9 @@ func (l *loader) validate(c *Config) {
 	default:
 		l.at("queue.db", fmt.Sprintf("%q: allowed: sqlite, sqlite:PATH, or a postgres:// URL", db))
 	}
+	if c.Queue.GlobalConcurrency < 0 {
+		l.at("queue.global_concurrency", fmt.Sprintf("must be 0 (no limit) or more, not %d", c.Queue.GlobalConcurrency))
+	}
 	if c.Queue.Concurrency < 1 || c.Queue.Concurrency > 64 {
 		l.at("queue.concurrency", fmt.Sprintf("must be from 1 to 64, not %d", c.Queue.Concurrency))
 	}

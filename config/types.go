@@ -348,10 +348,13 @@ type Breaker struct {
 type Queue struct {
 	// DB is "sqlite" (a file under the data dir), "sqlite:PATH" or a
 	// postgres:// URL.
-	DB          string   `yaml:"db"`
-	Concurrency int      `yaml:"concurrency"`
-	GapMin      Duration `yaml:"gap_min"`
-	GapMax      Duration `yaml:"gap_max"`
+	DB          string `yaml:"db"`
+	Concurrency int    `yaml:"concurrency"` // tasks at once, per runner
+	// GlobalConcurrency is tasks at once across every `queue run` on the
+	// database (0: no limit beyond each runner's concurrency).
+	GlobalConcurrency int      `yaml:"global_concurrency"`
+	GapMin            Duration `yaml:"gap_min"`
+	GapMax            Duration `yaml:"gap_max"`
 }
 
 // Gateway sets the limits of `spillway serve`.

@@ -24,7 +24,12 @@ func joinFleet(ctx context.Context, cfg *config.Config, log *slog.Logger) (node 
 	if err != nil {
 		return nil, nil, fail(ExitFail, "state: %v", err)
 	}
-	host, _ := os.Hostname()
-	node = fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("%s-%d", host, os.Getpid()), policy.RealClock{}, log)
+	node = fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fleetID(), policy.RealClock{}, log)
 	return node, func() { rdb.Close() }, nil
+}
+
+// fleetID names this process in its fleet: host and pid.
+func fleetID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }

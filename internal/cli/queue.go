@@ -20,6 +20,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/policy"
 )
@@ -302,7 +303,7 @@ func (a *App) queuePurge(open opener) *cobra.Command {
 
 func (a *App) queueRun(open opener) *cobra.Command {
 	var (
-		conc               int
+		conc, globalConc   int
 		untilEmpty, asJSON bool
 		gapMin, gapMax     time.Duration
 		taskTimeout        time.Duration
@@ -322,6 +323,9 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			defer s.Close()
 			if conc == 0 {
 				conc = cfg.Queue.Concurrency
+			}
+			if globalConc >= 0 {
+				cfg.Queue.GlobalConcurrency = globalConc
 			}
 			if gapMin >= 0 {
 				cfg.Queue.GapMin = config.Duration(gapMin)
@@ -343,14 +347,20 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			started := time.Now()
 			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
 				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task}
-			node, closeFleet, err := joinFleet(ctx, cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
+			// the runners on one database are a fleet: through Redis when
+			// state: says so (with the gateways), else through the database
+			flog := slog.New(slog.NewTextHandler(a.Stderr, nil))
+			node, closeFleet, err := joinFleet(ctx, cfg, flog)
 			if err != nil {
 				return err
 			}
-			if node != nil { // workers on several machines keep one pace per model
+			if node != nil {
 				defer closeFleet()
-				ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
+			} else {
+				node = fleet.NewNode(ctx, s.Fleet(), fleetID(), policy.RealClock{}, flog)
 			}
+			ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
+			ro.Slots, ro.GlobalConcurrency = node, cfg.Queue.GlobalConcurrency
 			err = s.Run(ctx, ro)
 			stopView()
 			if err != nil {
@@ -390,7 +400,8 @@ func (a *App) queueRun(open opener) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&conc, "concurrency", 0, "tasks at once (default queue.concurrency, 2)")
+	f.IntVar(&conc, "concurrency", 0, "tasks at once in this runner (default queue.concurrency, 2)")
+	f.IntVar(&globalConc, "global-concurrency", -1, "tasks at once across every runner on the database (default queue.global_concurrency; 0: no limit)")
 	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now: exit 0 when all finished, 1 when a task failed, 3 when tasks wait for later")
 	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
 	f.DurationVar(&gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")

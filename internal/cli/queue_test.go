@@ -3,20 +3,22 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/spillway/spillway/internal/pgtest"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/sim"
@@ -36,29 +38,10 @@ func TestQueueSurvivesSIGKILL(t *testing.T) {
 }
 
 // postgresSchemaURL is a URL to the test database whose search_path is a
-// schema of this test's own (dropped at the end). Without Postgres the test
-// says it was skipped; in CI it fails.
+// schema of this test's own (dropped at the end).
 func postgresSchemaURL(t *testing.T) string {
-	url := os.Getenv("SPILLWAY_TEST_POSTGRES")
-	if url == "" {
-		url = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Postgres is required in CI: %v", err)
-		}
-		t.Skipf("SKIPPED: Postgres queue test (no server at %s: %v)", url, err)
-	}
-	schema := fmt.Sprintf("spillway_cli_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(context.Background(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		conn.Close(context.Background())
-	})
-	return url + "&search_path=" + schema
+	_, _, url := pgtest.Schema(t)
+	return url
 }
 
 func queueSIGKILL(t *testing.T, db string) {
@@ -339,5 +322,132 @@ func TestQueueRunJSONGolden(t *testing.T) {
 	want, _ := os.ReadFile(golden)
 	if got != string(want) {
 		t.Fatalf("queue run --json:\n%s\nwant (%s):\n%s", got, golden, want)
+	}
+}
+
+// TestQueueThreeRunnersOnePostgres runs three `spillway queue run` on one
+// Postgres queue with a global limit of two tasks and a gap of 100 ms per
+// model, and SIGKILLs one of them midway: every task finishes exactly once,
+// the killed runner's task runs again on another, the simulator never sees
+// more than two requests at once (six could run: three runners of two) and
+// the starts of all runners together keep the gap.
+func TestQueueThreeRunnersOnePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and waits for the dead runner's heartbeat and slot lease to age (~20 s)")
+	}
+	db := postgresSchemaURL(t)
+	srv, _ := sim.New(sim.Options{TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer srv.Close()
+	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50}) // ~0.8 s an answer
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "spillway")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
+	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	const tasks = 10
+	for i := range tasks {
+		if out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", fmt.Sprintf("t%d", i), "--model", "gpt-6-luna", "--prompt", fmt.Sprintf("task %d", i)).CombinedOutput(); err != nil {
+			t.Fatalf("add: %v %s", err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	type runner struct {
+		cmd  *exec.Cmd
+		mu   sync.Mutex
+		out  strings.Builder
+		done chan struct{}
+	}
+	start := func(extra ...string) *runner {
+		args := append([]string{"queue", "--config", cfg, "--db", db, "run", "--json", "--events", "-", "--concurrency", "2", "--global-concurrency", "2",
+			"--gap-min", "100ms", "--gap-max", "100ms", "--dead-after", "2s"}, extra...)
+		r := &runner{cmd: exec.CommandContext(ctx, bin, args...), done: make(chan struct{})}
+		r.cmd.Env = env
+		pr, _ := r.cmd.StdoutPipe()
+		r.cmd.Stderr = os.Stderr
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer close(r.done)
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				r.mu.Lock()
+				r.out.WriteString(sc.Text() + "\n")
+				r.mu.Unlock()
+			}
+		}()
+		return r
+	}
+	text := func(r *runner) string { r.mu.Lock(); defer r.mu.Unlock(); return r.out.String() }
+	victim := start()
+	// the victim has a task running and another has finished: kill it
+	for !strings.Contains(text(victim), `"status":"running"`) || !strings.Contains(text(victim), `"status":"succeeded"`) {
+		if ctx.Err() != nil {
+			t.Fatalf("the first runner never ran a task:\n%s", text(victim))
+		}
+		time.Sleep(20 * time.Millisecond) // another process works: polling, not timing
+	}
+	others := []*runner{start("--until-empty"), start("--until-empty")}
+	time.Sleep(300 * time.Millisecond) // let the others take tasks too: polling, not timing
+	victim.cmd.Process.Signal(syscall.SIGKILL)
+	victim.cmd.Wait()
+	<-victim.done
+	for _, r := range others {
+		if err := r.cmd.Wait(); err != nil {
+			t.Fatalf("runner: %v\n%s", err, text(r))
+		}
+		<-r.done
+	}
+	// every task finished once, on whichever runner
+	succeeded := map[int64]int{}
+	for _, r := range append(others, victim) {
+		for _, line := range strings.Split(text(r), "\n") {
+			var ev struct {
+				Type   string `json:"type"`
+				ID     int64  `json:"id"`
+				Status string `json:"status"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "task" && ev.Status == "succeeded" {
+				succeeded[ev.ID]++
+			}
+		}
+	}
+	if len(succeeded) != tasks {
+		t.Fatalf("%d tasks succeeded, want %d: %v", len(succeeded), tasks, succeeded)
+	}
+	for id, n := range succeeded {
+		if n != 1 {
+			t.Fatalf("task %d succeeded %d times", id, n)
+		}
+	}
+	s, err := queue.Open(ctx, db, dir, queue.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	list, _ := s.List(ctx)
+	for _, in := range list {
+		if in.Status != "succeeded" {
+			t.Fatalf("task %d: %s", in.ID, in.Status)
+		}
+	}
+	st := srv.Snapshot().Models["gpt-6-luna"]
+	if st.PeakConcurrency > 2 {
+		t.Fatalf("%d requests at once at the simulator; the global limit is 2", st.PeakConcurrency)
+	}
+	starts := slices.Sorted(slices.Values(st.Starts))
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i] - starts[i-1]; d < 80 {
+			t.Fatalf("two starts %d ms apart across the runners, want about 100 at least: %v", d, starts)
+		}
+	}
+	if st.Served < tasks {
+		t.Fatalf("the simulator served %d, want at least %d", st.Served, tasks)
 	}
 }

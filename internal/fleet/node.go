@@ -172,9 +172,9 @@ func (n *Node) note(ev policy.FleetEvent) {
 func (n *Node) health(err error) bool {
 	switch {
 	case err != nil && !n.degraded.Swap(true):
-		n.log.Warn("fleet: Redis unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
+		n.log.Warn("fleet: the shared state (Redis, or the queue database) is unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
 	case err == nil && n.degraded.Swap(false):
-		n.log.Info("fleet: Redis is back; capacity evidence, probes and pace are shared again")
+		n.log.Info("fleet: the shared state is back; capacity evidence, probes and pace are shared again")
 	}
 	return err == nil
 }

@@ -3,19 +3,24 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/internal/pgtest"
+	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/policy/policytest"
 )
 
 // storeUnderTest is one Store and a way to let time pass on its clock: the
 // memory store's is a fake clock, Redis's is the Redis server's own (a
 // separate process, which the test can only wait for; it asserts no upper
-// bound on how long that takes).
+// bound on how long that takes), and so are the databases'.
 type storeUnderTest struct {
 	store fleet.Store
 	pass  func(time.Duration)
@@ -32,6 +37,25 @@ func stores(t *testing.T) map[string]func(t *testing.T) storeUnderTest {
 			rdb := redis.NewClient(&redis.Options{Addr: addr})
 			t.Cleanup(func() { rdb.Close() })
 			return storeUnderTest{fleet.NewRedisStore(rdb), time.Sleep}
+		},
+		// the queue's database, which the runners sharing it use as their
+		// fleet store
+		"sqlite": func(t *testing.T) storeUnderTest {
+			s, err := queue.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "q.db"), "", queue.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			return storeUnderTest{s.Fleet(), time.Sleep}
+		},
+		"postgres": func(t *testing.T) storeUnderTest {
+			url, schema, _ := pgtest.Schema(t)
+			s, err := queue.Open(context.Background(), url, "", queue.OpenOptions{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			return storeUnderTest{s.Fleet(), time.Sleep}
 		},
 	}
 }
@@ -108,6 +132,24 @@ func TestStoreConformance(t *testing.T) {
 				}
 				if ok, _ := u.store.Lease(ctx, "m", "p4", 2, ttl); ok {
 					t.Fatal("a renewed lease expired")
+				}
+			})
+			t.Run("concurrent leases never pass the limit", func(t *testing.T) {
+				u := mk(t)
+				var got atomic.Int32
+				var wg sync.WaitGroup
+				for i := range 16 {
+					wg.Go(func() {
+						if ok, err := u.store.Lease(ctx, "m", fmt.Sprint("c", i), 3, time.Minute); err != nil {
+							t.Error(err)
+						} else if ok {
+							got.Add(1)
+						}
+					})
+				}
+				wg.Wait()
+				if got.Load() != 3 {
+					t.Fatalf("%d of 16 concurrent leases granted with a limit of 3", got.Load())
 				}
 			})
 			t.Run("the token has one holder", func(t *testing.T) {

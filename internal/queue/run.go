@@ -52,11 +52,30 @@ type RunOptions struct {
 	CheckEvery time.Duration
 	// UntilEmpty stops once no task is runnable now or running.
 	UntilEmpty bool
+	// Slots, with GlobalConcurrency, limits the tasks running at once
+	// across every runner of the queue (River limits only each runner's):
+	// a task takes one of GlobalConcurrency slots fleet-wide before it
+	// runs, and waits queued (no attempt used) while all are taken.
+	Slots             Slots
+	GlobalConcurrency int
 	Log        func(format string, a ...any)
 	// OnTask, when set, is told each change of a task's status this runner
 	// makes, as it makes it.
 	OnTask func(TaskEvent)
 }
+
+// Slots are fleet-wide leases (fleet.Node, on the queue's database or
+// Redis): a slot of a runner that died is freed when its lease expires.
+type Slots interface {
+	Slot(ctx context.Context, lane string, limit int) (release func(), ok bool, err error)
+}
+
+// globalLane names the queue's task slots among a fleet's lanes.
+const globalLane = "queue:tasks"
+
+// slotRecheck is how soon a task that found every global slot taken looks
+// again, unless a finishing task wakes it first.
+const slotRecheck = 2 * time.Second
 
 // TaskEvent is a task's change of status: the statuses of Info, with the
 // attempt it happened in, the error of a failure, and when a task that
@@ -287,6 +306,22 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		RungLeft time.Duration `json:"spillway_rung_left"`
 	}
 	_ = json.Unmarshal(job.Metadata, &meta)
+	if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
+		release, ok, err := w.o.Slots.Slot(ctx, globalLane, w.o.GlobalConcurrency)
+		switch {
+		case err != nil: // the limit cannot be checked: wait rather than pass it
+			w.o.Log("task %d (%s): the global limit could not be checked (%v); trying again in %s", job.ID, task.Name, err, slotRecheck)
+			river.MetadataSet(ctx, "spillway_wait", "slot")
+			return "queued", time.Now().Add(slotRecheck), river.JobSnooze(slotRecheck)
+		case !ok:
+			river.MetadataSet(ctx, "spillway_wait", "slot")
+			return "queued", time.Now().Add(slotRecheck), river.JobSnooze(slotRecheck)
+		}
+		defer func() {
+			release()
+			w.wakeForSlot(context.WithoutCancel(ctx), job.ID)
+		}()
+	}
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
@@ -431,6 +466,22 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		if err := w.store.be.retry(ctx, r.ID); err == nil {
 			woken++
 			w.o.Log("task %d: %s has room again; woken", r.ID, model)
+		}
+	}
+}
+
+// wakeForSlot makes the oldest task waiting for a global slot run now: the
+// slot this one held is free (on any runner: the first to fetch it takes
+// it; the rest look again after slotRecheck).
+func (w *worker) wakeForSlot(ctx context.Context, self int64) {
+	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).
+		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
+	if err != nil {
+		return // waking is an optimisation: the recheck still comes
+	}
+	for _, r := range rows {
+		if r.ID != self && waitsFor(r) == "slot" && w.store.be.retry(ctx, r.ID) == nil {
+			return
 		}
 	}
 }

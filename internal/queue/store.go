@@ -81,6 +81,8 @@ type backend interface {
 	queryRow(ctx context.Context, sql string, args ...any) riverdriver.Row
 	// worker starts a client that works the queue until ctx ends.
 	work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (stop func(context.Context) error, err error)
+	// pg reports whether the database is Postgres (else SQLite).
+	pg() bool
 	// handBack makes a running job available again (runner.go).
 	handBack(ctx context.Context, id int64, attempt int, now time.Time, why string) (bool, error)
 }
@@ -125,6 +127,8 @@ func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+func (b *riverBackend[TTx]) pg() bool { return b.drv.ArgPlaceholder() == "$" }
 
 func (b *riverBackend[TTx]) sql(q string) string {
 	if b.drv.ArgPlaceholder() != "$" {
@@ -304,6 +308,11 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 			return nil, fmt.Errorf("queue: %s: %w", where, err)
 		}
 	}
+	for _, q := range fleetTables { // the runners' shared state (fleet.go)
+		if err := be.exec(ctx, dialect(be.pg(), q)); err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+	}
 	return &Store{Where: where, be: be}, nil
 }
 
@@ -439,7 +448,8 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 // meta is spillway's part of a task's metadata (decoded: Postgres returns
 // jsonb with its own spacing).
 type meta struct {
-	// Wait is what the task is waiting for: "capacity", "window" or "".
+	// Wait is what the task is waiting for: "capacity", "window", "slot"
+	// (a global slot, queue.global_concurrency) or "".
 	Wait string `json:"spillway_wait"`
 	// Failed is the class of a failure no retry can fix (auth, quota, a bad
 	// request, …): the task was ended at once, without River's retries.
@@ -452,13 +462,17 @@ func metaOf(r *rivertype.JobRow) meta {
 	return m
 }
 
-// waitsFor is what a task is waiting for ("capacity", "window" or "").
+// waitsFor is what a task is waiting for ("capacity", "window", "slot" or
+// "").
 func waitsFor(r *rivertype.JobRow) string { return metaOf(r).Wait }
 
 // Status maps River's job state (and spillway's wait marker) to the
 // statuses users see.
 func Status(r *rivertype.JobRow) string {
 	waiting := waitsFor(r) == "capacity"
+	if waitsFor(r) == "slot" && (r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable) {
+		return "queued" // for a global slot: it runs as soon as one frees
+	}
 	switch r.State {
 	case rivertype.JobStateAvailable, rivertype.JobStatePending:
 		if waiting {

@@ -2,14 +2,11 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/spillway/spillway/internal/pgtest"
 )
 
 // stores is the store conformance suite's list: every test of the queue
@@ -28,31 +25,12 @@ func stores(t *testing.T) map[string]func(t *testing.T) *Store {
 			return s
 		},
 		"postgres": func(t *testing.T) *Store {
-			url := os.Getenv("SPILLWAY_TEST_POSTGRES")
-			if url == "" {
-				url = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-			}
-			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("Postgres is required in CI: %v", err)
-				}
-				t.Skipf("SKIPPED: Postgres tests (no server at %s: %v)", url, err)
-			}
-			schema := fmt.Sprintf("spillway_test_%d_%d", time.Now().UnixNano(), rand.IntN(1<<30))
-			if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-				t.Fatal(err)
-			}
-			s, err := Open(ctx, url, "", OpenOptions{Schema: schema})
+			url, schema, _ := pgtest.Schema(t)
+			s, err := Open(context.Background(), url, "", OpenOptions{Schema: schema})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				s.Close()
-				conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-				conn.Close(context.Background())
-			})
+			t.Cleanup(s.Close)
 			return s
 		},
 	}

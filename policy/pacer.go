@@ -230,7 +230,7 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		return release, t0, 0, nil
 	}
 	if p.fleet != nil {
-		return p.acquireInFleet(ctx, model, paceKey, deadline, t0, release)
+		return p.acquireInFleet(ctx, model, paceKey, deadline, release)
 	}
 
 	p.mu.Lock()
@@ -270,10 +270,12 @@ func (p *pacer) gap(paceKey string) time.Duration {
 // for the fleet's turn, asking again every fleetPoll while every slot is
 // out. Whatever the fleet cannot answer (Redis slow or down) is left to
 // this process's own pace.
-func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+	var slept time.Duration // waited is time slept for slots and turns, not the fleet's round trips
+	sleep := func(d time.Duration) error { slept += d; return p.clock.Sleep(ctx, d) }
 	fail := func(err error) (func(), time.Time, time.Duration, error) {
 		local()
-		return nil, time.Time{}, p.clock.Now().Sub(t0), err
+		return nil, time.Time{}, slept, err
 	}
 	late := func(d time.Duration) bool { return !deadline.IsZero() && p.clock.Now().Add(d).After(deadline) }
 	slot := func(limit int) (func(), bool, error) {
@@ -302,13 +304,13 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 		if late(fleetPoll) {
 			return fail(errPaced)
 		}
-		if err := p.clock.Sleep(ctx, fleetPoll); err != nil {
+		if err := sleep(fleetPoll); err != nil {
 			return fail(err)
 		}
 	}
 	fail = func(err error) (func(), time.Time, time.Duration, error) {
 		release()
-		return nil, time.Time{}, p.clock.Now().Sub(t0), err
+		return nil, time.Time{}, slept, err
 	}
 	p.mu.Lock()
 	gap := p.gap(paceKey)
@@ -324,19 +326,18 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 			}
 			p.next[model] = start.Add(gap)
 			p.mu.Unlock()
-			if err := p.clock.Sleep(ctx, start.Sub(now)); err != nil {
+			if err := sleep(start.Sub(now)); err != nil {
 				return fail(err)
 			}
-			return release, start, start.Sub(t0), nil
+			return release, start, slept, nil
 		}
 		if wait <= 0 {
-			now := p.clock.Now()
-			return release, now, now.Sub(t0), nil
+			return release, p.clock.Now(), slept, nil
 		}
 		if late(wait) {
 			return fail(errPaced)
 		}
-		if err := p.clock.Sleep(ctx, wait); err != nil {
+		if err := sleep(wait); err != nil {
 			return fail(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
@@ -22,8 +23,10 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -32,6 +35,8 @@ const (
 	Direct   = "direct"
 	Bare     = "bare"
 	Spillway = "spillway"
+	// Fleet is spillway in a fleet (state: redis://…, OverheadOptions.State).
+	Fleet = "fleet"
 )
 
 // OverheadOptions configure Overhead.
@@ -46,7 +51,11 @@ type OverheadOptions struct {
 	// shipped pacing, which paces only under pressure and so should cost
 	// nothing here (pools never fill).
 	PacingOff bool
-	Progress  func(format string, a ...any)
+	// State, a redis:// URL, adds a fourth path: a second gateway in a
+	// fleet on that Redis, to measure what fleet state costs a request
+	// while nothing changes (the request path should make no Redis call).
+	State    string
+	Progress func(format string, a ...any)
 }
 
 // PathResult is one path at one rate.
@@ -84,6 +93,10 @@ type OverheadReport struct {
 	AddedP50Ratio float64            `json:"added_p50_ratio"`
 	RatioAtRPS    int                `json:"ratio_at_rps"`
 	Ratios        map[string]float64 `json:"ratios"` // by rate
+	// FleetP50Ratio and FleetP99Ratio are, by rate, the fleet gateway's
+	// p50 and p99 latency divided by the local one's (with State).
+	FleetP50Ratio map[string]float64 `json:"fleet_p50_ratio,omitempty"`
+	FleetP99Ratio map[string]float64 `json:"fleet_p99_ratio,omitempty"`
 	MaxThroughput []Throughput       `json:"max_throughput,omitempty"`
 	PeakRSSMB     float64            `json:"peak_rss_mb"`
 	CPUs          int                `json:"cpus"`
@@ -115,12 +128,15 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	urls, cleanup, err := startPaths(ctx, o.PacingOff)
+	urls, cleanup, err := startPaths(ctx, o.PacingOff, o.State)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
 	names := []string{Direct, Bare, Spillway}
+	if o.State != "" {
+		names = append(names, Fleet)
+	}
 	clients := map[string]*http.Client{}
 	for _, n := range names {
 		clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
@@ -154,16 +170,25 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 				}
 			}
 		}
-		var direct PathResult
+		at := map[string]PathResult{}
 		for _, n := range names {
 			pr := samples[n].result(n, rps)
-			if n == Direct {
-				direct = pr
+			base, ok := at[Direct]
+			if !ok { // names start with Direct
+				base = pr
 			}
-			pr.AddedP50US, pr.AddedP99US = pr.P50US-direct.P50US, pr.P99US-direct.P99US
+			pr.AddedP50US, pr.AddedP99US = pr.P50US-base.P50US, pr.P99US-base.P99US
+			at[n] = pr
 			rep.Paths = append(rep.Paths, pr)
 		}
-		bare, sw := rep.Paths[len(rep.Paths)-2], rep.Paths[len(rep.Paths)-1]
+		direct, bare, sw := at[Direct], at[Bare], at[Spillway]
+		if fl, ok := at[Fleet]; ok && sw.P50US > 0 && sw.P99US > 0 {
+			if rep.FleetP50Ratio == nil {
+				rep.FleetP50Ratio, rep.FleetP99Ratio = map[string]float64{}, map[string]float64{}
+			}
+			rep.FleetP50Ratio[strconv.Itoa(rps)], rep.FleetP99Ratio[strconv.Itoa(rps)] = fl.P50US/sw.P50US, fl.P99US/sw.P99US
+			o.Progress("%d req/s: fleet ÷ local gateway: p50 %.3f, p99 %.3f", rps, fl.P50US/sw.P50US, fl.P99US/sw.P99US)
+		}
 		ratio := 0.0
 		if bare.AddedP50US > 0 {
 			ratio = sw.AddedP50US / bare.AddedP50US
@@ -190,7 +215,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 
 // startPaths starts the simulator, the bare proxy and the gateway on
 // loopback and returns each path's URL.
-func startPaths(ctx context.Context, pacingOff bool) (map[string]string, func(), error) {
+func startPaths(ctx context.Context, pacingOff bool, state string) (map[string]string, func(), error) {
 	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
 	if err != nil {
 		return nil, nil, err
@@ -248,7 +273,37 @@ func startPaths(ctx context.Context, pacingOff bool) (map[string]string, func(),
 	}
 	const path = "/v1/chat/completions"
 	urls := map[string]string{Direct: "http://" + simAddr + path, Bare: "http://" + bareAddr + path, Spillway: "http://" + gwAddr + path}
-	return urls, func() { ew.Close(context.Background()); os.RemoveAll(dir) }, nil
+	closers := []func(){func() { ew.Close(context.Background()) }, func() { os.RemoveAll(dir) }}
+	if state != "" {
+		// the same gateway in a fleet: its own event log, a node on Redis
+		rdb, err := fleet.Dial(state)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return nil, nil, fmt.Errorf("bench: state %s: %w", state, err)
+		}
+		few, err := events.NewWriter(filepath.Join(dir, "events-fleet.jsonl"), 50<<20, 2)
+		if err != nil {
+			return nil, nil, err
+		}
+		node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("bench-%d", os.Getpid()), policy.RealClock{}, slog.New(slog.DiscardHandler))
+		fgw, err := gateway.New(gateway.Options{Config: cfg, Events: few, Engine: policy.New(cfg, policy.WithFleet(node)), Fleet: node})
+		if err != nil {
+			return nil, nil, err
+		}
+		fAddr, err := serve.Background(ctx, fgw.Handler(), serve.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		urls[Fleet] = "http://" + fAddr + path
+		closers = append([]func(){func() { few.Close(context.Background()) }, func() { rdb.Close() }}, closers...)
+	}
+	return urls, func() {
+		for _, c := range closers {
+			c()
+		}
+	}, nil
 }
 
 // pathSamples gathers one path's measurements over its slices.
@@ -417,6 +472,11 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	sort.Slice(rates, func(i, j int) bool { a, _ := strconv.Atoi(rates[i]); b, _ := strconv.Atoi(rates[j]); return a < b })
 	for _, k := range rates {
 		fmt.Fprintf(out, "added p50, spillway ÷ bare proxy at %s req/s: %.2f\n", k, r.Ratios[k])
+	}
+	for _, k := range rates {
+		if v, ok := r.FleetP50Ratio[k]; ok {
+			fmt.Fprintf(out, "fleet (Redis state) ÷ local gateway at %s req/s: p50 %.3f, p99 %.3f\n", k, v, r.FleetP99Ratio[k])
+		}
 	}
 	for _, t := range r.MaxThroughput {
 		fmt.Fprintf(out, "max throughput %-9s %7.0f req/s (%d connections, closed loop)\n", t.Name, t.RPS, t.Conns)

@@ -126,7 +126,8 @@ direct, allocations per request. Then the ratio that matters: spillway's added
 p50 divided by the bare proxy's (a bare proxy is the floor for an extra hop), the
 closed-loop max throughput of each path, and the process's peak RSS.`,
 		Example: `  spillway bench overhead
-  spillway bench overhead --rps 1000 --duration 10s --stream --json`,
+  spillway bench overhead --rps 1000 --duration 10s --stream --json
+  spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, r := range rps {
@@ -163,6 +164,7 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
 	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
 	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
+	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")

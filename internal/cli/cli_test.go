@@ -8,8 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/spillway/spillway/internal/classifytest"
 )
@@ -217,5 +220,41 @@ func TestExplainAnEventRecord(t *testing.T) {
 	out, _, code := run(t, nil, line, "explain", "-")
 	if code != 0 || !strings.HasPrefix(out, "capacity:") || !strings.Contains(out, "where:     gpt-6-astra@eu at openai-eu, request f9d8, attempt 2 (gateway)") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// The documented deployment stays valid: its configuration passes `config
+// check` (with its secrets in the environment) and its compose file has
+// two gateways that read it, Redis and Postgres.
+func TestDeployFiles(t *testing.T) {
+	env := map[string]string{"SPILLWAY_TEAM_KEY": "team-key", "SPILLWAY_ADMIN_KEY": "admin-key",
+		"OPENAI_API_KEY": "sk-a", "ANTHROPIC_API_KEY": "sk-b", "GEMINI_API_KEY": "g"}
+	out, errOut, code := run(t, env, "", "config", "check", "../../deploy/spillway.yaml")
+	if code != 0 || !strings.Contains(out, "state: redis://redis:6379/0") {
+		t.Fatalf("config check of deploy/spillway.yaml: %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile("../../deploy/compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Command []string `yaml:"command"`
+			Ports   []string `yaml:"ports"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gateway-a", "gateway-b"} {
+		s := compose.Services[name]
+		if !slices.Contains(s.Command, "serve") || !slices.Contains(s.Command, "/etc/spillway/spillway.yaml") || len(s.Ports) != 1 {
+			t.Fatalf("%s: %+v", name, s)
+		}
+	}
+	for _, name := range []string{"redis", "postgres"} {
+		if _, ok := compose.Services[name]; !ok {
+			t.Fatalf("no %s service", name)
+		}
 	}
 }

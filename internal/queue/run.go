@@ -58,7 +58,7 @@ type RunOptions struct {
 	// runs, and waits queued (no attempt used) while all are taken.
 	Slots             Slots
 	GlobalConcurrency int
-	Log        func(format string, a ...any)
+	Log               func(format string, a ...any)
 	// OnTask, when set, is told each change of a task's status this runner
 	// makes, as it makes it.
 	OnTask func(TaskEvent)

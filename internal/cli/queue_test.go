@@ -44,21 +44,28 @@ func postgresSchemaURL(t *testing.T) string {
 	return url
 }
 
-func queueSIGKILL(t *testing.T, db string) {
-	srv, _ := sim.New(sim.Options{TokenRate: 0})
+// slowQueueRig is what the queue's process tests share: the simulator,
+// whose gpt-6-luna takes ~0.8 s an answer; the spillway binary built in
+// dir; a configuration pointing at the simulator; the runners' env.
+func slowQueueRig(t *testing.T) (srv *sim.Server, dir, bin, cfg string, env []string) {
+	t.Helper()
+	srv, _ = sim.New(sim.Options{TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	defer srv.Close()
-	// each answer takes ~0.8 s, so a kill lands mid-task
+	t.Cleanup(func() { srv.Close(); hs.Close() })
 	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50})
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "spillway")
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "spillway")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	cfg := filepath.Join(dir, "spillway.yaml")
+	cfg = filepath.Join(dir, "spillway.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
-	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	env = append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	return srv, dir, bin, cfg, env
+}
+
+func queueSIGKILL(t *testing.T, db string) {
+	_, dir, bin, cfg, env := slowQueueRig(t) // each answer takes ~0.8 s, so a kill lands mid-task
 	// the agent task: its first run puts a long job in the background and
 	// waits; a later run notes whether that job still runs beside it
 	agent := `D=` + dir + `; if [ -f $D/pid ]; then p=$(cat $D/pid); if [ -d /proc/$p ] && [ "$(awk '{print $3}' /proc/$p/stat)" != Z ]; then touch $D/overlap; fi; echo second run; exit 0; fi; sleep 60 & echo $! > $D/pid; wait`
@@ -336,19 +343,7 @@ func TestQueueThreeRunnersOnePostgres(t *testing.T) {
 		t.Skip("builds the binary and waits for the dead runner's heartbeat and slot lease to age (~20 s)")
 	}
 	db := postgresSchemaURL(t)
-	srv, _ := sim.New(sim.Options{TokenRate: 0})
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	defer srv.Close()
-	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50}) // ~0.8 s an answer
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "spillway")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "spillway.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
-	env := append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
+	srv, dir, bin, cfg, env := slowQueueRig(t)
 	const tasks = 10
 	for i := range tasks {
 		if out, err := exec.Command(bin, "queue", "--config", cfg, "--db", db, "add", "--name", fmt.Sprintf("t%d", i), "--model", "gpt-6-luna", "--prompt", fmt.Sprintf("task %d", i)).CombinedOutput(); err != nil {

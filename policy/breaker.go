@@ -16,9 +16,11 @@ type Breakers interface {
 	// done must be called once with what the model answered; probe says
 	// the request is the half-open breaker's probe.
 	Allow(key string) (done func(classify.Verdict), probe, ok bool)
-	// Heal closes key's breaker: a probe elsewhere in the fleet found the
-	// pool with room again.
-	Heal(key string)
+	// Probed takes in the answer to a probe sent elsewhere in the fleet:
+	// a success closes key's breaker; a failure (capacity, timeout) opens
+	// a breaker that is not closed again, for the lengthened hold, as the
+	// prober's own did.
+	Probed(key string, v classify.Verdict)
 	// Observe is evidence that came after an attempt's done: a stream whose
 	// success was recorded at its first output and that broke later.
 	Observe(key string, v classify.Verdict)
@@ -216,10 +218,15 @@ func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), probe, 
 	}, probe, true
 }
 
-// Heal implements Breakers.
-func (b *MemoryBreakers) Heal(key string) {
-	b.at(key, func(br *breaker, _ time.Time, cs *[]change) {
-		if br.state != closed {
+// Probed implements Breakers.
+func (b *MemoryBreakers) Probed(key string, v classify.Verdict) {
+	b.at(key, func(br *breaker, now time.Time, cs *[]change) {
+		failure, evidence := counts(v)
+		switch {
+		case br.state == closed, !evidence:
+		case failure:
+			b.trip(key, br, now, true, cs)
+		default:
 			br.cooldown = 0
 			b.set(key, br, closed, cs)
 		}

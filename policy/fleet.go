@@ -62,13 +62,16 @@ func told(v classify.Verdict, probe bool) bool {
 func WithFleet(f Fleet) Option { return func(e *Engine) { e.fleet = f } }
 
 // heard takes in what another process of the fleet met, as if seen here:
-// the breaker counts it (a probe's success closes it), and the pacer is
-// pressed by it.
+// the breaker counts it (a probe's answer closes it, or opens it again for
+// the lengthened hold), and the pacer is pressed by it.
 func (e *Engine) heard(ev FleetEvent) {
 	v := classify.Verdict{Class: ev.Class}
 	switch {
-	case ev.Probe && ev.Class == classify.OK:
-		e.breakers.Heal(ev.Lane)
+	case ev.Probe:
+		e.breakers.Probed(ev.Lane, v)
+		if ev.Class == classify.Capacity {
+			e.pacer.full(ev.Lane)
+		}
 	case ev.Class == classify.RateLimit:
 		if ev.PaceKey != "" {
 			e.pacer.slowDown(ev.PaceKey)

@@ -230,7 +230,7 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		return release, t0, 0, nil
 	}
 	if p.fleet != nil {
-		return p.acquireInFleet(ctx, model, paceKey, deadline, release)
+		return p.acquireInFleet(ctx, model, paceKey, deadline, t0, release)
 	}
 
 	p.mu.Lock()
@@ -270,8 +270,10 @@ func (p *pacer) gap(paceKey string) time.Duration {
 // for the fleet's turn, asking again every fleetPoll while every slot is
 // out. Whatever the fleet cannot answer (Redis slow or down) is left to
 // this process's own pace.
-func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
-	var slept time.Duration // waited is time slept for slots and turns, not the fleet's round trips
+func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+	// waited is the time waited for this process's slot and then slept
+	// for the fleet's slots and turns, not the fleet's round trips
+	slept := p.clock.Now().Sub(t0)
 	sleep := func(d time.Duration) error { slept += d; return p.clock.Sleep(ctx, d) }
 	fail := func(err error) (func(), time.Time, time.Duration, error) {
 		local()

@@ -597,8 +597,8 @@ func (e *Engine) allow(ctx context.Context, key, paceKey string) (done func(clas
 	return func(v classify.Verdict) {
 		e.adapt(key, v)
 		bdone(v)
+		e.tell(key, paceKey, v, probe) // before the token goes back: the others hear the probe's answer first
 		release()
-		e.tell(key, paceKey, v, probe)
 	}, true
 }
 

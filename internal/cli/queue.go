@@ -347,20 +347,28 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			started := time.Now()
 			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
 				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task}
-			// the runners on one database are a fleet: through Redis when
+			// the runners on one Postgres are a fleet: through Redis when
 			// state: says so (with the gateways), else through the database
+			// (SQLite's one connection is River's: a runner there is alone)
+			nodeCtx, stopNode := context.WithCancel(ctx)
+			defer stopNode() // before the store closes (defers run last first)
 			flog := slog.New(slog.NewTextHandler(a.Stderr, nil))
-			node, closeFleet, err := joinFleet(ctx, cfg, flog)
+			node, closeFleet, err := joinFleet(nodeCtx, cfg, flog)
 			if err != nil {
 				return err
 			}
-			if node != nil {
+			switch {
+			case node != nil:
 				defer closeFleet()
-			} else {
-				node = fleet.NewNode(ctx, s.Fleet(), fleetID(), policy.RealClock{}, flog)
+			case s.Postgres():
+				node = fleet.NewNode(nodeCtx, s.Fleet(), fleetID(), policy.RealClock{}, flog)
 			}
-			ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
-			ro.Slots, ro.GlobalConcurrency = node, cfg.Queue.GlobalConcurrency
+			if node != nil {
+				ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
+				ro.Slots, ro.GlobalConcurrency = node, cfg.Queue.GlobalConcurrency
+			} else if cfg.Queue.GlobalConcurrency > 0 {
+				fmt.Fprintf(a.Stderr, "spillway: queue.global_concurrency needs a Postgres queue or state: redis://…; this runner keeps to its own --concurrency %d\n", conc)
+			}
 			err = s.Run(ctx, ro)
 			stopView()
 			if err != nil {

@@ -380,37 +380,91 @@ func TestQueueThreeRunnersOnePostgres(t *testing.T) {
 		return r
 	}
 	text := func(r *runner) string { r.mu.Lock(); defer r.mu.Unlock(); return r.out.String() }
+	type taskEvent struct {
+		Type   string `json:"type"`
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+	}
+	events := func(r *runner) []taskEvent {
+		var out []taskEvent
+		for _, line := range strings.Split(text(r), "\n") {
+			var ev taskEvent
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "task" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	// inFlight are the tasks r started (a global slot taken) and has not
+	// ended; done, those it finished
+	inFlight := func(r *runner) (running map[int64]bool, done int) {
+		running = map[int64]bool{}
+		for _, ev := range events(r) {
+			running[ev.ID] = ev.Status == "running"
+			if ev.Status == "succeeded" {
+				done++
+			}
+		}
+		for id, on := range running {
+			if !on {
+				delete(running, id)
+			}
+		}
+		return running, done
+	}
+	// the victim has finished a task and has one running: the others
+	// start, and it is killed
 	victim := start()
-	// the victim has a task running and another has finished: kill it
-	for !strings.Contains(text(victim), `"status":"running"`) || !strings.Contains(text(victim), `"status":"succeeded"`) {
+	var others []*runner
+	var killed map[int64]bool
+	for {
+		running, done := inFlight(victim)
+		if done >= 1 && len(running) >= 1 {
+			others = []*runner{start("--until-empty"), start("--until-empty")}
+			victim.cmd.Process.Signal(syscall.SIGKILL)
+			killed = running
+			break
+		}
 		if ctx.Err() != nil {
 			t.Fatalf("the first runner never ran a task:\n%s", text(victim))
 		}
-		time.Sleep(20 * time.Millisecond) // another process works: polling, not timing
+		time.Sleep(5 * time.Millisecond) // another process works: polling, not timing
 	}
-	others := []*runner{start("--until-empty"), start("--until-empty")}
-	time.Sleep(300 * time.Millisecond) // let the others take tasks too: polling, not timing
-	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.cmd.Wait()
 	<-victim.done
 	for _, r := range others {
 		if err := r.cmd.Wait(); err != nil {
-			t.Fatalf("runner: %v\n%s", err, text(r))
+			<-r.done
+			t.Fatalf("runner: %v\nvictim:\n%s\nothers:\n%s\n%s", err, text(victim), text(others[0]), text(others[1]))
 		}
 		<-r.done
 	}
+	// the tasks the kill interrupted ran again on the others
+	for id := range killed {
+		again := false
+		for _, r := range others {
+			for _, ev := range events(r) {
+				again = again || ev.ID == id && ev.Status == "succeeded"
+			}
+		}
+		if !again {
+			t.Fatalf("task %d, running when its runner was killed, did not finish on another runner", id)
+		}
+	}
 	// every task finished once, on whichever runner
 	succeeded := map[int64]int{}
+	recorded := regexp.MustCompile(`"task (\d+) \([^)]*\): had finished before its runner stopped`)
 	for _, r := range append(others, victim) {
-		for _, line := range strings.Split(text(r), "\n") {
-			var ev struct {
-				Type   string `json:"type"`
-				ID     int64  `json:"id"`
-				Status string `json:"status"`
-			}
-			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "task" && ev.Status == "succeeded" {
+		for _, ev := range events(r) {
+			if ev.Status == "succeeded" {
 				succeeded[ev.ID]++
 			}
+		}
+		// a task that finished as its runner was killed, before River
+		// saved it, is recorded by another runner, not run again
+		for _, m := range recorded.FindAllStringSubmatch(text(r), -1) {
+			id, _ := strconv.ParseInt(m[1], 10, 64)
+			succeeded[id]--
 		}
 	}
 	if len(succeeded) != tasks {

@@ -34,6 +34,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -59,7 +60,6 @@ type Node struct {
 	clock policy.Clock
 	log   *slog.Logger
 	out   chan policy.FleetEvent
-	ready <-chan struct{}
 
 	listen   atomic.Pointer[func(policy.FleetEvent)]
 	degraded atomic.Bool
@@ -69,7 +69,16 @@ type Node struct {
 	mu   sync.Mutex
 	held map[[2]string]struct{} // slots held: lane, member
 	seen map[string]map[string]*Seen
+	busy map[string]time.Time // lanes whose probe token another process held, until
 }
+
+// maxSeen bounds the instances remembered per lane (the least recent go).
+const maxSeen = 64
+
+// probeBusy is how long a lane whose probe token another process holds
+// is not asked again: the requests meanwhile skip the model without a
+// round trip each.
+const probeBusy = time.Second
 
 // Seen is what one instance met on one lane, as this node heard it.
 type Seen struct {
@@ -82,9 +91,8 @@ type Seen struct {
 // until ctx ends.
 func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, log *slog.Logger) *Node {
 	n := &Node{store: store, id: id, clock: clock, log: log, out: make(chan policy.FleetEvent, 1024),
-		held: map[[2]string]struct{}{}, seen: map[string]map[string]*Seen{}}
-	msgs, ready := store.Subscribe(ctx)
-	n.ready = ready
+		held: map[[2]string]struct{}{}, seen: map[string]map[string]*Seen{}, busy: map[string]time.Time{}}
+	msgs, _ := store.Subscribe(ctx)
 	go n.publish(ctx)
 	go n.receive(ctx, msgs)
 	n.renewLater(ctx)
@@ -93,9 +101,6 @@ func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, lo
 
 // ID is this process's name in the fleet.
 func (n *Node) ID() string { return n.id }
-
-// Ready is closed once the node hears the fleet.
-func (n *Node) Ready() <-chan struct{} { return n.ready }
 
 // Listen implements policy.Fleet.
 func (n *Node) Listen(f func(policy.FleetEvent)) { n.listen.Store(&f) }
@@ -157,6 +162,15 @@ func (n *Node) note(ev policy.FleetEvent) {
 	}
 	s := byInstance[ev.From]
 	if s == nil {
+		if len(byInstance) >= maxSeen { // many short-lived processes (exec runs): forget the least recent
+			var oldest string
+			for id, o := range byInstance {
+				if oldest == "" || o.Last.Before(byInstance[oldest].Last) {
+					oldest = id
+				}
+			}
+			delete(byInstance, oldest)
+		}
 		s = &Seen{}
 		byInstance[ev.From] = s
 	}
@@ -168,9 +182,12 @@ func (n *Node) note(ev policy.FleetEvent) {
 }
 
 // health records whether the store answered, logging a change between
-// sharing and not once each way; it reports whether it answered.
+// sharing and not once each way; it reports whether it answered. A call
+// cancelled by its caller (a client that went away) says nothing of the
+// store.
 func (n *Node) health(err error) bool {
 	switch {
+	case errors.Is(err, context.Canceled):
 	case err != nil && !n.degraded.Swap(true):
 		n.log.Warn("fleet: the shared state (Redis, or the queue database) is unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
 	case err == nil && n.degraded.Swap(false):
@@ -190,6 +207,9 @@ func (n *Node) Turn(ctx context.Context, lane string, gap time.Duration) (time.D
 func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, error) {
 	member := n.id + "/" + newToken()
 	ok, err := n.store.Lease(ctx, lane, member, limit, slotTTL)
+	if err != nil { // the lease may have been made before the call gave up
+		n.detached(func(ctx context.Context) error { return n.store.Unlease(ctx, lane, member) })
+	}
 	if !n.health(err) || !ok {
 		return nil, false, err
 	}
@@ -210,9 +230,23 @@ func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, 
 
 // Probe implements policy.Fleet.
 func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (func(), bool, error) {
+	n.mu.Lock()
+	busy := n.clock.Now().Before(n.busy[lane])
+	n.mu.Unlock()
+	if busy {
+		return nil, false, nil
+	}
 	owner := n.id + "/" + newToken()
 	ok, err := n.store.Take(ctx, lane, owner, lease)
+	if err != nil { // the token may have been taken before the call gave up
+		n.detached(func(ctx context.Context) error { return n.store.Give(ctx, lane, owner) })
+	}
 	if !n.health(err) || !ok {
+		if err == nil {
+			n.mu.Lock()
+			n.busy[lane] = n.clock.Now().Add(probeBusy)
+			n.mu.Unlock()
+		}
 		return nil, false, err
 	}
 	var once sync.Once

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,5 +134,41 @@ func TestFleetBreakersAndProbe(t *testing.T) {
 	st := nb.Status()["seen"].(map[string]map[string]fleet.Seen)
 	if s := st[key]["a"]; s.Count != 2 || s.Class != "ok (probe)" {
 		t.Fatalf("B's view of what A saw on %s: %+v", key, st[key])
+	}
+}
+
+// A probe that finds the pool still full opens every process's breaker
+// again: after A's failed probe, B does not send a probe of its own into
+// the full pool.
+func TestFleetFailedProbeHoldsEveryone(t *testing.T) {
+	a, b, _, _, clk, _ := pair(t, func(c *config.Config) {
+		c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(time.Minute)}
+	})
+	key := "openai/gpt-6-astra"
+	full := func(ctx context.Context, at *policy.Attempt) policy.Result {
+		if at.Candidate.Model == "gpt-6-astra" {
+			return answer(classify.Capacity)(ctx, at)
+		}
+		return answer(classify.OK)(ctx, at)
+	}
+	a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: full})
+	eventually(t, "B's breaker opens", func() bool { return b.BreakerStates()[key] == "open" })
+	clk.Advance(10 * time.Second) // both half-open
+	out := a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: full})
+	if !strings.HasPrefix(out.Route, "gpt-6-astra:capacity") {
+		t.Fatalf("A's probe: route %s", out.Route)
+	}
+	eventually(t, "B's breaker opens again on A's failed probe", func() bool { return b.BreakerStates()[key] == "open" })
+	var sentB []string
+	b.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
+		sentB = append(sentB, at.Candidate.Model)
+		return answer(classify.OK)(ctx, at)
+	}})
+	if slices.Contains(sentB, "gpt-6-astra") {
+		t.Fatalf("B probed the full pool right after A's probe failed: %v", sentB)
+	}
+	clk.Advance(10 * time.Second) // the lengthened hold (20 s) is not over
+	if b.BreakerStates()[key] != "open" {
+		t.Fatalf("B's breaker is %s 10 s into the lengthened hold", b.BreakerStates()[key])
 	}
 }

@@ -101,6 +101,7 @@ func (r *RedisStore) Turn(ctx context.Context, key string, gap time.Duration) (t
 // lease: drop the expired, add member while fewer than the limit are
 // alive (or renew it when it is already one of them).
 var lease = redis.NewScript(`
+redis.replicate_commands() -- TIME, then writes (needed before Redis 5)
 local t = redis.call("TIME")
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
@@ -114,6 +115,7 @@ return 1
 
 // renew: push member's expiry on, when it is still held.
 var renew = redis.NewScript(`
+redis.replicate_commands()
 local t = redis.call("TIME")
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 if redis.call("ZSCORE", KEYS[1], ARGV[1]) then

@@ -1,7 +1,10 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,8 +17,11 @@ import (
 // in four tables of spillway's own. Times are the database's own clock
 // (no two machines' clocks are compared); each operation is one statement
 // that is atomic on its own, so no transaction is held. Evidence is
-// polled (every evidencePoll) rather than pushed: SQLite has no
-// LISTEN/NOTIFY, and a queue's tasks last far longer than the poll.
+// polled (every evidencePoll) rather than pushed: one way for both
+// databases (SQLite has no LISTEN/NOTIFY), and a queue's tasks last far
+// longer than the poll. Runners share a database this way on Postgres;
+// the SQLite store serves the conformance suite (and runners on one
+// machine, should they share a file).
 //
 // Slots are numbered below the limit, each a row that one lease holds
 // (taken by an insert, or by an update of an expired row, one statement
@@ -41,6 +47,10 @@ type dbFleet struct{ be backend }
 // Fleet is the queue database as a fleet store, for the runners that
 // share it.
 func (s *Store) Fleet() fleet.Store { return dbFleet{s.be} }
+
+// Postgres reports whether the queue is on Postgres (several runners can
+// share it; SQLite's one connection serves one runner).
+func (s *Store) Postgres() bool { return s.be.pg() }
 
 var _ fleet.Store = dbFleet{}
 
@@ -73,34 +83,73 @@ func (f dbFleet) Publish(ctx context.Context, msg []byte) error {
 	return f.be.exec(ctx, dialect(f.be.pg(), `DELETE FROM spillway_fleet_evidence WHERE at_ms < {now} - ?`), evidenceKept.Milliseconds())
 }
 
-// Subscribe implements fleet.Store: it polls for rows written since.
+// Subscribe implements fleet.Store: it polls the rows of the last
+// evidenceOverlap and delivers those it has not seen. Ids are not visible
+// in their order (a Postgres insert that took id 41 may commit after one
+// that took 42), so a poll never goes by the last id: a row committed
+// within evidenceOverlap of its insert is delivered once.
 func (f dbFleet) Subscribe(ctx context.Context) (<-chan []byte, <-chan struct{}) {
 	out := make(chan []byte, 1024)
 	ready := make(chan struct{})
 	go func() {
-		var last int64
-		for f.be.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM spillway_fleet_evidence`).Scan(&last) != nil {
+		var seen map[int64]bool // the ids of the last poll's window
+		for {
+			if rows, err := f.window(ctx); err == nil {
+				if seen == nil {
+					close(ready) // what was written before the subscription is not delivered
+				} else {
+					for _, r := range rows {
+						if !seen[r.id] {
+							select {
+							case out <- []byte(r.msg):
+							default:
+							}
+						}
+					}
+				}
+				seen = make(map[int64]bool, len(rows))
+				for _, r := range rows {
+					seen[r.id] = true
+				}
+			}
 			if !sleep(ctx, evidencePoll) {
 				return
 			}
 		}
-		close(ready)
-		for sleep(ctx, evidencePoll) {
-			for {
-				var id int64
-				var msg string
-				if f.be.queryRow(ctx, `SELECT id, msg FROM spillway_fleet_evidence WHERE id > ? ORDER BY id LIMIT 1`, last).Scan(&id, &msg) != nil {
-					break
-				}
-				last = id
-				select {
-				case out <- []byte(msg):
-				default:
-				}
-			}
-		}
 	}()
 	return out, ready
+}
+
+// evidenceOverlap is how far back each poll of the evidence reads.
+const evidenceOverlap = 2 * time.Second
+
+type evidenceRow struct {
+	id  int64
+	msg string
+}
+
+// window reads the evidence of the last evidenceOverlap in one query (the
+// rows joined into one string: the driver interface has one-row queries),
+// in id order.
+func (f dbFleet) window(ctx context.Context) ([]evidenceRow, error) {
+	q := `SELECT COALESCE(group_concat(id || ' ' || msg, char(10)), '') FROM spillway_fleet_evidence WHERE at_ms >= {now} - ?`
+	if f.be.pg() {
+		q = `SELECT COALESCE(string_agg(id::text || ' ' || msg, E'\n' ORDER BY id), '') FROM spillway_fleet_evidence WHERE at_ms >= {now} - ?`
+	}
+	var all string
+	if err := f.be.queryRow(ctx, dialect(f.be.pg(), q), evidenceOverlap.Milliseconds()).Scan(&all); err != nil {
+		return nil, err
+	}
+	var rows []evidenceRow
+	for line := range strings.SplitSeq(all, "\n") {
+		id, msg, ok := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(id, 10, 64)
+		if ok && err == nil { // a message is JSON: no raw newline in it
+			rows = append(rows, evidenceRow{n, msg})
+		}
+	}
+	slices.SortFunc(rows, func(a, b evidenceRow) int { return cmp.Compare(a.id, b.id) })
+	return rows, nil
 }
 
 // sleep waits d of real time (the database's clock is real) or until ctx

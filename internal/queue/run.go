@@ -155,7 +155,7 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 	defer cancel()
 	go s.keepAlive(runCtx, o.Clock, self, o.Log)
 	riverLog := slog.New(slog.NewTextHandler(logLines{o.Log}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stop, err := s.be.work(runCtx, workers, o.Concurrency, o.TaskTimeout, riverLog)
+	stop, err := s.be.work(runCtx, self.id, workers, o.Concurrency, o.TaskTimeout, riverLog)
 	if err != nil {
 		return fmt.Errorf("queue: %w", err)
 	}
@@ -252,6 +252,19 @@ type stepFailure struct {
 // OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
+	release, ok := w.globalSlot(ctx)
+	if !ok { // every global slot is taken: queued again, no attempt used
+		river.MetadataSet(ctx, "spillway_wait", "slot")
+		ev.Status, ev.Next = "queued", time.Now().Add(slotRecheck)
+		w.tell(ev)
+		return river.JobSnooze(slotRecheck)
+	}
+	defer func() {
+		release()
+		if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
+			w.wakeForSlot(context.WithoutCancel(ctx), job.ID)
+		}
+	}()
 	w.tell(ev)
 	status, next, err := w.work(ctx, job)
 	var cancel *rivertype.JobCancelError
@@ -287,7 +300,10 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 	if _, done, err := w.store.Result(ctx, job.ID); err != nil {
 		return "", time.Time{}, err
 	} else if done {
-		return "", time.Time{}, nil // finished before its worker died: never run twice
+		// finished before its runner died, which left River's record of it
+		// unsaved: completed now, never run twice
+		w.o.Log("task %d (%s): had finished before its runner stopped; recorded as finished now", job.ID, task.Name)
+		return "", time.Time{}, nil
 	}
 	win, _, err := w.store.Window(ctx, task.Window) // "quiet" as learned by now
 	if err != nil {
@@ -306,22 +322,6 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		RungLeft time.Duration `json:"spillway_rung_left"`
 	}
 	_ = json.Unmarshal(job.Metadata, &meta)
-	if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
-		release, ok, err := w.o.Slots.Slot(ctx, globalLane, w.o.GlobalConcurrency)
-		switch {
-		case err != nil: // the limit cannot be checked: wait rather than pass it
-			w.o.Log("task %d (%s): the global limit could not be checked (%v); trying again in %s", job.ID, task.Name, err, slotRecheck)
-			river.MetadataSet(ctx, "spillway_wait", "slot")
-			return "queued", time.Now().Add(slotRecheck), river.JobSnooze(slotRecheck)
-		case !ok:
-			river.MetadataSet(ctx, "spillway_wait", "slot")
-			return "queued", time.Now().Add(slotRecheck), river.JobSnooze(slotRecheck)
-		}
-		defer func() {
-			release()
-			w.wakeForSlot(context.WithoutCancel(ctx), job.ID)
-		}()
-	}
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
@@ -378,7 +378,14 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return "", time.Time{}, err
 		}
-		if err := w.store.stepEnded(ctx, job.ID); err != nil {
+		// the last step's record stays until River has saved the task's
+		// completion (runner.go): a runner killed between the two leaves
+		// it behind, and the task is handed back to be completed
+		if i < len(task.Steps)-1 {
+			if err := w.store.stepEnded(ctx, job.ID); err != nil {
+				return "", time.Time{}, err
+			}
+		} else if err := w.store.stepFinished(ctx, job.ID); err != nil {
 			return "", time.Time{}, err
 		}
 		prev = out
@@ -470,17 +477,43 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	}
 }
 
+// globalSlot takes one of queue.global_concurrency slots across every
+// runner of the queue, when there is a limit; ok=false when all are taken.
+// When the shared state cannot say (Redis or the database unreachable),
+// the task runs within this runner's own concurrency, as the engine goes
+// on with its own pace: a limit that cannot be checked must not stop the
+// whole queue.
+func (w *worker) globalSlot(ctx context.Context) (release func(), ok bool) {
+	if w.o.Slots == nil || w.o.GlobalConcurrency <= 0 {
+		return func() {}, true
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	release, ok, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
+	switch {
+	case err != nil:
+		return func() {}, true
+	case !ok:
+		return nil, false
+	}
+	return release, true
+}
+
 // wakeForSlot makes the oldest task waiting for a global slot run now: the
 // slot this one held is free (on any runner: the first to fetch it takes
-// it; the rest look again after slotRecheck).
+// it; the rest look again after slotRecheck). A snooze shorter than
+// River's scheduler interval leaves the task available with a later
+// scheduled_at, a longer one scheduled: both are looked at.
 func (w *worker) wakeForSlot(ctx context.Context, self int64) {
-	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).
+	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled).
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
 	if err != nil {
 		return // waking is an optimisation: the recheck still comes
 	}
+	now := time.Now()
 	for _, r := range rows {
-		if r.ID != self && waitsFor(r) == "slot" && w.store.be.retry(ctx, r.ID) == nil {
+		if r.ID != self && waitsFor(r) == "slot" && r.ScheduledAt.After(now) && w.store.be.retry(ctx, r.ID) == nil {
 			return
 		}
 	}

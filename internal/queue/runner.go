@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
@@ -99,6 +100,15 @@ func (s *Store) stepEnded(ctx context.Context, id int64) error {
 	return s.be.exec(ctx, `DELETE FROM spillway_step_running WHERE job_id = ?`, id)
 }
 
+// stepFinished records that the last step of task id finished (its agent,
+// if any, is gone): the record stays, with its runner, until River has
+// saved the task's completion, so that a runner that dies in between has
+// its task handed back (to be completed, not run again: its result is
+// saved), not left running until River's own rescue an hour later.
+func (s *Store) stepFinished(ctx context.Context, id int64) error {
+	return s.be.exec(ctx, `UPDATE spillway_step_running SET pgid = 0, pstart = 0 WHERE job_id = ?`, id)
+}
+
 // interrupted is the step of task id that an earlier run left unfinished,
 // and why, if one did.
 func (s *Store) interrupted(ctx context.Context, id int64) (step int, why string, ok bool) {
@@ -152,6 +162,10 @@ func (s *Store) rescue(ctx context.Context, self runner, seen watcher, now time.
 		}
 		delete(seen, id)
 	}
+	// the records of the tasks River has finished are done with
+	if err := s.be.exec(ctx, `DELETE FROM spillway_step_running WHERE job_id IN (SELECT id FROM river_job WHERE state IN ('completed', 'cancelled', 'discarded'))`); err != nil {
+		return nil, err
+	}
 	var out []int64
 	for {
 		var job, pstart int64
@@ -186,6 +200,50 @@ func (s *Store) rescue(ctx context.Context, self runner, seen watcher, now time.
 			out = append(out, job)
 		}
 	}
+}
+
+// orphans hands back the tasks River holds as running for a runner that is
+// gone although no step of theirs was in flight: fetched and not yet begun,
+// or finished, snoozed or failed with River's record of it not yet saved
+// when the runner died. River names the runner that fetched each job
+// (attempted_by: the runners give River their ids).
+func (s *Store) orphans(ctx context.Context, now time.Time) ([]int64, error) {
+	live := map[string]bool{}
+	for after := ""; ; {
+		var id string
+		err := s.be.queryRow(ctx, `SELECT id FROM spillway_runner WHERE id > ? ORDER BY id LIMIT 1`, after).Scan(&id)
+		if err != nil {
+			if isNoRows(err) {
+				break
+			}
+			return nil, err
+		}
+		live[id], after = true, id
+	}
+	rows, err := s.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateRunning).First(10000))
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, r := range rows {
+		if len(r.AttemptedBy) == 0 || live[r.AttemptedBy[len(r.AttemptedBy)-1]] {
+			continue
+		}
+		var step int64 // a step on record is rescue's (its agent is killed first)
+		if err := s.be.queryRow(ctx, `SELECT job_id FROM spillway_step_running WHERE job_id = ? AND runner <> ''`, r.ID).Scan(&step); err == nil {
+			continue
+		} else if !isNoRows(err) {
+			return out, err
+		}
+		ok, err := s.be.handBack(ctx, r.ID, r.Attempt, now, "its runner stopped answering; handed back to run again")
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out = append(out, r.ID)
+		}
+	}
+	return out, nil
 }
 
 // handBack makes running job id, in its attempt, available again at now,
@@ -234,6 +292,11 @@ func (s *Store) keepAlive(ctx context.Context, clk policy.Clock, r runner, log f
 		}
 		if checks%2 == 0 {
 			ids, err := s.rescue(ctx, r, seen, now)
+			if err == nil {
+				var more []int64
+				more, err = s.orphans(ctx, now)
+				ids = append(ids, more...)
+			}
 			if err != nil && ctx.Err() == nil {
 				log("rescue: %v", err)
 			}

@@ -80,7 +80,9 @@ type backend interface {
 	exec(ctx context.Context, sql string, args ...any) error
 	queryRow(ctx context.Context, sql string, args ...any) riverdriver.Row
 	// worker starts a client that works the queue until ctx ends.
-	work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (stop func(context.Context) error, err error)
+	// id is the runner's: River records it in each job it fetches
+	// (attempted_by), which is how a dead runner's jobs are found.
+	work(ctx context.Context, id string, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (stop func(context.Context) error, err error)
 	// pg reports whether the database is Postgres (else SQLite).
 	pg() bool
 	// handBack makes a running job available again (runner.go).
@@ -155,8 +157,9 @@ func (b *riverBackend[TTx]) queryRow(ctx context.Context, q string, args ...any)
 	return b.drv.GetExecutor().QueryRow(ctx, b.sql(q), args...)
 }
 
-func (b *riverBackend[TTx]) work(ctx context.Context, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (func(context.Context) error, error) {
+func (b *riverBackend[TTx]) work(ctx context.Context, id string, workers *river.Workers, concurrency int, taskTimeout time.Duration, logger *slog.Logger) (func(context.Context) error, error) {
 	cfg := *b.cfg
+	cfg.ID = id
 	cfg.Logger = logger // River's own warnings go where the runner's events go, never into stdout
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -54,8 +55,14 @@ type OverheadOptions struct {
 	// State, a redis:// URL, adds a fourth path: a second gateway in a
 	// fleet on that Redis, to measure what fleet state costs a request
 	// while nothing changes (the request path should make no Redis call).
-	State    string
-	Progress func(format string, a ...any)
+	State string
+	// Procs runs the upstream, the bare proxy and the gateway as processes
+	// of their own (this one only generates load), measures each proxy's
+	// CPU per request, and then the peak RSS of each with OpenStreams
+	// slow streams open at once (default 1000).
+	Procs       bool
+	OpenStreams int
+	Progress    func(format string, a ...any)
 }
 
 // PathResult is one path at one rate.
@@ -71,6 +78,8 @@ type PathResult struct {
 	AddedP50US   float64 `json:"added_p50_us"` // over direct
 	AddedP99US   float64 `json:"added_p99_us"`
 	AllocsPerReq float64 `json:"allocs_per_req"` // the whole process (client, path, simulator)
+	// CPUPerReqUS is the proxy process's CPU time per request (Procs).
+	CPUPerReqUS float64 `json:"cpu_per_req_us,omitempty"`
 	BytesPerReq  float64 `json:"bytes_per_req"`
 }
 
@@ -99,6 +108,16 @@ type OverheadReport struct {
 	FleetP99Ratio map[string]float64 `json:"fleet_p99_ratio,omitempty"`
 	MaxThroughput []Throughput       `json:"max_throughput,omitempty"`
 	PeakRSSMB     float64            `json:"peak_rss_mb"`
+	// With Procs, by rate: spillway's over the bare proxy's CPU per
+	// request, added time-to-first-byte p50 and added p99; then each
+	// proxy's peak RSS with OpenStreams slow streams open.
+	Procs          bool               `json:"procs,omitempty"`
+	CPURatio       map[string]float64 `json:"cpu_ratio,omitempty"`
+	AddedTTFBRatio map[string]float64 `json:"added_ttfb_p50_ratio,omitempty"`
+	AddedP99Ratio  map[string]float64 `json:"added_p99_ratio,omitempty"`
+	OpenStreams    int                `json:"open_streams,omitempty"`
+	BareRSSMB      float64            `json:"bare_rss_mb,omitempty"`
+	SpillwayRSSMB  float64            `json:"spillway_rss_mb,omitempty"`
 	CPUs          int                `json:"cpus"`
 	GoVersion     string             `json:"go_version"`
 }
@@ -128,7 +147,15 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	urls, cleanup, err := startPaths(ctx, o.PacingOff, o.State)
+	var urls map[string]string
+	var cleanup func()
+	var err error
+	procs := map[string]*proc{} // the proxies' processes, with Procs
+	if o.Procs {
+		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff)
+	} else {
+		urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +192,15 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		for r := range rounds {
 			for k := range names {
 				n := names[(r+k)%len(names)] // rotate who goes first
+				var cpu0 time.Duration
+				if p := procs[n]; p != nil {
+					cpu0 = p.cpu()
+				}
 				if err := openLoop(ctx, clients[n], urls[n], body, rps, o.Slice, samples[n]); err != nil {
 					return nil, err
+				}
+				if p := procs[n]; p != nil {
+					samples[n].cpu += p.cpu() - cpu0
 				}
 			}
 		}
@@ -182,6 +216,19 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 			rep.Paths = append(rep.Paths, pr)
 		}
 		direct, bare, sw := at[Direct], at[Bare], at[Spillway]
+		if o.Procs && bare.CPUPerReqUS > 0 {
+			if rep.CPURatio == nil {
+				rep.CPURatio, rep.AddedTTFBRatio, rep.AddedP99Ratio = map[string]float64{}, map[string]float64{}, map[string]float64{}
+			}
+			k := strconv.Itoa(rps)
+			rep.CPURatio[k] = sw.CPUPerReqUS / bare.CPUPerReqUS
+			if d := bare.TTFBP50US - direct.TTFBP50US; d > 0 {
+				rep.AddedTTFBRatio[k] = (sw.TTFBP50US - direct.TTFBP50US) / d
+			}
+			if bare.AddedP99US > 0 {
+				rep.AddedP99Ratio[k] = sw.AddedP99US / bare.AddedP99US
+			}
+		}
 		if fl, ok := at[Fleet]; ok && sw.P50US > 0 && sw.P99US > 0 {
 			if rep.FleetP50Ratio == nil {
 				rep.FleetP50Ratio, rep.FleetP99Ratio = map[string]float64{}, map[string]float64{}
@@ -209,101 +256,193 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 			o.Progress("%s: %.0f req/s with %d connections", n, rate, o.Conns)
 		}
 	}
-	rep.PeakRSSMB = peakRSSMB()
+	rep.PeakRSSMB = vmHWM("/proc/self/status")
+	if o.Procs {
+		rep.Procs = true
+		rep.OpenStreams = cmp.Or(o.OpenStreams, 1000)
+		o.Progress("peak RSS with %d slow streams open at once", rep.OpenStreams)
+		if rep.BareRSSMB, rep.SpillwayRSSMB, err = openStreamsRSS(ctx, rep.OpenStreams, o.PacingOff); err != nil {
+			return nil, err
+		}
+	}
 	return rep, ctx.Err()
+}
+
+// startProcs runs the upstream, the bare proxy and the gateway as
+// processes of their own and returns the paths' URLs and the proxies'
+// processes (by path).
+func startProcs(ctx context.Context, tokenRate float64, pacingOff bool) (map[string]string, map[string]*proc, func(), error) {
+	up, err := startPart(ctx, PartUpstream, "", tokenRate, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	target := "http://" + up.addr
+	bare, err := startPart(ctx, PartBare, target, 0, false)
+	if err != nil {
+		up.stop()
+		return nil, nil, nil, err
+	}
+	gw, err := startPart(ctx, PartGateway, target, 0, pacingOff)
+	if err != nil {
+		up.stop()
+		bare.stop()
+		return nil, nil, nil, err
+	}
+	const path = "/v1/chat/completions"
+	urls := map[string]string{Direct: target + path, Bare: "http://" + bare.addr + path, Spillway: "http://" + gw.addr + path}
+	return urls, map[string]*proc{Bare: bare, Spillway: gw}, func() { gw.stop(); bare.stop(); up.stop() }, nil
+}
+
+// openStreamsRSS opens n streams at once through a fresh bare proxy and a
+// fresh gateway, in front of an upstream that streams slowly (each stream
+// lasts seconds), and returns each proxy's peak RSS.
+func openStreamsRSS(ctx context.Context, n int, pacingOff bool) (bareMB, spillwayMB float64, err error) {
+	urls, procs, cleanup, err := startProcs(ctx, 20, pacingOff) // 20 tokens a second
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cleanup()
+	body := `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"say hi"}]}`
+	for _, name := range []string{Bare, Spillway} {
+		c := &http.Client{Transport: &http.Transport{MaxIdleConns: n, MaxIdleConnsPerHost: n, IdleConnTimeout: time.Minute}}
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		for range n {
+			wg.Go(func() {
+				if _, _, ok := request(ctx, c, urls[name], body, time.Now()); !ok {
+					failed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		c.CloseIdleConnections()
+		if f := failed.Load(); f > int64(n)/100 {
+			return 0, 0, fmt.Errorf("bench: %d of %d open streams through %s failed", f, n, name)
+		}
+	}
+	return procs[Bare].peakRSS(), procs[Spillway].peakRSS(), ctx.Err()
 }
 
 // startPaths starts the simulator, the bare proxy and the gateway on
 // loopback and returns each path's URL.
 func startPaths(ctx context.Context, pacingOff bool, state string) (map[string]string, func(), error) {
-	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
+	simAddr, err := startUpstream(ctx, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	scn, _ := sim.Builtin("calm")
-	scn.Noise = 0
-	for t, p := range scn.Tiers {
-		p.Size, p.PeakLoad, p.QuietLoad = 1_000_000, 0, 0
-		scn.Tiers[t] = p
-	}
-	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0}) // zero delay: answers at once
+	bareAddr, err := startBare(ctx, "http://"+simAddr)
 	if err != nil {
 		return nil, nil, err
 	}
-	simAddr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
-	if err != nil {
-		return nil, nil, err
-	}
-	target, _ := url.Parse("http://" + simAddr)
-	// the floor: a bare reverse proxy (it flushes event streams at once by
-	// itself); full duplex, without which it drops streaming requests under load; and a
-	// connection pool like the gateway's (the default keeps two idle
-	// connections per host, and a proxy under load then dials for most
-	// requests)
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
-		ErrorLog:  log.New(io.Discard, "", 0)}
-	bareAddr, err := serve.Background(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = http.NewResponseController(w).EnableFullDuplex()
-		rp.ServeHTTP(w, r)
-	}), serve.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	// spillway as users run it, events logged to a file, metrics on, the
-	// shipped pacing (only under pressure) unless it is turned off
-	cfg := config.Default()
-	p := cfg.Providers["openai"]
-	p.BaseURL = "http://" + simAddr + "/v1"
-	cfg.Providers["openai"] = p
-	if pacingOff {
-		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
-	}
-	ew, err := events.NewWriter(filepath.Join(dir, "events.jsonl"), 50<<20, 2)
-	if err != nil {
-		return nil, nil, err
-	}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Events: ew})
-	if err != nil {
-		return nil, nil, err
-	}
-	gwAddr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
+	gwAddr, closeGW, err := startGateway(ctx, "http://"+simAddr, pacingOff, "")
 	if err != nil {
 		return nil, nil, err
 	}
 	const path = "/v1/chat/completions"
 	urls := map[string]string{Direct: "http://" + simAddr + path, Bare: "http://" + bareAddr + path, Spillway: "http://" + gwAddr + path}
-	closers := []func(){func() { ew.Close(context.Background()) }, func() { os.RemoveAll(dir) }}
-	if state != "" {
-		// the same gateway in a fleet: its own event log, a node on Redis
-		rdb, err := fleet.Dial(state)
+	closers := []func(){closeGW}
+	if state != "" { // the same gateway in a fleet
+		fAddr, closeFleet, err := startGateway(ctx, "http://"+simAddr, pacingOff, state)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := rdb.Ping(ctx).Err(); err != nil {
-			return nil, nil, fmt.Errorf("bench: state %s: %w", state, err)
-		}
-		few, err := events.NewWriter(filepath.Join(dir, "events-fleet.jsonl"), 50<<20, 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("bench-%d", os.Getpid()), policy.RealClock{}, slog.New(slog.DiscardHandler))
-		fgw, err := gateway.New(gateway.Options{Config: cfg, Events: few, Engine: policy.New(cfg, policy.WithFleet(node)), Fleet: node})
-		if err != nil {
-			return nil, nil, err
-		}
-		fAddr, err := serve.Background(ctx, fgw.Handler(), serve.Options{})
-		if err != nil {
+			closeGW()
 			return nil, nil, err
 		}
 		urls[Fleet] = "http://" + fAddr + path
-		closers = append([]func(){func() { few.Close(context.Background()) }, func() { rdb.Close() }}, closers...)
+		closers = append(closers, closeFleet)
 	}
 	return urls, func() {
 		for _, c := range closers {
 			c()
 		}
 	}, nil
+}
+
+// startUpstream serves the simulator with pools that never fill; tokenRate
+// 0 answers at once (a slow rate makes long streams).
+func startUpstream(ctx context.Context, tokenRate float64) (string, error) {
+	scn, _ := sim.Builtin("calm")
+	scn.Noise = 0
+	for t, p := range scn.Tiers {
+		p.Size, p.PeakLoad, p.QuietLoad = 1_000_000, 0, 0
+		scn.Tiers[t] = p
+	}
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: tokenRate})
+	if err != nil {
+		return "", err
+	}
+	return serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
+}
+
+// startBare serves the floor: a bare reverse proxy to target (it flushes
+// event streams at once by itself); full duplex, without which it drops
+// streaming requests under load; and a connection pool like the gateway's
+// (the default keeps two idle connections per host, and a proxy under load
+// then dials for most requests).
+func startBare(ctx context.Context, target string) (string, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", err
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) },
+		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+		ErrorLog:  log.New(io.Discard, "", 0)}
+	return serve.Background(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}), serve.Options{})
+}
+
+// startGateway serves spillway as users run it in front of target: events
+// logged to a file, metrics on, the shipped pacing (only under pressure)
+// unless it is turned off; in a fleet on state when that is set.
+func startGateway(ctx context.Context, target string, pacingOff bool, state string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg := config.Default()
+	p := cfg.Providers["openai"]
+	p.BaseURL = target + "/v1"
+	cfg.Providers["openai"] = p
+	if pacingOff {
+		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
+	}
+	ew, err := events.NewWriter(filepath.Join(dir, "events.jsonl"), 50<<20, 2)
+	if err != nil {
+		return "", nil, err
+	}
+	closers := []func(){func() { ew.Close(context.Background()) }, func() { os.RemoveAll(dir) }}
+	done := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	o := gateway.Options{Config: cfg, Events: ew}
+	if state != "" {
+		rdb, err := fleet.Dial(state)
+		if err != nil {
+			done()
+			return "", nil, err
+		}
+		closers = append([]func(){func() { rdb.Close() }}, closers...)
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			done()
+			return "", nil, fmt.Errorf("bench: state %s: %w", state, err)
+		}
+		node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("bench-%d-%s", os.Getpid(), filepath.Base(dir)), policy.RealClock{}, slog.New(slog.DiscardHandler))
+		o.Engine, o.Fleet = policy.New(cfg, policy.WithFleet(node)), node
+	}
+	gw, err := gateway.New(o)
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	addr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	return addr, done, nil
 }
 
 // pathSamples gathers one path's measurements over its slices.
@@ -316,6 +455,7 @@ type pathSamples struct {
 	active  time.Duration
 	mallocs uint64
 	bytes   uint64
+	cpu     time.Duration // the path's proxy process's (Procs)
 }
 
 func (s *pathSamples) add(lat, ttfb time.Duration, ok bool) {
@@ -336,6 +476,7 @@ func (s *pathSamples) result(name string, rps int) PathResult {
 		r.AchievedRPS = float64(len(s.lat)) / s.active.Seconds()
 	}
 	if s.sent > 0 {
+		r.CPUPerReqUS = float64(s.cpu) / float64(time.Microsecond) / float64(s.sent)
 		r.AllocsPerReq = float64(s.mallocs) / float64(s.sent)
 		r.BytesPerReq = float64(s.bytes) / float64(s.sent)
 	}
@@ -438,21 +579,6 @@ func closedLoop(ctx context.Context, c *http.Client, u, body string, conns int, 
 	return float64(good.Load()) / time.Since(start).Seconds(), ctx.Err()
 }
 
-// peakRSSMB is the process's peak resident set (VmHWM), Linux only.
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 // WriteText prints the report as a table.
 func (r *OverheadReport) WriteText(out io.Writer) {
 	kind := "whole JSON answers"
@@ -480,6 +606,16 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	}
 	for _, t := range r.MaxThroughput {
 		fmt.Fprintf(out, "max throughput %-9s %7.0f req/s (%d connections, closed loop)\n", t.Name, t.RPS, t.Conns)
+	}
+	if r.Procs {
+		fmt.Fprintln(out)
+		for _, k := range rates {
+			fmt.Fprintf(out, "separate processes at %s req/s, spillway ÷ bare proxy: CPU per request %.2f, added TTFB p50 %.2f, added p99 %.2f\n",
+				k, r.CPURatio[k], r.AddedTTFBRatio[k], r.AddedP99Ratio[k])
+		}
+		fmt.Fprintf(out, "peak RSS with %d slow streams open: bare proxy %.0f MB, spillway %.0f MB (%.2f×)\n", r.OpenStreams, r.BareRSSMB, r.SpillwayRSSMB, r.SpillwayRSSMB/max(r.BareRSSMB, 1))
+		fmt.Fprintln(out, "allocs/req count the load generator's process only.")
+		return
 	}
 	fmt.Fprintf(out, "peak RSS of the bench process (client, simulator and both proxies): %.0f MB\n", r.PeakRSSMB)
 	fmt.Fprintln(out, "allocs/req count the whole process; subtract direct's for what a proxy adds.")

@@ -25,7 +25,7 @@ runs on the same machine; BENCHMARKS.md records ours.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(a.benchResilienceCmd(), a.benchOverheadCmd())
+	cmd.AddCommand(a.benchResilienceCmd(), a.benchOverheadCmd(), a.benchPartCmd())
 	return cmd
 }
 
@@ -127,6 +127,7 @@ p50 divided by the bare proxy's (a bare proxy is the floor for an extra hop), th
 closed-loop max throughput of each path, and the process's peak RSS.`,
 		Example: `  spillway bench overhead
   spillway bench overhead --rps 1000 --duration 10s --stream --json
+  spillway bench overhead --procs --stream --rps 500,1000
   spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -164,10 +165,39 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
 	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
 	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
+	f.BoolVar(&o.Procs, "procs", false, "run the simulator, the bare proxy and the gateway as separate processes: adds CPU per request and the peak RSS with --open-streams slow streams open")
+	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
 	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// benchPartCmd is one part of `bench overhead --procs`, run by it as a
+// process of its own (hidden: not for users).
+func (a *App) benchPartCmd() *cobra.Command {
+	var (
+		target    string
+		tokenRate float64
+		pacingOff bool
+	)
+	cmd := &cobra.Command{
+		Use:    "part upstream|bare|gateway",
+		Short:  "One part of bench overhead --procs, in a process of its own",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bench.Part(cmd.Context(), args[0], target, tokenRate, pacingOff, a.Stdout); err != nil {
+				return fail(ExitUsage, "%w", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&target, "target", "", "the upstream's URL (bare, gateway)")
+	f.Float64Var(&tokenRate, "token-rate", 0, "the upstream's tokens per second (0: at once)")
+	f.BoolVar(&pacingOff, "pacing-off", false, "the gateway's pacing off")
 	return cmd
 }
 

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Parts of the overhead bench that run as processes of their own
+// (`spillway bench part KIND`), so that the load generator, the upstream
+// and the proxy do not share a process, a heap or a scheduler.
+const (
+	PartUpstream = "upstream"
+	PartBare     = "bare"
+	PartGateway  = "gateway"
+)
+
+// Part serves one part on loopback until ctx ends, and writes "listening
+// ADDR" to out once it answers. target is the upstream's URL (bare,
+// gateway); tokenRate the upstream's (0: answers at once).
+func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, out io.Writer) error {
+	var addr string
+	var err error
+	switch kind {
+	case PartUpstream:
+		addr, err = startUpstream(ctx, tokenRate)
+	case PartBare:
+		addr, err = startBare(ctx, target)
+	case PartGateway:
+		var done func()
+		addr, done, err = startGateway(ctx, target, pacingOff, "")
+		if err == nil {
+			defer done()
+		}
+	default:
+		return fmt.Errorf("bench part: %q: allowed: upstream, bare, gateway", kind)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "listening %s\n", addr)
+	<-ctx.Done()
+	return nil
+}
+
+// proc is a part running as a child process.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+// startPart runs `spillway bench part kind` (this executable) and waits for
+// its address.
+func startPart(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"bench", "part", kind, "--target", target, "--token-rate", strconv.FormatFloat(tokenRate, 'f', -1, 64)}
+	if pacingOff {
+		args = append(args, "--pacing-off")
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("bench part %s did not start: %q %v", kind, line, err)
+	}
+	go io.Copy(io.Discard, stdout)
+	return &proc{cmd: cmd, addr: addr}, nil
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// cpu is the process's user and system CPU time so far (Linux: /proc).
+func (p *proc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// the fields after the command's name (which is in parentheses)
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// peakRSS is the process's peak resident set so far, in MB (VmHWM).
+func (p *proc) peakRSS() float64 { return vmHWM(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)) }
+
+func vmHWM(path string) float64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

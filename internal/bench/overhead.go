@@ -80,7 +80,7 @@ type PathResult struct {
 	AllocsPerReq float64 `json:"allocs_per_req"` // the whole process (client, path, simulator)
 	// CPUPerReqUS is the proxy process's CPU time per request (Procs).
 	CPUPerReqUS float64 `json:"cpu_per_req_us,omitempty"`
-	BytesPerReq  float64 `json:"bytes_per_req"`
+	BytesPerReq float64 `json:"bytes_per_req"`
 }
 
 // Throughput is a path's closed-loop rate.
@@ -118,8 +118,8 @@ type OverheadReport struct {
 	OpenStreams    int                `json:"open_streams,omitempty"`
 	BareRSSMB      float64            `json:"bare_rss_mb,omitempty"`
 	SpillwayRSSMB  float64            `json:"spillway_rss_mb,omitempty"`
-	CPUs          int                `json:"cpus"`
-	GoVersion     string             `json:"go_version"`
+	CPUs           int                `json:"cpus"`
+	GoVersion      string             `json:"go_version"`
 }
 
 // Overhead measures what the gateway adds to a request against a simulator

@@ -26,12 +26,18 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 	rc := http.NewResponseController(w)
 	idle := s.stateOf(r.Context()).cfg.Timeouts.Idle.D()
 	// A client that stops reading must not hold the model's slot forever:
-	// every write gets the idle timeout as its deadline. Events that
-	// arrived together go out in one write (a flush per event is a syscall
-	// per event).
+	// no write may block longer than the idle timeout. The deadline is
+	// re-armed only once half of it has gone (re-arming it for every event
+	// costs a timer update per event), so a write starts with between half
+	// and all of it ahead. Events that arrived together go out in one write
+	// (a flush per event is a syscall per event).
+	var armed time.Time // the write deadline set
 	write := func(b []byte) error {
 		if idle > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(idle))
+			if now := time.Now(); now.Add(idle / 2).After(armed) {
+				armed = now.Add(idle)
+				_ = rc.SetWriteDeadline(armed)
+			}
 		}
 		if _, err := w.Write(b); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/policy"
 )
 
 // The queue's database is a fleet store for the runners that share it
@@ -154,16 +155,7 @@ func (f dbFleet) window(ctx context.Context) ([]evidenceRow, error) {
 
 // sleep waits d of real time (the database's clock is real) or until ctx
 // ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return policy.RealClock{}.Sleep(ctx, d) == nil }
 
 // Turn implements fleet.Store: a GCRA with a burst of one, in one upsert.
 func (f dbFleet) Turn(ctx context.Context, key string, gap time.Duration) (time.Duration, error) {

@@ -56,12 +56,12 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 			if err != nil {
 				return err
 			}
-			engine := policy.New(cfg)
+			var eo []policy.Option
 			if node != nil { // an agent's run is told what the fleet knows of full models
 				defer closeFleet()
-				engine = policy.New(cfg, policy.WithFleet(node))
+				eo = append(eo, policy.WithFleet(node))
 			}
-			o := agent.Options{Command: args, Config: cfg, Engine: engine, Chain: chain, Model: model, MaxWait: maxWait,
+			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg, eo...), Chain: chain, Model: model, MaxWait: maxWait,
 				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
 				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv}
 			if models != "" {

@@ -252,19 +252,14 @@ type stepFailure struct {
 // OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
-	release, ok := w.globalSlot(ctx)
+	release, ok := w.globalSlot(ctx, job.ID)
 	if !ok { // every global slot is taken: queued again, no attempt used
 		river.MetadataSet(ctx, "spillway_wait", "slot")
 		ev.Status, ev.Next = "queued", time.Now().Add(slotRecheck)
 		w.tell(ev)
 		return river.JobSnooze(slotRecheck)
 	}
-	defer func() {
-		release()
-		if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
-			w.wakeForSlot(context.WithoutCancel(ctx), job.ID)
-		}
-	}()
+	defer release()
 	w.tell(ev)
 	status, next, err := w.work(ctx, job)
 	var cancel *rivertype.JobCancelError
@@ -482,21 +477,24 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 // When the shared state cannot say (Redis or the database unreachable),
 // the task runs within this runner's own concurrency, as the engine goes
 // on with its own pace: a limit that cannot be checked must not stop the
-// whole queue.
-func (w *worker) globalSlot(ctx context.Context) (release func(), ok bool) {
+// whole queue. Releasing a slot wakes the oldest task waiting for one.
+func (w *worker) globalSlot(ctx context.Context, self int64) (release func(), ok bool) {
 	if w.o.Slots == nil || w.o.GlobalConcurrency <= 0 {
 		return func() {}, true
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	release, ok, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
+	free, taken, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
 	switch {
 	case err != nil:
 		return func() {}, true
-	case !ok:
+	case !taken:
 		return nil, false
 	}
-	return release, true
+	return func() {
+		free()
+		w.wakeForSlot(context.WithoutCancel(ctx), self)
+	}, true
 }
 
 // wakeForSlot makes the oldest task waiting for a global slot run now: the

@@ -69,6 +69,7 @@ func startPart(ctx context.Context, kind, target string, tokenRate float64, paci
 	}
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.SysProcAttr = partAttr() // the part goes when this process dies
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -101,11 +102,11 @@ func (p *proc) cpu() time.Duration {
 		return 0
 	}
 	// the fields after the command's name (which is in parentheses)
-	_, rest, ok := strings.Cut(string(b), ") ")
-	if !ok {
+	i := strings.LastIndexByte(string(b), ')') // the name may hold a ')'
+	if i < 0 {
 		return 0
 	}
-	f := strings.Fields(rest)
+	f := strings.Fields(string(b)[i+1:])
 	if len(f) < 13 {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -34,6 +35,9 @@ func TestMain(m *testing.M) {
 func TestOverheadProcsSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts six processes")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED: --procs reads /proc (Linux only)")
 	}
 	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{200}, Duration: time.Second, Slice: 250 * time.Millisecond,
 		Stream: true, Procs: true, OpenStreams: 50})

@@ -126,11 +126,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 		// the stream broke after output and could not be continued: it
 		// ends with the route's last word and the protocol's error event
 		if r.Context().Err() == nil {
+			rc := http.NewResponseController(w)
+			if idle := s.stateOf(r.Context()).cfg.Timeouts.Idle.D(); idle > 0 {
+				_ = rc.SetWriteDeadline(time.Now().Add(idle)) // the relay's may be near its end after the continuations
+			}
 			if ep.TakesComments() {
 				w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
 			}
 			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, out.Reason))
-			http.NewResponseController(w).Flush()
+			rc.Flush()
 		}
 		return string(out.Verdict.Class)
 	case out.Committed:

@@ -446,11 +446,13 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	}
 	w.woke[model] = time.Now()
 	w.mu.Unlock()
-	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateScheduled).
+	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled). // a short snooze leaves a task available, due later
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
 	if err != nil {
 		return // waking is an optimisation: the ladder still runs
 	}
+	now := time.Now()
 	// the oldest waiters first, and no more than can run at once: room for
 	// one is not room for the whole queue
 	woken := 0
@@ -458,7 +460,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		if woken >= w.o.Concurrency {
 			break
 		}
-		if r.ID == self || waitsFor(r) != "capacity" {
+		if r.ID == self || waitsFor(r) != "capacity" || !r.ScheduledAt.After(now) {
 			continue
 		}
 		var a taskArgs

@@ -51,8 +51,12 @@ func newRunner(deadAfter time.Duration) runner {
 	return runner{id: hex.EncodeToString(b[:]), host: host, boot: proc.BootID(), sid: proc.Session(), deadAfter: deadAfter}
 }
 
-// register records r alive at now.
+// register records r alive at now (again, for a runner that was taken for
+// dead: its River jobs are no longer orphans).
 func (s *Store) register(ctx context.Context, r runner, now time.Time) error {
+	if err := s.be.exec(ctx, `DELETE FROM spillway_runner_dead WHERE id = ?`, r.id); err != nil {
+		return err
+	}
 	return s.be.exec(ctx, `INSERT INTO spillway_runner (id, host, boot, sid, pid, beat, dead_after) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		r.id, r.host, r.boot, r.sid, os.Getpid(), now.UnixNano(), int64(r.deadAfter))
 }
@@ -156,8 +160,12 @@ func (s *Store) rescue(ctx context.Context, self runner, seen watcher, now time.
 		if now.Sub(w.since) < max(self.deadAfter, time.Duration(deadAfter)) {
 			continue
 		}
-		// dead: removed, unless it beat meanwhile
+		// dead: removed, unless it beat meanwhile, and remembered as dead
+		// (its River jobs are orphans: see orphans)
 		if err := s.be.exec(ctx, `DELETE FROM spillway_runner WHERE id = ? AND beat = ?`, id, beat); err != nil {
+			return nil, err
+		}
+		if err := s.be.exec(ctx, `INSERT INTO spillway_runner_dead (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, id, now.UnixNano()); err != nil {
 			return nil, err
 		}
 		delete(seen, id)
@@ -202,37 +210,41 @@ func (s *Store) rescue(ctx context.Context, self runner, seen watcher, now time.
 	}
 }
 
-// orphans hands back the tasks River holds as running for a runner that is
-// gone although no step of theirs was in flight: fetched and not yet begun,
-// or finished, snoozed or failed with River's record of it not yet saved
-// when the runner died. River names the runner that fetched each job
-// (attempted_by: the runners give River their ids).
+// orphans hands back the tasks River holds as running for a runner taken
+// for dead although no step of theirs was on record: fetched and not yet
+// begun, or finished, snoozed or failed with River's record of it not yet
+// saved when the runner died. River names the runner that fetched each job
+// (attempted_by: the runners give River their ids); only a runner rescue
+// removed counts as dead, never one merely unknown (a runner of an older
+// version). Each job attempt is handed back once, by one runner.
 func (s *Store) orphans(ctx context.Context, now time.Time) ([]int64, error) {
-	live := map[string]bool{}
-	for after := ""; ; {
-		var id string
-		err := s.be.queryRow(ctx, `SELECT id FROM spillway_runner WHERE id > ? ORDER BY id LIMIT 1`, after).Scan(&id)
-		if err != nil {
-			if isNoRows(err) {
-				break
-			}
-			return nil, err
-		}
-		live[id], after = true, id
-	}
 	rows, err := s.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).States(rivertype.JobStateRunning).First(10000))
 	if err != nil {
 		return nil, err
 	}
 	var out []int64
 	for _, r := range rows {
-		if len(r.AttemptedBy) == 0 || live[r.AttemptedBy[len(r.AttemptedBy)-1]] {
+		if len(r.AttemptedBy) == 0 {
 			continue
+		}
+		var dead string
+		if err := s.be.queryRow(ctx, `SELECT id FROM spillway_runner_dead WHERE id = ?`, r.AttemptedBy[len(r.AttemptedBy)-1]).Scan(&dead); err != nil {
+			if isNoRows(err) {
+				continue
+			}
+			return out, err
 		}
 		var step int64 // a step on record is rescue's (its agent is killed first)
 		if err := s.be.queryRow(ctx, `SELECT job_id FROM spillway_step_running WHERE job_id = ? AND runner <> ''`, r.ID).Scan(&step); err == nil {
 			continue
 		} else if !isNoRows(err) {
+			return out, err
+		}
+		var claimed int64 // one runner hands this attempt back
+		if err := s.be.queryRow(ctx, `INSERT INTO spillway_handback (job_id, attempt) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING job_id`, r.ID, r.Attempt).Scan(&claimed); err != nil {
+			if isNoRows(err) {
+				continue
+			}
 			return out, err
 		}
 		ok, err := s.be.handBack(ctx, r.ID, r.Attempt, now, "its runner stopped answering; handed back to run again")

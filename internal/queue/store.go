@@ -122,6 +122,7 @@ func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
 		`DELETE FROM spillway_steps WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_results WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_step_running WHERE job_id NOT IN (SELECT id FROM river_job)`,
+		`DELETE FROM spillway_handback WHERE job_id NOT IN (SELECT id FROM river_job)`,
 	} {
 		if err := b.exec(ctx, q); err != nil {
 			return 0, err
@@ -305,6 +306,10 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_key_usage (name TEXT NOT NULL, day TEXT NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (name, day))`,
 		// the learned quiet window (windows.go)
 		`CREATE TABLE IF NOT EXISTS spillway_windows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, tz TEXT NOT NULL, basis TEXT NOT NULL, saved_at TEXT NOT NULL)`,
+		// runners taken for dead (runner.go: whose River jobs are orphans),
+		// and the hand-backs made, one per job attempt
+		`CREATE TABLE IF NOT EXISTS spillway_runner_dead (id TEXT PRIMARY KEY, at BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS spillway_handback (job_id BIGINT NOT NULL, attempt INTEGER NOT NULL, PRIMARY KEY (job_id, attempt))`,
 		`CREATE TABLE IF NOT EXISTS spillway_step_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, attempt INTEGER NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,
 	} {
 		if err := be.exec(ctx, q); err != nil {

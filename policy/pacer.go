@@ -233,25 +233,35 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		return p.acquireInFleet(ctx, model, paceKey, deadline, t0, release)
 	}
 
-	p.mu.Lock()
-	now := p.clock.Now()
-	start = p.next[model]
-	if start.Before(now) {
-		start = now
-	}
-	if !deadline.IsZero() && start.After(now) && start.After(deadline) { // a start that needs no wait is never refused
-		p.mu.Unlock()
+	start, now, ok := p.turn(model, deadline, func() time.Duration { return p.gap(paceKey) })
+	if !ok {
 		release()
 		return nil, time.Time{}, now.Sub(t0), errPaced
 	}
-	p.next[model] = start.Add(p.gap(paceKey))
-	p.mu.Unlock()
-
 	if err := p.clock.Sleep(ctx, start.Sub(now)); err != nil {
 		release()
 		return nil, time.Time{}, p.clock.Now().Sub(t0), err
 	}
 	return release, start, start.Sub(t0), nil
+}
+
+// turn takes model's next start in this process: the lane's next, or now,
+// and moves the lane's next on by gap() (called with p.mu held). A start
+// after deadline is refused (ok false, nothing taken); a start that needs
+// no wait never is.
+func (p *pacer) turn(model string, deadline time.Time, gap func() time.Duration) (start, now time.Time, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now = p.clock.Now()
+	start = p.next[model]
+	if start.Before(now) {
+		start = now
+	}
+	if !deadline.IsZero() && start.After(now) && start.After(deadline) {
+		return start, now, false
+	}
+	p.next[model] = start.Add(gap())
+	return start, now, true
 }
 
 // gap is the next start's distance from the last: pacing.min_gap plus a
@@ -320,14 +330,10 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 	for {
 		wait, err := turn(gap)
 		if err != nil { // no fleet-wide turn now: keep this process's own pace
-			p.mu.Lock()
-			now := p.clock.Now()
-			start = p.next[model]
-			if start.Before(now) {
-				start = now
+			start, now, ok := p.turn(model, deadline, func() time.Duration { return gap })
+			if !ok {
+				return fail(errPaced)
 			}
-			p.next[model] = start.Add(gap)
-			p.mu.Unlock()
 			if err := sleep(start.Sub(now)); err != nil {
 				return fail(err)
 			}

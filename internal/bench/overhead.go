@@ -62,6 +62,10 @@ type OverheadOptions struct {
 	// slow streams open at once (default 1000).
 	Procs       bool
 	OpenStreams int
+	// PartProfile, with Procs, has the bare proxy and the gateway write
+	// CPU profiles of the load slices to PartProfile+".bare" and
+	// PartProfile+".spillway".
+	PartProfile string
 	Progress    func(format string, a ...any)
 }
 
@@ -158,7 +162,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	var err error
 	procs := map[string]*proc{} // the proxies' processes, with Procs
 	if o.Procs {
-		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff)
+		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff, o.PartProfile)
 	} else {
 		urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State)
 	}
@@ -279,18 +283,24 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 // startProcs runs the upstream, the bare proxy and the gateway as
 // processes of their own and returns the paths' URLs and the proxies'
 // processes (by path).
-func startProcs(ctx context.Context, tokenRate float64, pacingOff bool) (map[string]string, map[string]*proc, func(), error) {
-	up, err := startPart(ctx, PartUpstream, "", tokenRate, false)
+func startProcs(ctx context.Context, tokenRate float64, pacingOff bool, profile string) (map[string]string, map[string]*proc, func(), error) {
+	up, err := startPart(ctx, PartUpstream, "", tokenRate, false, "")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	target := "http://" + up.addr
-	bare, err := startPart(ctx, PartBare, target, 0, false)
+	prof := func(name string) string {
+		if profile == "" {
+			return ""
+		}
+		return profile + "." + name
+	}
+	bare, err := startPart(ctx, PartBare, target, 0, false, prof(Bare))
 	if err != nil {
 		up.stop()
 		return nil, nil, nil, err
 	}
-	gw, err := startPart(ctx, PartGateway, target, 0, pacingOff)
+	gw, err := startPart(ctx, PartGateway, target, 0, pacingOff, prof(Spillway))
 	if err != nil {
 		up.stop()
 		bare.stop()
@@ -305,7 +315,7 @@ func startProcs(ctx context.Context, tokenRate float64, pacingOff bool) (map[str
 // fresh gateway, in front of an upstream that streams slowly (each stream
 // lasts seconds), and returns each proxy's peak RSS.
 func openStreamsRSS(ctx context.Context, n int, pacingOff bool) (bareMB, spillwayMB float64, err error) {
-	urls, procs, cleanup, err := startProcs(ctx, 20, pacingOff) // 20 tokens a second
+	urls, procs, cleanup, err := startProcs(ctx, 20, pacingOff, "") // 20 tokens a second
 	if err != nil {
 		return 0, 0, err
 	}
@@ -385,7 +395,8 @@ func startUpstream(ctx context.Context, tokenRate float64) (string, error) {
 // event streams at once by itself); full duplex, without which it drops
 // streaming requests under load; and a connection pool like the gateway's
 // (the default keeps two idle connections per host, and a proxy under load
-// then dials for most requests).
+// then dials for most requests); and a buffer pool, so that a copy does
+// not allocate its 32 KiB buffer each time.
 func startBare(ctx context.Context, target string) (string, error) {
 	u, err := url.Parse(target)
 	if err != nil {
@@ -393,12 +404,24 @@ func startBare(ctx context.Context, target string) (string, error) {
 	}
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) },
 		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
-		ErrorLog:  log.New(io.Discard, "", 0)}
+		ErrorLog:  log.New(io.Discard, "", 0), BufferPool: &bufferPool{}}
 	return serve.Background(ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)
 	}), serve.Options{})
 }
+
+// bufferPool is the bare proxy's httputil.BufferPool.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // startGateway serves spillway as users run it in front of target: events
 // logged to a file, metrics on, the shipped pacing (only under pressure)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,23 @@ const (
 // ADDR" to out once it answers. target is the upstream's URL (bare,
 // gateway); tokenRate the upstream's (0: answers at once).
 func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, out io.Writer) error {
+	return PartProfiled(ctx, kind, target, tokenRate, pacingOff, "", out)
+}
+
+// PartProfiled is Part writing a CPU profile of the part's whole life to
+// cpuprofile (none when empty).
+func PartProfiled(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, cpuprofile string, out io.Writer) error {
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var addr string
 	var err error
 	switch kind {
@@ -58,7 +76,7 @@ type proc struct {
 
 // startPart runs `spillway bench part kind` (this executable) and waits for
 // its address.
-func startPart(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool) (*proc, error) {
+func startPart(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, cpuprofile string) (*proc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -66,6 +84,9 @@ func startPart(ctx context.Context, kind, target string, tokenRate float64, paci
 	args := []string{"bench", "part", kind, "--target", target, "--token-rate", strconv.FormatFloat(tokenRate, 'f', -1, 64)}
 	if pacingOff {
 		args = append(args, "--pacing-off")
+	}
+	if cpuprofile != "" {
+		args = append(args, "--cpuprofile", cpuprofile)
 	}
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

@@ -140,7 +140,9 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 			if !asJSON {
 				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
 			}
-			if cpuprofile != "" {
+			if cpuprofile != "" && o.Procs {
+				o.PartProfile = cpuprofile // the proxies' processes profile themselves
+			} else if cpuprofile != "" {
 				f, err := os.Create(cpuprofile)
 				if err != nil {
 					return fail(ExitUsage, "--cpuprofile: %w", err)
@@ -169,7 +171,7 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
 	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
-	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -178,9 +180,10 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 // process of its own (hidden: not for users).
 func (a *App) benchPartCmd() *cobra.Command {
 	var (
-		target    string
-		tokenRate float64
-		pacingOff bool
+		target     string
+		tokenRate  float64
+		pacingOff  bool
+		cpuprofile string
 	)
 	cmd := &cobra.Command{
 		Use:    "part upstream|bare|gateway",
@@ -188,7 +191,7 @@ func (a *App) benchPartCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := bench.Part(cmd.Context(), args[0], target, tokenRate, pacingOff, a.Stdout); err != nil {
+			if err := bench.PartProfiled(cmd.Context(), args[0], target, tokenRate, pacingOff, cpuprofile, a.Stdout); err != nil {
 				return fail(ExitUsage, "%w", err)
 			}
 			return nil
@@ -198,6 +201,7 @@ func (a *App) benchPartCmd() *cobra.Command {
 	f.StringVar(&target, "target", "", "the upstream's URL (bare, gateway)")
 	f.Float64Var(&tokenRate, "token-rate", 0, "the upstream's tokens per second (0: at once)")
 	f.BoolVar(&pacingOff, "pacing-off", false, "the gateway's pacing off")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the part's life to this file")
 	return cmd
 }
 

@@ -22,7 +22,8 @@ const DefaultMaxFrame = 16 << 20
 // ErrTruncated reports a stream that ended inside a frame.
 var ErrTruncated = errors.New("sse: stream ended in the middle of an event")
 
-// Event is one dispatched frame.
+// Event is one dispatched frame. Its Data and Raw are the Reader's, valid
+// until its next Next: a caller that keeps them copies them.
 type Event struct {
 	Name string // the "event:" field; empty means "message"
 	Data []byte // the "data:" lines joined by "\n"
@@ -33,10 +34,17 @@ type Event struct {
 	Comment bool
 }
 
-// Reader splits a stream into events.
+// Reader splits a stream into events. It reuses one buffer for the
+// events' bytes (and their data, when it is on one line, is a slice of
+// it), and the names it saw last: a proxy relays each event before it
+// reads the next, and an allocation per event was most of its reading cost.
 type Reader struct {
 	br       *bufio.Reader
 	maxFrame int
+	raw      []byte    // the last event's bytes
+	data     []byte    // the last event's data, when it had several lines
+	names    [4]string // recent event names, to return without an allocation
+	next     int
 }
 
 // readBuffer is the reader's buffer: bufio's default. A line longer than
@@ -44,6 +52,10 @@ type Reader struct {
 // the size of one read; a proxy keeps one per open stream (with 32 KiB,
 // 1,000 open streams peaked about 6 MB higher: BENCHMARKS.md).
 const readBuffer = 4 << 10
+
+// keepBuffer is the largest event buffer kept for the next event: one
+// large frame does not keep its memory for the stream's life.
+const keepBuffer = 64 << 10
 
 // NewReader returns a Reader with DefaultMaxFrame.
 func NewReader(r io.Reader) *Reader {
@@ -57,25 +69,44 @@ func (r *Reader) SetMaxFrame(n int) { r.maxFrame = n }
 // event, and ErrTruncated when the stream stopped inside an event; the fields
 // read so far then come with the error.
 func (r *Reader) Next() (Event, error) {
+	if cap(r.raw) > keepBuffer {
+		r.raw = nil
+	}
+	if cap(r.data) > keepBuffer {
+		r.data = nil
+	}
 	var ev Event
-	var raw bytes.Buffer
-	var data bytes.Buffer
-	hasData, hasField := false, false
+	raw := r.raw[:0]
+	data := r.data[:0]
+	lines := 0       // data lines
+	var first [2]int // the first data line's value, as offsets in raw
+	hasField := false
+	defer func() { r.raw, r.data = raw, data }()
+	value := func() []byte { // the data as one slice
+		if lines == 1 {
+			return raw[first[0]:first[1]:first[1]]
+		}
+		return data
+	}
 	for {
-		line, err := r.readLine(&raw)
+		start := len(raw)
+		var line []byte
+		var err error
+		raw, line, err = r.readLine(raw)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				if hasField || len(line) > 0 {
-					ev.Data = data.Bytes()
-					ev.Raw = raw.Bytes()
+					ev.Data = value()
+					ev.Raw = raw
 					if len(line) > 0 { // a last line without its newline
-						if name, value, ok := bytes.Cut(line, []byte(":")); ok && string(name) == "data" {
-							if hasData {
-								ev.Data = append(ev.Data, '\n')
+						if name, v, ok := bytes.Cut(line, []byte(":")); ok && string(name) == "data" {
+							d := append([]byte(nil), ev.Data...)
+							if lines > 0 {
+								d = append(d, '\n')
 							}
-							ev.Data = append(ev.Data, bytes.TrimPrefix(value, []byte(" "))...)
+							ev.Data = append(d, bytes.TrimPrefix(v, []byte(" "))...)
 						} else if ok && string(name) == "event" {
-							ev.Name = string(bytes.TrimPrefix(value, []byte(" ")))
+							ev.Name = r.name(bytes.TrimPrefix(v, []byte(" ")))
 						}
 					}
 					return ev, ErrTruncated
@@ -86,61 +117,83 @@ func (r *Reader) Next() (Event, error) {
 		}
 		if len(line) == 0 {
 			if !hasField {
-				raw.Reset() // stray blank line between frames
+				raw = raw[:0] // stray blank line between frames
 				continue
 			}
-			ev.Data = data.Bytes()
-			ev.Raw = raw.Bytes()
+			ev.Data = value()
+			ev.Raw = raw
 			return ev, nil
 		}
 		if line[0] == ':' { // a comment: between frames it is returned on its own
 			if !hasField {
-				return Event{Comment: true, Raw: raw.Bytes()}, nil
+				return Event{Comment: true, Raw: raw}, nil
 			}
 			continue
 		}
-		name, value := line, []byte(nil)
+		name, v := line, []byte(nil)
+		off := start // where v starts in raw
 		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			name, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
+			name, v = line[:i], line[i+1:]
+			off += i + 1
+			if len(v) > 0 && v[0] == ' ' {
+				v = v[1:]
+				off++
 			}
 		}
 		hasField = true
 		switch string(name) {
 		case "event":
-			ev.Name = string(value)
+			ev.Name = r.name(v)
 		case "data":
-			if hasData {
-				data.WriteByte('\n')
+			switch lines {
+			case 0:
+				first = [2]int{off, off + len(v)}
+			case 1:
+				data = append(append(append(data[:0], raw[first[0]:first[1]]...), '\n'), v...)
+			default:
+				data = append(append(data, '\n'), v...)
 			}
-			data.Write(value)
-			hasData = true
+			lines++
 		case "id":
-			ev.ID = string(value)
+			ev.ID = string(v)
 		}
 	}
 }
 
+// name is b as a string, without an allocation when it is one of the
+// names seen last (a stream repeats a few names).
+func (r *Reader) name(b []byte) string {
+	for _, n := range r.names {
+		if n == string(b) {
+			return n
+		}
+	}
+	n := string(b)
+	r.names[r.next] = n
+	r.next = (r.next + 1) % len(r.names)
+	return n
+}
+
 // readLine reads one line (ending in \n or \r\n), appends its bytes to raw
-// and returns it without the line ending. A lone \r is not treated as a line
-// end: no provider sends one, and honouring it would cost a byte-by-byte scan.
-func (r *Reader) readLine(raw *bytes.Buffer) ([]byte, error) {
-	start := raw.Len()
+// and returns raw and the line without its ending. A lone \r is not treated
+// as a line end: no provider sends one, and honouring it would cost a
+// byte-by-byte scan.
+func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
+	start := len(raw)
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		raw.Write(chunk)
-		if raw.Len()-start > r.maxFrame || raw.Len() > r.maxFrame {
-			return nil, fmt.Errorf("sse: event larger than %d bytes", r.maxFrame)
+		raw = append(raw, chunk...)
+		if len(raw) > r.maxFrame {
+			return raw, nil, fmt.Errorf("sse: event larger than %d bytes", r.maxFrame)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil {
-			return raw.Bytes()[start:], err
+			return raw, raw[start:], err
 		}
-		line := raw.Bytes()[start : raw.Len()-1]
-		return bytes.TrimSuffix(line, []byte{'\r'}), nil
+		line := raw[start : len(raw)-1]
+		return raw, bytes.TrimSuffix(line, []byte{'\r'}), nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -19,6 +20,8 @@ func readAll(t *testing.T, in string) ([]Event, error) {
 			}
 			return out, err
 		}
+		// Data and Raw are the reader's until its next Next
+		ev.Data, ev.Raw = bytes.Clone(ev.Data), bytes.Clone(ev.Raw)
 		out = append(out, ev)
 	}
 }
@@ -38,6 +41,8 @@ func TestReader(t *testing.T) {
 		{"multi data lines", "data: a\ndata: b\n\n", []string{""}, []string{"a\nb"}, nil},
 		{"keepalive comment", ": ping\n\ndata: x\n\n", []string{"", ""}, []string{"", "x"}, nil},
 		{"no space after colon", "event:ping\ndata:1\n\n", []string{"ping"}, []string{"1"}, nil},
+		{"the buffers reused across events", "data: a\ndata: b\ndata: c\n\ndata: d\n\nevent: x\ndata: e\ndata: f\n\nevent: x\ndata: g\n\n",
+			[]string{"", "", "x", "x"}, []string{"a\nb\nc", "d", "e\nf", "g"}, nil},
 		{"truncated", "event: response.created\ndata: {\"a\"", []string{}, []string{}, ErrTruncated},
 	}
 	for _, c := range cases {
@@ -102,6 +107,12 @@ func FuzzReader(f *testing.F) {
 			total += len(ev.Raw)
 			if total > len(in) {
 				t.Fatalf("raw bytes %d exceed input %d", total, len(in))
+			}
+			// the event read again on its own is the same event: what the
+			// reader reuses from one event to the next does not leak
+			if again, err := NewReader(bytes.NewReader(ev.Raw)).Next(); (err == nil || errors.Is(err, ErrTruncated)) &&
+				(again.Name != ev.Name || !bytes.Equal(again.Data, ev.Data) || again.Comment != ev.Comment) {
+				t.Fatalf("event %q read alone is %q %q, in the stream %q %q", ev.Raw, again.Name, again.Data, ev.Name, ev.Data)
 			}
 		}
 	})

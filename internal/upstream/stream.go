@@ -102,6 +102,9 @@ func (s *Stream) startPump() {
 	go func() {
 		for {
 			ev, err := s.rd.Next()
+			// the reader's buffers are its own until its next event: an
+			// event handed to another goroutine is a copy
+			ev.Data, ev.Raw = bytes.Clone(ev.Data), bytes.Clone(ev.Raw)
 			select {
 			case s.pump <- read{ev, err}:
 			case <-s.quit:
@@ -165,7 +168,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if ev.Comment { // a keep-alive while held: nothing to decide, nothing to pass on
 			continue
 		}
-		if !wire.ValidFrame(ev) { // the caller has seen nothing: a broken attempt
+		fa := wire.Look(s.ep.Kind, ev) // one pass over the event says all that is judged of it
+		if !fa.Valid {                 // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
 		if s.o.Splice != nil {
@@ -178,13 +182,13 @@ func (s *Stream) hold() (policy.Result, bool) {
 			}
 		}
 		raw := ev.Raw
-		f := wire.FrameOf(s.ep.Kind, ev)
+		f := fa.Frame
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
 				return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
 			}
 			held = append(held, raw...)
-			s.note(ev, wire.FrameOnceStarted(s.ep.Kind, ev))
+			s.note(ev, fa, fa.OnceStarted(s.ep.Kind))
 			if s.terminal || s.windowOver() || len(held) > maxHeld {
 				return deliver()
 			}
@@ -211,7 +215,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 			return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
 		default: // output, or the end
 			held = append(held, raw...)
-			s.note(ev, f)
+			s.note(ev, fa, f)
 			if !s.started() {
 				return fail(s.a.Failure(context.Canceled), nil)
 			}
@@ -274,9 +278,10 @@ func (s *Stream) broke(err error) classify.Verdict {
 	return classify.Verdict{Class: classify.Network, Message: why}
 }
 
-// note judges one event after output started.
-func (s *Stream) note(ev sse.Event, f wire.Frame) {
-	if f == wire.Output && wire.IsDelta(s.ep.Kind, ev) {
+// note judges one event after output started: fa is what Look found in
+// it, f its frame.
+func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
+	if f == wire.Output && fa.Delta {
 		s.deltas++
 	}
 	if s.o.Track && s.ep.Kind == wire.Messages {
@@ -294,11 +299,12 @@ func (s *Stream) note(ev sse.Event, f wire.Frame) {
 		// goes on from it); the attempt is over
 		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Type})
 		s.terminal = true
-	case s.ep.Kind == wire.Chat && wire.ChatFinished(ev):
-		// some providers end there without [DONE]
+	case fa.Finished:
+		// a Chat chunk with a finish_reason: some providers end there
+		// without [DONE]
 		s.terminal = true
 		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
-	case ev.Name == "message_delta" || s.ep.Kind == wire.Chat && bytes.Contains(ev.Data, []byte(`"usage"`)):
+	case fa.Usage:
 		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
 	}
 }
@@ -410,7 +416,8 @@ func (s *Stream) Next() ([]byte, error) {
 		return nil, err
 	}
 	s.a.Progress()
-	if !wire.ValidFrame(ev) {
+	fa := wire.Look(s.ep.Kind, ev)
+	if !fa.Valid {
 		if s.terminal { // after the final event: the answer is whole, the rest is dropped
 			return nil, nil
 		}
@@ -429,14 +436,14 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	raw := ev.Raw
 	if !ev.Comment {
-		f := wire.FrameOnceStarted(s.ep.Kind, ev)
+		f := fa.OnceStarted(s.ep.Kind)
 		if f == wire.Output || f == wire.Terminal {
 			if !s.started() { // after opening events past the hold limit
 				s.verdict = s.a.Failure(context.Canceled)
 				return nil, errors.New(s.verdict.Message)
 			}
 		}
-		s.note(ev, f)
+		s.note(ev, fa, f)
 	}
 	return raw, nil
 }

@@ -70,8 +70,8 @@ func TestFrameOnceStarted(t *testing.T) {
 		{"messages", "content_block_delta", `{}`, Output},
 	}
 	for _, c := range cases {
-		if got := FrameOnceStarted(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}); got != c.want {
-			t.Errorf("FrameOnceStarted(%s, %q, %s) = %v, want %v", c.kind, c.name, c.data, got, c.want)
+		if got := Look(c.kind, sse.Event{Name: c.name, Data: []byte(c.data)}).OnceStarted(c.kind); got != c.want {
+			t.Errorf("Look(%s, %q, %s).OnceStarted = %v, want %v", c.kind, c.name, c.data, got, c.want)
 		}
 	}
 }

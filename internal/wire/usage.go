@@ -132,13 +132,8 @@ func IsDelta(k Kind, ev sse.Event) bool {
 		return strings.HasPrefix(ev.Name, "response.") && strings.HasSuffix(ev.Name, ".delta")
 	case Messages:
 		return ev.Name == "content_block_delta"
-	case StreamGenerateContent:
-		return bytes.Contains(ev.Data, []byte(`"text"`)) || bytes.Contains(ev.Data, []byte(`"functionCall"`))
 	}
-	d := ev.Data
-	text := (bytes.Contains(d, []byte(`"content":"`)) || bytes.Contains(d, []byte(`"content": "`))) &&
-		!bytes.Contains(d, []byte(`"content":""`)) && !bytes.Contains(d, []byte(`"content": ""`))
-	return bytes.Contains(d, []byte(`"delta"`)) && (text || bytes.Contains(d, []byte(`"tool_calls":[`)))
+	return Look(k, ev).Delta // a chunk's text or tool call, for Chat and Gemini
 }
 
 // ContentText is the text of a message's content as the providers and the

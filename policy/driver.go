@@ -181,6 +181,16 @@ type run struct {
 	// a winning hedge's stream after the race.)
 	hedgeWait context.Context
 	unhedge   context.CancelFunc
+
+	// Run's own, between attempts: the step to take; the last result of
+	// an attempt that reached the upstream; the last committed one's, and
+	// its candidate
+	st          step
+	cand        Candidate // the candidate r.res is from
+	res         Result    // the attempt's result
+	last        Result
+	delivered   Result
+	deliveredTo Candidate
 }
 
 // racer is an attempt that runs on while the request goes on without it: a
@@ -199,25 +209,51 @@ type racer struct {
 // committed, the plan gives up, the context ends, or (parked requests) the
 // whole chain is at capacity.
 func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
+	// Run's own frame stays small: a stream is relayed from deep inside
+	// it (Send), so every byte of each frame on the way there is held by
+	// each open stream's goroutine (BENCHMARKS.md, peak RSS). What is
+	// decided between attempts is in before and after, and the state they
+	// share is in the run.
 	if c.ID == "" {
 		c.ID = newID()
 	}
-	if c.Events == nil {
-		c.Events = events.Nop{}
-	}
 	r := e.newRun(c)
-	st := r.plan.start()
-	if c.Request.RungLeft > 0 && st.Action == send {
-		st.check = true // a parked request back for a check within its rung
+	r.st = r.plan.start()
+	if c.Request.RungLeft > 0 && r.st.Action == send {
+		r.st.check = true // a parked request back for a check within its rung
 	}
-	var last, delivered Result // the last attempt's that reached the upstream; the last committed one's
-	var deliveredTo Candidate
 	for {
+		if o := r.before(ctx); o != nil {
+			return *o
+		}
+		if o := r.next(ctx); o != nil {
+			return *o
+		}
+	}
+}
+
+// next makes the attempt at r.st and takes its result.
+func (r *run) next(ctx context.Context) *Outcome {
+	r.cand = r.st.Candidate
+	if rc := r.attempt(ctx, &r.st, &r.res); rc != nil {
+		// past its first-token limit the attempt races the next model
+		r.race(ctx, rc)
+	}
+	return r.after(ctx, r.cand, &r.res)
+}
+
+// before ends the run when its step says so (the plan gave up, or a parked
+// request is to wait elsewhere), and waits what the step asks; nil when an
+// attempt is to be made at r.st.
+func (r *run) before(ctx context.Context) *Outcome {
+	e, c := r.e, r.c
+	for {
+		st := &r.st
 		if st.Action == fail {
 			if r.resume != nil { // the caller has part of an answer: the front end ends it
-				return r.outcome(deliveredTo, Outcome{Committed: true, Unfinished: true, Result: delivered, Verdict: st.Verdict, Reason: st.Reason})
+				return r.outcome(r.deliveredTo, Outcome{Committed: true, Unfinished: true, Result: r.delivered, Verdict: st.Verdict, Reason: st.Reason})
 			}
-			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: st.Verdict, Reason: st.Reason})
+			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: st.Verdict, Reason: st.Reason})
 		}
 		if st.rung && c.Park && r.resume == nil { // even a rung of 0: a parked request never loops in process
 			until, left := r.parkUntil(st.Wait), r.plan.rungLeft
@@ -228,70 +264,73 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 			if left <= 0 {
 				next = min(next+1, len(c.Request.Ladder)-1)
 			}
-			return r.outcome(st.Candidate, Outcome{Result: last, Verdict: last.Verdict, ParkUntil: until, RungLeft: left, NextRung: next,
+			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: r.last.Verdict, ParkUntil: until, RungLeft: left, NextRung: next,
 				Reason: fmt.Sprintf("every model at capacity; parked for %s", classify.FormatWait(st.Wait))})
 		}
 		if st.Wait > 0 {
 			if c.OnWait != nil {
-				c.OnWait(st.Wait, st.Candidate, last.Verdict)
+				c.OnWait(st.Wait, st.Candidate, r.last.Verdict)
 			}
 			if err := e.clock.Sleep(ctx, st.Wait); err != nil {
-				return r.outcome(st.Candidate, Outcome{Result: last, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
+				return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 			}
 		}
 		if st.check && c.Check != nil && !r.room(ctx) {
 			// no room anywhere: the rung goes on, no attempt made
 			r.mu.Lock()
-			st = r.plan.exhausted(st.Candidate, last.Verdict)
+			r.st = r.plan.exhausted(st.Candidate, r.last.Verdict)
 			r.mu.Unlock()
 			continue
 		}
-		cand := st.Candidate
-		res, rc := r.attempt(ctx, st)
-		if rc != nil {
-			// past its first-token limit the attempt races the next model
-			cand, res = r.race(ctx, rc)
-		}
-		if res.Committed {
-			r.mu.Lock()
-			r.plan.noteAt(cand, res.Verdict)
-			if r.committed != nil {
-				r.committed.noted = true
-			}
-			r.mu.Unlock()
-			if res.Verdict.Class == classify.OK || res.Resume == nil {
-				return r.outcome(cand, Outcome{Committed: true, Result: res, Verdict: res.Verdict})
-			}
-			// the answer broke after reaching the caller, and its front
-			// end can continue it: the same or the next model goes on from
-			// what the caller has
-			delivered, deliveredTo, last = res, cand, res
-			r.mu.Lock()
-			r.resumeFrom, r.resume, r.winner = r.committed, res.Resume, nil
-			st = r.plan.resume(cand, res.Verdict)
-			r.mu.Unlock()
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return r.outcome(cand, Outcome{Result: res, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
-		}
+		return nil
+	}
+}
+
+// after takes an attempt's result at cand: the run ends on a committed
+// answer (or goes on to continue a broken one), or when ctx ended; else the
+// plan decides the next step. nil when the run goes on at r.st.
+func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
+	e, c := r.e, r.c
+	if res.Committed {
 		r.mu.Lock()
-		if res.noted {
-			st = r.plan.decideAt(cand, res.Verdict)
-		} else {
-			st = r.plan.afterAt(cand, res.Verdict)
+		r.plan.noteAt(cand, res.Verdict)
+		if r.committed != nil {
+			r.committed.noted = true
 		}
 		r.mu.Unlock()
-		if !local(res.Verdict) {
-			last = res
+		if res.Verdict.Class == classify.OK || res.Resume == nil {
+			return r.outcome(cand, Outcome{Committed: true, Result: *res, Verdict: res.Verdict})
 		}
-		if res.Verdict.Class == classify.RateLimit && !res.NotSent {
-			e.pacer.slowDown(paceKey(cand, c.Key))
-		}
-		if st.Action == send && st.Candidate.Model != cand.Model && c.OnSwitch != nil {
-			c.OnSwitch(cand, st.Candidate, res.Verdict)
-		}
+		// the answer broke after reaching the caller, and its front
+		// end can continue it: the same or the next model goes on from
+		// what the caller has
+		r.delivered, r.deliveredTo, r.last = *res, cand, *res
+		r.mu.Lock()
+		r.resumeFrom, r.resume, r.winner = r.committed, res.Resume, nil
+		r.st = r.plan.resume(cand, res.Verdict)
+		r.mu.Unlock()
+		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return r.outcome(cand, Outcome{Result: *res, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
+	}
+	r.mu.Lock()
+	if res.noted {
+		r.st = r.plan.decideAt(cand, res.Verdict)
+	} else {
+		r.st = r.plan.afterAt(cand, res.Verdict)
+	}
+	r.mu.Unlock()
+	if !local(res.Verdict) {
+		r.last = *res
+	}
+	if res.Verdict.Class == classify.RateLimit && !res.NotSent {
+		e.pacer.slowDown(paceKey(cand, c.Key))
+	}
+	if r.st.Action == send && r.st.Candidate.Model != cand.Model && c.OnSwitch != nil {
+		c.OnSwitch(cand, r.st.Candidate, res.Verdict)
+	}
+	return nil
 }
 
 // room reports whether Call.Check finds room at a candidate of the chain.
@@ -320,12 +359,13 @@ func (e *Engine) newRun(c *Call) *run {
 // candidate and result to go on with: the one that answered, or, when
 // neither did, the hedge's (the plan then moves on from it), with the
 // hedged attempt's own hop noted first.
-func (r *run) race(ctx context.Context, rc *racer) (Candidate, Result) {
+func (r *run) race(ctx context.Context, rc *racer) {
 	r.mu.Lock()
 	st := r.plan.hedgeStep(rc.cand)
 	r.mu.Unlock()
 	if st.Action != send { // nothing to race against: wait for it
-		return rc.cand, <-rc.done
+		r.cand, r.res = rc.cand, <-rc.done
+		return
 	}
 	if r.c.OnSwitch != nil {
 		r.c.OnSwitch(rc.cand, st.Candidate, classify.Verdict{Class: classify.Timeout, Message: "no output within the first-token limit; hedging"})
@@ -336,14 +376,16 @@ func (r *run) race(ctx context.Context, rc *racer) (Candidate, Result) {
 	r.mu.Lock()
 	r.hedgeWait, r.unhedge = hctx, unhedge
 	r.mu.Unlock()
-	hres, _ := r.attempt(ctx, st)
+	var hres Result
+	r.attempt(ctx, &st, &hres)
 	r.mu.Lock()
 	r.hedgeWait, r.unhedge = nil, nil
 	r.mu.Unlock()
 	if hres.Committed {
 		rc.a.lose()
 		<-rc.done
-		return st.Candidate, hres
+		r.cand, r.res = st.Candidate, hres
+		return
 	}
 	if hres.NotSent && hctx.Err() != nil && ctx.Err() == nil {
 		// the hedged attempt answered while the hedge waited to start: it
@@ -365,14 +407,15 @@ func (r *run) race(ctx context.Context, rc *racer) (Candidate, Result) {
 	if pres.Committed || hres.Verdict.Code == HedgeLost {
 		// it answered; or it won the race and then failed (a hold
 		// window): the plan goes on from it
-		return rc.cand, pres
+		r.cand, r.res = rc.cand, pres
+		return
 	}
 	if pres.Verdict.Code != HedgeLost {
 		r.mu.Lock()
 		r.plan.noteAt(rc.cand, pres.Verdict)
 		r.mu.Unlock()
 	}
-	return st.Candidate, hres
+	r.cand, r.res = st.Candidate, hres
 }
 
 // parkUntil is when a request parked for wait should come back: no later
@@ -384,19 +427,33 @@ func (r *run) parkUntil(wait time.Duration) time.Time {
 	return r.e.clock.Now().Add(wait)
 }
 
-func (r *run) outcome(c Candidate, o Outcome) Outcome {
+func (r *run) outcome(c Candidate, o Outcome) *Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o.ID, o.Candidate = r.c.ID, c
 	o.Route, o.Attempts, o.Waited = r.plan.routeString(), r.plan.attempts(), r.plan.waited
-	return o
+	return &o
 }
 
 // attempt paces, asks the breaker and sends one step. A hedged candidate's
 // attempt (a stream with a first-token limit and hedge: true) that passes
 // its limit returns a racer instead of a result: it runs on, and the
 // request goes on beside it (race).
-func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
+func (r *run) attempt(ctx context.Context, st *step, out *Result) *racer {
+	a := r.ready(ctx, st, out)
+	if a == nil {
+		return nil
+	}
+	if a.hedge == nil {
+		r.send(a, out)
+		return nil
+	}
+	return r.hedged(a, st.Candidate, out)
+}
+
+// ready paces st's attempt, asks the breakers and makes it; nil when it is
+// not to be sent, with why in out.
+func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 	e, c, cand := r.e, r.c, st.Candidate
 	r.mu.Lock()
 	deadline := e.clock.Now().Add(r.plan.left())
@@ -411,47 +468,68 @@ func (r *run) attempt(ctx context.Context, st step) (Result, *racer) {
 	r.mu.Unlock()
 	if err != nil {
 		if wait.Err() != nil {
-			return Result{Verdict: classify.Err(wait.Err()), NotSent: true}, nil
+			*out = Result{Verdict: classify.Err(wait.Err()), NotSent: true}
+			return nil
 		}
-		return Result{Verdict: refused(cand, NoSlot), NotSent: true}, nil
+		*out = Result{Verdict: refused(cand, NoSlot), NotSent: true}
+		return nil
 	}
 	reachable, probe := e.reach.allow(cand.Provider)
 	if !reachable {
 		release()
-		return Result{Verdict: refused(cand, NetworkDown), NotSent: true}, nil
+		*out = Result{Verdict: refused(cand, NetworkDown), NotSent: true}
+		return nil
 	}
 	permit, ok := e.allow(ctx, cand.Key(), paceKey(cand, c.Key))
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
-		return Result{Verdict: refused(cand, BreakerOpen), NotSent: true}, nil
+		*out = Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
+		return nil
 	}
 	a := r.begin(ctx, st, start, st.Wait+paced, permit, release, probe)
 	if a == nil { // a hedge whose race was decided before it started
 		permit(classify.Verdict{Class: classify.Unknown})
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
 		release()
-		return Result{Verdict: lostVerdict(), NotSent: true}, nil
+		*out = Result{Verdict: lostVerdict(), NotSent: true}
 	}
-	if a.hedge == nil {
-		return r.send(a), nil
-	}
+	return a
+}
+
+// hedged sends a, a stream with a first-token limit, on a goroutine of its
+// own: its result when it comes first, or, once it passes its limit, a
+// racer for the request to race the next model beside it.
+func (r *run) hedged(a *Attempt, cand Candidate, out *Result) *racer {
 	done := make(chan Result, 1)
-	go func() { done <- r.send(a) }()
+	go func() {
+		var res Result
+		r.send(a, &res)
+		done <- res
+	}()
 	select {
-	case res := <-done:
-		return res, nil
+	case *out = <-done:
+		return nil
 	case <-a.hedge:
-		return Result{}, &racer{a: a, cand: cand, done: done}
+		*out = Result{}
+		return &racer{a: a, cand: cand, done: done}
 	}
 }
 
 // send calls c.Send for a and takes its result: the evidence, the record,
 // the budget's charge for a failed HTTP attempt.
-func (r *run) send(a *Attempt) Result {
+func (r *run) send(a *Attempt, res *Result) {
 	e, c := r.e, r.c
 	sendStart := e.clock.Now()
-	res := a.sent(c.Send(a.ctx, a))
+	*res = c.Send(a.ctx, a)
+	r.took(a, res, sendStart)
+}
+
+// took is send's after Send returned (apart, so that send's frame, which
+// a relayed stream holds, stays small).
+func (r *run) took(a *Attempt, res *Result, sendStart time.Time) {
+	e, c := r.e, r.c
+	a.sent(res)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.live = slices.DeleteFunc(r.live, func(x *Attempt) bool { return x == a })
@@ -466,12 +544,11 @@ func (r *run) send(a *Attempt) Result {
 		// contrast, is work, not waiting)
 		r.plan.failedAfter(a.Candidate, e.clock.Now().Sub(sendStart))
 	}
-	return res
 }
 
 // begin makes the attempt for st, numbered, with its watchdog armed; nil
 // for a hedge when another attempt of the request already reported output.
-func (r *run) begin(ctx context.Context, st step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func(), probe bool) *Attempt {
+func (r *run) begin(ctx context.Context, st *step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func(), probe bool) *Attempt {
 	r.mu.Lock()
 	if st.hedge && r.winner != nil {
 		r.mu.Unlock()
@@ -861,7 +938,7 @@ func (a *Attempt) Finish(v classify.Verdict, outputTokens int) {
 
 // sent takes Send's result: it applies a watchdog's verdict, and ends the
 // attempt unless its answer is still being delivered.
-func (a *Attempt) sent(res Result) Result {
+func (a *Attempt) sent(res *Result) {
 	a.mu.Lock()
 	a.returned = true
 	if res.NotSent {
@@ -879,7 +956,7 @@ func (a *Attempt) sent(res Result) Result {
 		a.r.mu.Lock()
 		a.r.n--
 		a.r.mu.Unlock()
-		return res
+		return
 	}
 	switch {
 	case a.lost && !res.Committed:
@@ -888,17 +965,16 @@ func (a *Attempt) sent(res Result) Result {
 		res.Verdict = *a.expired
 	}
 	if res.Committed && res.Open {
-		a.result = res
+		a.result = *res
 		early := a.early
 		a.mu.Unlock()
 		if early != nil {
 			a.Finish(early.Verdict, early.OutputTokens)
 		}
-		return res
+		return
 	}
 	a.mu.Unlock()
-	a.end(res)
-	return res
+	a.end(*res)
 }
 
 // end gives the evidence, writes the record and frees the slot, once.

@@ -394,11 +394,11 @@ func TestSendContractShapes(t *testing.T) {
 			got = append(got, a.Candidate.Deployment)
 			return Result{Verdict: classify.Verdict{Class: classify.Capacity}}
 		}
-		r.attempt(context.Background(), step{Candidate: eu})
+		r.attempt(context.Background(), &step{Candidate: eu}, new(Result))
 		if !e.breakers.Open(eu.Key()) || e.breakers.Open(us.Key()) || eu.Key() == us.Key() {
 			t.Fatalf("breakers %v", e.breakers.States())
 		}
-		r.attempt(context.Background(), step{Candidate: us})
+		r.attempt(context.Background(), &step{Candidate: us}, new(Result))
 		if strings.Join(got, ",") != "eu,us" {
 			t.Fatalf("sent to %v", got)
 		}
@@ -456,9 +456,14 @@ func TestSendContractShapes(t *testing.T) {
 			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
 		}
 		slow := make(chan Result)
-		go func() { res, _ := r.attempt(context.Background(), step{Candidate: r.plan.chain[0]}); slow <- res }()
+		go func() {
+			var res Result
+			r.attempt(context.Background(), &step{Candidate: r.plan.chain[0]}, &res)
+			slow <- res
+		}()
 		<-started
-		fast, _ := r.attempt(context.Background(), step{Candidate: r.plan.chain[1]})
+		var fast Result
+		r.attempt(context.Background(), &step{Candidate: r.plan.chain[1]}, &fast)
 		lost := <-slow
 		if !fast.Committed || lost.Committed || lost.Verdict.Code != HedgeLost {
 			t.Fatalf("fast %+v slow %+v", fast, lost)

@@ -34,12 +34,17 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	t0 := time.Now()
 	lg := reqLog{key: key}
 	outcome := s.serve(w, r, ep, &lg)
+	s.logRequest(ep, &lg, outcome, time.Since(t0))
+}
+
+// logRequest ends a request: its key's spend, its metrics, and one line
+// per request: what was asked, what answered, by which route (never a
+// key, a prompt or an answer).
+func (s *Server) logRequest(ep wire.Endpoint, lg *reqLog, outcome string, took time.Duration) {
+	key := lg.key
 	s.spend(key, lg.tokens.Load())
-	took := time.Since(t0)
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
 	s.metrics.latency.WithLabelValues(ep.Path).Observe(took.Seconds())
-	// one line per request: what was asked, what answered, by which route
-	// (never a key, a prompt or an answer)
 	attrs := []any{"request_id", lg.out.ID, "endpoint", ep.Path, "model", lg.model, "outcome", outcome,
 		"duration_ms", took.Milliseconds(), "attempts", lg.out.Attempts, "waited_ms", lg.out.Waited.Milliseconds()}
 	if key != nil {
@@ -74,53 +79,91 @@ func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) str
 // serve reads one client request, hands it to the driver with a send that
 // goes to the candidate's provider, and answers the client with what the
 // driver ended on. It returns the outcome label for metrics.
+//
+// A stream is relayed from deep inside the driver's call (Send), so every
+// frame on the way there is held by each open stream's goroutine: the
+// steps before and after the driver are functions of their own, and what
+// the request's attempts share is one exchange on the heap (BENCHMARKS.md:
+// peak RSS with 1,000 open streams).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) string {
+	x, outcome := s.prepare(w, r, ep, lg)
+	if x == nil {
+		return outcome
+	}
+	lg.out = s.stateOf(r.Context()).engine.Run(r.Context(), &x.call)
+	return x.finish()
+}
+
+// exchange is one client request on its way through the driver.
+type exchange struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	ep   wire.Endpoint
+	body *wire.Body
+	opts upstream.Options
+	lg   *reqLog
+	call policy.Call
+}
+
+// prepare reads and checks the request and makes its exchange; nil, with
+// the outcome, when the gateway refused it.
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) (*exchange, string) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.stateOf(r.Context()).cfg.Gateway.MaxBodyMB))
+			return nil, reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.stateOf(r.Context()).cfg.Gateway.MaxBodyMB))
 		}
-		return reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
+		return nil, reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err != nil {
-		return reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
+		return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
 	}
 	if body.Model == "" {
-		return reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
+		return nil, reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
 	lg.model = body.Model
 	if chain, ok := allowed(s.stateOf(r.Context()).cfg, lg.key, body.Model); !ok {
 		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain), 0)
-		return "refused"
+		return nil, "refused"
 	}
 	opts, err := upstream.ReadOptions(r.Header, upstream.Options{})
 	if err != nil {
-		return reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
+		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
-	c := &policy.Call{
+	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg}
+	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Budget: opts.Budget},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(func(rec events.Record) {
-			// what the provider spent: an attempt that answered, or one that
-			// broke after output; a refusal (429, 529, 5xx) costs nothing
-			if rec.Class == string(classify.OK) || rec.OutputTokens > 0 {
-				lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
-			}
-			s.record(rec)
-		}),
+		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(x.record),
+		Send: x.send, OnSwitch: x.switched,
 	}
-	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
-		return s.send(ctx, w, r, ep, body, opts, a)
+	return x, ""
+}
+
+// record takes an attempt's record: what the provider spent (an attempt
+// that answered, or one that broke after output; a refusal, 429, 529 or
+// 5xx, costs nothing) counts toward the key's day.
+func (x *exchange) record(rec events.Record) {
+	if rec.Class == string(classify.OK) || rec.OutputTokens > 0 {
+		x.lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
 	}
-	c.OnSwitch = func(from, to policy.Candidate, why classify.Verdict) { s.switched(c.ID, from, to, why) }
-	out := s.stateOf(r.Context()).engine.Run(r.Context(), c)
-	lg.out = out
+	x.s.record(rec)
+}
+
+func (x *exchange) switched(from, to policy.Candidate, why classify.Verdict) {
+	x.s.switched(x.call.ID, from, to, why)
+}
+
+// finish answers the client with what the driver ended on.
+func (x *exchange) finish() string {
+	s, w, r, ep, out := x.s, x.w, x.r, x.ep, &x.lg.out
 	switch {
 	case out.Unfinished:
 		// the stream broke after output and could not be continued: it
@@ -142,7 +185,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint,
 	case out.Err != nil:
 		return "client_gone"
 	}
-	return s.giveUp(w, ep, body, out)
+	return s.giveUp(w, ep, x.body, *out)
 }
 
 // passThrough sends a request that needs no driver (Gemini's countTokens)
@@ -186,51 +229,64 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
-func (s *Server) send(ctx context.Context, w http.ResponseWriter, r *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) policy.Result {
-	so := upstream.StreamOptions{Hold: opts.HoldFor(s.stateOf(ctx).cfg, a.Candidate.Model), Track: ep.Kind == wire.Messages && body.Stream}
+func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Result) {
+	up, so := x.request(ctx, a, &res)
+	if up == nil {
+		return res
+	}
+	var ans *upstream.Answer
+	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, so)
+	switch {
+	case ans == nil:
+	case ans.Stream != nil:
+		if a.Continues == nil { // a continuation's headers went out with the answer it continues
+			x.header(a, ans, true)
+		}
+		x.relay(ans, &res)
+	case a.Continues != nil:
+		// the stream it continues is open: a whole answer cannot go on it
+		res.Verdict = classify.Verdict{Class: classify.ServerError, Message: "the continuation came back as a whole answer, not a stream"}
+	default:
+		x.header(a, ans, false)
+		x.w.Write(ans.Body)
+		res.Committed = true
+	}
+	return res
+}
+
+// request is the upstream request of attempt a (a continuation's carries
+// the text the client has as the partial assistant turn, and its stream
+// is spliced onto the old); nil, with why in res, when there is none.
+func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (*http.Request, upstream.StreamOptions) {
+	body := x.body
+	so := upstream.StreamOptions{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream}
 	if a.Continues != nil {
-		// a continuation of the answer the client is reading: the text
-		// it has goes as the partial assistant turn, and the new stream
-		// is spliced onto the old
 		rs, _ := a.Resume.(*upstream.Resume)
 		if rs == nil {
-			return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
+			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
+			return nil, so
 		}
 		cont, err := body.WithAssistant(strings.TrimRight(rs.Text, " \t\r\n"))
 		if err != nil {
-			return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+			return nil, so
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
-	up, err := upstream.NewRequest(ctx, s.stateOf(ctx).cfg, ep, body, a.Candidate, r.Header, r.URL.RawQuery)
+	up, err := upstream.NewRequest(ctx, x.s.stateOf(ctx).cfg, x.ep, body, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {
-		return policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+		*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+		return nil, so
 	}
-	ans, res := upstream.Exchange(a, s.rt, up, ep, so)
-	if ans == nil {
-		return res
-	}
-	if ans.Stream != nil {
-		if a.Continues == nil { // a continuation's headers went out with the answer it continues
-			h := w.Header()
-			upstream.CopyHeaders(h, ans.Resp.Header)
-			upstream.Answered(h, a, true)
-			w.WriteHeader(ans.Resp.StatusCode)
-		}
-		return s.relay(w, r, ep, ans, res)
-	}
-	if a.Continues != nil {
-		// the stream it continues is open: a whole answer cannot go on it
-		res.Verdict = classify.Verdict{Class: classify.ServerError, Message: "the continuation came back as a whole answer, not a stream"}
-		return res
-	}
-	h := w.Header()
+	return up, so
+}
+
+// header sends the answer's status and headers, with the route's.
+func (x *exchange) header(a *policy.Attempt, ans *upstream.Answer, stream bool) {
+	h := x.w.Header()
 	upstream.CopyHeaders(h, ans.Resp.Header)
-	upstream.Answered(h, a, false)
-	w.WriteHeader(ans.Resp.StatusCode)
-	w.Write(ans.Body)
-	res.Committed = true
-	return res
+	upstream.Answered(h, a, stream)
+	x.w.WriteHeader(ans.Resp.StatusCode)
 }
 
 // giveUp answers the client when the driver gave up.

@@ -41,11 +41,11 @@ func Look(k Kind, ev sse.Event) Facts {
 	d := bytes.TrimSpace(ev.Data)
 	switch k {
 	case Responses, Messages:
-		f := Facts{Valid: len(d) == 0 || validJSON(d), Frame: FrameOf(k, ev), Delta: IsDelta(k, ev)}
+		f := Facts{Valid: len(d) == 0 || string(d) == "[DONE]" || validJSON(d), Frame: FrameOf(k, ev), Delta: IsDelta(k, ev)}
 		f.Usage = f.Frame == Terminal || ev.Name == "message_delta"
 		return f
 	case StreamGenerateContent:
-		if len(d) == 0 {
+		if len(d) == 0 || string(d) == "[DONE]" { // a terminator some servers add: passed on, as ValidFrame lets it
 			return Facts{Valid: true, Frame: Output}
 		}
 		return geminiLook(d)
@@ -94,6 +94,9 @@ func getWalker(d []byte) *walker {
 
 func (w *walker) put() {
 	w.buf = bytes.Buffer{}
+	// the decoder lets go of the event's bytes too: a pooled walker keeps
+	// no stream's buffer alive
+	w.dec.Reset(&w.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	walkers.Put(w)
 }
 

@@ -171,6 +171,16 @@ func TestLookAgreesWithTheDecodingRules(t *testing.T) {
 	}
 }
 
+// A [DONE] some servers send after any protocol's final event is passed
+// on, as it always was.
+func TestLookPassesDoneInEveryProtocol(t *testing.T) {
+	for _, k := range []Kind{Chat, StreamGenerateContent, Responses, Messages} {
+		if f := Look(k, sse.Event{Data: []byte("[DONE]")}); !f.Valid {
+			t.Errorf("%s: [DONE] is not valid", k)
+		}
+	}
+}
+
 func TestLookRefusesWhatIsNotJSON(t *testing.T) {
 	for _, k := range []Kind{Chat, StreamGenerateContent, Responses, Messages} {
 		for _, d := range []string{`{"choices":[{"delta":{"content":"unterminated`, `}{`, `{"a":1} {"b":2}`, `{"a":1}x`, `{"a":}`, `[1,]`, `{'a':1}`} {
@@ -198,6 +208,8 @@ func FuzzLook(f *testing.F) {
 	f.Add("chat", `{"Choices":[{"Delta":{"Content":"x"}}]}`)
 	f.Add("chat", `[{"choices":[]}]`)
 	f.Add("gemini", `{"candidates":[{"finishReason":7}]}`)
+	f.Add("gemini", "[DONE]")
+	f.Add("chat", " [DONE] ")
 	f.Fuzz(func(t *testing.T, kind, data string) {
 		k := Chat
 		if kind == "gemini" {

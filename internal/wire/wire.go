@@ -16,7 +16,9 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spillway/spillway/classify"
 )
 
@@ -137,38 +139,93 @@ func (ep Endpoint) TakesComments() bool { return ep.Kind != StreamGenerateConten
 // body does not say (Gemini's streaming is its own endpoint).
 func (ep Endpoint) stream() bool { return ep.Kind == StreamGenerateContent }
 
-// Body is a decoded JSON request body. Its fields keep their exact keys, as
-// a provider reads them: decoding only the fields routing needs into a
-// struct would match "MODEL" or "Model" too, and route on a model the
-// provider never sees.
+// Body is a JSON request body: the caller's bytes, and what routing reads
+// of it. Its fields keep their exact keys, as a provider reads them:
+// decoding only the fields routing needs into a struct would match "MODEL"
+// or "Model" too, and route on a model the provider never sees.
 type Body struct {
 	Raw    []byte
-	Fields map[string]json.RawMessage
 	Model  string // the body's "model", "" when it has none
 	Stream bool
+
+	once   sync.Once
+	fields map[string]json.RawMessage
 }
 
 // ErrNotObject is returned for a body that is not a JSON object.
 var ErrNotObject = errors.New("the request body is not a JSON object")
 
-// ParseBody decodes raw, a request body for ep.
+// ParseBody reads raw, a request body for ep: it checks that it is a JSON
+// object and takes its "model" and "stream" (exact keys; the last of a
+// name that comes twice, as a decoder into a map keeps it) in one pass
+// that decodes nothing else. A request that goes out as it came (most do)
+// never has its fields decoded: see Fields.
 func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	b := &Body{Raw: raw, Stream: ep.stream()}
-	if err := json.Unmarshal(raw, &b.Fields); err != nil {
-		return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
-	}
-	if b.Fields == nil {
+	w := getWalker(raw)
+	defer w.put()
+	if w.dec.PeekKind() != '{' {
+		if err := w.dec.SkipValue(); err != nil {
+			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
+		}
 		return nil, ErrNotObject
 	}
-	if m, ok := b.Fields["model"]; ok {
-		if json.Unmarshal(m, &b.Model) != nil {
+	stream := b.Stream
+	if _, err := w.dec.ReadToken(); err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
+	}
+	for {
+		tok, end, ok := w.name()
+		if !ok {
+			_, err := w.dec.ReadToken()
+			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
+		}
+		if end {
+			break
+		}
+		var err error
+		switch tok.String() {
+		case "model":
 			b.Model = ""
+			if w.dec.PeekKind() == '"' {
+				var v jsontext.Token
+				if v, err = w.dec.ReadToken(); err == nil {
+					b.Model = v.String()
+				}
+				break
+			}
+			err = w.dec.SkipValue()
+		case "stream":
+			b.Stream = stream
+			switch w.dec.PeekKind() {
+			case 't':
+				b.Stream = true
+			case 'f':
+				b.Stream = false
+			}
+			err = w.dec.SkipValue()
+		default:
+			err = w.dec.SkipValue()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
 		}
 	}
-	if st, ok := b.Fields["stream"]; ok {
-		_ = json.Unmarshal(st, &b.Stream)
+	if !w.end() {
+		return nil, fmt.Errorf("%w (something follows the object)", ErrNotObject)
 	}
 	return b, nil
+}
+
+// Fields is the body's top-level fields, decoded on first use: only a
+// request that goes to another model, or a continuation, needs them.
+func (b *Body) Fields() map[string]json.RawMessage {
+	b.once.Do(func() {
+		if b.fields == nil {
+			_ = json.Unmarshal(b.Raw, &b.fields) // ParseBody checked it is an object
+		}
+	})
+	return b.fields
 }
 
 // For is the body to send for model: the caller's bytes when model is the
@@ -178,7 +235,7 @@ func (b *Body) For(ep Endpoint, model string) ([]byte, error) {
 	if ep.ModelInPath || model == b.Model {
 		return b.Raw, nil
 	}
-	m := maps.Clone(b.Fields)
+	m := maps.Clone(b.Fields())
 	m["model"], _ = json.Marshal(model)
 	return json.Marshal(m)
 }
@@ -188,17 +245,17 @@ func (b *Body) For(ep Endpoint, model string) ([]byte, error) {
 // goes on from text. It is a new Body; b is unchanged.
 func (b *Body) WithAssistant(text string) (*Body, error) {
 	var msgs []json.RawMessage
-	if err := json.Unmarshal(b.Fields["messages"], &msgs); err != nil {
+	if err := json.Unmarshal(b.Fields()["messages"], &msgs); err != nil {
 		return nil, fmt.Errorf("the request has no messages to continue: %w", err)
 	}
 	turn, _ := json.Marshal(map[string]string{"role": "assistant", "content": text})
-	m := maps.Clone(b.Fields)
+	m := maps.Clone(b.Fields())
 	m["messages"], _ = json.Marshal(append(msgs, turn))
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	return &Body{Raw: raw, Fields: m, Model: b.Model, Stream: b.Stream}, nil
+	return &Body{Raw: raw, fields: m, Model: b.Model, Stream: b.Stream}, nil
 }
 
 // IsSSE reports an event-stream answer.

@@ -68,7 +68,7 @@ func TestParseBody(t *testing.T) {
 	if err != nil || json.Unmarshal(other, &m) != nil || m["model"] != "gpt-6-luna" || m["MODEL"] != "x" || m["n"] != float64(1) {
 		t.Fatalf("%s %v", other, err)
 	}
-	if b.Fields["model"] == nil || string(b.Fields["model"]) != `"gpt-6-astra"` {
+	if b.Fields()["model"] == nil || string(b.Fields()["model"]) != `"gpt-6-astra"` {
 		t.Fatal("For changed the parsed body")
 	}
 	// the model in the path: the body goes as it is, and a streaming
@@ -202,4 +202,41 @@ func TestPromptMaxTokens(t *testing.T) {
 	if g, _ := PromptEndpoint(Gemini); !strings.Contains(string(Prompt{User: "ping", MaxTokens: 1}.Body(g, "m")), `"maxOutputTokens":1`) {
 		t.Error("gemini: no cap")
 	}
+}
+
+// FuzzParseBody: ParseBody's one pass reads a body as decoding it into a
+// map of its exact keys did: the same bodies refused, the same "model"
+// and "stream" (the last of a name that comes twice).
+func FuzzParseBody(f *testing.F) {
+	f.Add(`{"model":"gpt-6-astra","MODEL":"x","stream":true,"messages":[]}`)
+	f.Add(`{"model":"a","model":"b","stream":"yes"}`)
+	f.Add(`{"model":null,"stream":false}`)
+	f.Add(`{"model":5}`)
+	f.Add(`[1]`)
+	f.Add(`{"model":"a"} x`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := ParseBody(EndpointOf(Chat), []byte(raw))
+		var m map[string]json.RawMessage
+		oerr := json.Unmarshal([]byte(raw), &m)
+		if oerr != nil || m == nil {
+			if err == nil {
+				t.Fatalf("%q: read, the decoder refused it (%v)", raw, oerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: %v, the decoder read it", raw, err)
+		}
+		var model string
+		if json.Unmarshal(m["model"], &model) != nil {
+			model = ""
+		}
+		stream := false
+		if st, ok := m["stream"]; ok {
+			_ = json.Unmarshal(st, &stream)
+		}
+		if got.Model != model || got.Stream != stream {
+			t.Fatalf("%q: model %q stream %v, the decoder %q %v", raw, got.Model, got.Stream, model, stream)
+		}
+	})
 }

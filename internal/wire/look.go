@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"iter"
 	"strings"
 	"sync"
 
@@ -75,7 +76,8 @@ func validName(name string) bool {
 type walker struct {
 	buf bytes.Buffer
 	dec *jsontext.Decoder
-	odd bool // a field we read is not of the type it should be: not ours to judge
+	odd bool  // a field we read is not of the type it should be: not ours to judge
+	err error // what is not JSON, once found
 }
 
 var walkers = sync.Pool{New: func() any {
@@ -88,7 +90,7 @@ func getWalker(d []byte) *walker {
 	w := walkers.Get().(*walker)
 	w.buf = *bytes.NewBuffer(d) // read in place: the decoder parses a bytes.Buffer's bytes without a copy
 	w.dec.Reset(&w.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	w.odd = false
+	w.odd, w.err = false, nil
 	return w
 }
 
@@ -106,56 +108,96 @@ func (w *walker) end() bool {
 	return errors.Is(err, io.EOF)
 }
 
-// open reads the '{' or '[' that is next, or a null (false: nothing to
-// read in it); anything else is odd, and skipped.
-func (w *walker) open(kind jsontext.Kind) (in, ok bool) {
+// fields reads the object that is next, yielding each name; the loop's
+// body must read the name's value. A null is an object with no names;
+// anything else is odd, and skipped. A syntax error ends it, in w.err.
+func (w *walker) fields() iter.Seq[jsontext.Token] {
+	return func(yield func(jsontext.Token) bool) {
+		if !w.open('{') {
+			return
+		}
+		for w.err == nil {
+			if w.dec.PeekKind() == '}' {
+				w.read()
+				return
+			}
+			name, err := w.dec.ReadToken() // a name is always a string: anything else fails
+			if err != nil {
+				w.err = err
+				return
+			}
+			if !yield(name) {
+				return
+			}
+		}
+	}
+}
+
+// elems reads the array that is next, yielding once for each element; the
+// loop's body must read it. A null is an empty array; anything else is
+// odd, and skipped.
+func (w *walker) elems() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if !w.open('[') {
+			return
+		}
+		for i := 0; w.err == nil; i++ {
+			if w.dec.PeekKind() == ']' {
+				w.read()
+				return
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// open reads the '{' or '[' that is next and reports true; false after
+// reading a null, or anything else (odd).
+func (w *walker) open(kind jsontext.Kind) bool {
 	switch w.dec.PeekKind() {
 	case kind:
-		_, err := w.dec.ReadToken()
-		return err == nil, err == nil
-	case 'n':
-		return false, w.skip()
-	}
-	w.odd = true
-	return false, w.skip()
-}
-
-// name reads the next name of the object being read; end at its '}'
-// (read).
-func (w *walker) name() (tok jsontext.Token, end, ok bool) {
-	if w.dec.PeekKind() == '}' {
-		_, err := w.dec.ReadToken()
-		return tok, true, err == nil
-	}
-	tok, err := w.dec.ReadToken() // a name is always a string: anything else fails
-	return tok, false, err == nil
-}
-
-// more reports whether the array being read has another element; at its
-// ']' it reads it.
-func (w *walker) more() (more, ok bool) {
-	if w.dec.PeekKind() == ']' {
-		_, err := w.dec.ReadToken()
-		return false, err == nil
-	}
-	return true, true
-}
-
-// skip reads the next value whatever it is.
-func (w *walker) skip() bool { return w.dec.SkipValue() == nil }
-
-// str reads the next value, a string or null (anything else is odd), and
-// reports whether it was a string, and whether a non-empty one.
-func (w *walker) str() (isString, nonEmpty, ok bool) {
-	switch w.dec.PeekKind() {
-	case '"':
-		tok, err := w.dec.ReadToken()
-		return true, err == nil && tok.String() != "", err == nil
+		w.read()
+		return w.err == nil
 	case 'n':
 	default:
 		w.odd = true
 	}
-	return false, false, w.skip()
+	w.skip()
+	return false
+}
+
+// read reads one token.
+func (w *walker) read() {
+	if _, err := w.dec.ReadToken(); err != nil {
+		w.err = err
+	}
+}
+
+// skip reads the next value whatever it is.
+func (w *walker) skip() {
+	if err := w.dec.SkipValue(); err != nil {
+		w.err = err
+	}
+}
+
+// str reads the next value, a string or null (anything else is odd), and
+// reports whether it was a string, and whether a non-empty one.
+func (w *walker) str() (isString, nonEmpty bool) {
+	switch w.dec.PeekKind() {
+	case '"':
+		tok, err := w.dec.ReadToken()
+		if err != nil {
+			w.err = err
+		}
+		return true, err == nil && tok.String() != ""
+	case 'n':
+	default:
+		w.odd = true
+	}
+	w.skip()
+	return false, false
 }
 
 // validJSON is json.Valid by the pooled decoder (faster, and the same
@@ -163,7 +205,8 @@ func (w *walker) str() (isString, nonEmpty, ok bool) {
 func validJSON(d []byte) bool {
 	w := getWalker(d)
 	defer w.put()
-	return w.skip() && w.end()
+	w.skip()
+	return w.err == nil && w.end()
 }
 
 // chatLook judges a Chat Completions chunk: an "error" that is not null is
@@ -178,8 +221,8 @@ func chatLook(d []byte) Facts {
 	w := getWalker(d)
 	defer w.put()
 	var c chatFacts
-	ok := c.read(w) && w.end()
-	if !ok {
+	c.read(w)
+	if w.err != nil || !w.end() {
 		return Facts{Frame: Output} // not JSON: never passed on
 	}
 	f := Facts{Valid: true, Finished: c.finished, Usage: c.usage, Delta: c.text || c.toolArr}
@@ -202,88 +245,58 @@ type chatFacts struct {
 	choices                                  int
 }
 
-func (c *chatFacts) read(w *walker) bool {
-	in, ok := w.open('{')
-	for in && ok {
-		var tok jsontext.Token
-		var end bool
-		if tok, end, ok = w.name(); end || !ok {
-			break
-		}
-		switch name := tok.String(); {
+func (c *chatFacts) read(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
 		case strings.EqualFold(name, "error"):
 			c.err = w.dec.PeekKind() != 'n'
-			ok = w.skip()
+			w.skip()
 		case strings.EqualFold(name, "usage"):
 			c.usage = true // present at all, as FrameOf read it
-			ok = w.skip()
+			w.skip()
 		case strings.EqualFold(name, "choices"):
 			c.choices = 0
-			ok = c.readChoices(w)
+			for range w.elems() {
+				c.choices++
+				c.readChoice(w)
+			}
 		default:
-			ok = w.skip()
+			w.skip()
 		}
 	}
-	return ok
 }
 
-func (c *chatFacts) readChoices(w *walker) bool {
-	in, ok := w.open('[')
-	for in && ok {
-		var more bool
-		if more, ok = w.more(); !more || !ok {
-			break
-		}
-		c.choices++
-		var choice bool
-		choice, ok = w.open('{')
-		for choice && ok {
-			var tok jsontext.Token
-			var end bool
-			if tok, end, ok = w.name(); end || !ok {
-				break
-			}
-			switch name := tok.String(); {
-			case strings.EqualFold(name, "delta"):
-				ok = c.readDelta(w)
-			case strings.EqualFold(name, "finish_reason"):
-				var isString bool
-				isString, _, ok = w.str()
-				c.finished = c.finished || isString
-			default:
-				ok = w.skip()
-			}
+func (c *chatFacts) readChoice(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
+		case strings.EqualFold(name, "delta"):
+			c.readDelta(w)
+		case strings.EqualFold(name, "finish_reason"):
+			isString, _ := w.str()
+			c.finished = c.finished || isString
+		default:
+			w.skip()
 		}
 	}
-	return ok
 }
 
-func (c *chatFacts) readDelta(w *walker) bool {
-	in, ok := w.open('{')
-	for in && ok {
-		var tok jsontext.Token
-		var end bool
-		if tok, end, ok = w.name(); end || !ok {
-			break
-		}
-		switch name := tok.String(); {
+func (c *chatFacts) readDelta(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
 		case strings.EqualFold(name, "content"):
-			var nonEmpty bool
-			_, nonEmpty, ok = w.str()
+			_, nonEmpty := w.str()
 			c.text = c.text || nonEmpty
 		case strings.EqualFold(name, "refusal"):
-			var isString bool
-			isString, _, ok = w.str()
+			isString, _ := w.str()
 			c.out = c.out || isString
 		case strings.EqualFold(name, "tool_calls"):
 			c.out = true // present at all, even null, as FrameOf read it
 			c.toolArr = c.toolArr || w.dec.PeekKind() == '['
-			ok = w.skip()
+			w.skip()
 		default:
-			ok = w.skip()
+			w.skip()
 		}
 	}
-	return ok
 }
 
 // geminiLook judges a streamGenerateContent chunk (alt=sse): an error
@@ -295,7 +308,8 @@ func geminiLook(d []byte) Facts {
 	w := getWalker(d)
 	defer w.put()
 	var g geminiFacts
-	if !g.read(w) || !w.end() {
+	g.read(w)
+	if w.err != nil || !w.end() {
 		return Facts{Frame: Output}
 	}
 	f := Facts{Valid: true, Usage: g.usage || g.finished, Delta: g.out}
@@ -317,102 +331,60 @@ func geminiLook(d []byte) Facts {
 // geminiFacts is what geminiLook finds in a chunk.
 type geminiFacts struct{ err, finished, out, usage bool }
 
-func (g *geminiFacts) read(w *walker) bool {
-	in, ok := w.open('{')
-	for in && ok {
-		var tok jsontext.Token
-		var end bool
-		if tok, end, ok = w.name(); end || !ok {
-			break
-		}
-		switch name := tok.String(); {
+func (g *geminiFacts) read(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
 		case strings.EqualFold(name, "error"):
 			g.err = w.dec.PeekKind() != 'n'
-			ok = w.skip()
+			w.skip()
 		case strings.EqualFold(name, "usageMetadata"):
 			g.usage = true
-			ok = w.skip()
+			w.skip()
 		case strings.EqualFold(name, "candidates"):
-			ok = g.readCandidates(w)
+			for range w.elems() {
+				g.readCandidate(w)
+			}
 		default:
-			ok = w.skip()
+			w.skip()
 		}
 	}
-	return ok
 }
 
-func (g *geminiFacts) readCandidates(w *walker) bool {
-	in, ok := w.open('[')
-	for in && ok {
-		var more bool
-		if more, ok = w.more(); !more || !ok {
-			break
-		}
-		var cand bool
-		cand, ok = w.open('{')
-		for cand && ok {
-			var tok jsontext.Token
-			var end bool
-			if tok, end, ok = w.name(); end || !ok {
-				break
+func (g *geminiFacts) readCandidate(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
+		case strings.EqualFold(name, "content"):
+			for name := range w.fields() {
+				if !strings.EqualFold(name.String(), "parts") {
+					w.skip()
+					continue
+				}
+				for range w.elems() {
+					g.readPart(w)
+				}
 			}
-			switch name := tok.String(); {
-			case strings.EqualFold(name, "content"):
-				ok = g.readContent(w)
-			case strings.EqualFold(name, "finishReason"):
-				var nonEmpty bool
-				_, nonEmpty, ok = w.str()
-				g.finished = g.finished || nonEmpty
-			default:
-				ok = w.skip()
-			}
+		case strings.EqualFold(name, "finishReason"):
+			_, nonEmpty := w.str()
+			g.finished = g.finished || nonEmpty
+		default:
+			w.skip()
 		}
 	}
-	return ok
 }
 
-func (g *geminiFacts) readContent(w *walker) bool {
-	in, ok := w.open('{')
-	for in && ok {
-		var tok jsontext.Token
-		var end bool
-		if tok, end, ok = w.name(); end || !ok {
-			break
-		}
-		if !strings.EqualFold(tok.String(), "parts") {
-			ok = w.skip()
-			continue
-		}
-		var parts bool
-		parts, ok = w.open('[')
-		for parts && ok {
-			var more bool
-			if more, ok = w.more(); !more || !ok {
-				break
-			}
-			var part bool
-			part, ok = w.open('{')
-			for part && ok {
-				var tok jsontext.Token
-				var end bool
-				if tok, end, ok = w.name(); end || !ok {
-					break
-				}
-				switch name := tok.String(); {
-				case strings.EqualFold(name, "text"):
-					var nonEmpty bool
-					_, nonEmpty, ok = w.str()
-					g.out = g.out || nonEmpty
-				case strings.EqualFold(name, "functionCall"):
-					g.out = true // present at all, even null, as geminiFrame read it
-					ok = w.skip()
-				default:
-					ok = w.skip()
-				}
-			}
+func (g *geminiFacts) readPart(w *walker) {
+	for name := range w.fields() {
+		switch name := name.String(); {
+		case strings.EqualFold(name, "text"):
+			_, nonEmpty := w.str()
+			g.out = g.out || nonEmpty
+		case strings.EqualFold(name, "functionCall"):
+			g.out = true // present at all, even null, as geminiFrame read it
+			w.skip()
+		default:
+			w.skip()
 		}
 	}
-	return ok
 }
 
 // OnceStarted is f's frame for an event of a stream of kind k after its

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spillway/spillway/classify"
 )
 
@@ -171,30 +170,19 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 		return nil, ErrNotObject
 	}
 	stream := b.Stream
-	if _, err := w.dec.ReadToken(); err != nil {
-		return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
-	}
-	for {
-		tok, end, ok := w.name()
-		if !ok {
-			_, err := w.dec.ReadToken()
-			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
-		}
-		if end {
-			break
-		}
-		var err error
-		switch tok.String() {
+	for name := range w.fields() {
+		switch name.String() {
 		case "model":
 			b.Model = ""
-			if w.dec.PeekKind() == '"' {
-				var v jsontext.Token
-				if v, err = w.dec.ReadToken(); err == nil {
-					b.Model = v.String()
-				}
-				break
+			if w.dec.PeekKind() != '"' {
+				w.skip()
+				continue
 			}
-			err = w.dec.SkipValue()
+			if tok, err := w.dec.ReadToken(); err != nil {
+				w.err = err
+			} else {
+				b.Model = tok.String()
+			}
 		case "stream":
 			b.Stream = stream
 			switch w.dec.PeekKind() {
@@ -203,13 +191,13 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 			case 'f':
 				b.Stream = false
 			}
-			err = w.dec.SkipValue()
+			w.skip()
 		default:
-			err = w.dec.SkipValue()
+			w.skip()
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
-		}
+	}
+	if w.err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrNotObject, w.err)
 	}
 	if !w.end() {
 		return nil, fmt.Errorf("%w (something follows the object)", ErrNotObject)

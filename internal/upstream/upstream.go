@@ -227,11 +227,11 @@ func SetRoute(h http.Header, id, route string, attempts int, model string) {
 // "…:streaming": the headers go out with its first output, before anyone
 // knows how it ends; RouteComment gives the final word at its end.
 func Answered(h http.Header, a *policy.Attempt, stream bool) {
-	route := a.Route()
+	class := classify.OK
 	if stream {
-		route = a.RouteAs(Streaming)
+		class = Streaming
 	}
-	SetRoute(h, a.RequestID, route, a.N, a.Candidate.Model)
+	SetRoute(h, a.RequestID, a.RouteAs(class), a.N, a.Candidate.Model)
 }
 
 // Streaming is the route's word for the hop whose stream is on its way.

@@ -2,13 +2,11 @@ package wire
 
 import (
 	"bytes"
-	"errors"
-	"io"
+	"encoding/json"
+	"fmt"
 	"iter"
 	"strings"
-	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spillway/spillway/internal/sse"
 )
 
@@ -28,9 +26,8 @@ type Facts struct {
 }
 
 // Look judges ev, an event of a stream of kind k, in one pass: a Chat or
-// Gemini chunk's JSON is walked once, token by token, by a pooled
-// jsontext decoder (go-json-experiment/json), which checks it is JSON as it
-// goes; the other protocols name their events, so only the check walks
+// Gemini chunk's JSON is walked once (walker), which checks it is JSON as
+// it goes; the other protocols name their events, so only the check walks
 // their data.
 func Look(k Kind, ev sse.Event) Facts {
 	if ev.Comment {
@@ -70,63 +67,123 @@ func validName(name string) bool {
 	return true
 }
 
-// walker reads one JSON value with a pooled decoder. It is the same
-// grammar as encoding/json's Valid: duplicate names and invalid UTF-8 are
-// allowed, as Valid allows them.
+// walker reads one JSON value in place, checking it as encoding/json's
+// Valid does (the same grammar and nesting limit; names may repeat and
+// strings need not be UTF-8), and lets its caller look at the few names it
+// judges on the way.
+//
+// It is written here rather than taken from a library because it is on
+// every event of every stream: go-json-experiment's jsontext decoder,
+// which it replaced, cost 1.1–1.4 µs a Chat chunk through its token API
+// (BENCHMARKS.md), most of the relay's own CPU after the syscalls, and
+// encoding/json's Valid alone costs 1.1 µs. FuzzLook and FuzzParseBody
+// hold it to encoding/json.
 type walker struct {
-	buf bytes.Buffer
-	dec *jsontext.Decoder
-	odd bool  // a field we read is not of the type it should be: not ours to judge
-	err error // what is not JSON, once found
+	d     []byte
+	i     int
+	depth int   // containers open
+	odd   bool  // a field we read is not of the type it should be: not ours to judge
+	err   error // what is not JSON, once found
 }
 
-var walkers = sync.Pool{New: func() any {
-	w := &walker{}
-	w.dec = jsontext.NewDecoder(&w.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	return w
-}}
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
 
-func getWalker(d []byte) *walker {
-	w := walkers.Get().(*walker)
-	w.buf = *bytes.NewBuffer(d) // read in place: the decoder parses a bytes.Buffer's bytes without a copy
-	w.dec.Reset(&w.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	w.odd, w.err = false, nil
-	return w
+func newWalker(d []byte) walker { return walker{d: d} }
+
+// syntaxError is what is not JSON, and where.
+type syntaxError struct {
+	what string
+	at   int
 }
 
-func (w *walker) put() {
-	w.buf = bytes.Buffer{}
-	// the decoder lets go of the event's bytes too: a pooled walker keeps
-	// no stream's buffer alive
-	w.dec.Reset(&w.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	walkers.Put(w)
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.what, e.at) }
+
+func (w *walker) fail(what string) {
+	if w.err == nil {
+		if w.i >= len(w.d) {
+			what = "unexpected end of JSON"
+		}
+		w.err = &syntaxError{what, w.i}
+	}
+	w.i = len(w.d)
+}
+
+func (w *walker) ws() {
+	for w.i < len(w.d) {
+		switch w.d[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the kind of the next value: '{', '[', '"', 'n', 't', 'f', '0'
+// (a number), or what else is next ('}', ']', 0 at the end or after an
+// error).
+func (w *walker) peek() byte {
+	w.ws()
+	if w.err != nil || w.i >= len(w.d) {
+		return 0
+	}
+	switch c := w.d[w.i]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return '0'
+	default:
+		return c
+	}
 }
 
 // end reports whether nothing but space follows the value read.
 func (w *walker) end() bool {
-	_, err := w.dec.ReadToken()
-	return errors.Is(err, io.EOF)
+	w.ws()
+	return w.err == nil && w.i == len(w.d)
+}
+
+// expect reads the byte c, after space.
+func (w *walker) expect(c byte) bool {
+	w.ws()
+	if w.i < len(w.d) && w.d[w.i] == c {
+		w.i++
+		return true
+	}
+	w.fail(fmt.Sprintf("expected %q", c))
+	return false
 }
 
 // fields reads the object that is next, yielding each name; the loop's
 // body must read the name's value. A null is an object with no names;
 // anything else is odd, and skipped. A syntax error ends it, in w.err.
-func (w *walker) fields() iter.Seq[jsontext.Token] {
-	return func(yield func(jsontext.Token) bool) {
+func (w *walker) fields() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
 		if !w.open('{') {
 			return
 		}
+		if w.peek() == '}' {
+			w.i++
+			w.depth--
+			return
+		}
 		for w.err == nil {
-			if w.dec.PeekKind() == '}' {
-				w.read()
+			if w.peek() != '"' {
+				w.fail("expected a name")
 				return
 			}
-			name, err := w.dec.ReadToken() // a name is always a string: anything else fails
-			if err != nil {
-				w.err = err
+			name := w.name()
+			if !w.expect(':') || !yield(name) || w.err != nil {
 				return
 			}
-			if !yield(name) {
+			switch w.peek() {
+			case ',':
+				w.i++
+			case '}':
+				w.i++
+				w.depth--
+				return
+			default:
+				w.fail("expected ',' or '}'")
 				return
 			}
 		}
@@ -141,12 +198,24 @@ func (w *walker) elems() iter.Seq[int] {
 		if !w.open('[') {
 			return
 		}
-		for i := 0; w.err == nil; i++ {
-			if w.dec.PeekKind() == ']' {
-				w.read()
+		if w.peek() == ']' {
+			w.i++
+			w.depth--
+			return
+		}
+		for n := 0; w.err == nil; n++ {
+			if !yield(n) || w.err != nil {
 				return
 			}
-			if !yield(i) {
+			switch w.peek() {
+			case ',':
+				w.i++
+			case ']':
+				w.i++
+				w.depth--
+				return
+			default:
+				w.fail("expected ',' or ']'")
 				return
 			}
 		}
@@ -155,11 +224,15 @@ func (w *walker) elems() iter.Seq[int] {
 
 // open reads the '{' or '[' that is next and reports true; false after
 // reading a null, or anything else (odd).
-func (w *walker) open(kind jsontext.Kind) bool {
-	switch w.dec.PeekKind() {
+func (w *walker) open(kind byte) bool {
+	switch w.peek() {
 	case kind:
-		w.read()
-		return w.err == nil
+		if w.depth++; w.depth > maxDepth {
+			w.fail("exceeded max depth")
+			return false
+		}
+		w.i++
+		return true
 	case 'n':
 	default:
 		w.odd = true
@@ -168,30 +241,79 @@ func (w *walker) open(kind jsontext.Kind) bool {
 	return false
 }
 
-// read reads one token.
-func (w *walker) read() {
-	if _, err := w.dec.ReadToken(); err != nil {
-		w.err = err
+// name reads a string that is a name: its text, unescaped when it has
+// escapes or bytes past ASCII (as encoding/json reads names).
+func (w *walker) name() []byte {
+	start := w.i
+	plain := w.str1()
+	raw := w.d[start:w.i]
+	if w.err != nil {
+		return nil
 	}
+	if plain {
+		return raw[1 : len(raw)-1]
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // checked: a string
+	return []byte(s)
 }
 
-// skip reads the next value whatever it is.
-func (w *walker) skip() {
-	if err := w.dec.SkipValue(); err != nil {
-		w.err = err
+// str1 reads the string that is next (its '"' included) and reports
+// whether it is plain: no escapes, ASCII only.
+func (w *walker) str1() (plain bool) {
+	w.i++ // the '"'
+	plain = true
+	for w.i < len(w.d) {
+		c := w.d[w.i]
+		switch {
+		case c == '"':
+			w.i++
+			return plain
+		case c == '\\':
+			plain = false
+			if w.i+1 >= len(w.d) {
+				w.i = len(w.d)
+				break
+			}
+			switch w.d[w.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				w.i += 2
+			case 'u':
+				if w.i+6 > len(w.d) || !isHex(w.d[w.i+2]) || !isHex(w.d[w.i+3]) || !isHex(w.d[w.i+4]) || !isHex(w.d[w.i+5]) {
+					w.i++
+					w.fail("invalid escape in a string")
+					return false
+				}
+				w.i += 6
+			default:
+				w.i++
+				w.fail("invalid escape in a string")
+				return false
+			}
+		case c < 0x20:
+			w.fail("control character in a string")
+			return false
+		default:
+			if c >= 0x80 {
+				plain = false
+			}
+			w.i++
+		}
 	}
+	w.fail("unterminated string")
+	return false
 }
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // str reads the next value, a string or null (anything else is odd), and
 // reports whether it was a string, and whether a non-empty one.
 func (w *walker) str() (isString, nonEmpty bool) {
-	switch w.dec.PeekKind() {
+	switch w.peek() {
 	case '"':
-		tok, err := w.dec.ReadToken()
-		if err != nil {
-			w.err = err
-		}
-		return true, err == nil && tok.String() != ""
+		start := w.i
+		w.str1()
+		return w.err == nil, w.i-start > 2
 	case 'n':
 	default:
 		w.odd = true
@@ -200,11 +322,138 @@ func (w *walker) str() (isString, nonEmpty bool) {
 	return false, false
 }
 
-// validJSON is json.Valid by the pooled decoder (faster, and the same
-// grammar).
+// skip reads the next value whatever it is, without recursion (a value
+// may nest 10,000 deep).
+func (w *walker) skip() {
+	var stack0 [16]byte
+	stack := stack0[:0] // the containers skip opened: '{' or '['
+	for w.err == nil {
+		// a value
+		switch w.peek() {
+		case '{', '[':
+			c := w.d[w.i]
+			if w.depth+len(stack)+1 > maxDepth {
+				w.fail("exceeded max depth")
+				return
+			}
+			w.i++
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			if w.peek() == end {
+				w.i++
+				break
+			}
+			stack = append(stack, c)
+			if c == '{' && !w.member() {
+				return
+			}
+			continue
+		case '"':
+			w.str1()
+		case 'n':
+			w.lit("null")
+		case 't':
+			w.lit("true")
+		case 'f':
+			w.lit("false")
+		case '0':
+			w.num()
+		default:
+			w.fail("invalid character at the start of a value")
+			return
+		}
+		// after a value: the containers it closes
+		for w.err == nil {
+			if len(stack) == 0 {
+				return
+			}
+			top := stack[len(stack)-1]
+			c := w.peek()
+			if c == ',' {
+				w.i++
+				if top == '{' && !w.member() {
+					return
+				}
+				break
+			}
+			if top == '{' && c == '}' || top == '[' && c == ']' {
+				w.i++
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			w.fail("expected ',' or the end of a container")
+			return
+		}
+	}
+}
+
+// member reads an object member's name and its ':'.
+func (w *walker) member() bool {
+	if w.peek() != '"' {
+		w.fail("expected a name")
+		return false
+	}
+	w.str1()
+	return w.err == nil && w.expect(':')
+}
+
+func (w *walker) lit(word string) {
+	if !bytes.HasPrefix(w.d[w.i:], []byte(word)) {
+		w.fail("invalid literal")
+		return
+	}
+	w.i += len(word)
+}
+
+// num reads a number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+func (w *walker) num() {
+	d := w.d
+	if d[w.i] == '-' {
+		w.i++
+	}
+	switch {
+	case w.i < len(d) && d[w.i] == '0':
+		w.i++
+	case w.i < len(d) && d[w.i] >= '1' && d[w.i] <= '9':
+		for w.i < len(d) && d[w.i] >= '0' && d[w.i] <= '9' {
+			w.i++
+		}
+	default:
+		w.fail("invalid number")
+		return
+	}
+	if w.i < len(d) && d[w.i] == '.' {
+		w.i++
+		if !w.digits() {
+			return
+		}
+	}
+	if w.i < len(d) && (d[w.i] == 'e' || d[w.i] == 'E') {
+		w.i++
+		if w.i < len(d) && (d[w.i] == '+' || d[w.i] == '-') {
+			w.i++
+		}
+		w.digits()
+	}
+}
+
+func (w *walker) digits() bool {
+	start := w.i
+	for w.i < len(w.d) && w.d[w.i] >= '0' && w.d[w.i] <= '9' {
+		w.i++
+	}
+	if w.i == start {
+		w.fail("invalid number")
+		return false
+	}
+	return true
+}
+
+// validJSON is json.Valid by the walker (faster, and the same grammar).
 func validJSON(d []byte) bool {
-	w := getWalker(d)
-	defer w.put()
+	w := newWalker(d)
 	w.skip()
 	return w.err == nil && w.end()
 }
@@ -218,10 +467,9 @@ func validJSON(d []byte) bool {
 // unjudged, as output. Names match as encoding/json matches them
 // (case-insensitively), which FrameOf did.
 func chatLook(d []byte) Facts {
-	w := getWalker(d)
-	defer w.put()
+	w := newWalker(d)
 	var c chatFacts
-	c.read(w)
+	c.read(&w)
 	if w.err != nil || !w.end() {
 		return Facts{Frame: Output} // not JSON: never passed on
 	}
@@ -247,9 +495,9 @@ type chatFacts struct {
 
 func (c *chatFacts) read(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "error"):
-			c.err = w.dec.PeekKind() != 'n'
+			c.err = w.peek() != 'n'
 			w.skip()
 		case strings.EqualFold(name, "usage"):
 			c.usage = true // present at all, as FrameOf read it
@@ -268,7 +516,7 @@ func (c *chatFacts) read(w *walker) {
 
 func (c *chatFacts) readChoice(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "delta"):
 			c.readDelta(w)
 		case strings.EqualFold(name, "finish_reason"):
@@ -282,7 +530,7 @@ func (c *chatFacts) readChoice(w *walker) {
 
 func (c *chatFacts) readDelta(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "content"):
 			_, nonEmpty := w.str()
 			c.text = c.text || nonEmpty
@@ -291,7 +539,7 @@ func (c *chatFacts) readDelta(w *walker) {
 			c.out = c.out || isString
 		case strings.EqualFold(name, "tool_calls"):
 			c.out = true // present at all, even null, as FrameOf read it
-			c.toolArr = c.toolArr || w.dec.PeekKind() == '['
+			c.toolArr = c.toolArr || w.peek() == '['
 			w.skip()
 		default:
 			w.skip()
@@ -305,10 +553,9 @@ func (c *chatFacts) readDelta(w *walker) {
 // or a function call is output; anything else (usage only, an empty
 // candidate) is held.
 func geminiLook(d []byte) Facts {
-	w := getWalker(d)
-	defer w.put()
+	w := newWalker(d)
 	var g geminiFacts
-	g.read(w)
+	g.read(&w)
 	if w.err != nil || !w.end() {
 		return Facts{Frame: Output}
 	}
@@ -333,9 +580,9 @@ type geminiFacts struct{ err, finished, out, usage bool }
 
 func (g *geminiFacts) read(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "error"):
-			g.err = w.dec.PeekKind() != 'n'
+			g.err = w.peek() != 'n'
 			w.skip()
 		case strings.EqualFold(name, "usageMetadata"):
 			g.usage = true
@@ -352,10 +599,10 @@ func (g *geminiFacts) read(w *walker) {
 
 func (g *geminiFacts) readCandidate(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "content"):
 			for name := range w.fields() {
-				if !strings.EqualFold(name.String(), "parts") {
+				if !strings.EqualFold(string(name), "parts") {
 					w.skip()
 					continue
 				}
@@ -374,7 +621,7 @@ func (g *geminiFacts) readCandidate(w *walker) {
 
 func (g *geminiFacts) readPart(w *walker) {
 	for name := range w.fields() {
-		switch name := name.String(); {
+		switch name := string(name); {
 		case strings.EqualFold(name, "text"):
 			_, nonEmpty := w.str()
 			g.out = g.out || nonEmpty

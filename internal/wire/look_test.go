@@ -252,3 +252,24 @@ func BenchmarkLookChat(b *testing.B) {
 		Look(Chat, ev)
 	}
 }
+
+// The walker's nesting limit is encoding/json's, and it skips deep values
+// without recursion.
+func TestWalkerDepthIsEncodingJSONs(t *testing.T) {
+	for _, depth := range []int{1, 100, 9999, 10000, 10001, 20000} {
+		for _, open := range []string{"[", `{"a":`} {
+			closer := "]"
+			if open != "[" {
+				closer = "}"
+			}
+			d := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(closer, depth))
+			if got, want := validJSON(d), json.Valid(d); got != want {
+				t.Errorf("%s × %d: valid %v, json.Valid %v", open, depth, got, want)
+			}
+			chat := []byte(`{"choices":[{"delta":{"x":` + string(d) + `}}]}`)
+			if got, want := Look(Chat, sse.Event{Data: chat}).Valid, json.Valid(chat); got != want {
+				t.Errorf("a chunk with %s × %d inside: valid %v, json.Valid %v", open, depth, got, want)
+			}
+		}
+	}
+}

@@ -161,31 +161,31 @@ var ErrNotObject = errors.New("the request body is not a JSON object")
 // never has its fields decoded: see Fields.
 func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	b := &Body{Raw: raw, Stream: ep.stream()}
-	w := getWalker(raw)
-	defer w.put()
-	if w.dec.PeekKind() != '{' {
-		if err := w.dec.SkipValue(); err != nil {
-			return nil, fmt.Errorf("%w (%v)", ErrNotObject, err)
+	w := newWalker(raw)
+	if w.peek() != '{' {
+		if w.skip(); w.err != nil {
+			return nil, fmt.Errorf("%w (%v)", ErrNotObject, w.err)
 		}
 		return nil, ErrNotObject
 	}
 	stream := b.Stream
 	for name := range w.fields() {
-		switch name.String() {
+		switch string(name) {
 		case "model":
 			b.Model = ""
-			if w.dec.PeekKind() != '"' {
+			if w.peek() != '"' {
 				w.skip()
 				continue
 			}
-			if tok, err := w.dec.ReadToken(); err != nil {
-				w.err = err
-			} else {
-				b.Model = tok.String()
+			start := w.i
+			if plain := w.str1(); plain {
+				b.Model = string(raw[start+1 : w.i-1])
+			} else if w.err == nil {
+				_ = json.Unmarshal(raw[start:w.i], &b.Model) // as encoding/json reads it
 			}
 		case "stream":
 			b.Stream = stream
-			switch w.dec.PeekKind() {
+			switch w.peek() {
 			case 't':
 				b.Stream = true
 			case 'f':

@@ -185,12 +185,18 @@ type run struct {
 	// Run's own, between attempts: the step to take; the last result of
 	// an attempt that reached the upstream; the last committed one's, and
 	// its candidate
-	st          step
-	cand        Candidate // the candidate r.res is from
-	res         Result    // the attempt's result
-	last        Result
-	delivered   Result
-	deliveredTo Candidate
+	st        step
+	cand      Candidate // the candidate r.res is from
+	res       Result    // the attempt's result
+	last      Result
+	delivered *delivered // set once an answer that reached the caller broke
+}
+
+// delivered is the last committed answer of a run that continues a
+// broken one, and its candidate (rare: kept apart from the run).
+type delivered struct {
+	res Result
+	to  Candidate
 }
 
 // racer is an attempt that runs on while the request goes on without it: a
@@ -251,7 +257,7 @@ func (r *run) before(ctx context.Context) *Outcome {
 		st := &r.st
 		if st.Action == fail {
 			if r.resume != nil { // the caller has part of an answer: the front end ends it
-				return r.outcome(r.deliveredTo, Outcome{Committed: true, Unfinished: true, Result: r.delivered, Verdict: st.Verdict, Reason: st.Reason})
+				return r.outcome(r.delivered.to, Outcome{Committed: true, Unfinished: true, Result: r.delivered.res, Verdict: st.Verdict, Reason: st.Reason})
 			}
 			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: st.Verdict, Reason: st.Reason})
 		}
@@ -304,7 +310,7 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 		// the answer broke after reaching the caller, and its front
 		// end can continue it: the same or the next model goes on from
 		// what the caller has
-		r.delivered, r.deliveredTo, r.last = *res, cand, *res
+		r.delivered, r.last = &delivered{res: *res, to: cand}, *res
 		r.mu.Lock()
 		r.resumeFrom, r.resume, r.winner = r.committed, res.Resume, nil
 		r.st = r.plan.resume(cand, res.Verdict)

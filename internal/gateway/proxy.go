@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -45,18 +46,20 @@ func (s *Server) logRequest(ep wire.Endpoint, lg *reqLog, outcome string, took t
 	s.spend(key, lg.tokens.Load())
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
 	s.metrics.latency.WithLabelValues(ep.Path).Observe(took.Seconds())
-	attrs := []any{"request_id", lg.out.ID, "endpoint", ep.Path, "model", lg.model, "outcome", outcome,
-		"duration_ms", took.Milliseconds(), "attempts", lg.out.Attempts, "waited_ms", lg.out.Waited.Milliseconds()}
+	var room [10]slog.Attr // typed attributes: no value is boxed
+	attrs := append(room[:0], slog.String("request_id", lg.out.ID), slog.String("endpoint", ep.Path), slog.String("model", lg.model),
+		slog.String("outcome", outcome), slog.Int64("duration_ms", took.Milliseconds()), slog.Int("attempts", lg.out.Attempts),
+		slog.Int64("waited_ms", lg.out.Waited.Milliseconds()))
 	if key != nil {
-		attrs = append(attrs, "key", key.Name)
+		attrs = append(attrs, slog.String("key", key.Name))
 	}
 	if lg.out.Route != "" {
-		attrs = append(attrs, "route", lg.out.Route)
+		attrs = append(attrs, slog.String("route", lg.out.Route))
 	}
 	if served := lg.out.Candidate.Model; lg.out.Committed && served != "" && served != lg.model {
-		attrs = append(attrs, "answered_by", served) // a lighter (or another) model answered
+		attrs = append(attrs, slog.String("answered_by", served)) // a lighter (or another) model answered
 	}
-	s.log.Info("request", attrs...)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
 }
 
 // reqLog is what the request's log line says.

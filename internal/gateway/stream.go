@@ -22,7 +22,7 @@ import (
 // relay leaves it committed, with how the stream ended. The headers are out.
 func (x *exchange) relay(ans *upstream.Answer, res *policy.Result) {
 	st := ans.Stream
-	defer st.Close()
+	defer st.Release() // this goroutine is the stream's only reader
 	out := relayWriter{w: x.w, rc: http.NewResponseController(x.w), st: st, idle: x.s.stateOf(x.r.Context()).cfg.Timeouts.Idle.D()}
 	res.Committed = true
 	first := st.First()

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // DefaultMaxFrame bounds the memory one frame may take.
@@ -57,9 +58,30 @@ const readBuffer = 4 << 10
 // large frame does not keep its memory for the stream's life.
 const keepBuffer = 64 << 10
 
+// buffers are the read buffers of readers released (Release): a proxy
+// opens a reader per stream, and allocating its buffer each time was most
+// of the bytes a relayed stream allocated.
+var buffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+
+// ErrReleased is what a released Reader's Next returns.
+var ErrReleased = errors.New("sse: read after Release")
+
 // NewReader returns a Reader with DefaultMaxFrame.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, readBuffer), maxFrame: DefaultMaxFrame}
+	br := buffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &Reader{br: br, maxFrame: DefaultMaxFrame}
+}
+
+// Release gives the reader's buffer back, for another reader. Only the
+// goroutine that reads may call it, after its last read: the Reader then
+// reads nothing more (ErrReleased).
+func (r *Reader) Release() {
+	if r.br != nil {
+		r.br.Reset(nil)
+		buffers.Put(r.br)
+		r.br = nil
+	}
 }
 
 // SetMaxFrame changes the frame size limit.
@@ -69,6 +91,9 @@ func (r *Reader) SetMaxFrame(n int) { r.maxFrame = n }
 // event, and ErrTruncated when the stream stopped inside an event; the fields
 // read so far then come with the error.
 func (r *Reader) Next() (Event, error) {
+	if r.br == nil {
+		return Event{}, ErrReleased
+	}
 	if cap(r.raw) > keepBuffer {
 		r.raw = nil
 	}
@@ -205,4 +230,9 @@ func LooksLikeSSE(b []byte) bool {
 
 // Buffered is how many bytes have been read from the stream but not yet
 // returned as events: more has already arrived.
-func (r *Reader) Buffered() int { return r.br.Buffered() }
+func (r *Reader) Buffered() int {
+	if r.br == nil {
+		return 0
+	}
+	return r.br.Buffered()
+}

@@ -117,3 +117,30 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// A released reader reads nothing more, and the buffer it gave back
+// serves the next reader with none of the old stream in it.
+func TestRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: 1\n\ndata: 2\n\n"))
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "1" {
+		t.Fatalf("%q %v", ev.Data, err)
+	}
+	r.Release()
+	r.Release() // twice is harmless
+	if _, err := r.Next(); !errors.Is(err, ErrReleased) {
+		t.Fatalf("after Release: %v", err)
+	}
+	if r.Buffered() != 0 {
+		t.Fatal("a released reader has bytes buffered")
+	}
+	for range 3 {
+		next := NewReader(strings.NewReader("data: 3\n\n"))
+		if ev, err := next.Next(); err != nil || string(ev.Data) != "3" {
+			t.Fatalf("the next reader read %q %v", ev.Data, err)
+		}
+		if _, err := next.Next(); !errors.Is(err, io.EOF) {
+			t.Fatalf("the next reader read on: %v", err)
+		}
+		next.Release()
+	}
+}

@@ -481,6 +481,17 @@ func (s *Stream) Close() error {
 	return err
 }
 
+// Release is Close for the one goroutine that reads the stream, after its
+// last read: the read buffer goes back for another stream's (unless a
+// pump's goroutine may still be reading into it).
+func (s *Stream) Release() error {
+	err := s.Close()
+	if s.pump == nil && s.rd != nil {
+		s.rd.Release()
+	}
+	return err
+}
+
 // stopPump lets a pump's goroutine end (once the body is closed, its read
 // fails; it then hands nothing on).
 func (s *Stream) stopPump() {

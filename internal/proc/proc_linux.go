@@ -74,7 +74,10 @@ func ReapGroup(pgid int) {
 }
 
 // process is what /proc/PID/stat says of one process.
-type process struct{ ppid, pgrp, session int }
+type process struct {
+	ppid, pgrp, session int
+	state               byte // R, S, D, Z…
+}
 
 // processes maps every process's pid to its parent, group and session,
 // from /proc.
@@ -104,7 +107,7 @@ func processes() map[int]process {
 		ppid, _ := strconv.Atoi(f[1])
 		pgrp, _ := strconv.Atoi(f[2])
 		sid, _ := strconv.Atoi(f[3])
-		out[pid] = process{ppid, pgrp, sid}
+		out[pid] = process{ppid, pgrp, sid, f[0][0]}
 	}
 	return out
 }
@@ -167,12 +170,17 @@ func Session() int {
 // the leader gone, every member in session sid (the recording runner's;
 // a group id reused since would be someone else's). It reports whether it
 // signalled.
+//
+// It returns once the group's processes have ended (or after groupGoneWait):
+// SIGKILL is delivered asynchronously, and what the caller does next (run
+// the task again) must not overlap what it killed; on a busy machine the
+// killed processes were seen running milliseconds after the signal.
 func KillGroupStarted(pgid int, start uint64, sid int) bool {
 	if st, err := StartTime(pgid); err == nil {
 		if st != start {
 			return false // the pid is another process's now
 		}
-		return unix.Kill(-pgid, unix.SIGKILL) == nil
+		return killGroup(pgid)
 	}
 	members := 0
 	for _, p := range processes() {
@@ -184,7 +192,37 @@ func KillGroupStarted(pgid int, start uint64, sid int) bool {
 		}
 		members++
 	}
-	return members > 0 && unix.Kill(-pgid, unix.SIGKILL) == nil
+	return members > 0 && killGroup(pgid)
+}
+
+// groupGoneWait bounds how long killGroup waits for the processes it
+// signalled to end (one in uninterruptible sleep can take its time).
+const groupGoneWait = 5 * time.Second
+
+// killGroup sends SIGKILL to process group pgid and waits, polling /proc
+// (the processes are not spillway's children: there is nothing to wait
+// on), until none of it runs.
+func killGroup(pgid int) bool {
+	if unix.Kill(-pgid, unix.SIGKILL) != nil {
+		return false
+	}
+	for deadline := time.Now().Add(groupGoneWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if !groupRuns(pgid) {
+			break
+		}
+	}
+	return true
+}
+
+// groupRuns reports whether a process of group pgid runs (a zombie has
+// ended).
+func groupRuns(pgid int) bool {
+	for _, p := range processes() {
+		if p.pgrp == pgid && p.state != 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // Running reports whether process pid runs (a zombie has ended).

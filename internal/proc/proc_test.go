@@ -78,6 +78,11 @@ func TestKillLeaderlessGroup(t *testing.T) {
 			if !c.killed && !Running(job) {
 				t.Fatal("a group of another session was killed")
 			}
+			// it returns once what it killed has ended: a task run again
+			// next must not overlap it
+			if c.killed && Running(job) {
+				t.Fatal("KillGroupStarted returned while the group's background job still ran")
+			}
 		})
 	}
 }

@@ -15,7 +15,11 @@ import (
 // request, hop included. `spillway bench overhead` (issue 7) will do this
 // open-loop at fixed rates against a bare reverse proxy too.
 func benchChat(b *testing.B, url string) {
-	body := `{"model":"gpt-6-luna","messages":[{"role":"user","content":"bench"}]}`
+	benchPost(b, url, `{"model":"gpt-6-luna","messages":[{"role":"user","content":"bench"}]}`)
+}
+
+// benchPost sends body to the chat endpoint at url, one request at a time.
+func benchPost(b *testing.B, url, body string) {
 	client := &http.Client{}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -25,10 +29,10 @@ func benchChat(b *testing.B, url string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatal(resp.StatusCode)
+		if resp.StatusCode != 200 || n == 0 {
+			b.Fatal(resp.StatusCode, n)
 		}
 	}
 }
@@ -57,20 +61,5 @@ func BenchmarkStreamDirect(b *testing.B) {
 }
 
 func benchStream(b *testing.B, url string) {
-	body := `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"bench"}]}`
-	client := &http.Client{}
-	b.ReportAllocs()
-	for b.Loop() {
-		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer sk-bench")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || n == 0 {
-			b.Fatal(resp.StatusCode, n)
-		}
-	}
+	benchPost(b, url, `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"bench"}]}`)
 }

@@ -1,10 +1,6 @@
 package wire
 
-import (
-	"bytes"
-
-	"github.com/spillway/spillway/internal/sse"
-)
+import "github.com/spillway/spillway/internal/sse"
 
 // Frame is what one event of a stream means for the rule that holds a
 // stream's opening events until its first real output.
@@ -48,17 +44,4 @@ func FrameOf(k Kind, ev sse.Event) Frame {
 	// Chat Completions' and Gemini's data-only chunks are judged by what
 	// is in them
 	return Look(k, ev).Frame
-}
-
-// ValidFrame reports whether an event may be passed on: its name has no
-// control characters and its data is JSON (or Chat Completions' [DONE], or
-// nothing). A frame that is not is never forwarded: the official SDKs fail
-// on it. The check is a scan, not a decode, by a pooled decoder; it
-// allocates nothing.
-func ValidFrame(ev sse.Event) bool {
-	if ev.Comment {
-		return true
-	}
-	d := bytes.TrimSpace(ev.Data)
-	return validName(ev.Name) && (len(d) == 0 || string(d) == "[DONE]" || validJSON(d))
 }

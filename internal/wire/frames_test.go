@@ -76,7 +76,10 @@ func TestFrameOnceStarted(t *testing.T) {
 	}
 }
 
-func TestValidFrame(t *testing.T) {
+// An event may be passed on when its name has no control characters and
+// its data is JSON (or [DONE], or nothing), in every protocol: the
+// official SDKs fail on anything else.
+func TestLookValid(t *testing.T) {
 	for _, c := range []struct {
 		ev   sse.Event
 		want bool
@@ -89,19 +92,21 @@ func TestValidFrame(t *testing.T) {
 		{sse.Event{Name: "\x00garbage", Data: []byte(`{}`)}, false},
 		{sse.Event{Data: []byte("}{")}, false},
 	} {
-		if got := ValidFrame(c.ev); got != c.want {
-			t.Errorf("%q %q: %v", c.ev.Name, c.ev.Data, got)
+		for _, k := range []Kind{Chat, Responses, Messages, StreamGenerateContent} {
+			if got := Look(k, c.ev).Valid; got != c.want {
+				t.Errorf("%s %q %q: valid %v", k, c.ev.Name, c.ev.Data, got)
+			}
 		}
 	}
 }
 
-// BenchmarkValidFrame is the check every event of every stream passes; its
+// BenchmarkValidJSON is the check every event of every stream passes; its
 // cost (and that it allocates nothing) is recorded in BENCHMARKS.md, not
 // asserted in a test (the race detector's build allocates).
-func BenchmarkValidFrame(b *testing.B) {
-	ev := sse.Event{Name: "", Data: []byte(`{"id":"chatcmpl-000000010001","object":"chat.completion.chunk","created":1767225600,"model":"gpt-6-luna","choices":[{"index":0,"delta":{"content":" spill"},"finish_reason":null}]}`)}
+func BenchmarkValidJSON(b *testing.B) {
+	d := []byte(`{"id":"chatcmpl-000000010001","object":"chat.completion.chunk","created":1767225600,"model":"gpt-6-luna","choices":[{"index":0,"delta":{"content":" spill"},"finish_reason":null}]}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		ValidFrame(ev)
+		validJSON(d)
 	}
 }

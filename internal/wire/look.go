@@ -13,12 +13,12 @@ import (
 // Facts is what one event of a stream says, found in one pass over its
 // data: whether it may be passed on, what it means for the hold, whether it
 // carries a piece of the answer, and whether it ends a Chat stream or may
-// carry usage. A relay asks this once per event; asking ValidFrame,
-// FrameOf, IsDelta and ChatFinished one after the other scanned a Chat
+// carry usage. A relay asks this once per event; asking the check, the
+// frame, the delta and the finish one after the other scanned a Chat
 // chunk eight times and decoded it twice (BENCHMARKS.md: the streams
 // issue's profile).
 type Facts struct {
-	Valid    bool  // it may be passed on (ValidFrame)
+	Valid    bool  // it may be passed on: its name has no control characters, its data is JSON, [DONE] or nothing (the official SDKs fail on anything else)
 	Frame    Frame // FrameOf
 	Delta    bool  // IsDelta
 	Finished bool  // a Chat chunk with a finish_reason (ChatFinished)
@@ -43,7 +43,7 @@ func Look(k Kind, ev sse.Event) Facts {
 		f.Usage = f.Frame == Terminal || ev.Name == "message_delta"
 		return f
 	case StreamGenerateContent:
-		if len(d) == 0 || string(d) == "[DONE]" { // a terminator some servers add: passed on, as ValidFrame lets it
+		if len(d) == 0 || string(d) == "[DONE]" { // a terminator some servers add: passed on
 			return Facts{Valid: true, Frame: Output}
 		}
 		return geminiLook(d)

@@ -190,6 +190,7 @@ type run struct {
 	res       Result    // the attempt's result
 	last      Result
 	delivered *delivered // set once an answer that reached the caller broke
+	out       Outcome    // how it ended (outcome)
 }
 
 // delivered is the last committed answer of a run that continues a
@@ -438,7 +439,8 @@ func (r *run) outcome(c Candidate, o Outcome) *Outcome {
 	defer r.mu.Unlock()
 	o.ID, o.Candidate = r.c.ID, c
 	o.Route, o.Attempts, o.Waited = r.plan.routeString(), r.plan.attempts(), r.plan.waited
-	return &o
+	r.out = o // kept in the run, which is on the heap anyway: no allocation of its own
+	return &r.out
 }
 
 // attempt paces, asks the breaker and sends one step. A hedged candidate's

@@ -401,8 +401,9 @@ type plan struct {
 
 // newPlan makes a plan for r.
 func (e *Engine) newPlan(r Request) *plan {
-	p := &plan{e: e, req: r, chain: e.Candidates(r), rateN: map[string]int{}, netN: map[string]int{}, toN: map[string]int{}, srvN: map[string]int{},
-		took: map[string]time.Duration{}, limited: map[string]bool{}, skip: map[string]bool{}}
+	// the counts and marks are made on first use: a request answered at
+	// once (most) makes none of them
+	p := &plan{e: e, req: r, chain: e.Candidates(r)}
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
@@ -519,7 +520,7 @@ func (p *plan) wait(d time.Duration) {
 // budget is not started.
 func (p *plan) failedAfter(c Candidate, d time.Duration) {
 	p.spent += max(d, 0)
-	p.took[c.Key()] = max(d, 0)
+	put(&p.took, c.Key(), max(d, 0))
 }
 
 // left is what remains of the wait budget.
@@ -771,7 +772,7 @@ func (p *plan) decide(v classify.Verdict) step {
 	case classify.Capacity:
 		return p.onCapacity(c, v)
 	case classify.ServerError:
-		p.srvN[c.Key()]++
+		put(&p.srvN, c.Key(), p.srvN[c.Key()]+1)
 		if wait := max(v.Wait, p.e.backoff(1)); p.srvN[c.Key()] <= 1 && p.fitsRetry(c, wait) {
 			return p.retrySame(c, wait)
 		}
@@ -781,7 +782,7 @@ func (p *plan) decide(v classify.Verdict) step {
 	case classify.Network:
 		return p.onNetwork(c, v)
 	case classify.Timeout:
-		p.toN[c.Key()]++
+		put(&p.toN, c.Key(), p.toN[c.Key()]+1)
 		retry := p.toN[c.Key()] <= p.e.cfg.Retry.TimeoutRetries
 		if retry && p.fitsRetry(c, v.Wait) {
 			return p.retrySame(c, v.Wait)
@@ -794,7 +795,7 @@ func (p *plan) decide(v classify.Verdict) step {
 		}
 		return p.fail(v, fmt.Sprintf("timed out after %d %s, and no other model is left to try", p.toN[c.Key()], plural(p.toN[c.Key()], "try", "tries")))
 	case classify.ModelNotFound:
-		p.skip[c.Key()] = true
+		put(&p.skip, c.Key(), true)
 		if next, ok := p.next(p.cur+1, nil); ok {
 			return p.switchTo(next, c)
 		}
@@ -832,8 +833,8 @@ func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
 // (the limit is the key's, not the model's).
 func (p *plan) onRateLimit(c Candidate, v classify.Verdict) step {
 	key := c.Key()
-	p.rateN[key]++
-	p.limited[limitKey(c)] = true
+	put(&p.rateN, key, p.rateN[key]+1)
+	put(&p.limited, limitKey(c), true)
 	// a candidate whose model and key were rate-limited in this request
 	// would answer the same
 	fresh := func(n Candidate) bool { return !p.limited[limitKey(n)] }
@@ -875,7 +876,7 @@ func (p *plan) onNetwork(c Candidate, v classify.Verdict) step {
 	key := c.Key()
 	down := local(v)
 	if !down {
-		p.netN[key]++
+		put(&p.netN, key, p.netN[key]+1)
 		if wait := max(v.Wait, p.e.cfg.Retry.NetworkGap.D()); p.netN[key] <= p.e.cfg.Retry.NetworkRetries && p.fitsRetry(c, wait) {
 			return p.retrySame(c, wait)
 		}
@@ -1144,4 +1145,12 @@ func (b *balancer) pick(chain []Candidate, healthy []int, inflight func(key stri
 	}
 	b.current[chain[healthy[best]].Key()] -= total
 	return best
+}
+
+// put sets (*m)[k] = v, making the map on first use.
+func put[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
 }

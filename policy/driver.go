@@ -182,9 +182,9 @@ type run struct {
 	hedgeWait context.Context
 	unhedge   context.CancelFunc
 
-	// Run's own, between attempts: the step to take; the last result of
-	// an attempt that reached the upstream; the last committed one's, and
-	// its candidate
+	// Run's own, between attempts: the step to take; the attempt just
+	// made and its candidate; the last result of an attempt that reached
+	// the upstream; a broken answer's, once one broke; the outcome
 	st        step
 	cand      Candidate // the candidate r.res is from
 	res       Result    // the attempt's result

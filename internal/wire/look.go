@@ -21,7 +21,7 @@ type Facts struct {
 	Valid    bool  // it may be passed on: its name has no control characters, its data is JSON, [DONE] or nothing (the official SDKs fail on anything else)
 	Frame    Frame // FrameOf
 	Delta    bool  // IsDelta
-	Finished bool  // a Chat chunk with a finish_reason (ChatFinished)
+	Finished bool  // a Chat chunk with a finish_reason: some providers end there without [DONE]
 	Usage    bool  // it may carry usage: OutputTokens is worth reading
 }
 
@@ -171,7 +171,7 @@ func (w *walker) fields() iter.Seq[[]byte] {
 				w.fail("expected a name")
 				return
 			}
-			name := w.name()
+			name := w.text()
 			if !w.expect(':') || !yield(name) || w.err != nil {
 				return
 			}
@@ -241,9 +241,10 @@ func (w *walker) open(kind byte) bool {
 	return false
 }
 
-// name reads a string that is a name: its text, unescaped when it has
-// escapes or bytes past ASCII (as encoding/json reads names).
-func (w *walker) name() []byte {
+// text reads the string that is next (a name, or a value): its text,
+// unescaped when it has escapes or bytes past ASCII, as encoding/json
+// reads it.
+func (w *walker) text() []byte {
 	start := w.i
 	plain := w.str1()
 	raw := w.d[start:w.i]

@@ -177,12 +177,7 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 				w.skip()
 				continue
 			}
-			start := w.i
-			if plain := w.str1(); plain {
-				b.Model = string(raw[start+1 : w.i-1])
-			} else if w.err == nil {
-				_ = json.Unmarshal(raw[start:w.i], &b.Model) // as encoding/json reads it
-			}
+			b.Model = string(w.text())
 		case "stream":
 			b.Stream = stream
 			switch w.peek() {

@@ -25,24 +25,15 @@ const (
 
 // Part serves one part on loopback until ctx ends, and writes "listening
 // ADDR" to out once it answers. target is the upstream's URL (bare,
-// gateway); tokenRate the upstream's (0: answers at once).
-func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, out io.Writer) error {
-	return PartProfiled(ctx, kind, target, tokenRate, pacingOff, "", out)
-}
-
-// PartProfiled is Part writing a CPU profile of the part's whole life to
-// cpuprofile (none when empty).
-func PartProfiled(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, cpuprofile string, out io.Writer) error {
+// gateway); tokenRate the upstream's (0: answers at once); cpuprofile, when
+// set, the file for a CPU profile of the part's whole life.
+func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff bool, cpuprofile string, out io.Writer) error {
 	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
+		stop, err := CPUProfile(cpuprofile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	var addr string
 	var err error
@@ -66,6 +57,20 @@ func PartProfiled(ctx context.Context, kind, target string, tokenRate float64, p
 	fmt.Fprintf(out, "listening %s\n", addr)
 	<-ctx.Done()
 	return nil
+}
+
+// CPUProfile starts a CPU profile of this process into path; stop ends
+// it and closes the file.
+func CPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // proc is a part running as a child process.

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		fs.Parse(os.Args[4:])
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 		defer stop()
-		if err := Part(ctx, os.Args[3], *target, *rate, *off, os.Stdout); err != nil {
+		if err := Part(ctx, os.Args[3], *target, *rate, *off, "", os.Stdout); err != nil {
 			os.Exit(2)
 		}
 		os.Exit(0)

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -143,15 +141,11 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 			if cpuprofile != "" && o.Procs {
 				o.PartProfile = cpuprofile // the proxies' processes profile themselves
 			} else if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
+				stop, err := bench.CPUProfile(cpuprofile)
 				if err != nil {
 					return fail(ExitUsage, "--cpuprofile: %w", err)
 				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fail(ExitFail, "--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
+				defer stop()
 			}
 			rep, err := bench.Overhead(cmd.Context(), o)
 			if err != nil {
@@ -191,7 +185,7 @@ func (a *App) benchPartCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := bench.PartProfiled(cmd.Context(), args[0], target, tokenRate, pacingOff, cpuprofile, a.Stdout); err != nil {
+			if err := bench.Part(cmd.Context(), args[0], target, tokenRate, pacingOff, cpuprofile, a.Stdout); err != nil {
 				return fail(ExitUsage, "%w", err)
 			}
 			return nil

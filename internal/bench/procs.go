@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spillway/spillway/internal/serve"
 )
 
 // Parts of the overhead bench that run as processes of their own
@@ -43,6 +45,7 @@ func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff
 	case PartBare:
 		addr, err = startBare(ctx, target)
 	case PartGateway:
+		serve.TuneGC(os.Getenv, serve.GatewayGC) // as `spillway serve` runs
 		var done func()
 		addr, done, err = startGateway(ctx, target, pacingOff, "")
 		if err == nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spillway/spillway/internal/queue"
-	"github.com/spillway/spillway/policy"
 	"log/slog"
 	"net"
 	"net/url"
@@ -21,6 +19,9 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/policy"
 )
 
 func (a *App) serveCmd() *cobra.Command {
@@ -149,6 +150,7 @@ and X-Spillway-Route.`,
 					}
 				}
 			}()
+			serve.TuneGC(a.Getenv, serve.GatewayGC) // this process is the gateway's
 			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
 				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
 				fmt.Fprintf(a.Stderr, "  events: %s\n", eventsPath)

@@ -106,6 +106,14 @@ func (v Verdict) String() string {
 	return fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
 }
 
+// Explained is v with its Summary and Action filled from its class,
+// provider and details: the classifier's words for a class known
+// elsewhere (an event record's, say).
+func (v Verdict) Explained() Verdict {
+	v.explain()
+	return v
+}
+
 // explain fills Summary and Action from the class, provider and details.
 func (v *Verdict) explain() {
 	wait := ""

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -272,6 +273,21 @@ func (c *Config) Deployments(name string) []Deployment {
 		out[i] = d
 	}
 	return out
+}
+
+// Loopback reports whether a listen address (HOST:PORT) is reachable from
+// this machine only: localhost or a loopback IP. An empty host (every
+// interface) or one that does not parse is not.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ModelType is the wire format of the model called name (its first

@@ -57,6 +57,9 @@ type Info struct {
 	// Window is the task's run window as it was given ("quiet" resolves
 	// when the task is due: Store.Window).
 	Window string `json:"window,omitempty"`
+	// StartedAt is when the task's current attempt started (running
+	// tasks).
+	StartedAt time.Time `json:"started_at,omitzero"`
 	// FinishedAt is when the task completed, failed or was cancelled.
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Class is the failure class of a task that failed in a way no retry
@@ -217,6 +220,31 @@ type OpenOptions struct {
 	Schema string
 }
 
+// sqliteFile is the file a "sqlite" or "sqlite:PATH" database names
+// (ok false for any other); mine: the default location, spillway's to make.
+func sqliteFile(db, dataDir string) (path string, mine, ok bool) {
+	if db != "sqlite" && !strings.HasPrefix(db, "sqlite:") {
+		return "", false, false
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(db, "sqlite"), ":")
+	if path == "" {
+		return filepath.Join(dataDir, "queue.db"), true, true
+	}
+	return path, false, true
+}
+
+// Exists reports whether the queue database db names is there to open
+// without making it: a Postgres URL always is, a SQLite file when it
+// exists.
+func Exists(db, dataDir string) bool {
+	path, _, ok := sqliteFile(db, dataDir)
+	if !ok {
+		return db != ""
+	}
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // Open opens (creating and migrating as needed) the store named by db:
 // "sqlite" (a file under dataDir), "sqlite:PATH", or a postgres:// URL.
 func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error) {
@@ -227,12 +255,11 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 		DiscardedJobRetentionPeriod: -1,
 		Schema:                      o.Schema,
 	}
+	path, mine, isSQLite := sqliteFile(db, dataDir)
 	switch {
-	case db == "sqlite" || strings.HasPrefix(db, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(db, "sqlite"), ":")
-		if path == "" {
+	case isSQLite:
+		if mine {
 			// the default location is spillway's to make
-			path = filepath.Join(dataDir, "queue.db")
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				return nil, fmt.Errorf("queue: %w", err)
 			}
@@ -531,6 +558,9 @@ func infoOf(r *rivertype.JobRow) Info {
 	for _, e := range r.Errors {
 		// River names its control-flow error type; the reason is ours
 		in.Errors = append(in.Errors, strings.TrimPrefix(e.Error, "JobCancelError: "))
+	}
+	if r.State == rivertype.JobStateRunning && r.AttemptedAt != nil {
+		in.StartedAt = *r.AttemptedAt
 	}
 	if r.FinalizedAt != nil {
 		in.FinishedAt = *r.FinalizedAt

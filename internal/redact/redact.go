@@ -21,6 +21,8 @@ var patterns = []struct {
 	{regexp.MustCompile(`\b(sk-(?:ant-|proj-|svcacct-|admin-)?)[A-Za-z0-9_*-]{8,}`), "${1}[redacted]"},
 	// Google API keys.
 	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{20,}`), "AIza[redacted]"},
+	// the password of a URL's user (postgres://user:PASSWORD@host, redis://:PASSWORD@host)
+	{regexp.MustCompile(`\b([a-z][a-z0-9+.-]*://[^/\s:@"']*:)[^@\s/"']+@`), "${1}[redacted]@"},
 	// JWT-looking tokens (OAuth access tokens of ChatGPT / Claude logins).
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}`), "[redacted-jwt]"},
 }

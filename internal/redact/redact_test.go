@@ -15,6 +15,8 @@ func TestString(t *testing.T) {
 		{"x-api-key header", "x-api-key: secretsecret123", "secretsecret123"},
 		{"json api_key", `{"api_key":"abcdef123456"}`, "abcdef123456"},
 		{"gemini query key", "POST /v1beta/models/x:generateContent?key=AIzaSyA-1234567890abcdefghij&alt=sse", "1234567890abcdefghij"},
+		{"url password", "queue: connect postgres://spill:hunter2hunter2@db.internal:5432/q refused", "hunter2hunter2"},
+		{"redis password alone", "dial rediss://:s3cr3t-pass@10.0.0.5:6379/0: timeout", "s3cr3t-pass"},
 		{"jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"},
 	}
 	for _, c := range cases {
@@ -28,9 +30,11 @@ func TestString(t *testing.T) {
 			}
 		})
 	}
-	plain := "Our servers are currently overloaded. Please try again later."
-	if got := String(plain); got != plain {
-		t.Fatalf("plain text changed: %q", got)
+	for _, plain := range []string{"Our servers are currently overloaded. Please try again later.",
+		"dial tcp http://127.0.0.1:8787/v1: connection refused", "postgres://spill@db:5432/q"} {
+		if got := String(plain); got != plain {
+			t.Fatalf("plain text changed: %q", got)
+		}
 	}
 }
 

@@ -23,15 +23,14 @@ func HTML(w io.Writer, r Result) error {
 	}
 	type point struct{ X, Y float64 }
 	var cells []cell
-	lo, hi := scale(r)
+	fills := Fills(r)
 	for d := range r.Heatmap {
 		for h := range r.Heatmap[d] {
 			c := r.Heatmap[d][h]
 			rt := cellValue(r, c)
 			fill, title, rs := "#ffffff", fmt.Sprintf("%s %02d:00 — no attempts", Weekdays[d], h), "-1"
 			if rt >= 0 {
-				cr, cg, cb := rgb(shade(rt, lo, hi))
-				fill = fmt.Sprintf("rgb(%d, %d, %d)", cr, cg, cb)
+				fill = fills[d][h]
 				title = fmt.Sprintf("%s %02d:00 — %d attempts, %d capacity (%s)", Weekdays[d], h, c.Attempts, c.Capacity, pct(rt))
 				rs = fmt.Sprintf("%.4f", rt)
 			}

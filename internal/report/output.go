@@ -71,6 +71,22 @@ func rgb(s float64) (int, int, int) {
 	return c[0], c[1], c[2]
 }
 
+// Fills are the heatmap's cell colours ("rgb(R, G, B)"), the HTML
+// report's and the dashboard's; "" for a cell with no attempts.
+func Fills(r Result) [7][24]string {
+	var out [7][24]string
+	lo, hi := scale(r)
+	for d := range r.Heatmap {
+		for h := range r.Heatmap[d] {
+			if v := cellValue(r, r.Heatmap[d][h]); v >= 0 {
+				cr, cg, cb := rgb(shade(v, lo, hi))
+				out[d][h] = fmt.Sprintf("rgb(%d, %d, %d)", cr, cg, cb)
+			}
+		}
+	}
+	return out
+}
+
 // Text writes the terminal view; colour uses 24-bit ANSI backgrounds (a
 // terminal), else the heatmap is drawn in characters.
 func Text(w io.Writer, r Result, colour bool) error {

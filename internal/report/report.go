@@ -88,6 +88,10 @@ func NewAggregate(loc *time.Location, since, until time.Time) *Aggregate {
 		sizes: make([]sizeAgg, len(sizeEdges)), days: map[string]*dayAgg{}, sources: map[string]int{}}
 }
 
+// SetUntil moves the end of the range (zero: open): an aggregate read from
+// a log up to a time goes on with the events after it.
+func (a *Aggregate) SetUntil(t time.Time) { a.until = t }
+
 // Add folds one event; it reports whether the event was in range.
 func (a *Aggregate) Add(e Event) bool { return a.AddN(e, 1) }
 

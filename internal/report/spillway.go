@@ -10,8 +10,8 @@ import (
 	"github.com/spillway/spillway/events"
 )
 
-// eventOf is an event log record as a report event.
-func eventOf(r events.Record) Event {
+// EventOf is an event log record as a report event.
+func EventOf(r events.Record) Event {
 	in := r.EstInputTokens
 	if in == 0 && r.ReqBytes > 0 {
 		in = int(r.ReqBytes / 4) // about four bytes a token
@@ -25,7 +25,7 @@ func eventOf(r events.Record) Event {
 func ReadEvents(r io.Reader, a *Aggregate) (Input, error) {
 	in := Input{Source: "spillway"}
 	err := events.Read(events.Decompressed(r), func(rec events.Record) error {
-		if a.Add(eventOf(rec)) {
+		if a.Add(EventOf(rec)) {
 			in.Events++
 		}
 		return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/serve"
@@ -89,7 +90,8 @@ and X-Spillway-Route.`,
 				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
 			}}
 			defer usage.close()
-			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage}
+			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage,
+				Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}}
 			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
 				return err
 			} else if node != nil {
@@ -103,7 +105,7 @@ and X-Spillway-Route.`,
 			}
 			defer closeEvents()
 			if ew != nil {
-				opts.Events, opts.Dropped = ew, ew.Dropped
+				opts.Events, opts.Dropped, opts.EventLog = ew, ew.Dropped, eventsPath
 			}
 			var gw *gateway.Server
 			var reloading sync.Mutex // a SIGHUP and a POST read the file one after the other
@@ -153,7 +155,7 @@ and X-Spillway-Route.`,
 			serve.TuneGC(a.Getenv, serve.GatewayGC) // this process is the gateway's
 			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
 				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
-				fmt.Fprintf(a.Stderr, "  events: %s\n", eventsPath)
+				fmt.Fprintf(a.Stderr, "  dashboard: http://%s/\n  events: %s\n", addr, eventsPath)
 			})
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
@@ -233,14 +235,39 @@ func applyUpstreams(cfg *config.Config, ups []string) error {
 // file or --listen) without gateway keys: anyone who reaches it could use
 // the providers' keys.
 func keysBeyondLoopback(cfg *config.Config) error {
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil || host == "localhost" || len(cfg.Gateway.Keys) > 0 {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
+	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil || config.Loopback(cfg.Listen) || len(cfg.Gateway.Keys) > 0 {
+		return nil // an address that does not parse fails at listen, by name
 	}
 	return fail(ExitUsage, "%s is reachable from other machines: set gateway.keys in the configuration first (spillway config hash-key makes their sha256: form), or listen on 127.0.0.1", cfg.Listen)
+}
+
+// dashQueue is the queue as the dashboard shows it: the configured
+// database once it exists (a page does not make a SQLite file by looking).
+type dashQueue struct {
+	usage       *lazyUsage
+	db, dataDir string
+}
+
+func (q dashQueue) Snapshot(ctx context.Context) (dash.QueueView, error) {
+	if !queue.Exists(q.db, q.dataDir) {
+		return dash.QueueView{}, dash.ErrNoQueue
+	}
+	st, err := q.usage.get(ctx)
+	if err != nil {
+		return dash.QueueView{}, err
+	}
+	tasks, err := st.List(ctx)
+	if err != nil {
+		return dash.QueueView{}, err
+	}
+	v := dash.QueueView{Counts: map[string]int{}, Running: []dash.QueueTask{}}
+	for _, t := range tasks {
+		v.Counts[t.Status]++
+		if t.Status == "running" {
+			v.Running = append(v.Running, dash.QueueTask{ID: t.ID, Name: t.Name, Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Since: t.StartedAt})
+		}
+	}
+	return v, nil
 }
 
 // lazyUsage opens the queue's database for the gateway keys' daily tokens

@@ -321,7 +321,9 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 // switched notes a move to another model (metrics, status, log).
 func (s *Server) switched(id string, from, to policy.Candidate, why classify.Verdict) {
 	s.metrics.fallbacks.WithLabelValues(s.label(from.Model), s.label(to.Model), string(why.Class)).Inc()
-	s.noteFallback(Fallback{TS: time.Now().UTC(), RequestID: id, From: from.Model, To: to.Model, Class: string(why.Class)})
+	ts := s.eng().Clock().Now().UTC()
+	s.noteFallback(Fallback{TS: ts, RequestID: id, From: from.Model, To: to.Model, Class: string(why.Class)})
+	s.board.Fallback(ts, id, from.Model, to.Model, string(why.Class))
 	s.log.Info("fallback", "request_id", id, "from", from.Model, "to", to.Model, "class", why.Class)
 }
 
@@ -335,6 +337,7 @@ func (s *Server) record(rec events.Record) {
 		s.metrics.ttfb.WithLabelValues(s.label(rec.Model)).Observe(float64(rec.TTFBMS) / 1000)
 	}
 	s.events.Write(rec)
+	s.board.Observe(rec)
 }
 
 // label is a model's metrics label: configured models by name, any other

@@ -25,6 +25,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -52,6 +53,11 @@ type Options struct {
 	// with gateway.admin_key): it reads the file anew and calls
 	// Server.Reload, or returns why it could not.
 	Reload func() (kept []string, err error)
+	// Queue, when set, is the task queue the dashboard shows.
+	Queue dash.Queue
+	// EventLog, when set, is the event log's path: the dashboard's
+	// heatmap starts from its last week.
+	EventLog string
 }
 
 // Server is the gateway.
@@ -75,6 +81,12 @@ type Server struct {
 
 	mu     sync.Mutex
 	recent []Fallback // newest last, at most 50
+
+	board *dash.Board
+	// exposed: the gateway listens beyond loopback (its configuration
+	// says so, or the address it bound does); the dashboard and
+	// /spillway/* then need the admin key
+	exposed atomic.Bool
 }
 
 // Fallback is a model switch, for /spillway/status.
@@ -126,8 +138,14 @@ func New(o Options) (*Server, error) {
 	}
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
 	s.watchBreakers(engine)
+	s.exposed.Store(!config.Loopback(o.Config.Listen))
+	s.board = dash.New(dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log,
+		Counts: func() (int64, int64) { return s.total.Load(), s.inflight.Load() }})
 	return s, nil
 }
+
+// Close stops the dashboard's streams and timers.
+func (s *Server) Close() { s.board.Close() }
 
 // Fleet is what the gateway shows of its fleet membership (fleet.Node).
 type Fleet interface {
@@ -216,6 +234,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /spillway/status", s.admin(s.handleStatus))
+	page := s.admin(s.board.Handler().ServeHTTP)
+	mux.HandleFunc("GET /{$}", page) // the dashboard; other paths keep the provider-shaped 404
+	mux.HandleFunc("GET /ui/", page)
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
@@ -229,7 +250,15 @@ func (s *Server) Handler() http.Handler {
 
 // ListenAndServe serves on addr until ctx ends. ready gets the bound address.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
-	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Ready: ready, Grace: 10 * time.Second,
+	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Grace: 10 * time.Second, OnStop: s.Close,
+		Ready: func(a net.Addr) {
+			if !config.Loopback(a.String()) {
+				s.exposed.Store(true)
+			}
+			if ready != nil {
+				ready(a)
+			}
+		},
 		Server: &http.Server{ReadHeaderTimeout: 15 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -284,11 +313,19 @@ func (s *Server) keyed(ep wire.Endpoint, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// admin guards h with the admin key, when one is set.
+// admin guards h with the admin key: when one is set, and always when the
+// gateway listens beyond loopback (with none set, nothing gets in there).
 func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if want := s.conf().Gateway.AdminKey.Value; want != "" && !adminKey(r, want) {
-			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, or X-Spillway-Admin-Key)"})
+		want := s.conf().Gateway.AdminKey.Value
+		switch {
+		case want == "" && s.exposed.Load():
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "this gateway listens beyond loopback: its dashboard and /spillway/* need gateway.admin_key, and none is set"})
+			return
+		case want != "" && !adminKey(r, want):
+			// a browser asks for it (any user name, the key as password)
+			w.Header().Set("WWW-Authenticate", `Basic realm="spillway gateway (the admin key as password)", charset="UTF-8"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, X-Spillway-Admin-Key: KEY, or a browser's password prompt)"})
 			return
 		}
 		h(w, r)
@@ -296,9 +333,12 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // adminKey reports whether r carries the admin key (compared in constant
-// time).
+// time): X-Spillway-Admin-Key, a bearer token, or a basic password.
 func adminKey(r *http.Request, want string) bool {
 	got := cmp.Or(r.Header.Get("X-Spillway-Admin-Key"), bearer(r))
+	if got == "" {
+		_, got, _ = r.BasicAuth()
+	}
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
@@ -337,41 +377,11 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
-	type deployment struct {
-		Name     string `json:"name"`
-		Provider string `json:"provider"`
-		Upstream string `json:"upstream"`
-		Weight   int    `json:"weight"`
-		Breaker  string `json:"breaker"`
-	}
-	type model struct {
-		Name     string `json:"name"`
-		Provider string `json:"provider"`
-		Tier     string `json:"tier"`
-		Context  int    `json:"context"`
-		// Breaker is the model's: closed while one of its deployments is
-		Breaker     string       `json:"breaker"`
-		Deployments []deployment `json:"deployments,omitempty"`
+	models := s.eng().Health()
+	for i := range models { // only named deployments are listed
+		models[i].Deployments = slices.DeleteFunc(models[i].Deployments, func(d policy.DeploymentHealth) bool { return d.Name == "" })
 	}
 	states := s.eng().BreakerStates()
-	var models []model
-	for name, m := range s.conf().Models {
-		md := model{Name: name, Provider: m.Provider, Tier: string(m.Tier), Context: m.Context, Breaker: "open"}
-		for _, d := range s.conf().Deployments(name) {
-			st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
-			if st == "" {
-				st = "closed"
-			}
-			if st == "closed" || st == "half-open" && md.Breaker == "open" {
-				md.Breaker = st
-			}
-			if d.Name != "" {
-				md.Deployments = append(md.Deployments, deployment{d.Name, d.Provider, d.Upstream, d.Weight, st})
-			}
-		}
-		models = append(models, md)
-	}
-	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	s.mu.Lock()
 	recent := append([]Fallback(nil), s.recent...)
 	s.mu.Unlock()

@@ -1,0 +1,646 @@
+// Package dash is the gateway's live dashboard: a page at / (and under
+// /ui/) that shows each chain's models and deployments (health, breaker,
+// next probe, success rate and latency over the last minutes), the
+// requests as they flow and fall back, recent failures in the
+// classifier's words, the queue when one is configured, and the weekday ×
+// hour capacity heatmap of `spillway report`, kept up to date as attempts
+// come in.
+//
+// The gateway feeds it each attempt's event record (Observe) and each
+// model switch (Fallback). A page opens one server-sent-events stream: the
+// whole state first, then every attempt and switch as it happens, and the
+// state again every two seconds while any page is open (made once for all
+// pages, not once per page). The page's script, style and markup are
+// embedded in the binary; it fetches nothing from anywhere else.
+package dash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/report"
+	"github.com/spillway/spillway/policy"
+)
+
+// Queue is what the page shows of the task queue (the queue's store,
+// adapted where the gateway is assembled).
+type Queue interface {
+	// Snapshot counts the tasks by status and lists the running ones.
+	Snapshot(ctx context.Context) (QueueView, error)
+}
+
+// ErrNoQueue is a Queue's word that no queue database is configured (or
+// made yet): the page shows no queue.
+var ErrNoQueue = errors.New("no queue database")
+
+// QueueView is the queue's counts and running tasks.
+type QueueView struct {
+	Counts  map[string]int `json:"counts"`
+	Running []QueueTask    `json:"running"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// QueueTask is one running task.
+type QueueTask struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Attempt     int       `json:"attempt"`
+	MaxAttempts int       `json:"max_attempts"`
+	Since       time.Time `json:"since"`
+}
+
+// Options configure a Board.
+type Options struct {
+	// Engine is the gateway's current policy engine (it changes on a
+	// reload): its configuration and breakers.
+	Engine func() *policy.Engine
+	// Clock times the windows and the state's ticks; the engine's when nil.
+	Clock policy.Clock
+	// Counts are the gateway's requests so far and in flight.
+	Counts func() (total, inflight int64)
+	// Queue, when set, is the task queue to show.
+	Queue Queue
+	// EventLog, when set, is the event log the heatmap starts from: the
+	// week before the board started is read once (the rest comes from
+	// Observe), and again once a day to let old days go.
+	EventLog string
+	// Location is the heatmap's time zone (time.Local when nil).
+	Location *time.Location
+	Log      *slog.Logger
+}
+
+const (
+	window      = 15 * time.Minute // success rate and latency are over this
+	recentSpan  = 5 * time.Minute  // a model's status weighs this
+	ringSize    = 512              // samples kept per model and deployment
+	keepFlow    = 60               // attempts on the page's live flow
+	keepFailed  = 30               // recent failures listed
+	tick        = 2 * time.Second  // the state, to open pages
+	heatSpan    = 7 * 24 * time.Hour
+	heatReseed  = 24 * time.Hour
+	maxPages    = 32 // open streams at once
+	subscribers = 256
+)
+
+// Board is the dashboard's state.
+type Board struct {
+	o     Options
+	clock policy.Clock
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	stats     map[string]*ring // by model, and by model "@" deployment
+	flow      []any            // Attempt and Switch, newest last
+	failures  []Failure        // newest last
+	fallbacks int64
+	heat      *report.Aggregate
+	pending   []report.Event // while the log is being read
+	seeding   bool
+	heatFrom  time.Time
+	heatRes   *report.Result // the last result, until an attempt changes it
+	pages     map[*page]struct{}
+	ticking   bool
+	closed    bool
+	stopTick  func() bool
+	stopSeed  func() bool
+	read      chan struct{} // closed once the event log's first read is in
+	readOnce  sync.Once
+}
+
+// Attempt is one upstream attempt as the live flow shows it.
+type Attempt struct {
+	Kind           string    `json:"kind"` // "attempt"
+	TS             time.Time `json:"ts"`
+	RequestID      string    `json:"request_id"`
+	Attempt        int       `json:"attempt"`
+	Model          string    `json:"model"`
+	Deployment     string    `json:"deployment,omitempty"`
+	RequestedModel string    `json:"requested_model"`
+	FallbackFrom   string    `json:"fallback_from,omitempty"`
+	Class          string    `json:"class"`
+	Status         int       `json:"status"`
+	LatencyMS      int64     `json:"latency_ms"`
+	WaitMS         int64     `json:"wait_ms"`
+	Stream         bool      `json:"stream"`
+}
+
+// Failure is a failed attempt with the classifier's one-line explanation.
+type Failure struct {
+	Attempt
+	Summary string `json:"summary"`
+	Message string `json:"message"` // the upstream's, redacted (as the event log has it)
+}
+
+// Switch is a request moving to another model.
+type Switch struct {
+	Kind      string    `json:"kind"` // "fallback"
+	TS        time.Time `json:"ts"`
+	RequestID string    `json:"request_id"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Class     string    `json:"class"`
+	Fallbacks int64     `json:"fallbacks"` // the gateway's, so far
+}
+
+// New makes a board; Close stops it.
+func New(o Options) *Board {
+	b := &Board{o: o, clock: o.Clock, log: o.Log, stats: map[string]*ring{}, pages: map[*page]struct{}{}, read: make(chan struct{})}
+	if b.clock == nil {
+		b.clock = o.Engine().Clock()
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.o.Location == nil {
+		b.o.Location = time.Local
+	}
+	if b.o.Counts == nil {
+		b.o.Counts = func() (int64, int64) { return 0, 0 }
+	}
+	now := b.clock.Now()
+	b.heatFrom = now.Add(-heatSpan)
+	b.heat = report.NewAggregate(b.o.Location, b.heatFrom, time.Time{})
+	if o.EventLog != "" {
+		b.seed(now)
+	} else {
+		b.readOnce.Do(func() { close(b.read) })
+	}
+	return b
+}
+
+// Read is closed once the heatmap has the event log's week (at once
+// without an event log).
+func (b *Board) Read() <-chan struct{} { return b.read }
+
+// Close ends the open pages' streams and the board's timers.
+func (b *Board) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for p := range b.pages {
+		close(p.out)
+		delete(b.pages, p)
+	}
+	if b.stopTick != nil {
+		b.stopTick()
+	}
+	if b.stopSeed != nil {
+		b.stopSeed()
+	}
+}
+
+// seed reads the event log's week before cut into a new heatmap, on a
+// goroutine of its own; attempts observed meanwhile are kept aside and
+// added to it when it is ready. It runs again a day later.
+func (b *Board) seed(cut time.Time) {
+	b.mu.Lock()
+	b.seeding, b.pending = true, nil
+	b.stopSeed = b.clock.AfterFunc(heatReseed, func() { b.seed(b.clock.Now()) })
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		from := cut.Add(-heatSpan)
+		// what the log has from before the cut; the records after it come
+		// through Observe (the log's writer may lag behind it)
+		a := report.NewAggregate(b.o.Location, from, cut)
+		if _, err := report.ReadEventLog(b.o.EventLog, a, nil); err != nil {
+			b.log.Debug("dashboard: the heatmap starts without the event log", "error", err.Error())
+		}
+		a.SetUntil(time.Time{})
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.pending {
+			a.Add(e)
+		}
+		b.heat, b.heatFrom, b.pending, b.seeding, b.heatRes = a, from, nil, false, nil
+		b.readOnce.Do(func() { close(b.read) })
+	}()
+}
+
+// Observe takes in one attempt's record (the gateway calls it for every
+// record it writes to the event log).
+func (b *Board) Observe(rec events.Record) {
+	at := Attempt{Kind: "attempt", TS: rec.TS, RequestID: rec.RequestID, Attempt: rec.Attempt, Model: rec.Model, Deployment: rec.Deployment,
+		RequestedModel: rec.RequestedModel, FallbackFrom: rec.FallbackFrom, Class: rec.Class, Status: rec.Status,
+		LatencyMS: rec.LatencyMS, WaitMS: rec.WaitMS, Stream: rec.Stream}
+	ev := report.EventOf(rec)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := sample{at: rec.TS.UnixMilli(), latency: rec.LatencyMS, outcome: outcomeOf(rec.Class)}
+	b.ring(rec.Model).add(s)
+	if rec.Deployment != "" {
+		b.ring(rec.Model + "@" + rec.Deployment).add(s)
+	}
+	b.addFlow(at)
+	var f *Failure
+	if s.outcome != okay && s.outcome != ignored {
+		f = &Failure{Attempt: at, Summary: explain(rec), Message: rec.Error}
+		b.failures = append(b.failures, *f)
+		if len(b.failures) > keepFailed {
+			b.failures = slices.Delete(b.failures, 0, len(b.failures)-keepFailed)
+		}
+	}
+	if b.seeding {
+		b.pending = append(b.pending, ev)
+	}
+	if b.heat.Add(ev) {
+		b.heatRes = nil
+	}
+	if len(b.pages) > 0 {
+		if f != nil {
+			b.publish("attempt", f)
+		} else {
+			b.publish("attempt", at)
+		}
+	}
+}
+
+// Fallback takes in a request's move from one model to another.
+func (b *Board) Fallback(ts time.Time, requestID, from, to, class string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fallbacks++
+	sw := Switch{Kind: "fallback", TS: ts, RequestID: requestID, From: from, To: to, Class: class, Fallbacks: b.fallbacks}
+	b.addFlow(sw)
+	if len(b.pages) > 0 {
+		b.publish("fallback", sw)
+	}
+}
+
+// addFlow keeps the last keepFlow items of the live flow (b.mu held).
+func (b *Board) addFlow(item any) {
+	b.flow = append(b.flow, item)
+	if len(b.flow) > keepFlow {
+		b.flow = slices.Delete(b.flow, 0, len(b.flow)-keepFlow)
+	}
+}
+
+// explain is the classifier's one-line explanation of a record's class.
+func explain(rec events.Record) string {
+	c, ok := classify.ParseClass(rec.Class)
+	if !ok {
+		return "the attempt ended as " + rec.Class + "."
+	}
+	return classify.Verdict{Class: c, Provider: classify.Provider(rec.Provider)}.Explained().Summary
+}
+
+func (b *Board) ring(key string) *ring {
+	r := b.stats[key]
+	if r == nil {
+		r = &ring{}
+		b.stats[key] = r
+	}
+	return r
+}
+
+// outcome is what an attempt says of the model's health.
+type outcome uint8
+
+const (
+	okay    outcome = iota
+	failed          // the model's or the provider's failure
+	ignored         // the request's own fault, a lost hedge, a caller gone: says nothing of the model
+)
+
+func outcomeOf(class string) outcome {
+	switch class {
+	case string(classify.OK):
+		return okay
+	case string(classify.BadRequest), string(classify.ContextLength), string(classify.ContentFilter), policy.HedgeLost, "client_gone":
+		return ignored
+	}
+	return failed
+}
+
+// sample is one attempt in a ring.
+type sample struct {
+	at      int64 // unix ms
+	latency int64 // ms
+	outcome outcome
+}
+
+// ring keeps the last ringSize samples of a model or deployment.
+type ring struct {
+	s    [ringSize]sample
+	n, i int
+}
+
+func (r *ring) add(s sample) {
+	r.s[r.i] = s
+	r.i = (r.i + 1) % ringSize
+	r.n = min(r.n+1, ringSize)
+}
+
+// Rolling is a model's or deployment's attempts over the last minutes.
+type Rolling struct {
+	OK       int     `json:"ok"`
+	Failed   int     `json:"failed"`
+	Rate     float64 `json:"success_rate"` // of OK+Failed; 0 with none
+	P50MS    int64   `json:"p50_ms"`       // of the answered ones; 0 with none
+	RecentOK int     `json:"-"`
+	RecentKO int     `json:"-"`
+}
+
+// rolling sums r's samples since now-window (and since now-recentSpan).
+func (r *ring) rolling(now time.Time) Rolling {
+	var out Rolling
+	if r == nil {
+		return out
+	}
+	since, recent := now.Add(-window).UnixMilli(), now.Add(-recentSpan).UnixMilli()
+	var lat []int64
+	for k := 0; k < r.n; k++ {
+		s := r.s[k]
+		if s.at < since || s.outcome == ignored {
+			continue
+		}
+		if s.outcome == okay {
+			out.OK++
+			lat = append(lat, s.latency)
+			if s.at >= recent {
+				out.RecentOK++
+			}
+		} else {
+			out.Failed++
+			if s.at >= recent {
+				out.RecentKO++
+			}
+		}
+	}
+	if n := out.OK + out.Failed; n > 0 {
+		out.Rate = float64(out.OK) / float64(n)
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		out.P50MS = lat[(len(lat)-1)/2]
+	}
+	return out
+}
+
+// status is a model's or deployment's word on the page: failing (breaker
+// open, or most recent attempts failed), probing (half-open), degraded
+// (some recent attempts failed), healthy, or idle (no recent attempts).
+func status(breaker string, down bool, r Rolling) string {
+	switch {
+	case breaker == "open" || down:
+		return "failing"
+	case breaker == "half-open":
+		return "probing"
+	case r.RecentKO > 0 && r.RecentKO >= r.RecentOK:
+		return "failing"
+	case r.RecentKO > 0:
+		return "degraded"
+	case r.RecentOK > 0:
+		return "healthy"
+	}
+	return "idle"
+}
+
+// State is everything the page shows; a page gets it first, and every
+// two seconds after.
+type State struct {
+	Now           time.Time  `json:"now"`
+	Requests      int64      `json:"requests"`
+	Inflight      int64      `json:"inflight"`
+	Fallbacks     int64      `json:"fallbacks"`
+	WindowMin     int        `json:"window_min"`
+	Chains        []Chain    `json:"chains"`
+	ProvidersDown []string   `json:"providers_down"`
+	Flow          []any      `json:"flow"` // Attempt and Switch, by "kind"
+	Failures      []Failure  `json:"failures"`
+	Queue         *QueueView `json:"queue"`
+	Heat          Heat       `json:"heat"`
+}
+
+// Chain is a chain's models in order (heavy first); models in no chain
+// are listed under "other models".
+type Chain struct {
+	Name   string  `json:"name"`
+	Models []Model `json:"models"`
+}
+
+// Model is one model's health.
+type Model struct {
+	Name        string       `json:"name"`
+	Tier        string       `json:"tier"`
+	Provider    string       `json:"provider"`
+	Breaker     string       `json:"breaker"`
+	NextProbeS  float64      `json:"next_probe_s"`
+	Status      string       `json:"status"`
+	Rolling     Rolling      `json:"rolling"`
+	Deployments []Deployment `json:"deployments,omitempty"`
+}
+
+// Deployment is one named deployment's health.
+type Deployment struct {
+	Name       string  `json:"name"`
+	Provider   string  `json:"provider"`
+	Breaker    string  `json:"breaker"`
+	NextProbeS float64 `json:"next_probe_s"`
+	Status     string  `json:"status"`
+	Rolling    Rolling `json:"rolling"`
+}
+
+// Heat is the report's heatmap and per-model table.
+type Heat struct {
+	From     time.Time           `json:"from"`
+	TZ       string              `json:"tz"`
+	Metric   string              `json:"metric"`
+	Cells    [7][24]report.Cell  `json:"cells"`
+	Fills    [7][24]string       `json:"fills"` // the report's colours; "" with no attempts
+	Weekdays []string            `json:"weekdays"`
+	Quiet    *report.Window      `json:"quiet"`
+	Peak     *report.Window      `json:"peak"`
+	Models   []report.ModelStats `json:"models"`
+	Reading  bool                `json:"reading"` // the event log is still being read
+}
+
+// State is the board now. The queue is asked within ctx.
+func (b *Board) State(ctx context.Context) State {
+	eng := b.o.Engine()
+	cfg := eng.Config()
+	now := b.clock.Now()
+	health := eng.Health()
+	down := map[string]bool{}
+	for _, p := range eng.ProvidersDown() {
+		down[p] = true
+	}
+	total, inflight := b.o.Counts()
+	st := State{Now: now.UTC(), Requests: total, Inflight: inflight, WindowMin: int(window / time.Minute),
+		ProvidersDown: nonNil(eng.ProvidersDown())}
+	var q *QueueView
+	if b.o.Queue != nil {
+		v, err := b.o.Queue.Snapshot(ctx)
+		switch {
+		case errors.Is(err, ErrNoQueue):
+		case err != nil:
+			q = &QueueView{Counts: map[string]int{}, Running: []QueueTask{}, Error: redact.String(err.Error())}
+		default:
+			q = &v
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	models := map[string]Model{}
+	for _, h := range health {
+		m := Model{Name: h.Name, Tier: h.Tier, Provider: h.Provider, Breaker: h.Breaker, NextProbeS: h.NextProbe.Seconds(),
+			Rolling: b.stats[h.Name].rolling(now)}
+		m.Status = status(h.Breaker, down[h.Provider], m.Rolling)
+		for _, d := range h.Deployments {
+			if d.Name == "" {
+				continue
+			}
+			r := b.stats[h.Name+"@"+d.Name].rolling(now)
+			m.Deployments = append(m.Deployments, Deployment{Name: d.Name, Provider: d.Provider, Breaker: d.Breaker,
+				NextProbeS: d.NextProbe.Seconds(), Status: status(d.Breaker, down[d.Provider], r), Rolling: r})
+		}
+		models[h.Name] = m
+	}
+	listed := map[string]bool{}
+	for _, name := range sortedKeys(cfg.Chains) {
+		c := Chain{Name: name}
+		for _, mn := range cfg.Chains[name] {
+			if m, ok := models[mn]; ok {
+				c.Models = append(c.Models, m)
+				listed[mn] = true
+			}
+		}
+		st.Chains = append(st.Chains, c)
+	}
+	other := Chain{Name: "other models"}
+	for _, h := range health {
+		if !listed[h.Name] {
+			other.Models = append(other.Models, models[h.Name])
+		}
+	}
+	if len(other.Models) > 0 {
+		st.Chains = append(st.Chains, other)
+	}
+	st.Fallbacks = b.fallbacks
+	st.Flow = nonNil(slices.Clone(b.flow))
+	st.Failures = nonNil(slices.Clone(b.failures))
+	st.Queue = q
+	st.Heat = b.heatLocked()
+	return st
+}
+
+// heatLocked is the heatmap, from the last result while no attempt
+// changed it.
+func (b *Board) heatLocked() Heat {
+	if b.heatRes == nil {
+		r := b.heat.Result(nil)
+		b.heatRes = &r
+	}
+	r := b.heatRes
+	return Heat{From: b.heatFrom.UTC(), TZ: r.TZ, Metric: r.Metric, Cells: r.Heatmap, Fills: report.Fills(*r),
+		Weekdays: report.Weekdays[:], Quiet: r.Quiet, Peak: r.Peak, Models: nonNil(r.Models), Reading: b.seeding}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// page is one open stream.
+type page struct {
+	out chan []byte
+}
+
+// frame is one server-sent event.
+func frame(name string, v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil { // the board's own types: cannot happen
+		data = []byte(`{}`)
+	}
+	out := make([]byte, 0, len(name)+len(data)+16)
+	out = append(out, "event: "...)
+	out = append(out, name...)
+	out = append(out, "\ndata: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
+}
+
+// publish sends an event to every open page (b.mu held). A page that
+// cannot keep up misses it; the next state sets it right.
+func (b *Board) publish(name string, v any) {
+	f := frame(name, v)
+	for p := range b.pages {
+		select {
+		case p.out <- f:
+		default:
+		}
+	}
+}
+
+// join opens a page's stream; ok is false when too many are open (or the
+// board is closed).
+func (b *Board) join() (*page, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || len(b.pages) >= maxPages {
+		return nil, false
+	}
+	p := &page{out: make(chan []byte, subscribers)}
+	b.pages[p] = struct{}{}
+	if !b.ticking {
+		b.ticking = true
+		b.stopTick = b.clock.AfterFunc(tick, b.tick)
+	}
+	return p, true
+}
+
+// leave closes a page's stream.
+func (b *Board) leave(p *page) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.pages[p]; ok {
+		delete(b.pages, p)
+		close(p.out)
+	}
+}
+
+// tick sends the state to the open pages, made once for all of them, and
+// comes again while any is open.
+func (b *Board) tick() {
+	b.mu.Lock()
+	n := len(b.pages)
+	if n == 0 || b.closed {
+		b.ticking = false
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	st := b.State(ctx)
+	cancel()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.publish("state", st)
+	b.stopTick = b.clock.AfterFunc(tick, b.tick)
+}

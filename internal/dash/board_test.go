@@ -1,0 +1,325 @@
+package dash
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) // a Tuesday
+
+func newBoard(t *testing.T, o Options) (*Board, *policytest.Clock) {
+	t.Helper()
+	clk := policytest.New(t0)
+	eng := policy.New(config.Default(), policy.WithClock(clk))
+	o.Engine = func() *policy.Engine { return eng }
+	o.Clock = clk
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	b := New(o)
+	t.Cleanup(b.Close)
+	return b, clk
+}
+
+func rec(ts time.Time, model, class string) events.Record {
+	r := events.Record{TS: ts, RequestID: "r-" + model, Attempt: 1, Source: "gateway", Provider: "openai", Model: model,
+		RequestedModel: "gpt-6-astra", Endpoint: "/v1/chat/completions", Class: class, LatencyMS: 120}
+	if class != "ok" {
+		r.Status, r.Error = 503, "Our servers are currently overloaded."
+	} else {
+		r.Status = 200
+	}
+	return r
+}
+
+func TestStatus(t *testing.T) {
+	for _, tc := range []struct {
+		breaker string
+		down    bool
+		r       Rolling
+		want    string
+	}{
+		{"open", false, Rolling{RecentOK: 9}, "failing"},
+		{"closed", true, Rolling{RecentOK: 9}, "failing"},
+		{"half-open", false, Rolling{}, "probing"},
+		{"closed", false, Rolling{RecentKO: 2, RecentOK: 2}, "failing"},
+		{"closed", false, Rolling{RecentKO: 1, RecentOK: 5}, "degraded"},
+		{"closed", false, Rolling{RecentOK: 1}, "healthy"},
+		{"closed", false, Rolling{OK: 3, Failed: 3}, "idle"}, // only older than the recent span
+	} {
+		if got := status(tc.breaker, tc.down, tc.r); got != tc.want {
+			t.Errorf("status(%s, down %v, %+v) = %s, want %s", tc.breaker, tc.down, tc.r, got, tc.want)
+		}
+	}
+}
+
+func TestOutcomeOf(t *testing.T) {
+	for class, want := range map[string]outcome{
+		"ok": okay, "capacity": failed, "rate_limit": failed, "timeout": failed, "network": failed, "unknown": failed,
+		"bad_request": ignored, "context_length": ignored, "content_filter": ignored, "hedge_lost": ignored, "client_gone": ignored,
+	} {
+		if got := outcomeOf(class); got != want {
+			t.Errorf("outcomeOf(%s) = %d, want %d", class, got, want)
+		}
+	}
+}
+
+func TestRollingWindow(t *testing.T) {
+	var r ring
+	add := func(ago time.Duration, lat int64, o outcome) {
+		r.add(sample{at: t0.Add(-ago).UnixMilli(), latency: lat, outcome: o})
+	}
+	add(20*time.Minute, 5000, failed) // before the window
+	add(10*time.Minute, 900, failed)  // in the window, not recent
+	add(3*time.Minute, 100, okay)
+	add(2*time.Minute, 300, okay)
+	add(time.Minute, 200, okay)
+	add(time.Minute, 1, ignored)
+	got := r.rolling(t0)
+	want := Rolling{OK: 3, Failed: 1, Rate: 0.75, P50MS: 200, RecentOK: 3}
+	if got != want {
+		t.Errorf("rolling = %+v, want %+v", got, want)
+	}
+	// the ring keeps the last ringSize samples only
+	for range ringSize {
+		add(0, 50, okay)
+	}
+	if got := r.rolling(t0); got.OK != ringSize || got.Failed != 0 {
+		t.Errorf("after %d more: %+v", ringSize, got)
+	}
+}
+
+type fakeQueue struct {
+	v   QueueView
+	err error
+}
+
+func (q fakeQueue) Snapshot(context.Context) (QueueView, error) { return q.v, q.err }
+
+func TestState(t *testing.T) {
+	b, clk := newBoard(t, Options{Counts: func() (int64, int64) { return 7, 1 }})
+	now := clk.Now()
+	b.Observe(rec(now, "gpt-6-astra", "capacity"))
+	b.Observe(rec(now, "gpt-6.1-sol", "ok"))
+	b.Fallback(now, "r-1", "gpt-6-astra", "gpt-6.1-sol", "capacity")
+	b.Observe(rec(now, "gpt-6-luna", "bad_request")) // the request's fault: not the model's
+	st := b.State(context.Background())
+	if st.Requests != 7 || st.Inflight != 1 || st.Fallbacks != 1 {
+		t.Errorf("counts %d/%d/%d, want 7/1/1", st.Requests, st.Inflight, st.Fallbacks)
+	}
+	statuses := map[string]string{}
+	for _, c := range st.Chains {
+		for _, m := range c.Models {
+			statuses[m.Name] = m.Status
+		}
+	}
+	for model, want := range map[string]string{"gpt-6-astra": "failing", "gpt-6.1-sol": "healthy", "gpt-6-luna": "idle", "claude-opus-5-5": "idle"} {
+		if statuses[model] != want {
+			t.Errorf("%s: %q, want %q", model, statuses[model], want)
+		}
+	}
+	if len(st.Failures) != 1 || !strings.Contains(st.Failures[0].Summary, "shared pool is full") || st.Failures[0].Message == "" {
+		t.Errorf("failures: %+v; want astra's capacity in the classifier's words, with the upstream's message", st.Failures)
+	}
+	kinds := ""
+	for _, f := range st.Flow {
+		switch f := f.(type) {
+		case Attempt:
+			kinds += f.Kind[:1]
+		case Switch:
+			kinds += f.Kind[:1]
+		}
+	}
+	if kinds != "aafa" {
+		t.Errorf("flow kinds %q, want attempt, attempt, fallback, attempt", kinds)
+	}
+	var attempts int
+	for _, day := range st.Heat.Cells {
+		for _, c := range day {
+			attempts += c.Attempts
+		}
+	}
+	if attempts != 3 || st.Heat.Cells[1][10].Capacity != 1 || st.Heat.Fills[1][10] == "" {
+		t.Errorf("heatmap: %d attempts, Tue 10:00 %+v fill %q; want 3, one capacity, coloured", attempts, st.Heat.Cells[1][10], st.Heat.Fills[1][10])
+	}
+	if st.Queue != nil {
+		t.Errorf("queue %+v without one configured", st.Queue)
+	}
+}
+
+func TestStateQueue(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		q     fakeQueue
+		shown bool
+		err   string
+	}{
+		{"none made yet", fakeQueue{err: ErrNoQueue}, false, ""},
+		{"counts", fakeQueue{v: QueueView{Counts: map[string]int{"running": 1}, Running: []QueueTask{{ID: 3, Name: "t"}}}}, true, ""},
+		{"unreadable, without its secret", fakeQueue{err: errors.New("connect postgres://spill:hunter2hunter2@db/q: refused")}, true, "refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := newBoard(t, Options{Queue: tc.q})
+			q := b.State(context.Background()).Queue
+			if (q != nil) != tc.shown {
+				t.Fatalf("queue %+v, shown %v", q, tc.shown)
+			}
+			if q == nil {
+				return
+			}
+			if !strings.Contains(q.Error, tc.err) || strings.Contains(q.Error, "hunter2") {
+				t.Errorf("error %q: want %q, and no password", q.Error, tc.err)
+			}
+		})
+	}
+}
+
+// The heatmap starts from the event log's week before the board started
+// and goes on with what is observed; a record both in the log and
+// observed (the log's writer lags) counts once.
+func TestHeatFromTheLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := rec(t0.Add(time.Second), "gpt-6-astra", "capacity")
+	for _, r := range []events.Record{
+		rec(t0.Add(-8*24*time.Hour), "gpt-6-astra", "capacity"), // older than a week
+		rec(t0.Add(-3*24*time.Hour), "gpt-6-astra", "capacity"), // Saturday 10:00
+		later, // written by the gateway after the board started
+	} {
+		if err := json.NewEncoder(f).Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	b, _ := newBoard(t, Options{EventLog: path})
+	b.Observe(later)
+	<-b.Read()
+	st := b.State(context.Background())
+	if st.Heat.Reading {
+		t.Error("the heatmap says it is still reading the log after Read")
+	}
+	var attempts int
+	for _, day := range st.Heat.Cells {
+		for _, c := range day {
+			attempts += c.Attempts
+		}
+	}
+	if attempts != 2 || st.Heat.Cells[5][10].Capacity != 1 || st.Heat.Cells[1][10].Capacity != 1 {
+		t.Errorf("heatmap: %d attempts, Sat 10:00 %+v, Tue 10:00 %+v; want 2: one from the log, one observed", attempts, st.Heat.Cells[5][10], st.Heat.Cells[1][10])
+	}
+}
+
+// readFrame reads one server-sent event's name and data.
+func readFrame(t *testing.T, sc *bufio.Scanner) (name, data string) {
+	t.Helper()
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" && name != "":
+			return name, data
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return "", ""
+}
+
+// A page's stream: the state first, then each attempt and switch, the
+// state again each tick of the board's clock, and its end when the board
+// closes.
+func TestEventStream(t *testing.T) {
+	b, clk := newBoard(t, Options{})
+	hs := httptest.NewServer(b.Handler())
+	defer hs.Close()
+	resp, err := http.Get(hs.URL + "/ui/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	if name, data := readFrame(t, sc); name != "state" || !strings.Contains(data, `"chains"`) {
+		t.Fatalf("first frame %s %.80s; want the state", name, data)
+	}
+	b.Observe(rec(clk.Now(), "gpt-6-astra", "capacity"))
+	if name, data := readFrame(t, sc); name != "attempt" || !strings.Contains(data, `"summary":"the model's shared pool is full`) {
+		t.Fatalf("frame %s %.120s; want the failed attempt with its explanation", name, data)
+	}
+	b.Fallback(clk.Now(), "r-1", "gpt-6-astra", "gpt-6.1-sol", "capacity")
+	if name, data := readFrame(t, sc); name != "fallback" || !strings.Contains(data, `"fallbacks":1`) {
+		t.Fatalf("frame %s %s; want the fallback with the count", name, data)
+	}
+	if err := clk.BlockUntilDue(context.Background(), tick); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(tick)
+	if name, data := readFrame(t, sc); name != "state" || !strings.Contains(data, `"fallbacks":1`) {
+		t.Fatalf("frame %s %.80s; want the state after a tick", name, data)
+	}
+	b.Close()
+	if name, _ := readFrame(t, sc); name != "" {
+		t.Fatalf("frame %s after the board closed; want the end", name)
+	}
+}
+
+func TestTooManyPages(t *testing.T) {
+	b, _ := newBoard(t, Options{})
+	for range maxPages {
+		if _, ok := b.join(); !ok {
+			t.Fatal("a page refused below the limit")
+		}
+	}
+	w := httptest.NewRecorder()
+	b.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/ui/events", nil))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Errorf("page %d: %d, Retry-After %q; want 503 with Retry-After", maxPages+1, w.Code, w.Header().Get("Retry-After"))
+	}
+}
+
+func TestFiles(t *testing.T) {
+	b, _ := newBoard(t, Options{})
+	for _, tc := range []struct {
+		path, ctype string
+		code        int
+		has         string
+	}{
+		{"/", "text/html; charset=utf-8", 200, `<script src="/ui/app.js"`},
+		{"/ui/", "text/html; charset=utf-8", 200, `<svg id="heatmap"`},
+		{"/ui/app.js", "text/javascript; charset=utf-8", 200, `new EventSource("/ui/events")`},
+		{"/ui/style.css", "text/css; charset=utf-8", 200, `@media (max-width: 600px)`},
+		{"/ui/state", "application/json", 200, `"heat"`},
+		{"/ui/nothing", "text/plain; charset=utf-8", 404, "no such page"},
+	} {
+		w := httptest.NewRecorder()
+		b.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		if w.Code != tc.code || w.Header().Get("Content-Type") != tc.ctype || !strings.Contains(w.Body.String(), tc.has) {
+			t.Errorf("GET %s: %d %q, body has %q: %v", tc.path, w.Code, w.Header().Get("Content-Type"), tc.has, strings.Contains(w.Body.String(), tc.has))
+		}
+		if tc.code == 200 && strings.HasPrefix(tc.ctype, "text/html") && !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("GET %s: no content security policy", tc.path)
+		}
+	}
+}

@@ -554,7 +554,7 @@ func (l *loader) validate(c *Config) {
 		}
 	}
 	if len(c.Gateway.Keys) > 0 && c.Gateway.AdminKey.Ref == "" {
-		l.warn("gateway.admin_key", "gateway.keys without an admin_key: GET /spillway/status is open to anyone who reaches the gateway, and reloading over HTTP is off")
+		l.warn("gateway.admin_key", "gateway.keys without an admin_key: beyond loopback the dashboard and GET /spillway/status answer 401 to everyone (on loopback they are open), and reloading over HTTP is off")
 	}
 	for _, name := range sortedKeys(c.Providers) {
 		p := c.Providers[name]

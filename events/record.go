@@ -46,4 +46,9 @@ type Record struct {
 	// the end ("gpt-6-astra:capacity > gpt-6.1-sol:ok"; added after the
 	// first fields: absent on other attempts).
 	Route string `json:"route,omitempty"`
+	// CallerEnded marks an attempt the caller's own context ended (its
+	// cancel or its deadline), not the model, a watchdog or the network:
+	// its class says what was cut, and nothing of the model's health
+	// (added after the first fields: absent otherwise).
+	CallerEnded bool `json:"caller_ended,omitempty"`
 }

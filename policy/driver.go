@@ -1007,7 +1007,8 @@ func (a *Attempt) end(res Result) {
 	// the caller's own context ended the attempt (its deadline, its
 	// cancel), not a watchdog, or a hedge answered first: what the attempt
 	// met says nothing of the model or the network
-	noWord := a.expired == nil && a.ctx.Err() != nil && res.Verdict.Class != classify.OK || a.lost
+	callerEnded := a.expired == nil && a.ctx.Err() != nil && res.Verdict.Class != classify.OK && !a.lost
+	noWord := callerEnded || a.lost
 	a.mu.Unlock()
 
 	e, c, key := a.r.e, a.r.c, a.Candidate.Key()
@@ -1036,7 +1037,7 @@ func (a *Attempt) end(res Result) {
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
 		Model: a.Candidate.Model, Deployment: a.Candidate.Deployment, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
 		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: c.InputTokens,
-		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds()}
+		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds(), CallerEnded: callerEnded}
 	if headers {
 		rec.TTFBMS = ttfb.Milliseconds()
 	}

@@ -578,7 +578,7 @@ func TestCallerCancelsAStream(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("read error %v", err)
 	}
-	if recs := r.records(); len(recs) != 1 || recs[0].Class != "unknown" || !strings.Contains(recs[0].Error, "cancelled by the caller") {
+	if recs := r.records(); len(recs) != 1 || recs[0].Class != "unknown" || !strings.Contains(recs[0].Error, "cancelled by the caller") || !recs[0].CallerEnded {
 		t.Fatalf("records %+v", recs)
 	}
 }

@@ -114,7 +114,12 @@ and X-Spillway-Route.`,
 				defer reloading.Unlock()
 				next, err := load()
 				if err == nil {
-					err = keysBeyondLoopback(next) // a reload must not open an open listener to everyone
+					// a reload must not open an open listener to everyone: the
+					// listener is the one bound at the start (a changed listen
+					// takes a restart)
+					bound := *next
+					bound.Listen = cfg.Listen
+					err = keysBeyondLoopback(&bound)
 				}
 				if err != nil {
 					var ee *exitError
@@ -256,16 +261,13 @@ func (q dashQueue) Snapshot(ctx context.Context) (dash.QueueView, error) {
 	if err != nil {
 		return dash.QueueView{}, err
 	}
-	tasks, err := st.List(ctx)
+	counts, running, err := st.Summary(ctx)
 	if err != nil {
 		return dash.QueueView{}, err
 	}
-	v := dash.QueueView{Counts: map[string]int{}, Running: []dash.QueueTask{}}
-	for _, t := range tasks {
-		v.Counts[t.Status]++
-		if t.Status == "running" {
-			v.Running = append(v.Running, dash.QueueTask{ID: t.ID, Name: t.Name, Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Since: t.StartedAt})
-		}
+	v := dash.QueueView{Counts: counts, Running: []dash.QueueTask{}}
+	for _, t := range running {
+		v.Running = append(v.Running, dash.QueueTask{ID: t.ID, Name: t.Name, Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, Since: t.StartedAt})
 	}
 	return v, nil
 }

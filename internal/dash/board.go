@@ -18,7 +18,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"io/fs"
 	"log/slog"
+	"math/bits"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -69,10 +73,13 @@ type Options struct {
 	Counts func() (total, inflight int64)
 	// Queue, when set, is the task queue to show.
 	Queue Queue
-	// EventLog, when set, is the event log the heatmap starts from: the
-	// week before the board started is read once (the rest comes from
-	// Observe), and again once a day to let old days go.
+	// EventLog, when set, is the event log the heatmap starts from: its
+	// last week is read when the first page opens (what comes after, from
+	// Observe), and again once a day after that, to let old days go.
 	EventLog string
+	// Flush, when set, writes out what the event log's writer holds: the
+	// read starts from everything observed before it.
+	Flush func(context.Context) error
 	// Location is the heatmap's time zone (time.Local when nil).
 	Location *time.Location
 	Log      *slog.Logger
@@ -81,7 +88,6 @@ type Options struct {
 const (
 	window      = 15 * time.Minute // success rate and latency are over this
 	recentSpan  = 5 * time.Minute  // a model's status weighs this
-	ringSize    = 512              // samples kept per model and deployment
 	keepFlow    = 60               // attempts on the page's live flow
 	keepFailed  = 30               // recent failures listed
 	tick        = 2 * time.Second  // the state, to open pages
@@ -107,6 +113,8 @@ type Board struct {
 	seeding   bool
 	heatFrom  time.Time
 	heatRes   *report.Result // the last result, until an attempt changes it
+	heatVer   int            // counts the heatmap's changes
+	heatSent  int            // the heatVer the open pages have
 	pages     map[*page]struct{}
 	ticking   bool
 	closed    bool
@@ -166,12 +174,9 @@ func New(o Options) *Board {
 	if b.o.Counts == nil {
 		b.o.Counts = func() (int64, int64) { return 0, 0 }
 	}
-	now := b.clock.Now()
-	b.heatFrom = now.Add(-heatSpan)
-	b.heat = report.NewAggregate(b.o.Location, b.heatFrom, time.Time{})
-	if o.EventLog != "" {
-		b.seed(now)
-	} else {
+	if o.EventLog == "" { // the heatmap is what this board sees
+		b.heatFrom = b.clock.Now()
+		b.heat = report.NewAggregate(b.o.Location, b.heatFrom, time.Time{})
 		b.readOnce.Do(func() { close(b.read) })
 	}
 	return b
@@ -198,33 +203,68 @@ func (b *Board) Close() {
 	}
 }
 
-// seed reads the event log's week before cut into a new heatmap, on a
-// goroutine of its own; attempts observed meanwhile are kept aside and
-// added to it when it is ready. It runs again a day later.
-func (b *Board) seed(cut time.Time) {
-	b.mu.Lock()
-	b.seeding, b.pending = true, nil
-	b.stopSeed = b.clock.AfterFunc(heatReseed, func() { b.seed(b.clock.Now()) })
-	closed := b.closed
-	b.mu.Unlock()
-	if closed {
+// seedLocked starts reading the event log's last week into a new
+// heatmap, once a page wants one (b.mu held). The writer is flushed and
+// the log's files opened and measured here, under the lock that Observe
+// takes before the gateway writes a record: what the files hold up to
+// those sizes is everything observed until now, and what is observed from
+// now on waits in pending. So no attempt counts twice and none is lost.
+// It runs again a day later.
+func (b *Board) seedLocked() {
+	if b.seeding || b.closed || b.o.EventLog == "" {
 		return
 	}
+	if b.o.Flush != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := b.o.Flush(ctx); err != nil {
+			b.log.Debug("dashboard: the event log's writer did not flush", "error", err.Error())
+		}
+		cancel()
+	}
+	type part struct {
+		f    *os.File
+		size int64
+	}
+	var parts []part
+	names, err := events.RotatedFiles(b.o.EventLog)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		b.log.Debug("dashboard: the heatmap starts without the event log", "error", err.Error())
+	}
+	for _, name := range names {
+		f, err := os.Open(name) // an open file stays itself when the writer rotates
+		if err != nil {
+			continue
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			continue
+		}
+		parts = append(parts, part{f, st.Size()})
+	}
+	cut := b.clock.Now()
+	b.seeding, b.pending = true, nil
+	b.stopSeed = b.clock.AfterFunc(heatReseed, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.seedLocked()
+	})
 	go func() {
 		from := cut.Add(-heatSpan)
-		// what the log has from before the cut; the records after it come
-		// through Observe (the log's writer may lag behind it)
-		a := report.NewAggregate(b.o.Location, from, cut)
-		if _, err := report.ReadEventLog(b.o.EventLog, a, nil); err != nil {
-			b.log.Debug("dashboard: the heatmap starts without the event log", "error", err.Error())
+		a := report.NewAggregate(b.o.Location, from, time.Time{})
+		for _, p := range parts {
+			if _, err := report.ReadEvents(io.LimitReader(p.f, p.size), a); err != nil {
+				b.log.Debug("dashboard: part of the event log was not read", "file", p.f.Name(), "error", err.Error())
+			}
+			p.f.Close()
 		}
-		a.SetUntil(time.Time{})
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		for _, e := range b.pending {
 			a.Add(e)
 		}
 		b.heat, b.heatFrom, b.pending, b.seeding, b.heatRes = a, from, nil, false, nil
+		b.heatVer++
 		b.readOnce.Do(func() { close(b.read) })
 	}()
 }
@@ -238,14 +278,18 @@ func (b *Board) Observe(rec events.Record) {
 	ev := report.EventOf(rec)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := sample{at: rec.TS.UnixMilli(), latency: rec.LatencyMS, outcome: outcomeOf(rec.Class)}
-	b.ring(rec.Model).add(s)
+	o := outcomeOf(rec.Class)
+	if rec.CallerEnded {
+		o = ignored // the caller ended it: nothing of the model's health
+	}
+	end := rec.TS.UnixMilli() + rec.LatencyMS
+	b.ring(rec.Model).add(end, rec.LatencyMS, o)
 	if rec.Deployment != "" {
-		b.ring(rec.Model + "@" + rec.Deployment).add(s)
+		b.ring(rec.Model+"@"+rec.Deployment).add(end, rec.LatencyMS, o)
 	}
 	b.addFlow(at)
 	var f *Failure
-	if s.outcome != okay && s.outcome != ignored {
+	if o == failed {
 		f = &Failure{Attempt: at, Summary: explain(rec), Message: rec.Error}
 		b.failures = append(b.failures, *f)
 		if len(b.failures) > keepFailed {
@@ -255,8 +299,9 @@ func (b *Board) Observe(rec events.Record) {
 	if b.seeding {
 		b.pending = append(b.pending, ev)
 	}
-	if b.heat.Add(ev) {
+	if b.heat != nil && b.heat.Add(ev) { // before any page, the log has it all
 		b.heatRes = nil
+		b.heatVer++
 	}
 	if len(b.pages) > 0 {
 		if f != nil {
@@ -311,36 +356,79 @@ type outcome uint8
 const (
 	okay    outcome = iota
 	failed          // the model's or the provider's failure
-	ignored         // the request's own fault, a lost hedge, a caller gone: says nothing of the model
+	ignored         // the request's own fault, a lost hedge, the caller's end: says nothing of the model
 )
 
 func outcomeOf(class string) outcome {
 	switch class {
 	case string(classify.OK):
 		return okay
-	case string(classify.BadRequest), string(classify.ContextLength), string(classify.ContentFilter), policy.HedgeLost, "client_gone":
+	case string(classify.BadRequest), string(classify.ContextLength), string(classify.ContentFilter), policy.HedgeLost:
 		return ignored
 	}
 	return failed
 }
 
-// sample is one attempt in a ring.
-type sample struct {
-	at      int64 // unix ms
-	latency int64 // ms
-	outcome outcome
+// A ring keeps a model's (or deployment's) outcomes in time slots over
+// the window: counts and a latency histogram per slot, so that the page's
+// numbers cover the last 15 minutes at any rate, in constant memory.
+const (
+	slot      = 10 * time.Second
+	slots     = int(window / slot)
+	perOctave = 4                // latency bins per doubling: a median within 12%
+	bins      = 24*perOctave + 1 // up to 2^24 ms (4.6 hours); the last takes the rest
+)
+
+// bucket is one slot's outcomes.
+type bucket struct {
+	n      int64 // the slot's number (unix ms / slot); 0: unused
+	ok, ko int32
+	lat    [bins]uint32 // the answered attempts' latencies
 }
 
-// ring keeps the last ringSize samples of a model or deployment.
-type ring struct {
-	s    [ringSize]sample
-	n, i int
+type ring struct{ b [slots]bucket }
+
+// binOf is the latency bin of ms: exact below 4 ms, then perOctave bins
+// per doubling.
+func binOf(ms int64) int {
+	if ms < perOctave {
+		return int(max(ms, 0))
+	}
+	k := bits.Len64(uint64(ms)) - 1 // 2^k ≤ ms < 2^(k+1), k ≥ 2
+	sub := int(ms>>(k-2)) & (perOctave - 1)
+	return min(perOctave*(k-1)+sub, bins-1)
 }
 
-func (r *ring) add(s sample) {
-	r.s[r.i] = s
-	r.i = (r.i + 1) % ringSize
-	r.n = min(r.n+1, ringSize)
+// binMid is the middle of bin i's range, in ms.
+func binMid(i int) int64 {
+	if i < perOctave {
+		return int64(i)
+	}
+	k, sub := i/perOctave+1, int64(i%perOctave)
+	lo := (perOctave + sub) << (k - 2)
+	hi := (perOctave+sub+1)<<(k-2) - 1
+	return (lo + hi) / 2
+}
+
+// add counts one attempt that ended at (unix ms) as o.
+func (r *ring) add(at, latency int64, o outcome) {
+	if o == ignored {
+		return
+	}
+	n := at / slot.Milliseconds()
+	bk := &r.b[int(n%int64(slots))]
+	if bk.n != n {
+		if bk.n > n { // older than what the slot holds now
+			return
+		}
+		*bk = bucket{n: n}
+	}
+	if o == okay {
+		bk.ok++
+		bk.lat[binOf(latency)]++
+	} else {
+		bk.ko++
+	}
 }
 
 // Rolling is a model's or deployment's attempts over the last minutes.
@@ -348,43 +436,47 @@ type Rolling struct {
 	OK       int     `json:"ok"`
 	Failed   int     `json:"failed"`
 	Rate     float64 `json:"success_rate"` // of OK+Failed; 0 with none
-	P50MS    int64   `json:"p50_ms"`       // of the answered ones; 0 with none
+	P50MS    int64   `json:"p50_ms"`       // of the answered ones (within 12%); 0 with none
 	RecentOK int     `json:"-"`
 	RecentKO int     `json:"-"`
 }
 
-// rolling sums r's samples since now-window (and since now-recentSpan).
+// rolling sums r's slots within the window before now (and within the
+// recent span).
 func (r *ring) rolling(now time.Time) Rolling {
 	var out Rolling
 	if r == nil {
 		return out
 	}
-	since, recent := now.Add(-window).UnixMilli(), now.Add(-recentSpan).UnixMilli()
-	var lat []int64
-	for k := 0; k < r.n; k++ {
-		s := r.s[k]
-		if s.at < since || s.outcome == ignored {
+	cur := now.UnixMilli() / slot.Milliseconds()
+	recent := cur - int64(recentSpan/slot)
+	var lat [bins]uint32
+	for i := range r.b {
+		bk := &r.b[i]
+		if bk.n == 0 || bk.n <= cur-int64(slots) || bk.n > cur {
 			continue
 		}
-		if s.outcome == okay {
-			out.OK++
-			lat = append(lat, s.latency)
-			if s.at >= recent {
-				out.RecentOK++
-			}
-		} else {
-			out.Failed++
-			if s.at >= recent {
-				out.RecentKO++
-			}
+		out.OK += int(bk.ok)
+		out.Failed += int(bk.ko)
+		if bk.n > recent {
+			out.RecentOK += int(bk.ok)
+			out.RecentKO += int(bk.ko)
+		}
+		for j, c := range bk.lat {
+			lat[j] += c
 		}
 	}
 	if n := out.OK + out.Failed; n > 0 {
 		out.Rate = float64(out.OK) / float64(n)
 	}
-	if len(lat) > 0 {
-		slices.Sort(lat)
-		out.P50MS = lat[(len(lat)-1)/2]
+	if out.OK > 0 {
+		half, seen := uint32((out.OK+1)/2), uint32(0)
+		for j, c := range lat {
+			if seen += c; seen >= half {
+				out.P50MS = binMid(j)
+				break
+			}
+		}
 	}
 	return out
 }
@@ -421,7 +513,10 @@ type State struct {
 	Flow          []any      `json:"flow"` // Attempt and Switch, by "kind"
 	Failures      []Failure  `json:"failures"`
 	Queue         *QueueView `json:"queue"`
-	Heat          Heat       `json:"heat"`
+	// Heat is the heatmap; in the stream's later states only when it
+	// changed (a page keeps the one it has)
+	Heat    *Heat `json:"heat,omitempty"`
+	heatVer int
 }
 
 // Chain is a chain's models in order (heavy first); models in no chain
@@ -467,8 +562,12 @@ type Heat struct {
 	Reading  bool                `json:"reading"` // the event log is still being read
 }
 
-// State is the board now. The queue is asked within ctx.
-func (b *Board) State(ctx context.Context) State {
+// State is the board now, with the heatmap. The queue is asked within ctx.
+func (b *Board) State(ctx context.Context) State { return b.state(ctx, true) }
+
+// state is the board now; with the heatmap when heat is set, or when it
+// changed since the open pages last had it.
+func (b *Board) state(ctx context.Context, heat bool) State {
 	eng := b.o.Engine()
 	cfg := eng.Config()
 	now := b.clock.Now()
@@ -532,13 +631,22 @@ func (b *Board) State(ctx context.Context) State {
 	st.Flow = nonNil(slices.Clone(b.flow))
 	st.Failures = nonNil(slices.Clone(b.failures))
 	st.Queue = q
-	st.Heat = b.heatLocked()
+	if b.heat == nil { // the first page: the log's week is read now
+		b.seedLocked()
+	}
+	if heat || b.heatVer != b.heatSent {
+		h := b.heatLocked()
+		st.Heat, st.heatVer = &h, b.heatVer
+	}
 	return st
 }
 
 // heatLocked is the heatmap, from the last result while no attempt
 // changed it.
 func (b *Board) heatLocked() Heat {
+	if b.heat == nil { // the log is being read for the first time
+		return Heat{Weekdays: report.Weekdays[:], Fills: [7][24]string{}, Models: []report.ModelStats{}, Reading: true}
+	}
 	if b.heatRes == nil {
 		r := b.heat.Result(nil)
 		b.heatRes = &r
@@ -634,12 +742,15 @@ func (b *Board) tick() {
 	}
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	st := b.State(ctx)
+	st := b.state(ctx, false)
 	cancel()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return
+	}
+	if st.Heat != nil {
+		b.heatSent = st.heatVer
 	}
 	b.publish("state", st)
 	b.stopTick = b.clock.AfterFunc(tick, b.tick)

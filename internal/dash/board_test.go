@@ -70,7 +70,7 @@ func TestStatus(t *testing.T) {
 func TestOutcomeOf(t *testing.T) {
 	for class, want := range map[string]outcome{
 		"ok": okay, "capacity": failed, "rate_limit": failed, "timeout": failed, "network": failed, "unknown": failed,
-		"bad_request": ignored, "context_length": ignored, "content_filter": ignored, "hedge_lost": ignored, "client_gone": ignored,
+		"bad_request": ignored, "context_length": ignored, "content_filter": ignored, "hedge_lost": ignored,
 	} {
 		if got := outcomeOf(class); got != want {
 			t.Errorf("outcomeOf(%s) = %d, want %d", class, got, want)
@@ -80,9 +80,7 @@ func TestOutcomeOf(t *testing.T) {
 
 func TestRollingWindow(t *testing.T) {
 	var r ring
-	add := func(ago time.Duration, lat int64, o outcome) {
-		r.add(sample{at: t0.Add(-ago).UnixMilli(), latency: lat, outcome: o})
-	}
+	add := func(ago time.Duration, lat int64, o outcome) { r.add(t0.Add(-ago).UnixMilli(), lat, o) }
 	add(20*time.Minute, 5000, failed) // before the window
 	add(10*time.Minute, 900, failed)  // in the window, not recent
 	add(3*time.Minute, 100, okay)
@@ -91,15 +89,36 @@ func TestRollingWindow(t *testing.T) {
 	add(time.Minute, 1, ignored)
 	got := r.rolling(t0)
 	want := Rolling{OK: 3, Failed: 1, Rate: 0.75, P50MS: 200, RecentOK: 3}
-	if got != want {
+	if got.OK != want.OK || got.Failed != want.Failed || got.Rate != want.Rate || got.RecentOK != 3 || got.RecentKO != 0 {
 		t.Errorf("rolling = %+v, want %+v", got, want)
 	}
-	// the ring keeps the last ringSize samples only
-	for range ringSize {
-		add(0, 50, okay)
+	if got.P50MS < 176 || got.P50MS > 224 {
+		t.Errorf("p50 %d ms, want 200 within 12%%", got.P50MS)
 	}
-	if got := r.rolling(t0); got.OK != ringSize || got.Failed != 0 {
-		t.Errorf("after %d more: %+v", ringSize, got)
+	// any rate: 6,000 attempts in the last minute all count
+	for i := range 6000 {
+		add(time.Duration(i)*10*time.Millisecond, int64(1000+i%2), okay)
+	}
+	if got := r.rolling(t0); got.OK != 6003 || got.Failed != 1 {
+		t.Errorf("after 6,000 more in a minute: %+v", got)
+	}
+	// the window moves on: 16 minutes later none of it counts
+	if got := r.rolling(t0.Add(16 * time.Minute)); got.OK+got.Failed != 0 {
+		t.Errorf("16 minutes later: %+v", got)
+	}
+}
+
+func TestLatencyBins(t *testing.T) {
+	last := -1
+	for ms := int64(0); ms < 1<<22; ms = ms*9/8 + 1 {
+		i := binOf(ms)
+		if i < last {
+			t.Fatalf("binOf(%d) = %d after %d: bins must not go down", ms, i, last)
+		}
+		last = i
+		if mid := binMid(i); float64(mid) < float64(ms)*0.88-1 || float64(mid) > float64(ms)*1.12+1 {
+			t.Fatalf("binMid(binOf(%d)) = %d: more than 12%% off", ms, mid)
+		}
 	}
 }
 
@@ -117,6 +136,9 @@ func TestState(t *testing.T) {
 	b.Observe(rec(now, "gpt-6.1-sol", "ok"))
 	b.Fallback(now, "r-1", "gpt-6-astra", "gpt-6.1-sol", "capacity")
 	b.Observe(rec(now, "gpt-6-luna", "bad_request")) // the request's fault: not the model's
+	gone := rec(now, "gemini-3-pro", "unknown")
+	gone.CallerEnded = true // the caller hung up: not the model's either
+	b.Observe(gone)
 	st := b.State(context.Background())
 	if st.Requests != 7 || st.Inflight != 1 || st.Fallbacks != 1 {
 		t.Errorf("counts %d/%d/%d, want 7/1/1", st.Requests, st.Inflight, st.Fallbacks)
@@ -127,7 +149,7 @@ func TestState(t *testing.T) {
 			statuses[m.Name] = m.Status
 		}
 	}
-	for model, want := range map[string]string{"gpt-6-astra": "failing", "gpt-6.1-sol": "healthy", "gpt-6-luna": "idle", "claude-opus-5-5": "idle"} {
+	for model, want := range map[string]string{"gpt-6-astra": "failing", "gpt-6.1-sol": "healthy", "gpt-6-luna": "idle", "gemini-3-pro": "idle", "claude-opus-5-5": "idle"} {
 		if statuses[model] != want {
 			t.Errorf("%s: %q, want %q", model, statuses[model], want)
 		}
@@ -144,8 +166,8 @@ func TestState(t *testing.T) {
 			kinds += f.Kind[:1]
 		}
 	}
-	if kinds != "aafa" {
-		t.Errorf("flow kinds %q, want attempt, attempt, fallback, attempt", kinds)
+	if kinds != "aafaa" {
+		t.Errorf("flow kinds %q, want attempt, attempt, fallback, attempt, attempt", kinds)
 	}
 	var attempts int
 	for _, day := range st.Heat.Cells {
@@ -153,8 +175,8 @@ func TestState(t *testing.T) {
 			attempts += c.Attempts
 		}
 	}
-	if attempts != 3 || st.Heat.Cells[1][10].Capacity != 1 || st.Heat.Fills[1][10] == "" {
-		t.Errorf("heatmap: %d attempts, Tue 10:00 %+v fill %q; want 3, one capacity, coloured", attempts, st.Heat.Cells[1][10], st.Heat.Fills[1][10])
+	if attempts != 4 || st.Heat.Cells[1][10].Capacity != 1 || st.Heat.Fills[1][10] == "" {
+		t.Errorf("heatmap: %d attempts, Tue 10:00 %+v fill %q; want 4, one capacity, coloured", attempts, st.Heat.Cells[1][10], st.Heat.Fills[1][10])
 	}
 	if st.Queue != nil {
 		t.Errorf("queue %+v without one configured", st.Queue)
@@ -211,6 +233,9 @@ func TestHeatFromTheLog(t *testing.T) {
 	f.Close()
 	b, _ := newBoard(t, Options{EventLog: path})
 	b.Observe(later)
+	if st := b.State(context.Background()); !st.Heat.Reading { // the first page starts the read
+		t.Error("the first state does not say the log is being read")
+	}
 	<-b.Read()
 	st := b.State(context.Background())
 	if st.Heat.Reading {
@@ -321,5 +346,51 @@ func TestFiles(t *testing.T) {
 		if tc.code == 200 && strings.HasPrefix(tc.ctype, "text/html") && !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("GET %s: no content security policy", tc.path)
 		}
+	}
+}
+
+// The heatmap's read of the log meets the writer exactly: an attempt the
+// writer still held when the first page opened is flushed and read, and
+// one observed after it opened counts once, though the writer puts it in
+// the log while the read runs.
+func TestHeatMeetsTheWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var held []events.Record // what the writer has not written yet
+	write := func(r events.Record) {
+		if err := json.NewEncoder(f).Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush := func(context.Context) error {
+		for _, r := range held {
+			write(r)
+		}
+		held = nil
+		return nil
+	}
+	b, clk := newBoard(t, Options{EventLog: path, Flush: flush})
+	before := rec(clk.Now(), "gpt-6-astra", "capacity")
+	b.Observe(before) // as the gateway does: observed, then handed to the writer
+	held = append(held, before)
+	b.State(context.Background()) // the first page: flush, measure, read
+	after := rec(clk.Now(), "gpt-6.1-sol", "ok")
+	b.Observe(after)
+	write(after) // the writer is quick this time
+	<-b.Read()
+	st := b.State(context.Background())
+	var attempts, capacity int
+	for _, day := range st.Heat.Cells {
+		for _, c := range day {
+			attempts += c.Attempts
+			capacity += c.Capacity
+		}
+	}
+	if attempts != 2 || capacity != 1 {
+		t.Errorf("heatmap: %d attempts, %d capacity; want 2 and 1 (each attempt once)", attempts, capacity)
 	}
 }

@@ -139,8 +139,12 @@ func New(o Options) (*Server, error) {
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
 	s.watchBreakers(engine)
 	s.exposed.Store(!config.Loopback(o.Config.Listen))
-	s.board = dash.New(dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log,
-		Counts: func() (int64, int64) { return s.total.Load(), s.inflight.Load() }})
+	do := dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log,
+		Counts: func() (int64, int64) { return s.total.Load(), s.inflight.Load() }}
+	if f, ok := o.Events.(interface{ Flush(context.Context) error }); ok {
+		do.Flush = f.Flush
+	}
+	s.board = dash.New(do)
 	return s, nil
 }
 
@@ -284,7 +288,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	case want == "":
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": "reloading over HTTP needs gateway.admin_key in the configuration; SIGHUP reloads too"})
 		return
-	case !adminKey(r, want):
+	case !adminKey(r, want, false):
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, or X-Spillway-Admin-Key)"})
 		return
 	case s.reload == nil:
@@ -322,7 +326,7 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 		case want == "" && s.exposed.Load():
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "this gateway listens beyond loopback: its dashboard and /spillway/* need gateway.admin_key, and none is set"})
 			return
-		case want != "" && !adminKey(r, want):
+		case want != "" && !adminKey(r, want, r.Method == http.MethodGet || r.Method == http.MethodHead):
 			// a browser asks for it (any user name, the key as password)
 			w.Header().Set("WWW-Authenticate", `Basic realm="spillway gateway (the admin key as password)", charset="UTF-8"`)
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the admin key is missing or wrong (Authorization: Bearer KEY, X-Spillway-Admin-Key: KEY, or a browser's password prompt)"})
@@ -333,10 +337,13 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // adminKey reports whether r carries the admin key (compared in constant
-// time): X-Spillway-Admin-Key, a bearer token, or a basic password.
-func adminKey(r *http.Request, want string) bool {
+// time): X-Spillway-Admin-Key, a bearer token, or, where basic allows it, a
+// basic password. A browser sends a basic password it was given on its
+// own, to any request to the gateway, a form posted from another site's
+// page too: so only for what only reads (the page, the status).
+func adminKey(r *http.Request, want string, basic bool) bool {
 	got := cmp.Or(r.Header.Get("X-Spillway-Admin-Key"), bearer(r))
-	if got == "" {
+	if got == "" && basic {
 		_, got, _ = r.BasicAuth()
 	}
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1

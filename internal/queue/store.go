@@ -401,6 +401,46 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
+// Summary counts the tasks by status and lists the running ones, reading
+// the rows of unfinished tasks only: finished ones are counted in the
+// database (a status page asks every few seconds).
+func (s *Store) Summary(ctx context.Context) (counts map[string]int, running []Info, err error) {
+	rows, err := s.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).First(10000).
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStateRunning))
+	if err != nil {
+		return nil, nil, fmt.Errorf("queue: %w", err)
+	}
+	counts = map[string]int{}
+	for _, r := range rows {
+		in := infoOf(r)
+		counts[in.Status]++
+		if in.Status == "running" {
+			running = append(running, in)
+		}
+	}
+	// as Status names them: a cancelled task spillway ended (metadata
+	// spillway_failed) failed; one a person cancelled is cancelled
+	failed := `COALESCE(json_extract(metadata, '$.spillway_failed'), '') <> ''`
+	if s.be.pg() {
+		failed = `COALESCE(metadata->>'spillway_failed', '') <> ''`
+	}
+	var done, bad, cancelled int64
+	err = s.be.queryRow(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN state = 'completed' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN state = 'discarded' OR (state = 'cancelled' AND `+failed+`) THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN state = 'cancelled' AND NOT (`+failed+`) THEN 1 ELSE 0 END), 0)
+		FROM river_job WHERE kind = ? AND state IN ('completed', 'cancelled', 'discarded')`, taskArgs{}.Kind()).Scan(&done, &bad, &cancelled)
+	if err != nil {
+		return nil, nil, fmt.Errorf("queue: %w", err)
+	}
+	for status, n := range map[string]int64{"succeeded": done, "failed": bad, "cancelled": cancelled} {
+		if n > 0 {
+			counts[status] += int(n)
+		}
+	}
+	return counts, running, nil
+}
+
 // Retry makes a failed (or cancelled) task run again, alone; a task that
 // succeeded, or is running or waiting to run, is refused.
 func (s *Store) Retry(ctx context.Context, id int64) error {

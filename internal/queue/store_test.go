@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,5 +77,64 @@ func TestStoreAddListGet(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	if _, err := Open(context.Background(), "mysql://x", "", OpenOptions{}); err == nil {
 		t.Fatal("mysql accepted")
+	}
+}
+
+// Summary counts as List's statuses do, on every store, without reading
+// finished tasks' rows.
+func TestSummaryCountsAsListDoes(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			noon := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
+			var ids []int64
+			for i := range 7 {
+				id, err := s.Add(ctx, Task{Name: fmt.Sprintf("t%d", i), Steps: []Step{{Name: "a", Prompt: "hi"}}}, noon)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			if _, err := s.Add(ctx, Task{Name: "tonight", Steps: []Step{{Name: "a", Prompt: "hi"}}, Window: "22:00-07:00"}, noon); err != nil {
+				t.Fatal(err)
+			}
+			set := func(id int64, state, meta string) {
+				q, args := `UPDATE river_job SET state = '`+state+`', metadata = '`+meta+`' WHERE id = ?`, []any{id}
+				if state != "running" { // a finished task has its time
+					q, args = `UPDATE river_job SET state = '`+state+`', metadata = '`+meta+`', finalized_at = ? WHERE id = ?`, []any{noon, id}
+				}
+				if err := s.be.exec(ctx, q, args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			set(ids[0], "running", `{}`)
+			set(ids[1], "completed", `{}`)
+			set(ids[2], "completed", `{}`)
+			set(ids[3], "discarded", `{}`)
+			set(ids[4], "cancelled", `{"spillway_failed":"auth"}`) // ended by spillway: failed
+			set(ids[5], "cancelled", `{}`)                         // cancelled by a person
+			list, err := s.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int{}
+			for _, in := range list {
+				want[in.Status]++
+			}
+			counts, running, err := s.Summary(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(counts, want) {
+				t.Errorf("Summary %v, List says %v", counts, want)
+			}
+			if want["succeeded"] != 2 || want["failed"] != 2 || want["cancelled"] != 1 || want["running"] != 1 {
+				t.Errorf("the statuses set up: %v", want)
+			}
+			if len(running) != 1 || running[0].ID != ids[0] || running[0].Name != "t0" {
+				t.Errorf("running %+v, want t0", running)
+			}
+		})
 	}
 }

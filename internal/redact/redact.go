@@ -22,7 +22,8 @@ var patterns = []struct {
 	// Google API keys.
 	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{20,}`), "AIza[redacted]"},
 	// the password of a URL's user (postgres://user:PASSWORD@host, redis://:PASSWORD@host)
-	{regexp.MustCompile(`\b([a-z][a-z0-9+.-]*://[^/\s:@"']*:)[^@\s/"']+@`), "${1}[redacted]@"},
+	// (up to its last @: a password may hold a raw @)
+	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"']*:)[^\s/"']+@`), "${1}[redacted]@"},
 	// JWT-looking tokens (OAuth access tokens of ChatGPT / Claude logins).
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}`), "[redacted-jwt]"},
 }

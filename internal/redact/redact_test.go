@@ -16,6 +16,7 @@ func TestString(t *testing.T) {
 		{"json api_key", `{"api_key":"abcdef123456"}`, "abcdef123456"},
 		{"gemini query key", "POST /v1beta/models/x:generateContent?key=AIzaSyA-1234567890abcdefghij&alt=sse", "1234567890abcdefghij"},
 		{"url password", "queue: connect postgres://spill:hunter2hunter2@db.internal:5432/q refused", "hunter2hunter2"},
+		{"url password with an @", "connect Postgresql://spill:p@ss-w0rd@db/q", "ss-w0rd"},
 		{"redis password alone", "dial rediss://:s3cr3t-pass@10.0.0.5:6379/0: timeout", "s3cr3t-pass"},
 		{"jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"},
 	}

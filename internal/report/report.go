@@ -8,6 +8,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -341,7 +342,7 @@ func rate(n, of int) float64 {
 
 // Result finishes the report.
 func (a *Aggregate) Result(inputs []Input) Result {
-	r := Result{Schema: Schema, TZ: a.loc.String(), Inputs: inputs, Totals: a.total, Heatmap: a.cells, QuotaN: a.quotaN, Quota: a.quota, Sources: a.sources}
+	r := Result{Schema: Schema, TZ: a.loc.String(), Inputs: inputs, Totals: a.total, Heatmap: a.cells, QuotaN: a.quotaN, Quota: slices.Clip(a.quota), Sources: maps.Clone(a.sources)}
 	if r.Inputs == nil {
 		r.Inputs = []Input{}
 	}
@@ -353,7 +354,7 @@ func (a *Aggregate) Result(inputs []Input) Result {
 		r.From, r.To = &f, &l
 	}
 	for name, m := range a.models {
-		s := ModelStats{Model: name, Attempts: m.attempts, Requests: m.requests, Classes: m.classes, Fallbacks: m.fallbacks, WaitMS: m.waitMS}
+		s := ModelStats{Model: name, Attempts: m.attempts, Requests: m.requests, Classes: maps.Clone(m.classes), Fallbacks: m.fallbacks, WaitMS: m.waitMS}
 		for c, n := range m.classes {
 			if (Event{Class: c}).failed() {
 				s.Failures += n

@@ -189,7 +189,7 @@ function renderHeat(h) {
 function renderCounts(st) {
   $("requests").textContent = st.requests;
   $("inflight").textContent = st.inflight;
-  fallbacks = Math.max(fallbacks, st.fallbacks);
+  fallbacks = st.fallbacks; // the gateway's count (a restarted gateway starts again)
   $("fallbacks").textContent = fallbacks;
 }
 
@@ -200,7 +200,7 @@ function render(st) {
   renderFlow(st);
   renderFailures(st.failures || []);
   renderQueue(st.queue);
-  renderHeat(st.heat);
+  if (st.heat) renderHeat(st.heat); // later states carry it only when it changed
 }
 
 function live(word) {

@@ -21,6 +21,12 @@ import (
 	"github.com/spillway/spillway/sim"
 )
 
+// dashEnv is the environment of the dashboard tests' commands: their own
+// home and data directory (the queue's database), and the keys.
+func dashEnv(dir string) []string {
+	return append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "SPILLWAY_TEST_ADMIN=adm-0123456789", "SPILLWAY_TEST_KEY=gw-0123456789")
+}
+
 // startServe runs `spillway serve` with the configuration body, and
 // returns its base URL once it listens.
 func startServe(t *testing.T, bin, dir, body string, args ...string) string {
@@ -31,7 +37,7 @@ func startServe(t *testing.T, bin, dir, body string, args ...string) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--config", cfgPath}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "SPILLWAY_TEST_ADMIN=adm-0123456789", "SPILLWAY_TEST_KEY=gw-0123456789")
+	cmd.Env = dashEnv(dir)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -64,6 +70,12 @@ func TestDashboardInChromium(t *testing.T) {
 	defer func() { srv.Close(); hs.Close() }()
 	bin := buildSpillway(t)
 	dir := t.TempDir()
+	// a task waits in the queue's default database (a window far off)
+	add := exec.Command(bin, "queue", "add", "--name", "nightly", "--model", "gpt-6-luna", "--prompt", "hi", "--window", "03:00-03:01")
+	add.Env = dashEnv(dir)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("queue add: %v\n%s", err, out)
+	}
 	base := startServe(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n  anthropic: { base_url: \""+hs.URL+"\" }\n  gemini: { base_url: \""+hs.URL+"\" }\n",
 		"--listen", "127.0.0.1:0", "--events", filepath.Join(dir, "events.jsonl"))
 	br := clienttest.NewBrowser(t, func(url string) bool { return strings.HasPrefix(url, base+"/") })
@@ -121,8 +133,8 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	type view struct {
-		SameLoad, Status, Why, Sol string
-		Fallbacks, Flow            int
+		SameLoad, Status, Why, Sol, Queue string
+		Fallbacks, Flow                   int
 	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[view](`(() => ({
 		SameLoad: window.sameLoad || "",
@@ -131,12 +143,16 @@ func TestDashboardInChromium(t *testing.T) {
 		Why: document.querySelector('#failures tbody tr[data-class="capacity"] td.why').textContent,
 		Fallbacks: +document.getElementById("fallbacks").textContent,
 		Flow: document.querySelectorAll('#flow li.switch').length,
+		Queue: document.getElementById("queue-section").hidden ? "hidden" : document.getElementById("queue-counts").textContent,
 	}))()`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.SameLoad != "yes" {
 		t.Errorf("the page was reloaded (its mark is gone)")
+	}
+	if v.Queue != "scheduled1" && v.Queue != "queued1" { // queued within its minute of the night
+		t.Errorf("the queue shows %q; want its one task, scheduled", v.Queue)
 	}
 	if v.Sol != "healthy" {
 		t.Errorf("gpt-6.1-sol, which answered, shows %q; want healthy", v.Sol)

@@ -28,8 +28,9 @@ function svg(tag, attrs) {
 
 const pct = (r) => (r * 100).toFixed(r > 0 && r < 0.1 ? 1 : 0) + "%";
 const clock = (ts) => new Date(ts).toLocaleTimeString([], { hour12: false });
-function ms(v) {
-  if (!v) return "–";
+// ms is a duration; "–" for none (a median of no attempts is 0)
+function ms(v, zero) {
+  if (!v && !zero) return "–";
   return v < 1000 ? v + " ms" : (v / 1000).toFixed(1) + " s";
 }
 function secs(s) {
@@ -98,7 +99,7 @@ function flowItem(a) {
   const route = a.requested_model && a.requested_model !== a.model ? a.requested_model + " → " + a.model : a.model;
   li.append(el("span", { class: "route" }, route + (a.deployment ? " @" + a.deployment : "")));
   li.append(el("span", { class: "cls " + a.class }, a.class));
-  li.append(el("span", { class: "num" }, ms(a.latency_ms)));
+  li.append(el("span", { class: "num" }, ms(a.latency_ms, true)));
   if (a.summary) li.title = a.summary;
   return li;
 }
@@ -144,6 +145,7 @@ function renderQueue(q) {
   $("queue-counts").replaceChildren(...names.map((n) => el("div", null, el("dt", null, n), el("dd", null, q.counts[n]))));
   $("queue-error").hidden = !q.error;
   $("queue-error").textContent = q.error ? "The queue could not be read: " + q.error : "";
+  $("queue-running").hidden = !(q.running || []).length;
   $("queue-running").tBodies[0].replaceChildren(...(q.running || []).map((t) =>
     el("tr", null, el("td", null, "#" + t.id), el("td", null, t.name),
       el("td", null, t.attempt + " of " + t.max_attempts), el("td", null, clock(t.since)))));

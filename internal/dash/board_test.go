@@ -394,3 +394,20 @@ func TestHeatMeetsTheWriter(t *testing.T) {
 		t.Errorf("heatmap: %d attempts, %d capacity; want 2 and 1 (each attempt once)", attempts, capacity)
 	}
 }
+
+// What the gateway's request path pays per attempt, with no page open.
+func BenchmarkObserve(b *testing.B) {
+	clk := policytest.New(t0)
+	eng := policy.New(config.Default(), policy.WithClock(clk))
+	board := New(Options{Engine: func() *policy.Engine { return eng }, Clock: clk, Location: time.UTC})
+	defer board.Close()
+	ok, full := rec(t0, "gpt-6.1-sol", "ok"), rec(t0, "gpt-6-astra", "capacity")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%10 == 0 {
+			board.Observe(full)
+		} else {
+			board.Observe(ok)
+		}
+	}
+}

@@ -41,7 +41,15 @@ type Event struct {
 }
 
 // failed reports an attempt that did not answer.
-func (e Event) failed() bool { return e.Class != "ok" && e.Class != "hedge_lost" }
+// A lost hedge and an attempt its caller ended are not failures of the
+// model.
+func (e Event) failed() bool {
+	return e.Class != "ok" && e.Class != "hedge_lost" && e.Class != CallerEnded
+}
+
+// CallerEnded is the class the report gives an attempt its caller ended
+// (events.Record.CallerEnded): what was cut, not how the model was.
+const CallerEnded = "caller_ended"
 
 // Cell is one weekday × hour of the heatmap.
 type Cell struct {

@@ -261,3 +261,21 @@ func TestMissingNamedLogIsAnError(t *testing.T) {
 		t.Fatalf("unknown source: %v", err)
 	}
 }
+
+// An attempt its caller ended is counted as such, not as a failure of the
+// model.
+func TestCallerEndedIsNotAFailure(t *testing.T) {
+	ts := time.Date(2026, 11, 10, 11, 0, 0, 0, loc)
+	ended := events.Record{TS: ts, RequestID: "a", Attempt: 1, Model: "gpt-6-astra", Class: "unknown", Error: "cancelled by the caller", CallerEnded: true}
+	full := events.Record{TS: ts, RequestID: "b", Attempt: 1, Model: "gpt-6-astra", Class: "capacity"}
+	a := report.NewAggregate(loc, time.Time{}, time.Time{})
+	a.Add(report.EventOf(ended))
+	a.Add(report.EventOf(full))
+	r := a.Result(nil)
+	if len(r.Models) != 1 || r.Models[0].Attempts != 2 || r.Models[0].Failures != 1 || r.Models[0].Classes[report.CallerEnded] != 1 {
+		t.Fatalf("models %+v: want 2 attempts, 1 failure (capacity), 1 caller_ended", r.Models)
+	}
+	if r.Totals.Failures != 1 {
+		t.Errorf("totals %+v: want 1 failure", r.Totals)
+	}
+}

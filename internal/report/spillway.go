@@ -16,7 +16,11 @@ func EventOf(r events.Record) Event {
 	if in == 0 && r.ReqBytes > 0 {
 		in = int(r.ReqBytes / 4) // about four bytes a token
 	}
-	return Event{TS: r.TS, Source: "spillway", Model: r.Model, Class: r.Class, First: r.Attempt == 1,
+	class := r.Class
+	if r.CallerEnded {
+		class = CallerEnded
+	}
+	return Event{TS: r.TS, Source: "spillway", Model: r.Model, Class: class, First: r.Attempt == 1,
 		Fallback: r.FallbackFrom != "" || (r.RequestedModel != "" && r.RequestedModel != r.Model),
 		InTokens: in, Latency: r.LatencyMS, WaitMS: r.WaitMS, Message: r.Error}
 }

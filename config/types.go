@@ -377,9 +377,9 @@ type Queue struct {
 type Gateway struct {
 	// MaxBodyMB is the largest request body accepted; larger gets 413.
 	MaxBodyMB int `yaml:"max_body_mb"`
-	// AdminKey guards the gateway's own actions over HTTP (POST
-	// /spillway/reload, and /spillway/status when set): env:VAR or the
-	// key; none when empty.
+	// AdminKey guards the gateway's own pages and actions over HTTP (POST
+	// /spillway/reload; the dashboard and /spillway/status when set, and
+	// always beyond loopback): env:VAR or the key; none when empty.
 	AdminKey Secret `yaml:"admin_key,omitempty"`
 	// Keys are the gateway keys. With any, every API request must carry
 	// one (where its SDK sends the provider's key), and the gateway sends

@@ -51,4 +51,8 @@ type Record struct {
 	// its class says what was cut, and nothing of the model's health
 	// (added after the first fields: absent otherwise).
 	CallerEnded bool `json:"caller_ended,omitempty"`
+	// HedgeLost marks the attempt that lost a hedge's race: another
+	// attempt of the request answered first (added after the first
+	// fields: absent otherwise).
+	HedgeLost bool `json:"hedge_lost,omitempty"`
 }

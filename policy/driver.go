@@ -1002,7 +1002,7 @@ func (a *Attempt) end(res Result) {
 	}
 	permit := a.permit
 	a.permit = nil
-	ttfb, headers, reached := a.ttfb, a.headers, a.reached
+	ttfb, headers, reached, lost := a.ttfb, a.headers, a.reached, a.lost
 	a.reached = true
 	// the caller's own context ended the attempt (its deadline, its
 	// cancel), not a watchdog, or a hedge answered first: what the attempt
@@ -1037,7 +1037,7 @@ func (a *Attempt) end(res Result) {
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
 		Model: a.Candidate.Model, Deployment: a.Candidate.Deployment, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
 		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: c.InputTokens,
-		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds(), CallerEnded: callerEnded}
+		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds(), CallerEnded: callerEnded, HedgeLost: lost}
 	if headers {
 		rec.TTFBMS = ttfb.Milliseconds()
 	}

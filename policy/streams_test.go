@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -89,9 +90,9 @@ func TestHedge(t *testing.T) {
 		}
 		byModel := map[string]string{}
 		for _, r := range rec.all() {
-			byModel[r.Model] = r.Class + " from " + r.FallbackFrom
+			byModel[r.Model] = r.Class + " from " + r.FallbackFrom + fmt.Sprintf(" lost %v ended %v", r.HedgeLost, r.CallerEnded)
 		}
-		if len(rec.all()) != 2 || byModel["gpt-6-astra"] != "unknown from " || byModel["gpt-6.1-sol"] != "ok from gpt-6-astra" {
+		if len(rec.all()) != 2 || byModel["gpt-6-astra"] != "unknown from  lost true ended false" || byModel["gpt-6.1-sol"] != "ok from gpt-6-astra lost false ended false" {
 			t.Fatalf("records %+v", rec.all())
 		}
 	})

@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -77,6 +78,10 @@ type Options struct {
 	// last week is read when the first page opens (what comes after, from
 	// Observe), and again once a day after that, to let old days go.
 	EventLog string
+	// Events, when set, gets each observed record (the event log's
+	// writer): the board hands it on itself, so that its read of the log
+	// counts each attempt once.
+	Events events.Sink
 	// Flush, when set, writes out what the event log's writer holds: the
 	// read starts from everything observed before it.
 	Flush func(context.Context) error
@@ -109,12 +114,11 @@ type Board struct {
 	failures  []Failure        // newest last
 	fallbacks int64
 	heat      *report.Aggregate
-	pending   []report.Event // while the log is being read
+	pending   []pendingEvent // observed while the log is being read
 	seeding   bool
 	heatFrom  time.Time
 	heatRes   *report.Result // the last result, until an attempt changes it
 	heatVer   int            // counts the heatmap's changes
-	heatSent  int            // the heatVer the open pages have
 	pages     map[*page]struct{}
 	ticking   bool
 	closed    bool
@@ -182,8 +186,8 @@ func New(o Options) *Board {
 	return b
 }
 
-// Read is closed once the heatmap has the event log's week (at once
-// without an event log).
+// Read is closed once the heatmap has the event log's week: after the
+// first page asked for it (at once without an event log).
 func (b *Board) Read() <-chan struct{} { return b.read }
 
 // Close ends the open pages' streams and the board's timers.
@@ -204,18 +208,32 @@ func (b *Board) Close() {
 }
 
 // seedLocked starts reading the event log's last week into a new
-// heatmap, once a page wants one (b.mu held). The writer is flushed and
-// the log's files opened and measured here, under the lock that Observe
-// takes before the gateway writes a record: what the files hold up to
-// those sizes is everything observed until now, and what is observed from
-// now on waits in pending. So no attempt counts twice and none is lost.
-// It runs again a day later.
+// heatmap, once a page wants one (b.mu held), and again a day later.
+//
+// Every attempt counts once: Observe hands each record to the log's
+// writer under b.mu, so a record observed before seeding began is queued
+// before the flush below and is in the files up to the sizes measured
+// after it; one observed after is kept in pending (with its key). The keys
+// pending holds once the sizes are measured are skipped in the files: those
+// records may be in both. Nothing waits on the disk under b.mu.
 func (b *Board) seedLocked() {
 	if b.seeding || b.closed || b.o.EventLog == "" {
 		return
 	}
+	cut := b.clock.Now()
+	b.seeding, b.pending = true, nil
+	b.stopSeed = b.clock.AfterFunc(heatReseed, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.seedLocked()
+	})
+	go b.seed(cut)
+}
+
+// seed is seedLocked's read, on a goroutine of its own.
+func (b *Board) seed(cut time.Time) {
 	if b.o.Flush != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := b.o.Flush(ctx); err != nil {
 			b.log.Debug("dashboard: the event log's writer did not flush", "error", err.Error())
 		}
@@ -242,35 +260,48 @@ func (b *Board) seedLocked() {
 		}
 		parts = append(parts, part{f, st.Size()})
 	}
-	cut := b.clock.Now()
-	b.seeding, b.pending = true, nil
-	b.stopSeed = b.clock.AfterFunc(heatReseed, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.seedLocked()
-	})
-	go func() {
-		from := cut.Add(-heatSpan)
-		a := report.NewAggregate(b.o.Location, from, time.Time{})
-		for _, p := range parts {
-			if _, err := report.ReadEvents(io.LimitReader(p.f, p.size), a); err != nil {
-				b.log.Debug("dashboard: part of the event log was not read", "file", p.f.Name(), "error", err.Error())
+	b.mu.Lock()
+	skip := make(map[string]bool, len(b.pending))
+	for _, p := range b.pending {
+		skip[p.key] = true
+	}
+	b.mu.Unlock()
+	from := cut.Add(-heatSpan)
+	a := report.NewAggregate(b.o.Location, from, time.Time{})
+	for _, p := range parts {
+		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
+			if !skip[keyOf(rec)] {
+				a.Add(report.EventOf(rec))
 			}
-			p.f.Close()
+			return nil
+		})
+		var me *events.MalformedError
+		if err != nil && !errors.As(err, &me) {
+			b.log.Debug("dashboard: part of the event log was not read", "file", p.f.Name(), "error", err.Error())
 		}
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		for _, e := range b.pending {
-			a.Add(e)
-		}
-		b.heat, b.heatFrom, b.pending, b.seeding, b.heatRes = a, from, nil, false, nil
-		b.heatVer++
-		b.readOnce.Do(func() { close(b.read) })
-	}()
+		p.f.Close()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.pending {
+		a.Add(p.ev)
+	}
+	b.heat, b.heatFrom, b.pending, b.seeding, b.heatRes = a, from, nil, false, nil
+	b.heatVer++
+	b.readOnce.Do(func() { close(b.read) })
 }
 
-// Observe takes in one attempt's record (the gateway calls it for every
-// record it writes to the event log).
+// pendingEvent is an attempt observed while the log is read.
+type pendingEvent struct {
+	key string
+	ev  report.Event
+}
+
+// keyOf tells a record's attempt from every other.
+func keyOf(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
+
+// Observe takes in one attempt's record, and hands it to Options.Events
+// (the gateway calls it for every record).
 func (b *Board) Observe(rec events.Record) {
 	at := Attempt{Kind: "attempt", TS: rec.TS, RequestID: rec.RequestID, Attempt: rec.Attempt, Model: rec.Model, Deployment: rec.Deployment,
 		RequestedModel: rec.RequestedModel, FallbackFrom: rec.FallbackFrom, Class: rec.Class, Status: rec.Status,
@@ -279,13 +310,17 @@ func (b *Board) Observe(rec events.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := outcomeOf(rec.Class)
-	if rec.CallerEnded {
-		o = ignored // the caller ended it: nothing of the model's health
+	if rec.CallerEnded || rec.HedgeLost {
+		o = ignored // the caller ended it, or another attempt answered: nothing of the model's health
 	}
-	end := rec.TS.UnixMilli() + rec.LatencyMS
-	b.ring(rec.Model).add(end, rec.LatencyMS, o)
-	if rec.Deployment != "" {
-		b.ring(rec.Model+"@"+rec.Deployment).add(end, rec.LatencyMS, o)
+	// only configured models have a line on the page: a name a client
+	// makes up gets no ring
+	if _, known := b.o.Engine().Config().Models[rec.Model]; known {
+		end, now := rec.TS.UnixMilli()+rec.LatencyMS, b.clock.Now().UnixMilli()
+		b.ring(rec.Model).add(end, now, rec.LatencyMS, o)
+		if rec.Deployment != "" {
+			b.ring(rec.Model+"@"+rec.Deployment).add(end, now, rec.LatencyMS, o)
+		}
 	}
 	b.addFlow(at)
 	var f *Failure
@@ -296,8 +331,11 @@ func (b *Board) Observe(rec events.Record) {
 			b.failures = slices.Delete(b.failures, 0, len(b.failures)-keepFailed)
 		}
 	}
+	if b.o.Events != nil {
+		b.o.Events.Write(rec) // under b.mu: see seedLocked; the writer's Write never blocks
+	}
 	if b.seeding {
-		b.pending = append(b.pending, ev)
+		b.pending = append(b.pending, pendingEvent{keyOf(rec), ev})
 	}
 	if b.heat != nil && b.heat.Add(ev) { // before any page, the log has it all
 		b.heatRes = nil
@@ -376,7 +414,7 @@ const (
 	slot      = 10 * time.Second
 	slots     = int(window / slot)
 	perOctave = 4                // latency bins per doubling: a median within 12%
-	bins      = 24*perOctave + 1 // up to 2^24 ms (4.6 hours); the last takes the rest
+	bins      = 24*perOctave + 1 // up to 2^25 ms (9.3 hours); the last takes the rest
 )
 
 // bucket is one slot's outcomes.
@@ -410,18 +448,19 @@ func binMid(i int) int64 {
 	return (lo + hi) / 2
 }
 
-// add counts one attempt that ended at (unix ms) as o.
-func (r *ring) add(at, latency int64, o outcome) {
+// add counts one attempt that ended at (unix ms) as o, now being now.
+func (r *ring) add(at, now, latency int64, o outcome) {
 	if o == ignored {
 		return
 	}
-	n := at / slot.Milliseconds()
+	cur := max(now/slot.Milliseconds(), 1)
+	n := min(max(at/slot.Milliseconds(), 1), cur) // an end ahead of now counts now
 	bk := &r.b[int(n%int64(slots))]
 	if bk.n != n {
-		if bk.n > n { // older than what the slot holds now
+		if bk.n > n && bk.n <= cur { // the slot holds a later one: this attempt is older than the window
 			return
 		}
-		*bk = bucket{n: n}
+		*bk = bucket{n: n} // a slot from before the clock stepped back is stale too
 	}
 	if o == okay {
 		bk.ok++
@@ -513,8 +552,8 @@ type State struct {
 	Flow          []any      `json:"flow"` // Attempt and Switch, by "kind"
 	Failures      []Failure  `json:"failures"`
 	Queue         *QueueView `json:"queue"`
-	// Heat is the heatmap; in the stream's later states only when it
-	// changed (a page keeps the one it has)
+	// Heat is the heatmap; in the stream's later states only when the
+	// page does not have this one yet (it keeps the one it has)
 	Heat    *Heat `json:"heat,omitempty"`
 	heatVer int
 }
@@ -562,12 +601,8 @@ type Heat struct {
 	Reading  bool                `json:"reading"` // the event log is still being read
 }
 
-// State is the board now, with the heatmap. The queue is asked within ctx.
-func (b *Board) State(ctx context.Context) State { return b.state(ctx, true) }
-
-// state is the board now; with the heatmap when heat is set, or when it
-// changed since the open pages last had it.
-func (b *Board) state(ctx context.Context, heat bool) State {
+// State is the board now. The queue is asked within ctx.
+func (b *Board) State(ctx context.Context) State {
 	eng := b.o.Engine()
 	cfg := eng.Config()
 	now := b.clock.Now()
@@ -634,10 +669,8 @@ func (b *Board) state(ctx context.Context, heat bool) State {
 	if b.heat == nil { // the first page: the log's week is read now
 		b.seedLocked()
 	}
-	if heat || b.heatVer != b.heatSent {
-		h := b.heatLocked()
-		st.Heat, st.heatVer = &h, b.heatVer
-	}
+	h := b.heatLocked()
+	st.Heat, st.heatVer = &h, b.heatVer
 	return st
 }
 
@@ -674,7 +707,8 @@ func sortedKeys(m map[string][]string) []string {
 
 // page is one open stream.
 type page struct {
-	out chan []byte
+	out     chan []byte
+	heatVer int // the heatmap it has (-1: none yet)
 }
 
 // frame is one server-sent event.
@@ -711,7 +745,7 @@ func (b *Board) join() (*page, bool) {
 	if b.closed || len(b.pages) >= maxPages {
 		return nil, false
 	}
-	p := &page{out: make(chan []byte, subscribers)}
+	p := &page{out: make(chan []byte, subscribers), heatVer: -1}
 	b.pages[p] = struct{}{}
 	if !b.ticking {
 		b.ticking = true
@@ -742,16 +776,37 @@ func (b *Board) tick() {
 	}
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	st := b.state(ctx, false)
+	st := b.State(ctx)
 	cancel()
+	full := frame("state", st)
+	st.Heat = nil
+	lite := frame("state", st)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return
 	}
-	if st.Heat != nil {
-		b.heatSent = st.heatVer
+	// the heatmap goes to a page that does not have this one yet; a page
+	// that misses it (its queue full) gets it at the next tick
+	for p := range b.pages {
+		f, heat := lite, p.heatVer != st.heatVer
+		if heat {
+			f = full
+		}
+		select {
+		case p.out <- f:
+			if heat {
+				p.heatVer = st.heatVer
+			}
+		default:
+		}
 	}
-	b.publish("state", st)
 	b.stopTick = b.clock.AfterFunc(tick, b.tick)
+}
+
+// has notes that p got the heatmap of version ver (its first state).
+func (b *Board) has(p *page, ver int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p.heatVer = ver
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +82,7 @@ func TestOutcomeOf(t *testing.T) {
 
 func TestRollingWindow(t *testing.T) {
 	var r ring
-	add := func(ago time.Duration, lat int64, o outcome) { r.add(t0.Add(-ago).UnixMilli(), lat, o) }
+	add := func(ago time.Duration, lat int64, o outcome) { r.add(t0.Add(-ago).UnixMilli(), t0.UnixMilli(), lat, o) }
 	add(20*time.Minute, 5000, failed) // before the window
 	add(10*time.Minute, 900, failed)  // in the window, not recent
 	add(3*time.Minute, 100, okay)
@@ -105,6 +107,21 @@ func TestRollingWindow(t *testing.T) {
 	// the window moves on: 16 minutes later none of it counts
 	if got := r.rolling(t0.Add(16 * time.Minute)); got.OK+got.Failed != 0 {
 		t.Errorf("16 minutes later: %+v", got)
+	}
+	// the clock steps back an hour: what comes now counts, the slots from
+	// "the future" do not
+	back := t0.Add(-time.Hour)
+	for range 30 {
+		r.add(back.UnixMilli(), back.UnixMilli(), 10, failed)
+	}
+	if got := r.rolling(back); got.Failed != 30 || got.OK != 0 {
+		t.Errorf("after the clock stepped back an hour: %+v, want the 30 failures since", got)
+	}
+	// an end before 1970 or ahead of now does not break it
+	r.add(-5000, back.UnixMilli(), 10, failed)
+	r.add(back.Add(time.Hour).UnixMilli(), back.UnixMilli(), 10, failed)
+	if got := r.rolling(back); got.Failed != 31 {
+		t.Errorf("an end ahead of now counts now: %+v", got)
 	}
 }
 
@@ -301,8 +318,15 @@ func TestEventStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(tick)
-	if name, data := readFrame(t, sc); name != "state" || !strings.Contains(data, `"fallbacks":1`) {
-		t.Fatalf("frame %s %.80s; want the state after a tick", name, data)
+	if name, data := readFrame(t, sc); name != "state" || !strings.Contains(data, `"fallbacks":1`) || !strings.Contains(data, `"heat":`) {
+		t.Fatalf("frame %s %.80s; want the state after a tick, with the heatmap the attempt changed", name, data)
+	}
+	if err := clk.BlockUntilDue(context.Background(), tick); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(tick)
+	if name, data := readFrame(t, sc); name != "state" || strings.Contains(data, `"heat":`) {
+		t.Fatalf("frame %s; want the state without the heatmap the page has (%d bytes)", name, len(data))
 	}
 	b.Close()
 	if name, _ := readFrame(t, sc); name != "" {
@@ -321,6 +345,32 @@ func TestTooManyPages(t *testing.T) {
 	b.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/ui/events", nil))
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
 		t.Errorf("page %d: %d, Retry-After %q; want 503 with Retry-After", maxPages+1, w.Code, w.Header().Get("Retry-After"))
+	}
+}
+
+func TestOtherSitesPagesAreRefused(t *testing.T) {
+	b, _ := newBoard(t, Options{})
+	for _, tc := range []struct {
+		site, mode string
+		code       int
+	}{
+		{"", "", 200},                   // curl, a script
+		{"same-origin", "cors", 200},    // the page's own stream
+		{"none", "navigate", 200},       // typed in the address bar
+		{"cross-site", "navigate", 200}, // a link from elsewhere
+		{"cross-site", "no-cors", 403},  // another site's page reaching in
+		{"cross-site", "cors", 403},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/ui/state", nil)
+		if tc.site != "" {
+			req.Header.Set("Sec-Fetch-Site", tc.site)
+			req.Header.Set("Sec-Fetch-Mode", tc.mode)
+		}
+		w := httptest.NewRecorder()
+		b.Handler().ServeHTTP(w, req)
+		if w.Code != tc.code {
+			t.Errorf("Sec-Fetch-Site %q, mode %q: %d, want %d", tc.site, tc.mode, w.Code, tc.code)
+		}
 	}
 }
 
@@ -349,49 +399,68 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// fakeWriter is an event log's writer that writes only when flushed.
+type fakeWriter struct {
+	t    *testing.T
+	mu   sync.Mutex
+	f    *os.File
+	held []events.Record
+}
+
+func (w *fakeWriter) Write(r events.Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = append(w.held, r)
+}
+
+func (w *fakeWriter) Flush(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.held {
+		if err := json.NewEncoder(w.f).Encode(r); err != nil {
+			w.t.Error(err)
+		}
+	}
+	w.held = nil
+	return nil
+}
+
 // The heatmap's read of the log meets the writer exactly: an attempt the
 // writer still held when the first page opened is flushed and read, and
-// one observed after it opened counts once, though the writer puts it in
-// the log while the read runs.
+// those observed while the log is read count once, whether the flush
+// wrote them before the files were measured or not.
 func TestHeatMeetsTheWriter(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var held []events.Record // what the writer has not written yet
-	write := func(r events.Record) {
-		if err := json.NewEncoder(f).Encode(r); err != nil {
+	for _, flushAfter := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		f, err := os.Create(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	flush := func(context.Context) error {
-		for _, r := range held {
-			write(r)
+		w := &fakeWriter{t: t, f: f}
+		b, clk := newBoard(t, Options{EventLog: path, Events: w, Flush: w.Flush})
+		b.Observe(rec(clk.Now(), "gpt-6-astra", "capacity")) // held by the writer
+		b.State(context.Background())                        // the first page: flush, measure, read
+		for i := range 20 {                                  // during the read: pending, and maybe flushed
+			r := rec(clk.Now(), "gpt-6.1-sol", "ok")
+			r.RequestID = fmt.Sprintf("r-%d", i)
+			b.Observe(r)
 		}
-		held = nil
-		return nil
-	}
-	b, clk := newBoard(t, Options{EventLog: path, Flush: flush})
-	before := rec(clk.Now(), "gpt-6-astra", "capacity")
-	b.Observe(before) // as the gateway does: observed, then handed to the writer
-	held = append(held, before)
-	b.State(context.Background()) // the first page: flush, measure, read
-	after := rec(clk.Now(), "gpt-6.1-sol", "ok")
-	b.Observe(after)
-	write(after) // the writer is quick this time
-	<-b.Read()
-	st := b.State(context.Background())
-	var attempts, capacity int
-	for _, day := range st.Heat.Cells {
-		for _, c := range day {
-			attempts += c.Attempts
-			capacity += c.Capacity
+		<-b.Read()
+		if flushAfter {
+			w.Flush(context.Background())
 		}
-	}
-	if attempts != 2 || capacity != 1 {
-		t.Errorf("heatmap: %d attempts, %d capacity; want 2 and 1 (each attempt once)", attempts, capacity)
+		st := b.State(context.Background())
+		f.Close()
+		var attempts, capacity int
+		for _, day := range st.Heat.Cells {
+			for _, c := range day {
+				attempts += c.Attempts
+				capacity += c.Capacity
+			}
+		}
+		if attempts != 21 || capacity != 1 {
+			t.Errorf("heatmap: %d attempts, %d capacity; want 21 and 1 (each attempt once)", attempts, capacity)
+		}
 	}
 }
 

@@ -34,7 +34,20 @@ func (b *Board) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "spillway dashboard: no such page; the dashboard is at / (files under /ui/)", http.StatusNotFound)
 	})
-	return mux
+	return sameSite(mux)
+}
+
+// sameSite refuses what another site's page asks of the dashboard (its
+// script cannot read the answers, but could hold its streams open, or send
+// a password the browser keeps); following a link to it is fine.
+func sameSite(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+			http.Error(w, "spillway dashboard: not for another site's page", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (b *Board) file(name, ctype string) http.HandlerFunc {
@@ -88,8 +101,10 @@ func (b *Board) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	first := frame("state", b.State(ctx))
+	st := b.State(ctx)
 	cancel()
+	first := frame("state", st)
+	b.has(p, st.heatVer)
 	send := func(f []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
 		if _, err := w.Write(f); err != nil {

@@ -336,8 +336,7 @@ func (s *Server) record(rec events.Record) {
 	if rec.Status != 0 {
 		s.metrics.ttfb.WithLabelValues(s.label(rec.Model)).Observe(float64(rec.TTFBMS) / 1000)
 	}
-	s.board.Observe(rec) // before the log has it: the board's read of the log counts on that
-	s.events.Write(rec)
+	s.board.Observe(rec) // and on to the event log (the board's read of the log counts each attempt once so)
 }
 
 // label is a model's metrics label: configured models by name, any other

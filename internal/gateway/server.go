@@ -139,7 +139,7 @@ func New(o Options) (*Server, error) {
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
 	s.watchBreakers(engine)
 	s.exposed.Store(!config.Loopback(o.Config.Listen))
-	do := dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log,
+	do := dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log, Events: s.events,
 		Counts: func() (int64, int64) { return s.total.Load(), s.inflight.Load() }}
 	if f, ok := o.Events.(interface{ Flush(context.Context) error }); ok {
 		do.Flush = f.Flush

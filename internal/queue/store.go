@@ -402,7 +402,8 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 }
 
 // Summary counts the tasks by status and lists the running ones, reading
-// the rows of unfinished tasks only: finished ones are counted in the
+// the rows of unfinished tasks only (at most 10,000 of them: a queue
+// longer than that counts 10,000): finished ones are counted in the
 // database (a status page asks every few seconds).
 func (s *Store) Summary(ctx context.Context) (counts map[string]int, running []Info, err error) {
 	rows, err := s.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).First(10000).

@@ -179,7 +179,7 @@ func (a *Aggregate) AddN(e Event, n int) bool {
 		m.fallbacks += n
 	}
 	m.waitMS += e.WaitMS * int64(n)
-	if e.Latency >= 0 && !failed {
+	if e.Latency >= 0 && e.Class == "ok" { // an answer's latency (not a lost hedge's, nor a cut one's)
 		for range n {
 			m.lat.Insert(float64(e.Latency))
 		}

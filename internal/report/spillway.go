@@ -17,7 +17,10 @@ func EventOf(r events.Record) Event {
 		in = int(r.ReqBytes / 4) // about four bytes a token
 	}
 	class := r.Class
-	if r.CallerEnded {
+	switch {
+	case r.HedgeLost:
+		class = "hedge_lost"
+	case r.CallerEnded:
 		class = CallerEnded
 	}
 	return Event{TS: r.TS, Source: "spillway", Model: r.Model, Class: class, First: r.Attempt == 1,

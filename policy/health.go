@@ -30,8 +30,6 @@ type DeploymentHealth struct {
 	Weight    int           `json:"weight"`
 	Breaker   string        `json:"breaker"`
 	NextProbe time.Duration `json:"-"`
-	// Key is the deployment's breaker key (Candidate.Key).
-	Key string `json:"-"`
 }
 
 // Health lists every configured model's breaker, by name.
@@ -42,7 +40,7 @@ func (e *Engine) Health() []ModelHealth {
 		mh := ModelHealth{Name: name, Provider: m.Provider, Tier: string(m.Tier), Context: m.Context, Breaker: "open"}
 		for i, d := range e.cfg.Deployments(name) {
 			key := Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()
-			dh := DeploymentHealth{Name: d.Name, Provider: d.Provider, Upstream: d.Upstream, Weight: d.Weight, Breaker: states[key], Key: key}
+			dh := DeploymentHealth{Name: d.Name, Provider: d.Provider, Upstream: d.Upstream, Weight: d.Weight, Breaker: states[key]}
 			if dh.Breaker == "" {
 				dh.Breaker = "closed"
 			}

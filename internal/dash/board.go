@@ -21,10 +21,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math/bits"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -607,13 +607,13 @@ func (b *Board) State(ctx context.Context) State {
 	cfg := eng.Config()
 	now := b.clock.Now()
 	health := eng.Health()
+	downs := nonNil(eng.ProvidersDown())
 	down := map[string]bool{}
-	for _, p := range eng.ProvidersDown() {
+	for _, p := range downs {
 		down[p] = true
 	}
 	total, inflight := b.o.Counts()
-	st := State{Now: now.UTC(), Requests: total, Inflight: inflight, WindowMin: int(window / time.Minute),
-		ProvidersDown: nonNil(eng.ProvidersDown())}
+	st := State{Now: now.UTC(), Requests: total, Inflight: inflight, WindowMin: int(window / time.Minute), ProvidersDown: downs}
 	var q *QueueView
 	if b.o.Queue != nil {
 		v, err := b.o.Queue.Snapshot(ctx)
@@ -643,7 +643,7 @@ func (b *Board) State(ctx context.Context) State {
 		models[h.Name] = m
 	}
 	listed := map[string]bool{}
-	for _, name := range sortedKeys(cfg.Chains) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Chains)) {
 		c := Chain{Name: name}
 		for _, mn := range cfg.Chains[name] {
 			if m, ok := models[mn]; ok {
@@ -678,7 +678,7 @@ func (b *Board) State(ctx context.Context) State {
 // changed it.
 func (b *Board) heatLocked() Heat {
 	if b.heat == nil { // the log is being read for the first time
-		return Heat{Weekdays: report.Weekdays[:], Fills: [7][24]string{}, Models: []report.ModelStats{}, Reading: true}
+		return Heat{Weekdays: report.Weekdays[:], Models: []report.ModelStats{}, Reading: true}
 	}
 	if b.heatRes == nil {
 		r := b.heat.Result(nil)
@@ -694,15 +694,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // page is one open stream.

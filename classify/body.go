@@ -71,6 +71,11 @@ func fromObject(obj map[string]any) errInfo {
 		info.shape = OpenAI
 	}
 	e := findError(obj, 0)
+	if e == nil && str(obj["object"]) == "error" && obj["message"] != nil {
+		// an error object at the top (Mistral's OpenAI-compatible API:
+		// {"object":"error","message","type","code"})
+		e = obj
+	}
 	if e == nil {
 		// Responses API stream "error" event and Codex --json {"type":"error","message":…}
 		if top == "error" && obj["message"] != nil {

@@ -13,6 +13,9 @@ var codeClass = map[string]Class{
 	"overloaded_error":         Capacity,
 	"model_capacity_exhausted": Capacity,
 	"unavailable":              Capacity, // Gemini 503 UNAVAILABLE
+	// a 429 saying the service tier's shared pool is full (Mistral's
+	// OpenAI-compatible API): the pool, not the caller's limit
+	"service_tier_capacity_exceeded": Capacity,
 	// rate limits
 	"rate_limit_exceeded": RateLimit,
 	"rate_limit_error":    RateLimit,
@@ -85,7 +88,7 @@ var rules = []rule{
 	{Capacity, OpenAI, []string{"selected model is at capacity", "server_is_overloaded", "servers are currently overloaded", "server is overloaded or not ready", "slow_down", "we're currently experiencing high demand"}},
 	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}},
 	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
-	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity"}},
+	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity", "tier capacity exceeded"}},
 	// Gemini quota ids carry the period: PerDay is quota, PerMinute a rate limit.
 	{Quota, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},
 	{RateLimit, Gemini, []string{"perminute", "per minute"}},

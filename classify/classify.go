@@ -402,6 +402,9 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	}
 	// Gemini quota ids carry the period.
 	perDay := strings.Contains(lowerRaw, "perday") || strings.Contains(lowerRaw, "per day")
+	if m := ownRe.FindStringSubmatch(info.message); class == "" && m != nil && slices.Contains(Classes, Class(m[1])) {
+		class = Class(m[1]) // spillway's own answer names the class it decided
+	}
 	if class == "" && len(info.quotaIDs) > 0 {
 		class = RateLimit
 		for _, q := range info.quotaIDs {

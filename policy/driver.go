@@ -229,6 +229,9 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 	if c.Request.RungLeft > 0 && r.st.Action == send {
 		r.st.check = true // a parked request back for a check within its rung
 	}
+	if r.st.Action == send && r.st.FallbackFrom != "" && c.OnSwitch != nil {
+		c.OnSwitch(r.plan.chain[0], r.st.Candidate, r.st.Verdict) // passed over for its size
+	}
 	for {
 		if o := r.before(ctx); o != nil {
 			return *o
@@ -1036,7 +1039,7 @@ func (a *Attempt) end(res Result) {
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
 		Model: a.Candidate.Model, Deployment: a.Candidate.Deployment, RequestedModel: c.Model, Endpoint: c.Endpoint, Status: res.Status, Class: string(v.Class),
-		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: c.InputTokens,
+		LatencyMS: now.Sub(a.t0).Milliseconds(), ReqBytes: c.ReqBytes, EstInputTokens: a.r.plan.req.InputTokens,
 		OutputTokens: res.OutputTokens, Stream: c.Stream, FallbackFrom: a.FallbackFrom, WaitMS: a.waited.Milliseconds(), CallerEnded: callerEnded, HedgeLost: lost}
 	if headers {
 		rec.TTFBMS = ttfb.Milliseconds()

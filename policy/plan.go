@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,10 +61,20 @@ type Request struct {
 	Model string
 	// Type is the wire format of the endpoint the client called; a model the
 	// configuration does not know goes to that type's provider as is.
-	Type        classify.Provider
-	MinTier     config.Tier // "" for none
-	NoFallback  bool
+	Type       classify.Provider
+	MinTier    config.Tier // "" for none
+	NoFallback bool
+	// InputTokens is the request's size as its bytes tell it (about four
+	// a token); 0 when unknown. It picks the first model whose context
+	// window fits.
 	InputTokens int
+	// Tokens, when set, is a finer estimate (inline images and PDFs at
+	// what they cost, not their base64's length: wire.EstimateTokens). It
+	// is asked only when InputTokens passes the smallest known window of
+	// the request's chain, so that a request of common size parses
+	// nothing; its answer then replaces InputTokens (for the plan and the
+	// event records).
+	Tokens func() int
 	// Budget is the most the request may wait in total; 0 means the
 	// configuration's retry.budget.
 	Budget time.Duration
@@ -392,11 +403,16 @@ type plan struct {
 	resuming      bool
 	continuations int
 	skip          map[string]bool
-	waited        time.Duration // every wait: the plan's and the pacer's
-	spent         time.Duration // against the budget: every wait, and failed HTTP attempts
-	budget        time.Duration
-	route         []Hop
-	lastBad       classify.Verdict
+	// noFit: no model of the chain is known to fit the request, so every
+	// one is taken to (the upstream judges)
+	noFit    bool
+	atLeast  int           // the request is larger than this: a model of that window said it is too long
+	walkFrom int           // where the route of the current walk of the chain starts
+	waited   time.Duration // every wait: the plan's and the pacer's
+	spent    time.Duration // against the budget: every wait, and failed HTTP attempts
+	budget   time.Duration
+	route    []Hop
+	lastBad  classify.Verdict
 }
 
 // newPlan makes a plan for r.
@@ -404,6 +420,17 @@ func (e *Engine) newPlan(r Request) *plan {
 	// the counts and marks are made on first use: a request answered at
 	// once (most) makes none of them
 	p := &plan{e: e, req: r, chain: e.Candidates(r)}
+	if r.Tokens != nil && r.InputTokens > 0 {
+		smallest := 0
+		for _, c := range p.chain {
+			if c.Context > 0 && (smallest == 0 || c.Context < smallest) {
+				smallest = c.Context
+			}
+		}
+		if smallest > 0 && r.InputTokens > smallest {
+			p.req.InputTokens = r.Tokens()
+		}
+	}
 	p.budget = r.Budget
 	if p.budget <= 0 {
 		p.budget = e.cfg.Retry.Budget.D()
@@ -682,6 +709,25 @@ func (p *plan) start() step {
 			Reason: fmt.Sprintf("spillway: model %q is not in the configuration (catalog: none): add it under models:, or set passthrough_unknown: true to send unknown models upstream as named", p.req.Model)}
 	}
 	open := func(c Candidate) bool { return p.e.breakers.Open(c.Key()) }
+	// A request larger than the requested model's window starts at the
+	// first model whose window is known to be larger and to fit it (a
+	// model of unknown window is not known larger); with none, the
+	// requested model gets it and the upstream judges.
+	var fit func(Candidate) bool // nil: what next allows
+	if !p.fits(p.chain[0]) {
+		known := func(c Candidate) bool { return c.Context > 0 }
+		if _, ok := p.next(0, known); ok {
+			fit = known
+		} else {
+			p.noFit = true
+		}
+	}
+	and := func(ok func(Candidate) bool) func(Candidate) bool {
+		if fit == nil {
+			return ok
+		}
+		return func(c Candidate) bool { return fit(c) && (ok == nil || ok(c)) }
+	}
 	// the first fitting model neither open nor crowded, else the first
 	// fitting one not open; with every fitting model open, the last of them
 	// (its refusal costs nothing upstream), and with none fitting, the last
@@ -690,13 +736,13 @@ func (p *plan) start() step {
 		func(c Candidate) bool { return !open(c) && !p.e.pacer.crowded(c.Key()) },
 		func(c Candidate) bool { return !open(c) },
 	} {
-		if i, found := p.next(0, ok); found {
-			p.cur = p.spread(i, ok)
+		if i, found := p.next(0, and(ok)); found {
+			p.cur = p.spread(i, and(ok))
 			break
 		}
 	}
 	for i := len(p.chain) - 1; p.cur < 0 && i >= 0; i-- {
-		if j, ok := p.next(i, nil); ok && j == i {
+		if j, ok := p.next(i, and(nil)); ok && j == i {
 			p.cur = i
 		}
 	}
@@ -704,11 +750,21 @@ func (p *plan) start() step {
 		p.cur = len(p.chain) - 1
 	}
 	for _, c := range p.chain[:p.cur] {
-		if open(c) {
+		switch {
+		case !p.fits(c) || fit != nil && !fit(c):
+			p.route = append(p.route, Hop{Model: c.Name(), Class: classify.ContextLength, Refused: true})
+		case open(c):
 			p.route = append(p.route, Hop{Model: c.Name(), Class: BreakerOpen, Refused: true})
 		}
 	}
-	return step{Action: send, Candidate: p.chain[p.cur]}
+	st := step{Action: send, Candidate: p.chain[p.cur]}
+	if first := p.chain[0]; fit != nil && st.Candidate.Model != first.Model {
+		// moved on for the request's size: a fallback like any other
+		st.FallbackFrom = first.Name()
+		st.Verdict = classify.Verdict{Class: classify.ContextLength,
+			Message: fmt.Sprintf("the request (about %d tokens) is larger than %s's context window of %d tokens", p.req.InputTokens, first.Model, first.Context)}
+	}
+	return st
 }
 
 // spread balances a request across the deployments of the model it starts
@@ -739,8 +795,12 @@ func (p *plan) spread(i int, ok func(Candidate) bool) int {
 	return a
 }
 
+// fits reports whether the request fits c's context window, as far as is
+// known (an unknown window fits); every candidate fits once none is known
+// to (noFit: the upstream judges).
 func (p *plan) fits(c Candidate) bool {
-	return c.Context == 0 || p.req.InputTokens == 0 || p.req.InputTokens <= c.Context
+	need := max(p.req.InputTokens, p.atLeast)
+	return p.noFit || c.Context == 0 || need == 0 || need <= c.Context
 }
 
 // after records the outcome of the attempt sent to the current candidate
@@ -801,6 +861,9 @@ func (p *plan) decide(v classify.Verdict) step {
 		}
 		return p.fail(v, "no model in the chain exists for this key")
 	case classify.ContextLength:
+		// only a strictly larger window may take it (one of unknown size
+		// is not known larger); a smaller one on the way is passed over
+		p.noFit, p.atLeast = false, max(p.atLeast, c.Context+1)
 		bigger := func(n Candidate) bool { return c.Context > 0 && n.Context > c.Context }
 		if next, ok := p.next(p.cur+1, bigger); ok {
 			return p.switchTo(next, c)
@@ -910,7 +973,50 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	if next, ok := p.onward(nil); ok {
 		return p.switchTo(next, c)
 	}
+	if !p.walkFull() {
+		// no model said it is full (each failed on its own: a
+		// server_error after its retry): waiting for room would not help,
+		// and walking the chain again would fail the same way
+		return p.fail(v, p.walkSays())
+	}
 	return p.exhausted(c, v)
+}
+
+// walkFull reports whether the walk of the chain that just ended found a
+// model full: a capacity answer, or a model refused for it (its breaker
+// open, its room taken).
+func (p *plan) walkFull() bool {
+	for _, h := range p.route[min(p.walkFrom, len(p.route)):] {
+		if h.Class == classify.Capacity || h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkSays is what the walk of the chain that just ended found, in the
+// words of the classes that happened: "at capacity" only when every model
+// was full.
+func (p *plan) walkSays() string {
+	var classes []string
+	for _, h := range p.route[min(p.walkFrom, len(p.route)):] {
+		name := string(h.Class)
+		if h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot) {
+			name = string(classify.Capacity)
+		}
+		if !slices.Contains(classes, name) {
+			classes = append(classes, name)
+		}
+	}
+	switch {
+	case len(classes) == 0:
+		return "no model of the chain answered"
+	case len(classes) == 1 && classes[0] == string(classify.Capacity):
+		return "every model of the chain is at capacity"
+	case !slices.Contains(classes, string(classify.Capacity)):
+		return "every model of the chain failed (" + strings.Join(classes, ", ") + "), and none was full"
+	}
+	return "no model of the chain could answer (" + strings.Join(classes, ", ") + ")"
 }
 
 // exhausted is the step after a walk of the whole chain found every model
@@ -945,12 +1051,12 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 	} else {
 		wait = max(p.e.backoff(p.walks), v.Wait)
 		if p.spent+wait > p.budget {
-			return p.fail(v, "every model of the chain is at capacity")
+			return p.fail(v, p.walkSays())
 		}
 	}
 	i, ok := p.next(0, nil)
 	if !ok {
-		return p.fail(v, "every model of the chain is at capacity")
+		return p.fail(v, p.walkSays())
 	}
 	if only, confined := p.confined(); confined {
 		p.e.pacer.reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
@@ -958,7 +1064,7 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 	if !p.req.Park || !rung {
 		p.wait(wait) // a parked request does not wait here
 	}
-	p.cur = i
+	p.cur, p.walkFrom = i, len(p.route)
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: rung}
 	if first.Key() != c.Key() {
@@ -973,7 +1079,7 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
 	i, ok := p.next(0, nil)
 	if !ok {
-		return p.fail(v, "every model of the chain is at capacity")
+		return p.fail(v, p.walkSays())
 	}
 	// (the rung covers a Retry-After already: it is not added again)
 	wait := min(p.req.CheckEvery, p.rungLeft)
@@ -981,7 +1087,7 @@ func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
 	if !p.req.Park {
 		p.wait(wait)
 	}
-	p.cur = i
+	p.cur, p.walkFrom = i, len(p.route)
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: true, check: true}
 	if first.Key() != c.Key() {
@@ -1021,6 +1127,11 @@ func (p *plan) retrySame(c Candidate, wait time.Duration) step {
 // followed by its fallback (each model is tried once; no wait starts past
 // the budget).
 func (p *plan) switchTo(i int, from Candidate) step {
+	for _, c := range p.chain[p.cur+1 : max(i, p.cur+1)] {
+		if !p.fits(c) { // passed over for the request's size: a refused hop
+			p.route = append(p.route, Hop{Model: c.Name(), Class: classify.ContextLength, Refused: true})
+		}
+	}
 	p.cur = i
 	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Name()}
 }

@@ -27,7 +27,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, p protocol, key
 		p.writeError(w, c, failure{class: "bad_json", message: jsonErrText(err)})
 		return nil, nil, false
 	}
-	c.inTokens = EstimateTokens(len(body))
+	c.inTokens = EstimateTokens(body)
 	if st, ok := m["stream"].(bool); ok {
 		c.stream = st
 	}

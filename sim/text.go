@@ -1,6 +1,10 @@
 package sim
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/spillway/spillway/internal/wire"
+)
 
 var filler = []string{"spill", "over", "the", "weir", "and", "keep", "flowing"}
 
@@ -48,7 +52,8 @@ func Tokens(text string) []string {
 	return out
 }
 
-// EstimateTokens is the input token count of a request body: about four
-// bytes a token, the usual rule of thumb. Fat bodies count more, as they do
-// upstream.
-func EstimateTokens(bodyBytes int) int { return (bodyBytes + 3) / 4 }
+// EstimateTokens is the input token count of a request body, counted as
+// spillway estimates it: text at about four bytes a token (fat bodies
+// count more, as they do upstream), an inline image or PDF at what the
+// providers charge for it, never at its base64's length.
+func EstimateTokens(body []byte) int { return wire.EstimateTokens(body) }

@@ -290,7 +290,11 @@ type want struct {
 	// header is a stream's X-Spillway-Route, when it is not route with its
 	// last hop "streaming" (the headers went out before a continuation or
 	// a hedge's loser joined the route)
-	header   string
+	header string
+	// logRoute is the event log's route when it is not route: a hop
+	// refused before it was sent (a model passed over for the request's
+	// size) is in the route, and no attempt
+	logRoute string
 	attempts int    // X-Spillway-Attempts
 	text     string // the answer's text
 	// class is the class of the answer the client got when it failed.
@@ -358,7 +362,12 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 		}
 		// refusals are not logged, and a race's loser is logged as what
 		// it is to the model (unknown), not as the route's hedge_lost
-		if !strings.Contains(wt.route, "breaker_open") && !strings.Contains(wt.route, "no_slot") && !strings.Contains(wt.route, "hedge_lost") {
+		switch {
+		case wt.logRoute != "":
+			if got := w.route(); got != wt.logRoute {
+				t.Fatalf("event log route %q, want %q", got, wt.logRoute)
+			}
+		case !strings.Contains(wt.route, "breaker_open") && !strings.Contains(wt.route, "no_slot") && !strings.Contains(wt.route, "hedge_lost"):
 			if got := w.route(); got != wt.route {
 				t.Fatalf("event log route %q, want %q", got, wt.route)
 			}
@@ -438,7 +447,7 @@ func waits(w *world) []time.Duration {
 }
 
 func TestBehaviours(t *testing.T) {
-	rows := slices.Concat(capacityRows(), behaviourRows(), deploymentRows(), failureRows(), streamRows())
+	rows := slices.Concat(capacityRows(), behaviourRows(), deploymentRows(), failureRows(), streamRows(), answerRows())
 	for _, fe := range frontEnds {
 		t.Run(fe.name, func(t *testing.T) {
 			for _, r := range rows {
@@ -644,7 +653,13 @@ func behaviourRows() []row {
 			name: "context length: a request too large for the model starts where it fits",
 			cfg:  func(c *config.Config) { c.Chains["codex"] = []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra"} },
 			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
-			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6.1-terra:ok"},
+			// the models passed over for its size are refused hops, not attempts
+			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6-astra:context_length > gpt-6.1-sol:context_length > gpt-6.1-terra:ok",
+				logRoute: "gpt-6.1-terra:ok", attempts: 1, check: func(t *testing.T, w *world, _ result) {
+					if rec := w.records()[0]; rec.FallbackFrom != "gpt-6-astra" {
+						t.Fatalf("record %+v: the answer fell back from gpt-6-astra", rec)
+					}
+				}},
 		},
 		{
 			// the estimate says it fits; the model says it does not
@@ -661,12 +676,15 @@ func behaviourRows() []row {
 				c.Models["gpt-6.1-terra"] = mm
 			},
 			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
-			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6-astra:context_length > gpt-6.1-terra:ok"},
+			// (gpt-6.1-sol's window is no larger than the one that said
+			// no: passed over)
+			want: want{status: 200, model: "gpt-6.1-terra", route: "gpt-6-astra:context_length > gpt-6.1-sol:context_length > gpt-6.1-terra:ok",
+				logRoute: "gpt-6-astra:context_length > gpt-6.1-terra:ok"},
 		},
 		{
-			name: "context length: no larger window, the provider's own answer",
+			name: "context length: no larger window, the requested model's provider's own answer",
 			call: chat("gpt-6-astra", strings.Repeat("word ", 300000), false),
-			want: want{status: 400, class: classify.ContextLength, route: "gpt-6-luna:context_length", body: []string{"maximum context length"}},
+			want: want{status: 400, class: classify.ContextLength, route: "gpt-6-astra:context_length", body: []string{"maximum context length"}},
 		},
 		{
 			name: "model not found: skipped",

@@ -59,6 +59,12 @@ func (c Call) With(k, v string) Call {
 	return c
 }
 
+// WithBody is c with another body.
+func (c Call) WithBody(body string) Call {
+	c.Body = body
+	return c
+}
+
 // Request is c as a POST to base.
 func (c Call) Request(ctx context.Context, base string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+c.Path, strings.NewReader(c.Body))

@@ -25,7 +25,7 @@ func TestTasksAreDeterministicAndMixed(t *testing.T) {
 				t.Fatalf("%s is fat but needs %s: it could never fit a pool at peak", task.Name, task.MinTier)
 			}
 			// a fat task takes three slots: 16 000 to 24 000 tokens
-			if tok := sim.EstimateTokens(len(task.chatBody("gpt-6-astra"))); tok < 16000 || tok >= 24000 {
+			if tok := sim.EstimateTokens(task.chatBody("gpt-6-astra")); tok < 16000 || tok >= 24000 {
 				t.Fatalf("fat task of %d tokens", tok)
 			}
 		}

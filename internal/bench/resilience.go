@@ -218,7 +218,7 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 			// simulated moment this client started
 			ds := make([]sim.Demand, len(tasks))
 			for j, t := range tasks {
-				ds[j] = sim.Demand{Prompt: t.Prompt, InputTokens: sim.EstimateTokens(len(t.chatBody(chain[0]))), Models: eligible(w.cfg, chain, t.MinTier)}
+				ds[j] = sim.Demand{Prompt: t.Prompt, InputTokens: sim.EstimateTokens(t.chatBody(chain[0])), Models: eligible(w.cfg, chain, t.MinTier)}
 			}
 			if lb, ok := w.sim.LowerBound(ds, simT0, 24*time.Hour); ok && lb > 0 {
 				results[i].LowerBoundS = lb.Seconds()

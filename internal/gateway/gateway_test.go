@@ -255,6 +255,32 @@ func TestObservability(t *testing.T) {
 	}
 }
 
+// A request passed over its model for its size is a fallback like any
+// other: counted with class context_length, in the status and the log.
+func TestContextSkipIsAFallback(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) {
+		m := c.Models["gpt-6-astra"]
+		m.Context = 1000
+		c.Models["gpt-6-astra"] = m
+	})
+	resp, _ := r.do(t, chat("gpt-6-astra", strings.Repeat("word ", 2400), false))
+	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:context_length > gpt-6.1-sol:ok" {
+		t.Fatalf("%d, route %q", resp.StatusCode, resp.Header.Get("X-Spillway-Route"))
+	}
+	if m := metricsOf(t, r); !strings.Contains(m, `spillway_fallbacks_total{class="context_length",from="gpt-6-astra",to="gpt-6.1-sol"} 1`) {
+		t.Fatalf("metrics:\n%s", grep(m, "spillway_fallbacks_total"))
+	}
+	if st := statusOf(t, r); len(st.RecentFallbacks) != 1 || st.RecentFallbacks[0].Class != "context_length" {
+		t.Fatalf("status fallbacks %+v", st.RecentFallbacks)
+	}
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	if !strings.Contains(logs, `"answered_by":"gpt-6.1-sol"`) || !strings.Contains(logs, `"route":"gpt-6-astra:context_length > gpt-6.1-sol:ok"`) {
+		t.Fatalf("the request's log line:\n%s", logs)
+	}
+}
+
 func TestSecretsNeverLogged(t *testing.T) {
 	r := newRig(t, nil, nil)
 	r.fault(t, sim.Fault{Model: "*", Kind: "auth", Count: -1})

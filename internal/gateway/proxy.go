@@ -142,7 +142,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Budget: opts.Budget},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watch: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
@@ -297,10 +297,14 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	class := out.Verdict.Class
 	s.log.Warn("request failed", "request_id", out.ID, "class", class, "route", out.Route, "reason", redact.String(out.Reason))
 	h := w.Header()
-	// For an HTTP 503 Codex retries the whole chain four more times, so a
-	// Responses stream that ran out of models gets the event form, with the
-	// code Codex prints as spillway says it (wire.GiveUpFrame).
-	if ep.Kind == wire.Responses && body.Stream && class == classify.Capacity {
+	// Codex reconnects to an HTTP 5xx and sends the request again (each
+	// time a walk of the whole chain), so a streaming Responses request
+	// spillway gives up on gets the event form, with the code Codex
+	// prints as spillway says it (wire.GiveUpFrame). Only an upstream's own
+	// 4xx for a failure no retry fixes goes as it came: Codex acts on it
+	// itself (a quota's message, a context window it compacts, a sign-in
+	// it refreshes) and does not resend it.
+	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
 		upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
@@ -316,6 +320,13 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	w.WriteHeader(status)
 	w.Write(b)
 	return string(class)
+}
+
+// upstreamRefusal reports a give-up that passes the upstream's own 4xx
+// answer on (upstream.GiveUp: a class no retry can fix).
+func upstreamRefusal(out policy.Outcome) bool {
+	f, ok := out.Result.Detail.(*upstream.Failure)
+	return ok && policy.FailFast(out.Verdict.Class) && f.Status >= 400 && f.Status < 500
 }
 
 // switched notes a move to another model (metrics, status, log).

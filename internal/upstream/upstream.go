@@ -97,12 +97,45 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 		res.Verdict = a.Failure(err)
 		return nil, res
 	}
+	if v, ok := judgeWhole(a, resp, body, prov); !ok {
+		res.Verdict = v
+		return nil, res
+	}
 	if !a.Output() { // a hedge answered first
 		res.Verdict = a.Failure(context.Canceled)
 		return nil, res
 	}
 	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
 	return &Answer{Resp: resp, Body: body}, res
+}
+
+// judgeWhole checks a 2xx whole answer before the caller may have it: a
+// JSON answer (its content type JSON, or none: every endpoint spillway
+// relays is JSON) must be one complete JSON value, else it is a
+// server_error, retried as a stream that breaks before output is; and one
+// that is an error envelope is that error, judged as an error answer is
+// (an error the classifier cannot place is the upstream's fault:
+// server_error). ok is false with the verdict when it may not go on.
+func judgeWhole(a *policy.Attempt, resp *http.Response, body []byte, prov classify.Provider) (classify.Verdict, bool) {
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
+		return classify.Verdict{}, true
+	}
+	look := wire.LookWhole(body)
+	switch {
+	case !look.Valid:
+		return classify.Verdict{Class: classify.ServerError, Status: resp.StatusCode,
+			Message: fmt.Sprintf("the answer (HTTP %d, %d bytes) is not complete JSON: cut off or broken", resp.StatusCode, len(body))}, false
+	case look.Error:
+		v := a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
+		switch v.Class {
+		case classify.OK:
+			return v, true
+		case classify.Unknown:
+			v.Class, v.Retryable = classify.ServerError, true
+		}
+		return v, false
+	}
+	return classify.Verdict{}, true
 }
 
 // NewRequest builds the request of an attempt to cand at its provider: the

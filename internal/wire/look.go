@@ -644,3 +644,39 @@ func (f Facts) OnceStarted(k Kind) Frame {
 	}
 	return f.Frame
 }
+
+// Whole is what a whole (non-streamed) 2xx answer's body says, found in one
+// walk: whether it is one complete JSON value (an answer cut off, or not
+// JSON, must not reach the caller as a success), and whether it is an
+// error envelope though its status says success: an object whose "error"
+// is not null, or whose "type" or "object" is "error".
+type Whole struct {
+	Valid bool
+	Error bool
+}
+
+// LookWhole judges a whole answer's body (see Whole). A large answer costs
+// one walk of its bytes, as Look costs a stream's events.
+func LookWhole(d []byte) Whole {
+	w := newWalker(d)
+	var errorShaped bool
+	if w.peek() == '{' {
+		for name := range w.fields() {
+			switch name := string(name); {
+			case strings.EqualFold(name, "error"):
+				errorShaped = errorShaped || w.peek() != 'n'
+				w.skip()
+			case (strings.EqualFold(name, "type") || strings.EqualFold(name, "object")) && w.peek() == '"':
+				errorShaped = errorShaped || string(w.text()) == "error"
+			default:
+				w.skip()
+			}
+		}
+	} else {
+		w.skip()
+	}
+	if w.err != nil || !w.end() {
+		return Whole{}
+	}
+	return Whole{Valid: true, Error: errorShaped}
+}

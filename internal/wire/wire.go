@@ -200,6 +200,10 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	return b, nil
 }
 
+// Tokens is the body's estimated input tokens (EstimateTokens): what a
+// plan asks for a request whose bytes alone pass its smallest window.
+func (b *Body) Tokens() int { return EstimateTokens(b.Raw) }
+
 // Fields is the body's top-level fields, decoded on first use: only a
 // request that goes to another model, or a continuation, needs them.
 func (b *Body) Fields() map[string]json.RawMessage {

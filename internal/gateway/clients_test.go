@@ -142,6 +142,25 @@ func TestCodexAllModelsFullPrintsCapacity(t *testing.T) {
 	}
 }
 
+// A chain that fails without a full model (every model answers 500) is
+// walked once, and Codex gets the event form, not a 502: it prints
+// spillway's words once and does not reconnect and resend.
+func TestCodexAllModelsBrokenStopsOnce(t *testing.T) {
+	clienttest.Codex(t)
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "*", Kind: "server_error", Count: -1})
+	res := codex(t, r, "hi")
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "ERROR: spillway: server_error: every model of the chain failed (server_error), and none was full; tried gpt-6-astra") {
+		t.Fatalf("exit %d stderr %s", res.ExitCode, res.Stderr)
+	}
+	if strings.Contains(res.Stderr, "Reconnecting") || distinctRequests(r) != 1 {
+		t.Fatalf("Codex sent %d requests:\n%s", distinctRequests(r), res.Stderr)
+	}
+	if n := len(r.records()); n != 6 {
+		t.Fatalf("%d attempts, want one walk (each model and its retry)", n)
+	}
+}
+
 func distinctRequests(r *rig) int {
 	seen := map[string]bool{}
 	for _, rec := range r.records() {

@@ -55,6 +55,7 @@ type Option func(*config)
 type config struct {
 	queueSize int
 	onError   func(error)
+	clock     Clock
 	// open opens the log file for appending; tests replace it to slow down
 	// or fail the underlying writes.
 	open func(path string) (io.WriteCloser, error)
@@ -64,11 +65,66 @@ type config struct {
 // (DefaultQueueSize if n < 1).
 func WithQueueSize(n int) Option { return func(c *config) { c.queueSize = n } }
 
-// WithErrorHandler sets a function called with every I/O or encoding error
-// the background goroutine meets (opening, writing, rotating). It runs on
-// that goroutine and must not block. Without it such errors are only visible
-// through Dropped, Flush and Close.
+// WithErrorHandler sets a function told of what goes wrong, on the
+// background goroutine (it must not block). Records that do not reach the
+// file are told as a *DropError: the first at once, then at most one a
+// minute with how many were lost since (and a last one at Close), whatever
+// lost them (the disk full, a write or open that failed, a queue that the
+// disk could not keep up with). Other I/O errors (a rotation's rename)
+// are told as they come. Without it, drops are only visible through
+// Dropped, Flush and Close.
 func WithErrorHandler(fn func(error)) Option { return func(c *config) { c.onError = fn } }
+
+// Clock is the time a Writer tells drops by: policy.Clock, or the wall
+// clock's (the default).
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// WithClock sets the clock drops are told by (tests).
+func WithClock(c Clock) Option { return func(cf *config) { cf.clock = c } }
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// DropEvery is how often, at most, a Writer tells of records it dropped.
+const DropEvery = time.Minute
+
+// DropError tells of records that never reached the log.
+type DropError struct {
+	Path string
+	// Count is how many were dropped since the last report, Total how
+	// many since the Writer started.
+	Count, Total uint64
+	// First: this is the first report of the Writer's.
+	First bool
+	// Err is the last error that lost one; nil when the queue was full
+	// (the disk could not keep up).
+	Err error
+}
+
+func (e *DropError) Error() string {
+	why := "the queue of records waiting for the disk was full: the disk could not keep up"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	noun := "records were"
+	if e.Count == 1 {
+		noun = "record was"
+	}
+	if e.First {
+		return fmt.Sprintf("events: %d %s not written to %s: %s", e.Count, noun, e.Path, why)
+	}
+	return fmt.Sprintf("events: %d more %s not written to %s since the last report (%d in all): %s", e.Count, noun, e.Path, e.Total, why)
+}
+
+// Unwrap is the error that lost the records.
+func (e *DropError) Unwrap() error { return e.Err }
 
 func openAppend(path string) (io.WriteCloser, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -96,13 +152,18 @@ type Writer struct {
 	closeErr error         // set before done is closed
 
 	// Owned by the background goroutine.
-	f       io.WriteCloser // nil after a failed open; reopened on the next record
-	bw      *bufio.Writer
-	size    int64 // bytes in the current file, including bw's buffer
-	pending int   // records in bw's buffer, lost if the flush fails
-	torn    bool  // a write failed, maybe mid-line: start with a newline
-	line    bytes.Buffer
-	enc     *json.Encoder
+	told     uint64      // drops told so far
+	toldAt   time.Time   // when they were last told; zero before the first
+	cause    error       // the last error that dropped a record, until told
+	tellStop func() bool // the armed timer of the next report, if any
+	wake     chan struct{}
+	f        io.WriteCloser // nil after a failed open; reopened on the next record
+	bw       *bufio.Writer
+	size     int64 // bytes in the current file, including bw's buffer
+	pending  int   // records in bw's buffer, lost if the flush fails
+	torn     bool  // a write failed, maybe mid-line: start with a newline
+	line     bytes.Buffer
+	enc      *json.Encoder
 }
 
 // NewWriter opens path for appending (creating its directory with mode 0700
@@ -115,7 +176,7 @@ func NewWriter(path string, maxBytes int64, keep int, opts ...Option) (*Writer, 
 	if path == "" {
 		return nil, errors.New("events: empty log path")
 	}
-	cfg := config{queueSize: DefaultQueueSize, open: openAppend}
+	cfg := config{queueSize: DefaultQueueSize, open: openAppend, clock: wallClock{}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -130,6 +191,7 @@ func NewWriter(path string, maxBytes int64, keep int, opts ...Option) (*Writer, 
 		ch:       make(chan Record, cfg.queueSize),
 		flushReq: make(chan chan error),
 		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
 		bw:       bufio.NewWriterSize(nil, 64<<10),
 	}
 	w.enc = json.NewEncoder(&w.line)
@@ -240,6 +302,10 @@ func (w *Writer) run() {
 		case r, ok := <-w.ch:
 			if !ok {
 				w.closeErr = w.closeFile()
+				if w.tellStop != nil {
+					w.tellStop()
+				}
+				w.tell(true) // the last word on what was lost
 				return
 			}
 			w.write(r)
@@ -247,6 +313,7 @@ func (w *Writer) run() {
 				// Momentarily idle: let readers (tail -f) see what we have.
 				w.flush()
 			}
+			w.tell(false)
 		case reply := <-w.flushReq:
 			// Everything enqueued before Flush was called is in ch now.
 			for n := len(w.ch); n > 0; n-- {
@@ -256,7 +323,12 @@ func (w *Writer) run() {
 				}
 				w.write(r)
 			}
-			reply <- w.flush()
+			err := w.flush()
+			w.tell(false)
+			reply <- err
+		case <-w.wake:
+			w.tellStop = nil
+			w.tell(false)
 		}
 	}
 }
@@ -322,7 +394,7 @@ func (w *Writer) flush() error {
 		w.torn = true
 		w.dropped.Add(uint64(w.pending))
 		err = fmt.Errorf("events: write %s: %w", w.path, err)
-		w.report(err)
+		w.cause = err
 	}
 	w.pending = 0
 	return err
@@ -330,7 +402,31 @@ func (w *Writer) flush() error {
 
 func (w *Writer) drop(err error) {
 	w.dropped.Add(1)
-	w.report(err)
+	w.cause = err
+}
+
+// tell reports the records dropped since the last report: at once the
+// first time, then at most once every DropEvery (a timer wakes the
+// goroutine for what is left), and at the end (final) whatever is left.
+func (w *Writer) tell(final bool) {
+	n := w.dropped.Load()
+	if n == w.told || w.cfg.onError == nil {
+		return
+	}
+	now := w.cfg.clock.Now()
+	if next := w.toldAt.Add(DropEvery); !final && !w.toldAt.IsZero() && now.Before(next) {
+		if w.tellStop == nil {
+			w.tellStop = w.cfg.clock.AfterFunc(next.Sub(now), func() {
+				select {
+				case w.wake <- struct{}{}:
+				default:
+				}
+			})
+		}
+		return
+	}
+	w.cfg.onError(&DropError{Path: w.path, Count: n - w.told, Total: n, First: w.told == 0, Err: w.cause})
+	w.told, w.toldAt, w.cause = n, now, nil
 }
 
 func (w *Writer) report(err error) {
@@ -351,9 +447,28 @@ func (w *Writer) openFile() error {
 	w.f, w.size, w.torn = f, 0, false
 	if fi, err := os.Stat(w.path); err == nil {
 		w.size = fi.Size()
+		// a log whose last line was cut (a crash, a disk that filled)
+		// gets a new line first: a record appended to the torn one would
+		// be lost with it
+		w.torn = w.size > 0 && !endsInNewline(w.path, w.size)
 	}
 	w.bw.Reset(f)
 	return nil
+}
+
+// endsInNewline reports whether the file at path, of size bytes, ends in
+// a newline (true when it cannot be read: no newline is added then).
+func endsInNewline(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return true
+	}
+	return last[0] == '\n'
 }
 
 // closeFile flushes and closes the current file, if any.

@@ -580,3 +580,119 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// A log whose last line was cut off (a crash mid-write) gets its next
+// record on a line of its own: appended to the fragment, it would be lost.
+func TestRestartOnATornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	torn := `{"ts":"2026-11-30T12:00:00.000Z","request_id":"before","attempt":1}` + "\n" + `{"ts":"2026-11-30T12:00:01.000Z","request_id":"cut","att`
+	if err := os.WriteFile(path, []byte(torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWriter(path, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(Record{RequestID: "after", Attempt: 1})
+	closeWriter(t, w)
+	var got []string
+	err = ReadFile(path, func(r Record) error { got = append(got, r.RequestID); return nil })
+	var me *MalformedError
+	if !slices.Equal(got, []string{"before", "after"}) || !errors.As(err, &me) || !slices.Equal(me.Lines, []int{2}) {
+		t.Fatalf("read %q, %v; want both records and the fragment on line 2", got, err)
+	}
+	// a log that ends well gets no blank line
+	w, _ = NewWriter(path, 0, 0)
+	w.Write(Record{RequestID: "later", Attempt: 1})
+	closeWriter(t, w)
+	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte("\n\n")) {
+		t.Fatalf("a blank line in the log:\n%s", b)
+	}
+}
+
+// fakeClock is a clock for the drop reports: AfterFunc's calls wait for
+// advance.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	calls []func()
+	at    []time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls, c.at = append(c.calls, f), append(c.at, c.now.Add(d))
+	return func() bool { return false }
+}
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	for i := 0; i < len(c.calls); i++ {
+		if !c.at[i].After(c.now) {
+			due = append(due, c.calls[i])
+			c.calls, c.at = slices.Delete(c.calls, i, i+1), slices.Delete(c.at, i, i+1)
+			i--
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// Records lost to a full disk are told at once, then at most once a
+// minute with the count, and the rest at Close: never silently.
+func TestDropsAreTold(t *testing.T) {
+	clk := &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	var mu sync.Mutex
+	var told []*DropError
+	w, path := newTestWriter(t, 0, 0, WithClock(clk),
+		WithErrorHandler(func(err error) {
+			var de *DropError
+			if !errors.As(err, &de) {
+				t.Errorf("told %v, want a *DropError", err)
+				return
+			}
+			mu.Lock()
+			told = append(told, de)
+			mu.Unlock()
+		}),
+		func(c *config) {
+			c.open = func(path string) (io.WriteCloser, error) {
+				f, err := openAppend(path)
+				return failingFile{f}, err
+			}
+		})
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(told) }
+	for range 5 {
+		w.Write(Record{})
+		w.Flush(context.Background())
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d reports after the first drops, want 1 at once", n)
+	}
+	clk.advance(DropEvery) // the timer wakes the writer for the four since
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	w.Write(Record{})
+	closeWriter(t, w)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 3 {
+		t.Fatalf("%d reports, want the first, the minute's and Close's: %v", len(told), told)
+	}
+	if !told[0].First || told[0].Count != 1 || told[1].Count != 4 || told[1].Total != 5 || told[2].Count != 1 || told[2].Total != 6 {
+		t.Fatalf("reports %+v %+v %+v", *told[0], *told[1], *told[2])
+	}
+	if msg := told[1].Error(); !strings.Contains(msg, "4 more records were not written to "+path) || !strings.Contains(msg, "disk full") || !strings.Contains(msg, "(5 in all)") {
+		t.Fatalf("report %q", msg)
+	}
+	if w.Dropped() != 6 {
+		t.Fatalf("Dropped() = %d", w.Dropped())
+	}
+}

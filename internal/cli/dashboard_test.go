@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -30,6 +31,13 @@ func dashEnv(dir string) []string {
 // startServe runs `spillway serve` with the configuration body, and
 // returns its base URL once it listens.
 func startServe(t *testing.T, bin, dir, body string, args ...string) string {
+	base, _ := startServeLog(t, bin, dir, body, args...)
+	return base
+}
+
+// startServeLog is startServe, and what the gateway has written to
+// stderr so far.
+func startServeLog(t *testing.T, bin, dir, body string, args ...string) (string, func() string) {
 	t.Helper()
 	cfgPath := filepath.Join(dir, "spillway.yaml")
 	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
@@ -43,15 +51,24 @@ func startServe(t *testing.T, bin, dir, body string, args ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
+	var mu sync.Mutex
+	var logs strings.Builder
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
 		if m := regexp.MustCompile(`listening on http://(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, stderr)
-			return "http://" + m[1]
+			go func() {
+				for sc.Scan() {
+					mu.Lock()
+					logs.WriteString(sc.Text() + "\n")
+					mu.Unlock()
+				}
+			}()
+			return "http://" + m[1], func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
 		}
 	}
-	t.Fatalf("spillway serve did not start")
-	return ""
+	t.Fatalf("spillway serve did not start:\n%s", logs.String())
+	return "", nil
 }
 
 // The dashboard, end to end: the simulator and `spillway serve`, the page

@@ -86,7 +86,7 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 					o.Ladder = append(o.Ladder, d)
 				}
 			}
-			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg)
+			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, a.warnEvents)
 			if err != nil {
 				return err
 			}

@@ -334,7 +334,7 @@ func (a *App) queueRun(open opener) *cobra.Command {
 				cfg.Queue.GapMax = config.Duration(gapMax)
 			}
 			var sink events.Sink = events.Nop{}
-			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg)
+			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, a.warnEvents)
 			if err != nil {
 				return err
 			}

@@ -99,7 +99,7 @@ and X-Spillway-Route.`,
 				opts.Engine = policy.New(cfg, policy.WithFleet(node))
 				opts.Fleet = node
 			}
-			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg)
+			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg, func(err error) { logger.Warn("event log", "error", err.Error()) })
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,9 @@ and X-Spillway-Route.`,
 // eventLog opens the event log a command writes: path (--events), else
 // events.path, else the default location; "-" for none (a nil writer).
 // It returns the path it chose, and the close that flushes the log.
-func (a *App) eventLog(path string, cfg *config.Config) (*events.Writer, string, func(), error) {
+// Records the log loses (a full disk) are told to warn: the first at
+// once, then at most one line a minute with the count.
+func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*events.Writer, string, func(), error) {
 	if path == "" {
 		path = cfg.Events.Path
 	}
@@ -193,7 +195,7 @@ func (a *App) eventLog(path string, cfg *config.Config) (*events.Writer, string,
 	if path == "-" {
 		return nil, path, func() {}, nil
 	}
-	ew, err := events.NewWriter(path, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep)
+	ew, err := events.NewWriter(path, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep, events.WithErrorHandler(warn))
 	if err != nil {
 		return nil, path, nil, fail(ExitFail, "event log: %w", err)
 	}
@@ -203,6 +205,9 @@ func (a *App) eventLog(path string, cfg *config.Config) (*events.Writer, string,
 		ew.Close(ctx)
 	}, nil
 }
+
+// warnEvents tells the user on stderr of records the event log lost.
+func (a *App) warnEvents(err error) { fmt.Fprintf(a.Stderr, "spillway: %v\n", err) }
 
 // applyUpstreams points providers at --upstream URLs: FORMAT=URL sets that
 // provider's base URL; a bare URL sets all three (OpenAI's at URL/v1, as a

@@ -40,7 +40,7 @@ func newMetrics(dropped func() float64, fleet Fleet) *metrics {
 			Help: "Breaker state per provider/model: 0 closed, 1 half-open, 2 open."}, []string{"key"}),
 	}
 	m.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_events_dropped_total",
-		Help: "Event records dropped because the log writer fell behind."}, dropped)
+		Help: "Event records that never reached the event log: its disk full, a write or open that failed, or a writer that fell behind (the log says which, at once and then once a minute)."}, dropped)
 	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if fleet != nil {

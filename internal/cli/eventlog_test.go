@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/sim"
+)
+
+// A gateway whose event log cannot be written (its disk full) says so in
+// its log at once, with the cause; it never drops records silently.
+func TestServeSaysTheEventLogIsLosingRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to fill a disk with")
+	}
+	srv, _ := sim.New(sim.Options{Seed: 1, TokenRate: 0})
+	hs := httptest.NewServer(srv.Handler())
+	defer func() { srv.Close(); hs.Close() }()
+	bin := buildSpillway(t)
+	dir := t.TempDir()
+	base, logs := startServeLog(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n",
+		"--listen", "127.0.0.1:0", "--events", "/dev/full")
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-6-luna","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-test-0123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", err, resp)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs(), "record was not written to /dev/full") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l := logs(); !strings.Contains(l, "event log") || !strings.Contains(l, "record was not written to /dev/full") || !strings.Contains(l, "no space left on device") {
+		t.Fatalf("the gateway's log does not say the record was lost:\n%s", l)
+	}
+}

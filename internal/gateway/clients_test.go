@@ -25,6 +25,7 @@ import (
 	oresponses "github.com/openai/openai-go/v3/responses"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/sim"
 )
@@ -62,6 +63,24 @@ func TestCodexThroughGateway(t *testing.T) {
 	}
 	if got := strings.Join(routeOf(r), " > "); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
 		t.Fatalf("event log route %q", got)
+	}
+	// spillway report, given Codex's rollout and the gateway's log, counts
+	// the turn once: the log's two attempts, the rollout's turn skipped
+	log := filepath.Join(t.TempDir(), "events.jsonl")
+	w, err := events.NewWriter(log, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range r.records() {
+		w.Write(rec)
+	}
+	w.Close(context.Background())
+	rr, err := report.Build(context.Background(), report.Options{Only: []string{"spillway", "codex"}, EventLog: log, EventLogNamed: true, CodexHome: res.CodexHome, Loc: time.UTC})
+	if err != nil || rr.Totals.Attempts != 2 {
+		t.Fatalf("the report counts %+v (%v), want the gateway's 2 attempts", rr.Totals, err)
+	}
+	if in := rr.Inputs[len(rr.Inputs)-1]; in.Source != "codex" || in.Duplicates != 1 || in.Events != 0 {
+		t.Fatalf("the rollout's input %+v, want its turn skipped as the log's", in)
 	}
 }
 

@@ -1,12 +1,15 @@
 package report_test
 
 import (
+	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/report"
 )
 
@@ -200,5 +203,62 @@ func TestClaudeEdges(t *testing.T) {
 	}
 	if r.QuotaN != 1 || strings.Contains(r.Quota[0].Message, "abcdefghijklmnop") {
 		t.Fatalf("quota incidents %+v: want one, its key redacted", r.Quota)
+	}
+}
+
+// A turn an agent made through the gateway is in its own file and in the
+// gateway's event log: it is counted once, from the log. Codex names its
+// provider (the one spillway setup codex writes); Claude Code and Gemini
+// CLI name none, so their turns are matched to the log's requests by model
+// and start within 2 s.
+func TestAgentTurnsTheGatewayLoggedCountOnce(t *testing.T) {
+	codex := place(t, map[string]string{"codex/rollout-ok.jsonl": "sessions/2026/11/30/rollout-a.jsonl"})
+	claude := place(t, map[string]string{
+		"claude/transcript-ok.jsonl":       "projects/-work/ok.jsonl",
+		"claude/transcript-capacity.jsonl": "projects/-work/capacity.jsonl",
+	})
+	gemini := place(t, map[string]string{"gemini/session-ok.jsonl": "tmp/work/chats/session-2026-11-30T21-16-e9fccaaf.jsonl"})
+	log := filepath.Join(t.TempDir(), "events.jsonl")
+	at := func(s string) time.Time { ts, _ := time.Parse(time.RFC3339Nano, s); return ts }
+	recs := []events.Record{
+		// Codex's turn
+		{TS: at("2026-11-30T21:15:30.100Z"), RequestID: "r1", Attempt: 1, Source: "gateway", Model: "gpt-6-astra", RequestedModel: "gpt-6-astra", Endpoint: "/v1/responses", Status: 200, Class: "ok"},
+		// Claude Code's answered turn (its request at 21:15:55.522), and a
+		// request 3 s from any of its failed ones
+		{TS: at("2026-11-30T21:15:55.600Z"), RequestID: "r2", Attempt: 1, Source: "gateway", Model: "claude-opus-5-5", RequestedModel: "claude-opus-5-5", Endpoint: "/v1/messages", Status: 200, Class: "ok"},
+		{TS: at("2026-11-30T21:16:03.500Z"), RequestID: "r3", Attempt: 1, Source: "gateway", Model: "claude-opus-5-5", RequestedModel: "claude-opus-5-5", Endpoint: "/v1/messages", Status: 200, Class: "ok"},
+		// Gemini CLI's turn (its prompt at 21:16:08.946), answered by a fallback
+		{TS: at("2026-11-30T21:16:09.010Z"), RequestID: "r4", Attempt: 1, Source: "gateway", Model: "gemini-3-pro", RequestedModel: "gemini-3-pro", Endpoint: "/v1beta/models/gemini-3-pro:streamGenerateContent", Status: 503, Class: "capacity"},
+		{TS: at("2026-11-30T21:16:09.020Z"), RequestID: "r4", Attempt: 2, Source: "gateway", Model: "gemini-3-flash", RequestedModel: "gemini-3-pro", Endpoint: "/v1beta/models/gemini-3-pro:streamGenerateContent", Status: 200, Class: "ok", FallbackFrom: "gemini-3-pro"},
+	}
+	w, err := events.NewWriter(log, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		w.Write(r)
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o := report.Options{EventLog: log, EventLogNamed: true, CodexHome: codex, ClaudeHome: claude, GeminiHome: gemini, TempDir: t.TempDir(), Loc: time.UTC}
+	r := build(t, o)
+	// the log's five attempts, and Claude Code's three failed ones that
+	// the log does not hold
+	if r.Totals.Attempts != 8 {
+		t.Fatalf("%d attempts, want the log's 5 and 3 of Claude Code's own: %+v", r.Totals.Attempts, r.Inputs)
+	}
+	skipped := map[string]int{}
+	for _, in := range r.Inputs {
+		skipped[in.Source+" "+filepath.Base(in.Path)] = in.Duplicates
+	}
+	if want := map[string]int{"spillway events.jsonl": 0, "codex rollout-a.jsonl": 1, "claude ok.jsonl": 1, "claude capacity.jsonl": 0,
+		"gemini session-2026-11-30T21-16-e9fccaaf.jsonl": 1}; !maps.Equal(skipped, want) {
+		t.Fatalf("duplicates skipped %v, want %v", skipped, want)
+	}
+	// without the log, nothing is skipped
+	o.Only = []string{"codex", "claude", "gemini"}
+	if r := build(t, o); r.Totals.Attempts != 6 {
+		t.Fatalf("%d attempts from the agents' files alone, want 6", r.Totals.Attempts)
 	}
 }

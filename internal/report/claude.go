@@ -50,7 +50,7 @@ type claudeLine struct {
 
 var claudeWanted = [][]byte{[]byte(`"api-request"`), []byte(`"api_error"`), []byte(`"assistant"`), []byte(`"type":"user"`)}
 
-func readClaude(path string, a *Aggregate) Input {
+func readClaude(path string, a *Aggregate, dup dedup) Input {
 	var in Input
 	var (
 		model, asked string    // the current attempt's model; the request's first
@@ -63,7 +63,14 @@ func readClaude(path string, a *Aggregate) Input {
 	add := func(e Event) {
 		e.Source, e.Model, e.InTokens, e.WaitMS = "claude", model, size, wait
 		e.First, e.Fallback = tries == 0, asked != "" && model != asked
-		if a.Add(e) {
+		start := sent // the turn's start: its request's, when it was logged
+		if start.IsZero() {
+			start = e.TS
+		}
+		switch {
+		case dup.turns.has(start, model, asked):
+			in.Duplicates++
+		case a.Add(e):
 			in.Events++
 		}
 		wait = 0

@@ -46,8 +46,9 @@ type codexLine struct {
 }
 
 type codexPayload struct {
-	Type  string `json:"type"`
-	Model string `json:"model"`
+	Type     string `json:"type"`
+	Model    string `json:"model"`
+	Provider string `json:"model_provider"` // session_meta's
 	Info  *struct {
 		Last struct {
 			InputTokens int `json:"input_tokens"`
@@ -61,11 +62,12 @@ type codexPayload struct {
 }
 
 // codexWanted are the markers of the lines worth decoding.
-var codexWanted = [][]byte{[]byte(`"turn_context"`), []byte(`"token_count"`), []byte(`"task_complete"`), []byte(`"thread_settings_applied"`)}
+var codexWanted = [][]byte{[]byte(`"session_meta"`), []byte(`"turn_context"`), []byte(`"token_count"`), []byte(`"task_complete"`), []byte(`"thread_settings_applied"`)}
 
-func readCodex(path string, a *Aggregate) Input {
+func readCodex(path string, a *Aggregate, dup dedup) Input {
 	var in Input
 	model, size, turnSize := "", 0, 0
+	through := false // the session's provider is the gateway: the log has its turns
 	jsonLines(path, codexWanted, &in, func(line []byte) bool {
 		var l codexLine
 		var p codexPayload
@@ -73,6 +75,8 @@ func readCodex(path string, a *Aggregate) Input {
 			return false
 		}
 		switch {
+		case l.Type == "session_meta":
+			through = dup.codexProvider != "" && p.Provider == dup.codexProvider
 		case l.Type == "turn_context" && p.Model != "":
 			model = p.Model
 		case p.Type == "thread_settings_applied" && p.Settings != nil && p.Settings.Model != "" && model == "":
@@ -91,7 +95,10 @@ func readCodex(path string, a *Aggregate) Input {
 				e.Class, e.Message = codexClass(p.Error)
 				e.Latency = -1
 			}
-			if a.Add(e) {
+			switch {
+			case through:
+				in.Duplicates++
+			case a.Add(e):
 				in.Events++
 			}
 			turnSize = 0

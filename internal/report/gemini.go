@@ -118,27 +118,30 @@ func userTurn(r geminiRecord) bool {
 }
 
 // readGeminiChats reads one session file, judging rewound prompts by errs.
-func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
-	return func(path string, a *Aggregate) Input {
+func readGeminiChats(errs []geminiError) func(string, *Aggregate, dedup) Input {
+	return func(path string, a *Aggregate, dup dedup) Input {
 		var in Input
 		var (
 			pending *geminiRecord // a prompt not yet answered
 			model   string
 			size    int
 		)
-		add := func(e Event) {
+		add := func(e Event, start time.Time) {
 			e.Source, e.First = "gemini", true
 			if e.Model == "" {
 				e.Model = model
 			}
-			if a.Add(e) {
+			switch {
+			case dup.turns.has(start, e.Model):
+				in.Duplicates++
+			case a.Add(e):
 				in.Events++
 			}
 		}
 		fail := func() {
 			if pending != nil {
 				class, msg := classAfter(errs, pending.Timestamp)
-				add(Event{TS: pending.Timestamp, Class: class, InTokens: size, Latency: -1, Message: msg})
+				add(Event{TS: pending.Timestamp, Class: class, InTokens: size, Latency: -1, Message: msg}, pending.Timestamp)
 				pending = nil
 			}
 		}
@@ -150,11 +153,13 @@ func readGeminiChats(errs []geminiError) func(string, *Aggregate) Input {
 				size = r.Tokens.Input
 			}
 			e := Event{TS: r.Timestamp, Class: "ok", Model: r.Model, InTokens: size, Latency: -1}
+			start := r.Timestamp
 			if pending != nil {
 				e.Latency = r.Timestamp.Sub(pending.Timestamp).Milliseconds()
+				start = pending.Timestamp
 			}
 			pending = nil
-			add(e)
+			add(e, start)
 		}
 		message := func(r geminiRecord) {
 			switch {

@@ -114,6 +114,7 @@ func Text(w io.Writer, r Result, colour bool) error {
 			for _, in := range ins {
 				sum.Events += in.Events
 				sum.Unreadable += in.Unreadable
+				sum.Duplicates += in.Duplicates
 				if in.Error != "" {
 					errs++
 				}
@@ -127,6 +128,9 @@ func Text(w io.Writer, r Result, colour bool) error {
 			line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
 			if in.Unreadable > 0 {
 				line += ", " + plural(in.Unreadable, "unreadable line") + " skipped"
+			}
+			if in.Duplicates > 0 {
+				line += fmt.Sprintf(", %s already in the event log skipped", plural(in.Duplicates, "turn"))
 			}
 			if in.Error != "" {
 				line += " (" + clean(in.Error, 200) + ")"

@@ -335,6 +335,9 @@ type Input struct {
 	Path       string `json:"path"`
 	Events     int    `json:"events"`
 	Unreadable int    `json:"unreadable_lines"`
+	// Duplicates are the turns of an agent's file left out because the
+	// gateway's event log holds them too.
+	Duplicates int `json:"duplicates_skipped"`
 	Error      string `json:"error,omitempty"`
 }
 

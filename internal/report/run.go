@@ -75,17 +75,26 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}
 	a := NewAggregate(o.Loc, o.Since, o.Until)
 	var ins []Input
+	var dup dedup // what of the agents' files the gateway's log holds too
 	if o.wants("spillway") {
 		path := o.EventLog
 		if path == "" {
 			path = events.DefaultPath(o.Getenv)
 		}
 		if path != "" {
-			got, err := ReadEventLog(path, a, o.counted)
+			turns := gatewayTurns{}
+			seen := turns.add
+			if !o.wants("claude") && !o.wants("gemini") {
+				seen = nil
+			}
+			got, err := ReadEventLog(path, a, o.counted, seen)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
 			case err != nil:
 				return Result{}, fmt.Errorf("report: %w", err)
+			default:
+				turns.sort()
+				dup = dedup{codexProvider: setup.ProviderID, turns: turns}
 			}
 			ins = append(ins, got...)
 		}
@@ -93,7 +102,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	agents := []struct {
 		name, dir string
 		files     func(string) []string
-		read      func(string, *Aggregate) Input
+		read      func(string, *Aggregate, dedup) Input
 	}{
 		{"codex", cmp.Or(o.CodexHome, setup.CodexHome(o.Getenv)), codexFiles, readCodex},
 		{"claude", cmp.Or(o.ClaudeHome, setup.ClaudeHome(o.Getenv)), claudeFiles, readClaude},
@@ -102,11 +111,11 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	// Gemini CLI's error reports are read only when its sessions are
 	var geminiErrs []geminiError
 	loaded := false
-	agents[2].read = func(path string, a *Aggregate) Input {
+	agents[2].read = func(path string, a *Aggregate, dup dedup) Input {
 		if !loaded {
 			geminiErrs, loaded = geminiErrors(o.TempDir), true
 		}
-		return readGeminiChats(geminiErrs)(path, a)
+		return readGeminiChats(geminiErrs)(path, a, dup)
 	}
 	for _, ag := range agents {
 		if !o.wants(ag.name) || ag.dir == "" {
@@ -131,7 +140,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			if o.Progress != nil {
 				o.Progress(ag.name+" "+filepath.Base(f), 0)
 			}
-			in := ag.read(f, a)
+			in := ag.read(f, a, dup)
 			in.Source, in.Path = ag.name, f
 			ins = append(ins, in)
 		}
@@ -150,6 +159,18 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		ins = append(ins, in)
 	}
 	return a.Result(ins), nil
+}
+
+// dedup says which turns of the agents' own files the gateway's event log
+// holds too, so that each is counted once (from the log, which says
+// more): the zero value, when no log was read, skips nothing.
+type dedup struct {
+	// codexProvider: Codex sessions of this model provider (the one
+	// spillway setup codex writes) went through the gateway
+	codexProvider string
+	// turns: the gateway's requests, for agents whose files do not say
+	// where they sent theirs
+	turns gatewayTurns
 }
 
 // walkFiles lists the files under root whose name match says, sorted.

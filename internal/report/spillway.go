@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spillway/spillway/events"
 )
@@ -28,12 +31,16 @@ func EventOf(r events.Record) Event {
 		InTokens: in, Latency: r.LatencyMS, WaitMS: r.WaitMS, Message: r.Error}
 }
 
-// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a.
-func ReadEvents(r io.Reader, a *Aggregate) (Input, error) {
+// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a;
+// seen, when set, is shown each record as well.
+func ReadEvents(r io.Reader, a *Aggregate, seen func(events.Record)) (Input, error) {
 	in := Input{Source: "spillway"}
 	err := events.Read(events.Decompressed(r), func(rec events.Record) error {
 		if a.Add(EventOf(rec)) {
 			in.Events++
+		}
+		if seen != nil {
+			seen(rec)
 		}
 		return nil
 	})
@@ -47,8 +54,9 @@ func ReadEvents(r io.Reader, a *Aggregate) (Input, error) {
 
 // ReadEventLog folds spillway's event log at path and its rotated files
 // (path.N, path.N.gz) into a, oldest first: one Input per file.
-// counted wraps each file for progress (nil: none).
-func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.Reader) ([]Input, error) {
+// counted wraps each file for progress (nil: none); seen is shown every
+// record (nil: none).
+func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.Reader, seen func(events.Record)) ([]Input, error) {
 	files, err := events.RotatedFiles(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
@@ -73,7 +81,7 @@ func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.
 		if counted != nil {
 			r = counted(name, f)
 		}
-		in, err := ReadEvents(r, a)
+		in, err := ReadEvents(r, a, seen)
 		f.Close()
 		in.Path = name
 		if err != nil {
@@ -85,4 +93,47 @@ func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.
 		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
 	}
 	return ins, nil
+}
+
+// gatewayTurns is when the gateway started the requests of the agents
+// that can go through it unnamed (Claude Code, Gemini CLI: their files
+// name no base URL), by model, in Unix milliseconds: a turn in an agent's
+// file that the gateway's log holds too is counted once, from the log.
+type gatewayTurns map[string][]int64
+
+// sameTurn is how far apart an agent's start of a turn and the gateway's
+// start of its request may be.
+const sameTurn = 2 * time.Second
+
+// add keeps rec's start under its model and the model asked for, if it is
+// a gateway request of an Anthropic or Gemini endpoint.
+func (g gatewayTurns) add(rec events.Record) {
+	if rec.Source != events.SourceGateway || !strings.HasPrefix(rec.Endpoint, "/v1/messages") && !strings.HasPrefix(rec.Endpoint, "/v1beta/") {
+		return
+	}
+	ms := rec.TS.UnixMilli()
+	g[rec.Model] = append(g[rec.Model], ms)
+	if rec.RequestedModel != "" && rec.RequestedModel != rec.Model {
+		g[rec.RequestedModel] = append(g[rec.RequestedModel], ms)
+	}
+}
+
+// sort readies g for has.
+func (g gatewayTurns) sort() {
+	for _, v := range g {
+		slices.Sort(v)
+	}
+}
+
+// has reports whether the gateway started a request for one of models
+// within sameTurn of start.
+func (g gatewayTurns) has(start time.Time, models ...string) bool {
+	lo, hi := start.Add(-sameTurn).UnixMilli(), start.Add(sameTurn).UnixMilli()
+	for _, m := range models {
+		v := g[m]
+		if i, _ := slices.BinarySearch(v, lo); i < len(v) && v[i] <= hi {
+			return true
+		}
+	}
+	return false
 }

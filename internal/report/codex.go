@@ -49,7 +49,7 @@ type codexPayload struct {
 	Type     string `json:"type"`
 	Model    string `json:"model"`
 	Provider string `json:"model_provider"` // session_meta's
-	Info  *struct {
+	Info     *struct {
 		Last struct {
 			InputTokens int `json:"input_tokens"`
 		} `json:"last_token_usage"`

@@ -337,7 +337,7 @@ type Input struct {
 	Unreadable int    `json:"unreadable_lines"`
 	// Duplicates are the turns of an agent's file left out because the
 	// gateway's event log holds them too.
-	Duplicates int `json:"duplicates_skipped"`
+	Duplicates int    `json:"duplicates_skipped"`
 	Error      string `json:"error,omitempty"`
 }
 

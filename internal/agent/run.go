@@ -80,6 +80,12 @@ type Options struct {
 	// starts (the id of its process group, when it has one: when Stdin is
 	// not a terminal).
 	OnStart func(pid int)
+	// Supervisor, when set, is spillway's executable: each run of the agent
+	// goes under spillway's supervisor (proc.Supervise), so that the agent
+	// and everything it started die with spillway, even when spillway is
+	// killed outright; the pid OnStart is told is the supervisor's. Empty:
+	// the agent runs as spillway's own child.
+	Supervisor string
 	// NewSessionID names a session exec gives an agent (Gemini CLI's
 	// --session-id, with Resume); a random UUID when nil.
 	NewSessionID func() string
@@ -461,6 +467,21 @@ const killGrace = 5 * time.Second
 // started once it exits or 5 s later.
 func runOnce(ctx context.Context, o Options, args []string) runOut {
 	out := runOut{stdout: newTail(1 << 20), stderr: newTail(1 << 20)}
+	supervised := o.Supervisor != ""
+	if supervised {
+		// the agent resolved here, by spillway's PATH, as exec.Command
+		// resolves it (a path with a slash is the directory's to resolve)
+		agentPath := args[0]
+		if !strings.Contains(agentPath, "/") {
+			lp, err := exec.LookPath(agentPath)
+			if err != nil {
+				out.startErr = err
+				return out
+			}
+			agentPath = lp
+		}
+		args = proc.Supervised(o.Supervisor, append([]string{agentPath}, args[1:]...))
+	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin = o.Stdin
 	cmd.Stdout = io.MultiWriter(o.Stdout, out.stdout)
@@ -483,7 +504,8 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 		// are found as spillway's adopted children
 		proc.BecomeSubreaper()
 	}
-	if err := cmd.Start(); err != nil {
+	done, err := proc.Start(cmd, supervised)
+	if err != nil {
 		out.startErr = err
 		return out
 	}
@@ -492,13 +514,15 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 	if o.OnStart != nil {
 		o.OnStart(pid)
 	}
-	target := pid
-	if group {
+	target, interrupt := pid, syscall.SIGINT
+	switch {
+	case group:
 		target = -target
+	case supervised:
+		// a supervisor on a terminal passes SIGINT on only when asked
+		// (the terminal's Ctrl-C reached the agent already)
+		interrupt = proc.InterruptSignal
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -507,7 +531,7 @@ func runOnce(ctx context.Context, o Options, args []string) runOut {
 		// pass; a shell's background jobs ignore SIGINT and would
 		// outlive it
 		out.interrupted = true
-		_ = syscall.Kill(target, syscall.SIGINT)
+		_ = syscall.Kill(target, interrupt)
 		tick := time.NewTicker(50 * time.Millisecond)
 		grace := time.After(killGrace)
 	wait:

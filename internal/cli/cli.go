@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/proc"
 )
 
 // Version is set at build time with -ldflags "-X github.com/spillway/spillway/internal/cli.Version=v1.2.3"
@@ -67,6 +68,11 @@ func exitQuietly(code int) error { return &exitError{code: code} }
 
 // Run executes spillway with args and returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == proc.SuperviseArg {
+		// spillway run again as an agent's supervisor (spillway exec and
+		// the queue's command steps start it): no command of the user's
+		return proc.Supervise(args[1:])
+	}
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
 	return app.Run(ctx, args)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 			}
 			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg, eo...), Chain: chain, Model: model, MaxWait: maxWait,
 				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
-				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv}
+				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv, Supervisor: supervisor()}
 			if models != "" {
 				for _, m := range strings.Split(models, ",") {
 					if m = strings.TrimSpace(m); m != "" {
@@ -127,4 +128,16 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// supervisor is the executable an agent's supervisor runs: spillway
+// itself (proc.Supervise; a test binary of this package handles the
+// supervisor's argument in its TestMain), or "" when it cannot be found:
+// the agent then runs as spillway's own child.
+func supervisor() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return self
 }

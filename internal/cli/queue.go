@@ -346,7 +346,8 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			stopView := view.run(ctx)
 			started := time.Now()
 			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
-				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task}
+				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task,
+				Supervisor: supervisor()}
 			// the runners on one Postgres are a fleet: through Redis when
 			// state: says so (with the gateways), else through the database
 			// (SQLite's one connection is River's: a runner there is alone)

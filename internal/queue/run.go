@@ -45,6 +45,10 @@ type RunOptions struct {
 	DeadAfter time.Duration
 	// Clock paces the heartbeats and the rescue (policy.RealClock when nil).
 	Clock policy.Clock
+	// Supervisor, when set, is spillway's executable: a command step's
+	// agent runs under its supervisor, and dies with this runner even when
+	// the runner is killed outright (agent.Options.Supervisor).
+	Supervisor string
 	// CheckEvery splits a long rung of the ladder into checks: a task
 	// waiting for capacity comes back after at most this long to try its
 	// chain again (it fails fast at capacity), and the first answer ends
@@ -559,7 +563,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
 			Park: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			// the agent's own configuration (its default model) as it sees it
-			Events: w.o.Events, Getenv: os.Getenv,
+			Events: w.o.Events, Getenv: os.Getenv, Supervisor: w.o.Supervisor,
 			// its process group, for a rescue to end should this runner die
 			OnStart: func(pid int) { _ = w.store.stepProcess(ctx, id, pid) }})
 		switch {

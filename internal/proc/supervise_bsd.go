@@ -1,0 +1,15 @@
+//go:build unix && !linux && !darwin
+
+package proc
+
+import (
+	"syscall"
+	"time"
+)
+
+// setParentDeath: no parent-death signal here; watchParent polls.
+func setParentDeath(*syscall.SysProcAttr) {}
+
+func watchParent(parent int) <-chan struct{} { return pollParent(parent, 200*time.Millisecond) }
+
+func descendants(pid int) []int { return psDescendants(pid) }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
@@ -153,6 +154,16 @@ func answerRows() []row {
 						t.Fatal(err)
 					}
 				}},
+		},
+		{
+			name:   "every model answers 500: one walk, no backoff and no ladder, and the give-up says server_error",
+			faults: []sim.Fault{{Model: "*", Kind: "server_error", Count: -1}},
+			call:   chat("gpt-6-astra", "hi", false),
+			want: want{status: 502, class: classify.ServerError, route: "gpt-6-astra:server_error > gpt-6-astra:server_error > gpt-6.1-sol:server_error > gpt-6.1-sol:server_error > gpt-6-luna:server_error > gpt-6-luna:server_error",
+				body: []string{"every model of the chain failed (server_error), and none was full"}},
+			exec: &execWant{models: "gpt-6-astra,gpt-6.1-sol,gpt-6-luna", exit: 1, ladder: []time.Duration{time.Second, 2 * time.Second},
+				route:  "gpt-6-astra:server_error > gpt-6-astra:server_error > gpt-6.1-sol:server_error > gpt-6.1-sol:server_error > gpt-6-luna:server_error > gpt-6-luna:server_error",
+				stderr: "every model of the chain failed (server_error), and none was full"},
 		},
 		{
 			name:   "a streaming Responses request given up on a rate limit gets the event form too",

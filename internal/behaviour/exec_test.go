@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestBehavioursUnderExec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range append(capacityRows(), behaviourRows()...) {
+	for _, r := range slices.Concat(capacityRows(), behaviourRows(), answerRows()) {
 		if r.exec == nil {
 			continue
 		}

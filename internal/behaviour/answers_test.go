@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -218,13 +217,9 @@ func embeddings(model, input string) call {
 // "" sends none at all.
 func cutOnce(body, contentType string) func(*world) http.Handler {
 	return func(*world) http.Handler {
-		var mu sync.Mutex
-		first := true
+		first := firstTime()
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			cut := first
-			first = false
-			mu.Unlock()
+			cut := first()
 			if contentType == "" {
 				rw.Header()["Content-Type"] = nil // no sniffing either
 			} else {

@@ -1200,17 +1200,22 @@ func fixed(status int, body string) func(*world) http.Handler {
 	}
 }
 
+// firstTime reports true on its first call only; safe for concurrent use.
+func firstTime() func() bool {
+	var once sync.Once
+	return func() (first bool) {
+		once.Do(func() { first = true })
+		return first
+	}
+}
+
 // stallsOnce is an upstream whose first whole answer stops halfway and
 // never ends; then it answers body.
 func stallsOnce(body string) func(*world) http.Handler {
 	return func(*world) http.Handler {
-		var mu sync.Mutex
-		first := true
+		first := firstTime()
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			stall := first
-			first = false
-			mu.Unlock()
+			stall := first()
 			rw.Header().Set("Content-Type", "application/json")
 			if !stall {
 				io.WriteString(rw, body)

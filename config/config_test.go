@@ -65,6 +65,8 @@ func TestBadFiles(t *testing.T) {
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
 		{"open_listen.yaml", []string{"open_listen.yaml:1:", "listen", "0.0.0.0:8787 is reachable from other machines: set gateway.keys"}},
+		{"gemini_upstream.yaml", []string{"gemini_upstream.yaml:6:", "models.gemini-3-pro.deployments[1].upstream", `the model name "models/x?key=y" cannot go in a URL`,
+			"gemini_upstream.yaml:2:", "models.gemini-escape.upstream", `"../../v1/files#"`}},
 		{"gateway_keys.yaml", []string{"gateway.keys[0].key", "sha256: takes the key's SHA-256 as 64 hex digits",
 			"gateway.keys[1].name", "every gateway key needs a name", "gateway.keys[2].chains", `chain "nowhere" is not defined`,
 			"gateway.keys[3].name", `"alice" is also the name of gateway.keys[0]`}},

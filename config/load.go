@@ -20,6 +20,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // Problem is one mistake in a configuration file.
@@ -618,6 +620,22 @@ func (l *loader) validate(c *Config) {
 		}
 		if m.Hold.Tokens < 0 {
 			l.at(fp+".hold.tokens", fmt.Sprintf("must be 0 (no token limit) or more, not %d", m.Hold.Tokens))
+		}
+		for i, d := range c.Deployments(name) {
+			// a Gemini model's name goes in the URL's path
+			if c.ProviderType(d.Provider) != "gemini" {
+				continue
+			}
+			if err := wire.CheckPathModel(d.Upstream); err != nil {
+				field := fp
+				switch {
+				case len(m.Deployments) > 0 && m.Deployments[i].Upstream != "":
+					field = fmt.Sprintf("%s.deployments[%d].upstream", fp, i)
+				case m.Upstream != "":
+					field = fp + ".upstream"
+				}
+				l.at(field, err.Error())
+			}
 		}
 		if m.Chain != "" && !slices.Contains(c.Chains[m.Chain], name) {
 			l.at(fp+".chain", fmt.Sprintf("%q is not a chain that holds %s; chains holding it: %s", m.Chain, name, orNone(chainsOf(c, name))))

@@ -150,6 +150,9 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	body, err := wire.ParseBody(ep, raw)
 	if err == nil && ep.ModelInPath {
 		body.Model = wire.PathModel(req.URL.Path)
+		if perr := wire.CheckPathModel(body.Model); perr != nil {
+			return nil, nil, fmt.Errorf("transport: %w", perr)
+		}
 	}
 	if err != nil || body.Model == "" {
 		out := req.Clone(req.Context())

@@ -4,9 +4,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -81,6 +87,72 @@ func TestGeminiThroughGateway(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(b), `"totalTokens":`) {
 			t.Fatalf("countTokens: %d %s", resp.StatusCode, b)
+		}
+	})
+}
+
+// recordingTransport answers every upstream request with a Gemini answer
+// and keeps the URL it was sent to.
+type recordingTransport struct {
+	mu   sync.Mutex
+	urls []*url.URL
+}
+
+func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt.mu.Lock()
+	rt.urls = append(rt.urls, req.URL)
+	rt.mu.Unlock()
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Request: req,
+		Body: io.NopCloser(strings.NewReader(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`))}, nil
+}
+
+// FuzzGeminiPath: whatever a client puts in the model segment of a Gemini
+// path, the gateway either refuses it (400, nothing sent) or sends it to
+// the provider's host at /v1beta/models/<escaped model>:<method>, with no
+// query or fragment of the client's making.
+func FuzzGeminiPath(f *testing.F) {
+	for _, seg := range []string{"gemini-3-pro", "..%2F..%2Fanything%23", "x%3Fkey%3Dy", "a%2Fb", "%2e%2e", "gemini-3-pro%00", "g:h", "%23", "-x", strings.Repeat("a", 130)} {
+		f.Add(seg, "generateContent")
+	}
+	f.Add("gemini-3-pro", "streamGenerateContent")
+	f.Add("gemini-3-pro", "countTokens")
+	f.Fuzz(func(t *testing.T, seg, method string) {
+		cfg := config.Default()
+		p := cfg.Providers["gemini"]
+		p.BaseURL = "https://gemini.example/base"
+		cfg.Providers["gemini"] = p
+		rt := &recordingTransport{}
+		gw, err := gateway.New(gateway.Options{Config: cfg, Transport: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gw.Close()
+		target := "/v1beta/models/" + seg + ":" + method
+		if _, err := url.ParseRequestURI(target); err != nil || strings.ContainsAny(target, " \t\r\n") {
+			return // not a request line a client could send
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:8787"+target, strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+		if err != nil {
+			return
+		}
+		req.Header.Set("X-Goog-Api-Key", "AIza-fuzz-0123456789")
+		rec := httptest.NewRecorder()
+		gw.Handler().ServeHTTP(rec, req)
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		for _, u := range rt.urls {
+			model, m, ok := strings.Cut(strings.TrimPrefix(u.EscapedPath(), "/base/v1beta/models/"), ":")
+			if u.Host != "gemini.example" || !strings.HasPrefix(u.EscapedPath(), "/base/v1beta/models/") || !ok || m != method ||
+				u.Fragment != "" || u.RawFragment != "" || strings.Contains(model, "/") || u.RawQuery != "" && u.RawQuery != req.URL.RawQuery {
+				t.Fatalf("%s was sent to %s", target, u)
+			}
+			if dec, _ := url.PathUnescape(model); wire.CheckPathModel(dec) != nil {
+				t.Fatalf("%s: the model %q went upstream", target, dec)
+			}
 		}
 	})
 }

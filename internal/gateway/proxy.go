@@ -126,6 +126,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
+		if err := wire.CheckPathModel(body.Model); err != nil {
+			return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
+		}
 	}
 	if body.Model == "" {
 		return nil, reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
@@ -206,6 +209,9 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	body, err := wire.ParseBody(ep, raw)
+	if err == nil {
+		err = wire.CheckPathModel(model)
+	}
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 		return

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -108,7 +110,8 @@ func PathModel(path string) string {
 	return model
 }
 
-// WithPathModel is path (…/models/MODEL:METHOD) naming model instead.
+// WithPathModel is path (…/models/MODEL:METHOD) naming model instead
+// (path-escaped).
 func WithPathModel(path, model string) string {
 	i := strings.LastIndex(path, "/models/")
 	if i < 0 {
@@ -116,14 +119,30 @@ func WithPathModel(path, model string) string {
 	}
 	rest := path[i+len("/models/"):]
 	_, method, _ := strings.Cut(rest, ":")
-	return path[:i] + "/models/" + model + ":" + method
+	return path[:i] + "/models/" + url.PathEscape(model) + ":" + method
 }
 
-// URL is the upstream URL of ep at a provider's base URL, for model.
+// pathModel is what a model name put in a URL path may be: nothing that
+// could climb out of its segment, start a query or a fragment, or read as
+// another segment once decoded (../, %2F, ?, #).
+var pathModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// CheckPathModel says why name cannot go in a URL path, nil when it can:
+// a letter or digit, then up to 127 letters, digits, '.', '_' and '-'.
+func CheckPathModel(name string) error {
+	if !pathModel.MatchString(name) {
+		return fmt.Errorf("the model name %q cannot go in a URL: a model name in the path is a letter or digit, then up to 127 letters, digits, '.', '_' and '-'", name)
+	}
+	return nil
+}
+
+// URL is the upstream URL of ep at a provider's base URL, for model: a
+// model in the path is path-escaped (callers refuse a name CheckPathModel
+// refuses before it comes here).
 func (ep Endpoint) URL(base, model string) string {
 	path := ep.Upstream
 	if ep.ModelInPath {
-		path = strings.ReplaceAll(path, "{model}", model)
+		path = strings.ReplaceAll(path, "{model}", url.PathEscape(model))
 	}
 	return strings.TrimSuffix(base, "/") + path
 }

@@ -232,7 +232,7 @@ var (
 	}
 	rpcStatusRe = regexp.MustCompile(`got status:?\s*([A-Z_]{4,})`) // Gemini CLI
 	// spillway's own give-up message names the class it decided
-	ownRe    = regexp.MustCompile(`^spillway: ([a-z_]+):`)
+	ownRe    = regexp.MustCompile(`^spillway: ([a-z_]+)[:;]`)
 	noticeRe = regexp.MustCompile(`(?i)\b(?:re-?connecting|retrying)\b[.…\s]*(\d+)\s*/\s*(\d+)(?:\s*\((.*)\))?`)
 )
 

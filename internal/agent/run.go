@@ -468,16 +468,24 @@ const killGrace = 5 * time.Second
 func runOnce(ctx context.Context, o Options, args []string) runOut {
 	out := runOut{stdout: newTail(1 << 20), stderr: newTail(1 << 20)}
 	supervised := o.Supervisor != ""
+	if _, err := os.Stat(o.Supervisor); supervised && err != nil {
+		supervised = false // spillway's binary was replaced or removed since it started: the agent runs as its child
+	}
 	if supervised {
 		// the agent resolved here, by spillway's PATH, as exec.Command
-		// resolves it (a path with a slash is the directory's to resolve)
+		// resolves it, so that one that cannot start says so as before
+		// (a path with a slash is the working directory's)
 		agentPath := args[0]
+		lookup := agentPath
+		if strings.Contains(lookup, "/") && !filepath.IsAbs(lookup) && o.Dir != "" {
+			lookup = filepath.Join(o.Dir, lookup)
+		}
+		lp, err := exec.LookPath(lookup)
+		if err != nil {
+			out.startErr = err
+			return out
+		}
 		if !strings.Contains(agentPath, "/") {
-			lp, err := exec.LookPath(agentPath)
-			if err != nil {
-				out.startErr = err
-				return out
-			}
 			agentPath = lp
 		}
 		args = proc.Supervised(o.Supervisor, append([]string{agentPath}, args[1:]...))

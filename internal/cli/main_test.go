@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == proc.SuperviseArg {
 		os.Exit(proc.Supervise(os.Args[2:]))
 	}
+	// a binary built with -race sleeps a second at a clean exit (GORACE's
+	// atexit_sleep_ms): not for every supervisor these tests start
+	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	os.Exit(m.Run())
 }

@@ -334,7 +334,9 @@ func (a *App) queueRun(open opener) *cobra.Command {
 				cfg.Queue.GapMax = config.Duration(gapMax)
 			}
 			var sink events.Sink = events.Nop{}
-			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, a.warnEvents)
+			view := a.newQueueView(s, asJSON)
+			// (records the log loses are said as the view says its lines)
+			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, func(err error) { view.log("spillway: %v", err) })
 			if err != nil {
 				return err
 			}
@@ -342,7 +344,6 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			if ew != nil {
 				sink = ew
 			}
-			view := a.newQueueView(s, asJSON)
 			stopView := view.run(ctx)
 			started := time.Now()
 			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,7 +35,9 @@ const SuperviseArg = "__supervise"
 // InterruptSignal, sent to a supervisor, interrupts its agent (SIGINT):
 // a supervisor on a terminal shares its group with the agent, and the
 // terminal's own Ctrl-C reaches the agent directly, so a SIGINT the
-// supervisor gets is not passed on (the agent would get it twice).
+// supervisor gets is not passed on (the agent would get the terminal's
+// twice); spillway's own interrupt goes this way, as it went to the
+// agent before there was a supervisor.
 const InterruptSignal = syscall.SIGUSR1
 
 // Supervised is the command line that runs argv under the supervisor:
@@ -81,9 +82,11 @@ func Start(cmd *exec.Cmd, supervised bool) (done <-chan error, err error) {
 
 // Supervise is the supervisor's life (args: what follows SuperviseArg): it
 // runs the command with its own standard streams, environment, directory
-// and process group (the parent chose them for it), and exits with the
-// command's status (128 + the signal that ended it). Once its parent is
-// gone it kills everything below it and exits.
+// and process group (the parent chose them for it), reaps the orphans it
+// adopts, and exits with the command's status (128 + the signal that
+// ended it). Once its parent is gone it kills everything below it and
+// exits. A signal spillway ran with ignored (nohup's SIGHUP) stays
+// ignored for the agent.
 func Supervise(args []string) int {
 	if len(args) < 3 || args[1] != "--" {
 		fmt.Fprintln(os.Stderr, "spillway: "+SuperviseArg+" is spillway's own: PARENT_PID -- COMMAND [ARG...]")
@@ -94,8 +97,13 @@ func Supervise(args []string) int {
 		fmt.Fprintln(os.Stderr, "spillway: "+SuperviseArg+": the parent's pid is a number")
 		return 2
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, InterruptSignal)
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD, parentDeath, InterruptSignal)
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) { // (Notify would un-ignore it, for the agent too)
+			signal.Notify(sigs, s)
+		}
+	}
 	if os.Getppid() != parent {
 		return 128 + int(syscall.SIGKILL) // the parent died before this began: start nothing
 	}
@@ -106,50 +114,61 @@ func Supervise(args []string) int {
 		fmt.Fprintf(os.Stderr, "spillway: %v\n", err)
 		return 127
 	}
+	// (never cmd.Wait: the agent is reaped with the orphans, below)
 	agent := cmd.Process.Pid
 	// a group leader shares its group with the agent, where the parent's
 	// signals reach both; otherwise (a terminal's group) signals the parent
 	// meant for the agent are passed on
 	leader := syscall.Getpgrp() == os.Getpid()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	gone := watchParent(parent)
+	tick := time.NewTicker(time.Second) // a SIGCHLD merged with another is not missed
+	defer tick.Stop()
 	for {
+		var s os.Signal
 		select {
-		case err := <-done:
-			return exitStatus(err)
 		case <-gone:
 			killBelow()
 			return 128 + int(syscall.SIGTERM)
-		case s := <-sigs:
-			switch {
-			case os.Getppid() != parent: // the parent-death signal
-				killBelow()
-				return 128 + int(syscall.SIGTERM)
-			case s == InterruptSignal:
-				_ = syscall.Kill(agent, syscall.SIGINT)
-			case s == syscall.SIGINT:
-				// the agent has it too: from the group, or the terminal
-			case !leader:
-				_ = syscall.Kill(agent, s.(syscall.Signal))
+		case <-tick.C:
+			s = syscall.SIGCHLD
+		case s = <-sigs:
+		}
+		switch {
+		case s == syscall.SIGCHLD:
+			if status, ok := reap(agent); ok {
+				return status
 			}
+		case os.Getppid() != parent: // the parent-death signal, or another once it is gone
+			killBelow()
+			return 128 + int(syscall.SIGTERM)
+		case s == parentDeath:
+		case s == InterruptSignal:
+			_ = syscall.Kill(agent, syscall.SIGINT)
+		case s == syscall.SIGINT:
+			// the agent has it too: from the group, or the terminal
+		case !leader:
+			_ = syscall.Kill(agent, s.(syscall.Signal))
 		}
 	}
 }
 
-// exitStatus is a child's exit status as a shell gives it.
-func exitStatus(err error) int {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if err != nil {
-			return 1
+// reap waits for every child that has ended (the orphans this subreaper
+// adopted are its children too), and reports the agent's exit status once
+// it is among them.
+func reap(agent int) (status int, done bool) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return status, done
 		}
-		return 0
+		if pid == agent {
+			status, done = ws.ExitStatus(), true
+			if ws.Signaled() {
+				status = 128 + int(ws.Signal())
+			}
+		}
 	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
 }
 
 // killBelow kills every process that descends from this one (the agent,

@@ -11,6 +11,9 @@ import (
 // setParentDeath: macOS has no parent-death signal; watchParent watches.
 func setParentDeath(*syscall.SysProcAttr) {}
 
+// parentDeath is never sent here (watchParent watches).
+const parentDeath = syscall.SIGUSR2
+
 // watchParent is closed once the parent exits, told by kqueue (a poll of
 // the parent's id when kqueue cannot watch it).
 func watchParent(parent int) <-chan struct{} {

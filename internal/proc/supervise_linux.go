@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// setParentDeath has the kernel send the supervisor SIGTERM when the
-// thread that forks it ends (Start keeps that thread for the child's
-// life).
-func setParentDeath(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGTERM }
+// parentDeath is the signal the kernel sends the supervisor when the
+// thread that forked it ends (Start keeps that thread for the child's
+// life): one of its own, which nothing else sends.
+const parentDeath = syscall.SIGUSR2
+
+func setParentDeath(attr *syscall.SysProcAttr) { attr.Pdeathsig = parentDeath }
 
 // watchParent is closed once the supervisor's parent is gone: the
 // parent-death signal says it first; the poll is for a signal missed.

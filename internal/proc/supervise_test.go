@@ -6,6 +6,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +19,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
 		os.Exit(Supervise(os.Args[2:]))
 	}
+	// a binary built with -race sleeps a second at a clean exit (GORACE's
+	// atexit_sleep_ms): not for every supervisor these tests start
+	os.Setenv("GORACE", "atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	os.Exit(m.Run())
 }
 
@@ -98,5 +104,58 @@ func TestSupervisorInterrupts(t *testing.T) {
 func TestSuperviseUsage(t *testing.T) {
 	if got := Supervise([]string{"x"}); got != 2 {
 		t.Fatalf("status %d", got)
+	}
+}
+
+// The orphans the supervisor adopts are reaped as they end, not left as
+// zombies while the agent runs on.
+func TestSupervisorReapsOrphans(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	ready := t.TempDir() + "/ready"
+	script := `(sleep 0.01 &); (sleep 0.01 &); sleep 0.2; touch ` + ready + `; sleep 30`
+	supervised(t, script, true, func(pid int) {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+		}
+		zombies := -1
+		for deadline := time.Now().Add(5 * time.Second); zombies != 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			zombies = 0
+			for _, p := range processes() {
+				if p.ppid == pid && p.state == 'Z' {
+					zombies++
+				}
+			}
+		}
+		if zombies != 0 {
+			t.Errorf("%d zombies under the supervisor", zombies)
+		}
+		syscall.Kill(-pid, syscall.SIGKILL)
+	})
+}
+
+// A signal spillway runs with ignored (nohup's SIGHUP) stays ignored for
+// the agent.
+func TestSupervisorKeepsIgnoredSignals(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	out := t.TempDir() + "/sigign"
+	if got := supervised(t, `grep SigIgn /proc/$$/status > `+out, true, nil); got != 0 {
+		t.Fatalf("status %d", got)
+	}
+	b, _ := os.ReadFile(out)
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		t.Fatalf("SigIgn line %q", b)
+	}
+	mask, err := strconv.ParseUint(f[1], 16, 64)
+	if err != nil || mask&1 == 0 { // SIGHUP is signal 1: bit 0
+		t.Fatalf("the agent's ignored signals %q do not hold SIGHUP", f[1])
 	}
 }

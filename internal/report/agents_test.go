@@ -261,4 +261,24 @@ func TestAgentTurnsTheGatewayLoggedCountOnce(t *testing.T) {
 	if r := build(t, o); r.Totals.Attempts != 6 {
 		t.Fatalf("%d attempts from the agents' files alone, want 6", r.Totals.Attempts)
 	}
+	// a gateway request matches one turn: the same turn in a second
+	// project (another session, another machine) is counted; and a Codex
+	// session older than the log's first record (rotated away) is too
+	late := filepath.Join(t.TempDir(), "events.jsonl")
+	w, _ = events.NewWriter(late, 0, 0)
+	w.Write(recs[1]) // Claude Code's answered turn, and nothing before it
+	w.Close(context.Background())
+	two := place(t, map[string]string{"claude/transcript-ok.jsonl": "projects/-a/ok.jsonl"})
+	b, _ := os.ReadFile(filepath.Join(two, "projects/-a/ok.jsonl"))
+	os.MkdirAll(filepath.Join(two, "projects/-b"), 0o700)
+	os.WriteFile(filepath.Join(two, "projects/-b/ok.jsonl"), b, 0o600)
+	r = build(t, report.Options{EventLog: late, EventLogNamed: true, CodexHome: codex, ClaudeHome: two, Only: []string{"spillway", "codex", "claude"}, Loc: time.UTC})
+	dups := 0
+	for _, in := range r.Inputs {
+		dups += in.Duplicates
+	}
+	// the log's 1, one of the two Claude Code turns, Codex's turn (before the log)
+	if r.Totals.Attempts != 3 || dups != 1 {
+		t.Fatalf("%d attempts, %d duplicates: want 3 and 1 (%+v)", r.Totals.Attempts, dups, r.Inputs)
+	}
 }

@@ -67,7 +67,7 @@ var codexWanted = [][]byte{[]byte(`"session_meta"`), []byte(`"turn_context"`), [
 func readCodex(path string, a *Aggregate, dup dedup) Input {
 	var in Input
 	model, size, turnSize := "", 0, 0
-	through := false // the session's provider is the gateway: the log has its turns
+	provider := "" // the session's model provider
 	jsonLines(path, codexWanted, &in, func(line []byte) bool {
 		var l codexLine
 		var p codexPayload
@@ -76,7 +76,7 @@ func readCodex(path string, a *Aggregate, dup dedup) Input {
 		}
 		switch {
 		case l.Type == "session_meta":
-			through = dup.codexProvider != "" && p.Provider == dup.codexProvider
+			provider = p.Provider
 		case l.Type == "turn_context" && p.Model != "":
 			model = p.Model
 		case p.Type == "thread_settings_applied" && p.Settings != nil && p.Settings.Model != "" && model == "":
@@ -96,7 +96,7 @@ func readCodex(path string, a *Aggregate, dup dedup) Input {
 				e.Latency = -1
 			}
 			switch {
-			case through:
+			case dup.codexInLog(provider, l.Timestamp):
 				in.Duplicates++
 			case a.Add(e):
 				in.Events++

@@ -82,12 +82,8 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			path = events.DefaultPath(o.Getenv)
 		}
 		if path != "" {
-			turns := gatewayTurns{}
-			seen := turns.add
-			if !o.wants("claude") && !o.wants("gemini") {
-				seen = nil
-			}
-			got, err := ReadEventLog(path, a, o.counted, seen)
+			turns := &gatewayTurns{index: o.wants("claude") || o.wants("gemini")}
+			got, err := ReadEventLog(path, a, o.counted, turns.add)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
 			case err != nil:
@@ -169,8 +165,22 @@ type dedup struct {
 	// spillway setup codex writes) went through the gateway
 	codexProvider string
 	// turns: the gateway's requests, for agents whose files do not say
-	// where they sent theirs
-	turns gatewayTurns
+	// where they sent theirs, and the log's first record (a Codex session
+	// older than that is not in the log)
+	turns *gatewayTurns
+}
+
+// inLog reports whether an agent's turn that started at start is the
+// gateway log's: one of its requests for one of models, within 2 s, that
+// no other turn took.
+func (d dedup) inLog(start time.Time, models ...string) bool {
+	return d.turns != nil && d.turns.take(start, models...)
+}
+
+// codexInLog reports whether a turn at ts of a Codex session of provider
+// is the gateway log's.
+func (d dedup) codexInLog(provider string, ts time.Time) bool {
+	return d.codexProvider != "" && provider == d.codexProvider && d.turns != nil && !ts.Before(d.turns.first)
 }
 
 // walkFiles lists the files under root whose name match says, sorted.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -99,40 +100,66 @@ func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.
 // that can go through it unnamed (Claude Code, Gemini CLI: their files
 // name no base URL), by model, in Unix milliseconds: a turn in an agent's
 // file that the gateway's log holds too is counted once, from the log.
-type gatewayTurns map[string][]int64
+// Each request matches one turn at most. It also keeps the log's first
+// record: a Codex session older than that is not in the log.
+type gatewayTurns struct {
+	index bool                // keep the requests (the agents that need them are read)
+	by    map[string][]turnAt // by model
+	used  []bool              // by request
+	first time.Time
+}
+
+// turnAt is one gateway request's start, and its number.
+type turnAt struct {
+	ms int64
+	id int
+}
 
 // sameTurn is how far apart an agent's start of a turn and the gateway's
 // start of its request may be.
 const sameTurn = 2 * time.Second
 
-// add keeps rec's start under its model and the model asked for, if it is
-// a gateway request of an Anthropic or Gemini endpoint.
-func (g gatewayTurns) add(rec events.Record) {
-	if rec.Source != events.SourceGateway || !strings.HasPrefix(rec.Endpoint, "/v1/messages") && !strings.HasPrefix(rec.Endpoint, "/v1beta/") {
+// add takes a record of the log: its time, and, for a request's first
+// attempt at an Anthropic or Gemini endpoint, its start (before any wait
+// for a pacing turn) under the model asked for and the one sent to.
+func (g *gatewayTurns) add(rec events.Record) {
+	if g.first.IsZero() || rec.TS.Before(g.first) {
+		g.first = rec.TS
+	}
+	if !g.index || rec.Source != events.SourceGateway || rec.Attempt != 1 ||
+		!strings.HasPrefix(rec.Endpoint, "/v1/messages") && !strings.HasPrefix(rec.Endpoint, "/v1beta/") {
 		return
 	}
-	ms := rec.TS.UnixMilli()
-	g[rec.Model] = append(g[rec.Model], ms)
+	if g.by == nil {
+		g.by = map[string][]turnAt{}
+	}
+	at := turnAt{ms: rec.TS.UnixMilli() - rec.WaitMS, id: len(g.used)}
+	g.used = append(g.used, false)
+	g.by[rec.Model] = append(g.by[rec.Model], at)
 	if rec.RequestedModel != "" && rec.RequestedModel != rec.Model {
-		g[rec.RequestedModel] = append(g[rec.RequestedModel], ms)
+		g.by[rec.RequestedModel] = append(g.by[rec.RequestedModel], at)
 	}
 }
 
-// sort readies g for has.
-func (g gatewayTurns) sort() {
-	for _, v := range g {
-		slices.Sort(v)
+// sort readies g for take.
+func (g *gatewayTurns) sort() {
+	for _, v := range g.by {
+		slices.SortFunc(v, func(a, b turnAt) int { return cmp.Compare(a.ms, b.ms) })
 	}
 }
 
-// has reports whether the gateway started a request for one of models
-// within sameTurn of start.
-func (g gatewayTurns) has(start time.Time, models ...string) bool {
+// take reports whether the gateway started a request for one of models
+// within sameTurn of start that no other turn took, and takes it.
+func (g *gatewayTurns) take(start time.Time, models ...string) bool {
 	lo, hi := start.Add(-sameTurn).UnixMilli(), start.Add(sameTurn).UnixMilli()
 	for _, m := range models {
-		v := g[m]
-		if i, _ := slices.BinarySearch(v, lo); i < len(v) && v[i] <= hi {
-			return true
+		v := g.by[m]
+		i, _ := slices.BinarySearchFunc(v, lo, func(a turnAt, ms int64) int { return cmp.Compare(a.ms, ms) })
+		for ; i < len(v) && v[i].ms <= hi; i++ {
+			if !g.used[v[i].id] {
+				g.used[v[i].id] = true
+				return true
+			}
 		}
 	}
 	return false

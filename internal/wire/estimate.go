@@ -93,6 +93,7 @@ func mediaTokens(s []byte) (int, bool) {
 		return pdfPages(decode64(s, -1)) * PDFPageTokens, true
 	case image || isImage(head):
 		if w, h, ok := imageSize(head); ok {
+			w, h = min(w, 1<<20), min(h, 1<<20) // a forged header's size must not overflow
 			return max(1, min(w*h/imagePixelsPerToken, ImageTokens)), true
 		}
 		return ImageTokens, true
@@ -102,18 +103,31 @@ func mediaTokens(s []byte) (int, bool) {
 
 // isBase64 reports whether s (a JSON string's bytes) is base64 of the
 // standard or URL alphabet, padding at the end only; JSON may escape its
-// slashes (\/).
+// slashes (\/), and line breaks (\n, \r: MIME's every 76 characters)
+// are skipped.
 func isBase64(s []byte) bool {
 	pad := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '\\' {
+			if i+1 >= len(s) {
+				return false
+			}
+			i++
+			switch s[i] {
+			case 'n', 'r':
+				continue
+			case '/':
+				c = '/'
+			default:
+				return false
+			}
+		}
 		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '-', c == '_':
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '-', c == '_', c == '/':
 			if pad {
 				return false
 			}
-		case c == '/':
-		case c == '\\' && i+1 < len(s) && s[i+1] == '/':
 		case c == '=':
 			pad = true
 		default:
@@ -133,7 +147,11 @@ func decode64(s []byte, limit int) []byte {
 	}
 	for i := 0; i < len(s) && (limit < 0 || len(clean) < limit*4/3+4); i++ {
 		switch c := s[i]; c {
-		case '\\', '=':
+		case '\\':
+			if i+1 < len(s) && s[i+1] != '/' {
+				i++ // \n, \r: a line break, skipped
+			}
+		case '=':
 		case '-':
 			clean = append(clean, '+')
 		case '_':
@@ -156,7 +174,7 @@ func isImage(b []byte) bool {
 		bytes.HasPrefix(b, []byte("GIF8")),
 		len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP",
 		len(b) >= 12 && string(b[4:8]) == "ftyp" && (string(b[8:12]) == "heic" || string(b[8:12]) == "heix" || string(b[8:12]) == "avif" || string(b[8:12]) == "mif1"),
-		bytes.HasPrefix(b, []byte("BM")) && len(b) >= 26:
+		isBMP(b):
 		return true
 	}
 	return false
@@ -182,11 +200,24 @@ func imageSize(b []byte) (w, h int, ok bool) {
 		case "VP8 ":
 			return int(binary.LittleEndian.Uint16(b[26:28]) & 0x3fff), int(binary.LittleEndian.Uint16(b[28:30]) & 0x3fff), true
 		}
-	case bytes.HasPrefix(b, []byte("BM")) && len(b) >= 26:
+	case isBMP(b):
 		w, h := int(int32(binary.LittleEndian.Uint32(b[18:22]))), int(int32(binary.LittleEndian.Uint32(b[22:26])))
 		return max(w, -w), max(h, -h), true
 	}
 	return 0, 0, false
+}
+
+// isBMP reports a Windows bitmap: "BM", then a header of a known size
+// (12, 40, 52, 56, 108 or 124 bytes) at byte 14.
+func isBMP(b []byte) bool {
+	if len(b) < 26 || !bytes.HasPrefix(b, []byte("BM")) {
+		return false
+	}
+	switch binary.LittleEndian.Uint32(b[14:18]) {
+	case 12, 40, 52, 56, 108, 124:
+		return true
+	}
+	return false
 }
 
 // jpegSize walks a JPEG's segments to its frame header (SOF0–SOF15 but

@@ -59,6 +59,20 @@ func webpVP8X(w, h int) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// wrap76 breaks s into lines of 76, as MIME base64 is written.
+func wrap76(s string) string {
+	var b strings.Builder
+	for len(s) > 76 {
+		b.WriteString(s[:76] + "\n")
+		s = s[76:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// wrap76Escaped is wrap76(s) as JSON writes it (each line break \n).
+func wrap76Escaped(s string) string { return strings.ReplaceAll(wrap76(s), "\n", `\n`) }
+
 func body(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -106,6 +120,8 @@ func TestEstimateTokens(t *testing.T) {
 			map[string]any{"type": "document", "source": map[string]any{"type": "base64", "media_type": "application/pdf", "data": pdf(12)}}}}}}), 12 * PDFPageTokens, len(pdf(12))},
 		{"an image data URL whose bytes say nothing of its size", body(t, map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": question(
 			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/heic;base64," + randB64}})}}}), ImageTokens, len("data:image/heic;base64,") + len(randB64)},
+		{"base64 in lines of 76 (MIME)", body(t, map[string]any{"model": "m", "max_tokens": 8, "messages": []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/gif", "data": wrap76(gifB64)}}}}}}), 10, len(wrap76Escaped(gifB64))},
 		{"base64 that is no media counts as text", body(t, map[string]any{"model": "m", "input": randB64}), 0, 0},
 		{"text counts four bytes a token", body(t, map[string]any{"model": "m", "input": text}), 0, 0},
 		{"not JSON: its bytes", []byte("this is not { json \" at all"), 0, 0},

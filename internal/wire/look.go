@@ -667,7 +667,9 @@ func LookWhole(d []byte) Whole {
 				errorShaped = errorShaped || w.peek() != 'n'
 				w.skip()
 			case (strings.EqualFold(name, "type") || strings.EqualFold(name, "object")) && w.peek() == '"':
-				errorShaped = errorShaped || string(w.text()) == "error"
+				if string(w.text()) == "error" { // (read whatever is known already)
+					errorShaped = true
+				}
 			default:
 				w.skip()
 			}

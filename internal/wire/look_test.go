@@ -288,6 +288,8 @@ func TestLookWhole(t *testing.T) {
 		{`{"error":{"message":"Overloaded","code":"server_is_overloaded"}}`, true, true},
 		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true, true},
 		{`{"object":"error","message":"Service tier capacity exceeded for this model."}`, true, true},
+		{`{"object":"error","message":"oops","type":"internal","code":"1000"}`, true, true},
+		{`{"error":{"type":"x"},"type":"error","object":"error"}`, true, true},
 		{`{"type":{"nested":"error"}}`, true, false},
 		{`{"id":"c1","choices":[{"message":{"content":"cut`, false, false},
 		{`{"id":"c1"} {"id":"c2"}`, false, false},
@@ -302,7 +304,7 @@ func TestLookWhole(t *testing.T) {
 
 // FuzzLookWhole holds the whole answer's check to encoding/json.
 func FuzzLookWhole(f *testing.F) {
-	for _, s := range []string{`{"error":null}`, `{"type":"error","error":{}}`, `{"a":[1,2,{"b":"c"}]}`, `{"a":"\u00e9"`, `[]`} {
+	for _, s := range []string{`{"error":null}`, `{"type":"error","error":{}}`, `{"object":"error","type":"internal","code":"1"}`, `{"a":[1,2,{"b":"c"}]}`, `{"a":"\u00e9"`, `[]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

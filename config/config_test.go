@@ -65,6 +65,8 @@ func TestBadFiles(t *testing.T) {
 		{"zero_breaker.yaml", []string{"breaker.failures", "must be at least 1", "breaker.cooldown", "must be more than 0s"}},
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
 		{"open_listen.yaml", []string{"open_listen.yaml:1:", "listen", "0.0.0.0:8787 is reachable from other machines: set gateway.keys"}},
+		{"gateway_limits.yaml", []string{"gateway.max_body_mb", "64 MiB is more than gateway.max_inflight_mb (32)",
+			"gateway.read_timeout", "must be more than 0s", "gateway.allowed_origins[0]", `"app.example" is not an origin`}},
 		{"gemini_upstream.yaml", []string{"gemini_upstream.yaml:6:", "models.gemini-3-pro.deployments[1].upstream", `the model name "models/x?key=y" cannot go in a URL`,
 			"gemini_upstream.yaml:2:", "models.gemini-escape.upstream", `"../../v1/files#"`}},
 		{"gateway_keys.yaml", []string{"gateway.keys[0].key", "sha256: takes the key's SHA-256 as 64 hex digits",
@@ -414,5 +416,19 @@ func TestStreamSettingsPerModel(t *testing.T) {
 	}
 	if _, err := Parse("b.yaml", []byte("models:\n  claude-opus-5-5: { hold: { tokens: -1 } }\n"), env(nil)); err == nil || !strings.Contains(err.Error(), "models.claude-opus-5-5.hold.tokens: must be 0") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A file with no setting (empty, or only comments) is the defaults, said
+// as a warning and marked Blank (a gateway refuses to reload one).
+func TestBlankFile(t *testing.T) {
+	for _, body := range []string{"", "# a comment\n\n# another\n", "---\n"} {
+		c, err := Parse("blank.yaml", []byte(body), env(nil))
+		if err != nil || !c.Blank || len(c.Warnings) == 0 || !strings.Contains(c.Warnings[len(c.Warnings)-1], "blank.yaml holds no setting") {
+			t.Fatalf("%q: %v, blank %v, warnings %q", body, err, c != nil && c.Blank, c.Warnings)
+		}
+	}
+	if c, err := Parse("set.yaml", []byte("listen: 127.0.0.1:9000\n"), env(nil)); err != nil || c.Blank {
+		t.Fatalf("a file with a setting: %v blank %v", err, c.Blank)
 	}
 }

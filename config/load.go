@@ -137,9 +137,12 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		l.add(docs[1].Body.GetToken(), "", "a configuration file holds one YAML document; found "+strconv.Itoa(len(docs)))
 		return nil, &Error{l.problems}
 	}
+	cfg.Blank = len(docs) == 0
 	if len(docs) == 1 {
 		body := docs[0].Body
-		if _, isNull := body.(*ast.NullNode); !isNull {
+		_, isNull := body.(*ast.NullNode)
+		cfg.Blank = isNull
+		if !isNull {
 			l.walk(body, reflect.TypeOf(Config{}), "")
 			if len(l.problems) > 0 {
 				return nil, &Error{l.problems}
@@ -156,6 +159,9 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		return nil, &Error{l.problems}
 	}
 	cfg.Warnings = l.warnings
+	if cfg.Blank {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s holds no setting (it is empty, or only comments): the built-in defaults apply", name))
+	}
 	return cfg, nil
 }
 
@@ -480,10 +486,12 @@ func (c *Config) resolve(getenv func(string) string) {
 		}
 		c.Providers[name] = p
 	}
-	if k := &c.Gateway.AdminKey; k.IsEnv() {
-		k.Value = getenv(k.EnvVar())
-	} else {
-		k.Value = k.Ref
+	for _, k := range []*Secret{&c.Gateway.AdminKey, &c.Gateway.MetricsKey} {
+		if k.IsEnv() {
+			k.Value = getenv(k.EnvVar())
+		} else {
+			k.Value = k.Ref
+		}
 	}
 	for i := range c.Gateway.Keys {
 		k := &c.Gateway.Keys[i]
@@ -762,6 +770,24 @@ func (l *loader) validate(c *Config) {
 	}
 	if c.Gateway.MaxBodyMB < 1 || c.Gateway.MaxBodyMB > 1024 {
 		l.at("gateway.max_body_mb", fmt.Sprintf("must be from 1 to 1024, not %d", c.Gateway.MaxBodyMB))
+	}
+	if c.Gateway.MaxInflightMB < 1 {
+		l.at("gateway.max_inflight_mb", fmt.Sprintf("must be at least 1, not %d", c.Gateway.MaxInflightMB))
+	} else if c.Gateway.MaxBodyMB > c.Gateway.MaxInflightMB {
+		l.at("gateway.max_body_mb", fmt.Sprintf("%d MiB is more than gateway.max_inflight_mb (%d): a request that large could never be taken", c.Gateway.MaxBodyMB, c.Gateway.MaxInflightMB))
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"gateway.read_timeout", c.Gateway.ReadTimeout}, {"gateway.keepalive_timeout", c.Gateway.KeepaliveTimeout}} {
+		if d.v <= 0 {
+			l.at(d.key, "must be more than 0s: without it a client that sends nothing holds its connection forever")
+		}
+	}
+	for i, o := range c.Gateway.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
+			l.at(fmt.Sprintf("gateway.allowed_origins[%d]", i), fmt.Sprintf("%q is not an origin; write it like https://app.example or http://localhost:3000", o))
+		}
 	}
 	// the watchdogs had no section of their own before; a file that sets
 	// them under gateway: still works

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -144,6 +145,10 @@ type Config struct {
 	// Source is the file the configuration came from; empty for the
 	// built-in defaults alone.
 	Source string `yaml:"-"`
+	// Blank: the file holds no setting (it is empty, or only comments):
+	// the configuration is the defaults'. A gateway that started from a
+	// file refuses to reload a blank one.
+	Blank bool `yaml:"-"`
 	// Warnings are things that work but are probably not meant.
 	Warnings []string `yaml:"-"`
 }
@@ -290,6 +295,31 @@ func Loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// SecretValues are the secrets the configuration holds, to be redacted
+// wherever text goes: the providers' keys, the gateway keys it knows the
+// value of, the admin and metrics keys, and the passwords of its URLs
+// (base URLs, state, queue.db).
+func (c *Config) SecretValues() []string {
+	var out []string
+	urls := []string{c.State, c.Queue.DB}
+	for _, p := range c.Providers {
+		out = append(out, p.APIKey.Value)
+		urls = append(urls, p.BaseURL)
+	}
+	for _, k := range c.Gateway.Keys {
+		out = append(out, k.Key.Value)
+	}
+	out = append(out, c.Gateway.AdminKey.Value, c.Gateway.MetricsKey.Value)
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw)
+			}
+		}
+	}
+	return out
+}
+
 // ModelType is the wire format of the model called name (its first
 // deployment's provider's), "" for a model the configuration does not know.
 func (c *Config) ModelType(name string) string {
@@ -377,6 +407,29 @@ type Queue struct {
 type Gateway struct {
 	// MaxBodyMB is the largest request body accepted; larger gets 413.
 	MaxBodyMB int `yaml:"max_body_mb"`
+	// MaxInflightMB bounds the bytes the gateway holds at once: request
+	// bodies and whole answers being read. Past it a request waits up to
+	// a second for room, then gets 503 spillway_busy with Retry-After: 1.
+	MaxInflightMB int `yaml:"max_inflight_mb"`
+	// ReadTimeout bounds reading a request, headers and body (a client
+	// that sends headers and no body is cut off); KeepaliveTimeout closes
+	// a keep-alive connection idle that long. No write timeout: it would
+	// cut streams (the relay has write deadlines of its own).
+	ReadTimeout      Duration `yaml:"read_timeout"`
+	KeepaliveTimeout Duration `yaml:"keepalive_timeout"`
+	// AllowedHosts are the names the gateway answers to (the Host header),
+	// besides 127.0.0.1, localhost and [::1]: on loopback, no other name
+	// is answered (a DNS rebinding name is refused); beyond loopback, none
+	// listed means any.
+	AllowedHosts []string `yaml:"allowed_hosts,omitempty"`
+	// AllowedOrigins are the web pages (https://app.example) that may call
+	// the gateway from a browser besides its own; any other site's page is
+	// refused.
+	AllowedOrigins []string `yaml:"allowed_origins,omitempty"`
+	// MetricsKey guards GET /metrics beyond loopback (a bearer token for
+	// it alone), unless PublicMetrics.
+	MetricsKey    Secret `yaml:"metrics_key,omitempty"`
+	PublicMetrics bool   `yaml:"public_metrics,omitempty"`
 	// AdminKey guards the gateway's own pages and actions over HTTP (POST
 	// /spillway/reload; the dashboard and /spillway/status when set, and
 	// always beyond loopback): env:VAR or the key; none when empty.

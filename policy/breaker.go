@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"container/list"
 	"sync"
 	"time"
 
@@ -61,7 +62,17 @@ type MemoryBreakers struct {
 	mu        sync.Mutex
 	m         map[string]*breaker
 	listeners []func(key, from, to string)
+	// known tells the keys of configured models (nil: every key). The
+	// others (names clients make up) are kept for the maxOther used last,
+	// so that clients cannot grow the set without end.
+	known   func(key string) bool
+	other   *list.List // of unknown keys, the one used last in front
+	otherAt map[string]*list.Element
 }
+
+// maxOther is how many breakers of models outside the configuration are
+// kept: the ones used last.
+const maxOther = 256
 
 var _ Breakers = (*MemoryBreakers)(nil)
 
@@ -123,6 +134,25 @@ func (b *MemoryBreakers) notify(cs []change) {
 	}
 }
 
+// SetKnown tells the set which keys are of configured models (nil: all):
+// the others are kept for the 256 used last.
+func (b *MemoryBreakers) SetKnown(known func(key string) bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.known = known
+}
+
+// Others is how many breakers of models outside the configuration the set
+// keeps (at most 256).
+func (b *MemoryBreakers) Others() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.other == nil {
+		return 0
+	}
+	return b.other.Len()
+}
+
 // get returns key's breaker, moved from open to half-open when its hold is
 // over; b.mu must be held.
 func (b *MemoryBreakers) get(key string, now time.Time, cs *[]change) *breaker {
@@ -131,10 +161,36 @@ func (b *MemoryBreakers) get(key string, now time.Time, cs *[]change) *breaker {
 		br = &breaker{}
 		b.m[key] = br
 	}
+	if b.known != nil && !b.known(key) {
+		b.used(key)
+	}
+	b.advance(key, br, now, cs)
+	return br
+}
+
+// advance moves br from open to half-open when its hold is over.
+func (b *MemoryBreakers) advance(key string, br *breaker, now time.Time, cs *[]change) {
 	if br.state == open && !now.Before(br.until) {
 		b.set(key, br, halfOpen, cs)
 	}
-	return br
+}
+
+// used marks key, of a model outside the configuration, as used last,
+// and lets the one used longest ago go past maxOther; b.mu must be held.
+func (b *MemoryBreakers) used(key string) {
+	if b.other == nil {
+		b.other, b.otherAt = list.New(), map[string]*list.Element{}
+	}
+	if el, ok := b.otherAt[key]; ok {
+		b.other.MoveToFront(el)
+		return
+	}
+	b.otherAt[key] = b.other.PushFront(key)
+	for b.other.Len() > maxOther {
+		old := b.other.Remove(b.other.Back()).(string)
+		delete(b.otherAt, old)
+		delete(b.m, old)
+	}
 }
 
 func (b *MemoryBreakers) set(key string, br *breaker, to breakerState, cs *[]change) {
@@ -293,8 +349,9 @@ func (b *MemoryBreakers) States() map[string]string {
 	b.mu.Lock()
 	now := b.clock.Now()
 	out := make(map[string]string, len(b.m))
-	for k := range b.m {
-		out[k] = b.get(k, now, &cs).state.String()
+	for k, br := range b.m {
+		b.advance(k, br, now, &cs)
+		out[k] = br.state.String()
 	}
 	b.mu.Unlock()
 	b.notify(cs)

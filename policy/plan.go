@@ -175,6 +175,49 @@ type Engine struct {
 	batch    bool
 	// noPrefill: models seen refusing a partial assistant turn
 	noPrefill sync.Map
+	// known are the candidate keys of the configured models: the state of
+	// any other (a name a client makes up) is bounded, and shown only as
+	// a count
+	known map[string]bool
+}
+
+// largeBody is the size (in tokens by its bytes: 64 KB) past which a
+// request's finer estimate is asked whatever its chain's windows: a body
+// that large most likely carries media.
+const largeBody = 16 << 10
+
+// knownKeys are the candidate keys of cfg's models.
+func knownKeys(cfg *config.Config) map[string]bool {
+	known := map[string]bool{}
+	for name := range cfg.Models {
+		for _, d := range cfg.Deployments(name) {
+			known[Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()] = true
+		}
+	}
+	return known
+}
+
+// learn sets the engine's known keys for its configuration, and tells
+// the in-memory breakers.
+func (e *Engine) learn() {
+	e.known = knownKeys(e.cfg)
+	if mb, ok := e.breakers.(*MemoryBreakers); ok {
+		known := e.known
+		mb.SetKnown(func(key string) bool { return known[key] })
+	}
+}
+
+// KnownKey reports whether key (Candidate.Key) is a configured model's.
+func (e *Engine) KnownKey(key string) bool { return e.known[key] }
+
+// OtherBreakers is how many breakers of models outside the configuration
+// the engine keeps (the 256 used last; 0 for shared breakers that do not
+// say).
+func (e *Engine) OtherBreakers() int {
+	if mb, ok := e.breakers.(*MemoryBreakers); ok {
+		return mb.Others()
+	}
+	return 0
 }
 
 // prefills reports whether c may be sent a continuation: its wire format
@@ -233,6 +276,7 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	if e.breakers == nil {
 		e.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
 	}
+	e.learn()
 	always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
 	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random, e.fleet)
 	e.reach = newReach(e.clock, cfg.Retry.NetworkRetries+1, cfg.Breaker.Cooldown.D())
@@ -267,6 +311,7 @@ func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
 		always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
 		ne.pacer = newPacer(cfg.Pacing, always, e.clock, e.random, e.fleet)
 	}
+	ne.learn()
 	if ne.fleet != nil {
 		ne.fleet.Listen(ne.heard) // what the fleet says goes to the engine that serves new requests
 	}
@@ -294,9 +339,18 @@ func (e *Engine) Clock() Clock { return e.clock }
 // Config is the configuration the engine plans with.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
-// BreakerStates lists every breaker's state (closed, open, half-open) by
-// candidate key.
-func (e *Engine) BreakerStates() map[string]string { return e.breakers.States() }
+// BreakerStates lists the state (closed, open, half-open) of every
+// configured model's breaker by candidate key (OtherBreakers counts the
+// others).
+func (e *Engine) BreakerStates() map[string]string {
+	states := e.breakers.States()
+	for k := range states {
+		if !e.known[k] {
+			delete(states, k)
+		}
+	}
+	return states
+}
 
 // OnBreakerChange registers f to be told of every breaker state change,
 // when the breakers can tell (the in-memory ones can).
@@ -403,11 +457,13 @@ type plan struct {
 	resuming      bool
 	continuations int
 	skip          map[string]bool
-	// noFit: no model of the chain is known to fit the request, so every
-	// one is taken to (the upstream judges)
+	// noFit: no model of the chain is known to fit the request, so the
+	// ones of a window no smaller than the requested model's are taken to
+	// (the upstream judges)
 	noFit    bool
 	atLeast  int           // the request is larger than this: a model of that window said it is too long
 	walkFrom int           // where the route of the current walk of the chain starts
+	passed   int           // before it, the candidates passed over in this walk (their refused hops are noted)
 	waited   time.Duration // every wait: the plan's and the pacer's
 	spent    time.Duration // against the budget: every wait, and failed HTTP attempts
 	budget   time.Duration
@@ -427,7 +483,9 @@ func (e *Engine) newPlan(r Request) *plan {
 				smallest = c.Context
 			}
 		}
-		if smallest > 0 && r.InputTokens > smallest {
+		// (a large body is looked at too, so that the records and a key's
+		// daily tokens count media alike at any size)
+		if smallest > 0 && r.InputTokens > smallest || r.InputTokens > largeBody {
 			p.req.InputTokens = r.Tokens()
 		}
 	}
@@ -749,6 +807,7 @@ func (p *plan) start() step {
 	if p.cur < 0 {
 		p.cur = len(p.chain) - 1
 	}
+	p.passed = p.cur
 	for _, c := range p.chain[:p.cur] {
 		switch {
 		case !p.fits(c) || fit != nil && !fit(c):
@@ -800,7 +859,12 @@ func (p *plan) spread(i int, ok func(Candidate) bool) int {
 // to (noFit: the upstream judges).
 func (p *plan) fits(c Candidate) bool {
 	need := max(p.req.InputTokens, p.atLeast)
-	return p.noFit || c.Context == 0 || need == 0 || need <= c.Context
+	if p.noFit {
+		// no model is known to fit: the upstream judges, at a window no
+		// smaller than the requested model's
+		need = max(p.chain[0].Context, p.atLeast)
+	}
+	return c.Context == 0 || need == 0 || need <= c.Context
 }
 
 // after records the outcome of the attempt sent to the current candidate
@@ -973,25 +1037,30 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	if next, ok := p.onward(nil); ok {
 		return p.switchTo(next, c)
 	}
-	if !p.walkFull() {
-		// no model said it is full (each failed on its own: a
-		// server_error after its retry): waiting for room would not help,
-		// and walking the chain again would fail the same way
+	if p.walkBroken() {
+		// every model failed on its own (a server_error after its
+		// retry), and none said it is full: waiting for room would not
+		// help, and walking the chain again would fail the same way
 		return p.fail(v, p.walkSays())
 	}
 	return p.exhausted(c, v)
 }
 
-// walkFull reports whether the walk of the chain that just ended found a
-// model full: a capacity answer, or a model refused for it (its breaker
-// open, its room taken).
-func (p *plan) walkFull() bool {
+// walkBroken reports whether every attempt of the walk of the chain that
+// just ended was a server_error (a model passed over for the request's
+// size, or refused without a send, does not count either way).
+func (p *plan) walkBroken() bool {
+	sent := 0
 	for _, h := range p.route[min(p.walkFrom, len(p.route)):] {
-		if h.Class == classify.Capacity || h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot) {
-			return true
+		switch {
+		case h.Refused || h.Class == HedgeLost:
+		case h.Class != classify.ServerError:
+			return false
+		default:
+			sent++
 		}
 	}
-	return false
+	return sent > 0
 }
 
 // walkSays is what the walk of the chain that just ended found, in the
@@ -1000,6 +1069,9 @@ func (p *plan) walkFull() bool {
 func (p *plan) walkSays() string {
 	var classes []string
 	for _, h := range p.route[min(p.walkFrom, len(p.route)):] {
+		if h.Class == HedgeLost { // says nothing of the model
+			continue
+		}
 		name := string(h.Class)
 		if h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot) {
 			name = string(classify.Capacity)
@@ -1064,7 +1136,7 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 	if !p.req.Park || !rung {
 		p.wait(wait) // a parked request does not wait here
 	}
-	p.cur, p.walkFrom = i, len(p.route)
+	p.cur, p.walkFrom, p.passed = i, len(p.route), 0
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: rung}
 	if first.Key() != c.Key() {
@@ -1087,7 +1159,7 @@ func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
 	if !p.req.Park {
 		p.wait(wait)
 	}
-	p.cur, p.walkFrom = i, len(p.route)
+	p.cur, p.walkFrom, p.passed = i, len(p.route), 0
 	first := p.chain[i]
 	s := step{Action: send, Candidate: first, Wait: wait, rung: true, check: true}
 	if first.Key() != c.Key() {
@@ -1127,11 +1199,12 @@ func (p *plan) retrySame(c Candidate, wait time.Duration) step {
 // followed by its fallback (each model is tried once; no wait starts past
 // the budget).
 func (p *plan) switchTo(i int, from Candidate) step {
-	for _, c := range p.chain[p.cur+1 : max(i, p.cur+1)] {
-		if !p.fits(c) { // passed over for the request's size: a refused hop
+	for j := max(p.cur+1, p.passed); j < i; j++ {
+		if c := p.chain[j]; !p.fits(c) { // passed over for the request's size: a refused hop, once
 			p.route = append(p.route, Hop{Model: c.Name(), Class: classify.ContextLength, Refused: true})
 		}
 	}
+	p.passed = max(p.passed, i)
 	p.cur = i
 	return step{Action: send, Candidate: p.chain[i], FallbackFrom: from.Name()}
 }

@@ -165,12 +165,52 @@ func answerRows() []row {
 				stderr: "every model of the chain failed (server_error), and none was full"},
 		},
 		{
+			name: "a model rate-limited beside models that answer 500: the chain is backed off and walked again, not given up after one walk",
+			cfg:  func(c *config.Config) { c.Retry.RateLimitRetries = 0 },
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "rate_limit", Count: -1, RetryAfter: -1},
+				{Model: "gpt-6.1-sol", Kind: "server_error", Count: -1}, {Model: "gpt-6-luna", Kind: "server_error", Count: -1}},
+			call: chat("gpt-6-astra", "hi", false),
+			want: want{class: classify.ServerError, body: []string{"(rate_limit, server_error)"},
+				check: func(t *testing.T, w *world, _ result) {
+					if n := w.received("gpt-6-astra"); n < 2 {
+						t.Fatalf("gpt-6-astra was asked %d times: the chain was not walked again", n)
+					}
+				}},
+		},
+		{
+			name: "no model known to fit: the request goes to none smaller than the requested model's window",
+			cfg: func(c *config.Config) {
+				window(map[string]int{"gpt-6-astra": 500000, "gpt-6.1-sol": 100000, "gpt-6-luna": 100000})(c)
+				c.Retry.Budget = config.Duration(time.Second)
+			},
+			faults: []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}},
+			call:   chat("gpt-6-astra", strings.Repeat("word ", 480000), false),
+			want: want{class: classify.Capacity, check: func(t *testing.T, w *world, _ result) {
+				if w.received("gpt-6.1-sol")+w.received("gpt-6-luna") != 0 {
+					t.Fatal("a model with a window smaller than the requested one's was sent the request")
+				}
+			}},
+		},
+		{
 			name:   "a streaming Responses request given up on a rate limit gets the event form too",
 			only:   "gateway",
 			cfg:    func(c *config.Config) { c.Retry.RateLimitRetries, c.Retry.Budget = 0, config.Duration(1) },
 			faults: []sim.Fault{{Model: "*", Kind: "rate_limit", Count: -1, RetryAfter: 30}},
 			call:   responses("gpt-6-astra", "hi", true),
 			want:   want{status: 200, body: []string{"event: response.failed", `"code":"invalid_prompt"`, "spillway: rate_limit"}},
+		},
+		{
+			name: "a streaming Responses request the upstream failed in its stream for its size gets the upstream's own events, for Codex to compact",
+			only: "gateway",
+			upstream: func(*world) http.Handler {
+				return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					rw.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(rw, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+					fmt.Fprint(rw, "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n")
+				})
+			},
+			call: responses("gpt-6-luna", "hi", true),
+			want: want{status: 200, body: []string{`"code":"context_length_exceeded"`}, notBody: []string{"invalid_prompt"}},
 		},
 		{
 			name:   "a streaming Responses request refused by the upstream (auth) gets the upstream's own 4xx, for the client to act on",

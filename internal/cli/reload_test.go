@@ -173,4 +173,28 @@ func TestReload(t *testing.T) {
 		t.Fatal("the admin key reached the log")
 	}
 	mu.Unlock()
+	// an empty file (or only comments), or none: refused, not taken as
+	// "all defaults" (the providers back to the public APIs, the admin
+	// key gone)
+	for _, c := range []struct {
+		name, says string
+		make       func()
+	}{
+		{"only comments", "holds no setting", func() { os.WriteFile(cfgPath, []byte("# nothing here yet\n\n"), 0o600) }},
+		{"empty", "holds no setting", func() { os.WriteFile(cfgPath, nil, 0o600) }},
+		{"gone", "no such file", func() { os.Remove(cfgPath) }},
+	} {
+		c.make()
+		if code := post("adm-0123456789"); code != http.StatusUnprocessableEntity {
+			t.Fatalf("%s: reload %d, want it refused (422)", c.name, code)
+		}
+		cmd.Process.Signal(syscall.SIGHUP)
+		waitFor(c.name+": the refusal in the log", func() bool { mu.Lock(); defer mu.Unlock(); return strings.Count(log.String(), c.says) >= 2 })
+		if ch, _ := status(); ch["other"] == nil || ask() != 200 {
+			t.Fatalf("%s: the old configuration stopped serving", c.name)
+		}
+		mu.Lock()
+		log.Reset()
+		mu.Unlock()
+	}
 }

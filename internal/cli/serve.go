@@ -113,6 +113,16 @@ and X-Spillway-Route.`,
 				reloading.Lock()
 				defer reloading.Unlock()
 				next, err := load()
+				switch {
+				case err != nil:
+				case cfg.Source != "" && next.Source != cfg.Source:
+					// the file is gone (Find fell back to the defaults): a
+					// reload would send the providers' traffic to the
+					// public APIs and drop the admin key
+					err = fmt.Errorf("%s, the file this gateway started from, is gone; the old configuration keeps serving (restart the gateway to serve without a file)", cfg.Source)
+				case cfg.Source != "" && next.Blank:
+					err = fmt.Errorf("%s holds no setting (it is empty, or only comments): a reload does not take the built-in defaults for the configuration this gateway started from; write it back, or restart the gateway to serve the defaults", cfg.Source)
+				}
 				if err == nil {
 					// a reload must not open an open listener to everyone: the
 					// listener is the one bound at the start (a changed listen

@@ -271,7 +271,7 @@ func (b *Board) seed(cut time.Time) {
 	for _, p := range parts {
 		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
 			if !skip[keyOf(rec)] {
-				a.Add(report.EventOf(rec))
+				a.Add(b.eventOf(rec))
 			}
 			return nil
 		})
@@ -297,6 +297,20 @@ type pendingEvent struct {
 	ev  report.Event
 }
 
+// eventOf is rec as the heatmap's event: a model outside the
+// configuration (a name a client made up) is counted as "other", so that
+// clients cannot grow the per-model table.
+func (b *Board) eventOf(rec events.Record) report.Event {
+	ev := report.EventOf(rec)
+	if _, known := b.o.Engine().Config().Models[ev.Model]; !known {
+		ev.Model = OtherModels
+	}
+	return ev
+}
+
+// OtherModels is the heatmap's row of the models outside the configuration.
+const OtherModels = "other"
+
 // keyOf tells a record's attempt from every other.
 func keyOf(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
 
@@ -306,7 +320,7 @@ func (b *Board) Observe(rec events.Record) {
 	at := Attempt{Kind: "attempt", TS: rec.TS, RequestID: rec.RequestID, Attempt: rec.Attempt, Model: rec.Model, Deployment: rec.Deployment,
 		RequestedModel: rec.RequestedModel, FallbackFrom: rec.FallbackFrom, Class: rec.Class, Status: rec.Status,
 		LatencyMS: rec.LatencyMS, WaitMS: rec.WaitMS, Stream: rec.Stream}
-	ev := report.EventOf(rec)
+	ev := b.eventOf(rec)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := outcomeOf(rec.Class)

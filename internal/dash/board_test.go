@@ -348,32 +348,6 @@ func TestTooManyPages(t *testing.T) {
 	}
 }
 
-func TestOtherSitesPagesAreRefused(t *testing.T) {
-	b, _ := newBoard(t, Options{})
-	for _, tc := range []struct {
-		site, mode string
-		code       int
-	}{
-		{"", "", 200},                   // curl, a script
-		{"same-origin", "cors", 200},    // the page's own stream
-		{"none", "navigate", 200},       // typed in the address bar
-		{"cross-site", "navigate", 200}, // a link from elsewhere
-		{"cross-site", "no-cors", 403},  // another site's page reaching in
-		{"cross-site", "cors", 403},
-	} {
-		req := httptest.NewRequest(http.MethodGet, "/ui/state", nil)
-		if tc.site != "" {
-			req.Header.Set("Sec-Fetch-Site", tc.site)
-			req.Header.Set("Sec-Fetch-Mode", tc.mode)
-		}
-		w := httptest.NewRecorder()
-		b.Handler().ServeHTTP(w, req)
-		if w.Code != tc.code {
-			t.Errorf("Sec-Fetch-Site %q, mode %q: %d, want %d", tc.site, tc.mode, w.Code, tc.code)
-		}
-	}
-}
-
 func TestFiles(t *testing.T) {
 	b, _ := newBoard(t, Options{})
 	for _, tc := range []struct {

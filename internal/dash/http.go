@@ -22,7 +22,8 @@ const policyHeader = "default-src 'none'; script-src 'self'; style-src 'self'; c
 
 // Handler serves the page at / and /ui/, its files under /ui/, the state
 // as JSON at /ui/state and the live stream at /ui/events. The caller
-// guards it (the admin key) and routes only those paths to it.
+// guards it (the admin key, and the gateway's browser rules: another
+// site's page may not reach in) and routes only those paths to it.
 func (b *Board) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", b.file("index.html", "text/html; charset=utf-8"))
@@ -34,20 +35,7 @@ func (b *Board) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "spillway dashboard: no such page; the dashboard is at / (files under /ui/)", http.StatusNotFound)
 	})
-	return sameSite(mux)
-}
-
-// sameSite refuses what another site's page asks of the dashboard (its
-// script cannot read the answers, but could hold its streams open, or send
-// a password the browser keeps); following a link to it is fine.
-func sameSite(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
-			http.Error(w, "spillway dashboard: not for another site's page", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return mux
 }
 
 func (b *Board) file(name, ctype string) http.HandlerFunc {

@@ -28,6 +28,12 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		return
 	}
 	defer release()
+	r, held, ok := s.hold(w, r, ep)
+	defer func() { s.bytes.give(held.n.Load()) }()
+	if !ok {
+		s.metrics.requests.WithLabelValues(ep.Path, "busy").Inc()
+		return
+	}
 	s.inflight.Add(1)
 	s.metrics.inflight.Inc()
 	defer func() { s.inflight.Add(-1); s.metrics.inflight.Dec() }()
@@ -107,6 +113,10 @@ type exchange struct {
 	opts upstream.Options
 	lg   *reqLog
 	call policy.Call
+	// secrets are the configuration's and the request's own credential:
+	// taken out of what an upstream says before the client, a log or a
+	// record sees it
+	secrets redact.Secrets
 }
 
 // prepare reads and checks the request and makes its exchange; nil, with
@@ -115,6 +125,10 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
 		var mbe *http.MaxBytesError
+		if errors.Is(err, errBusy) {
+			busy(w, ep)
+			return nil, "busy"
+		}
 		if errors.As(err, &mbe) {
 			return nil, reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.stateOf(r.Context()).cfg.Gateway.MaxBodyMB))
 		}
@@ -142,7 +156,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
-	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg}
+	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(presented(r))}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget},
@@ -159,6 +173,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 func (x *exchange) record(rec events.Record) {
 	if rec.Class == string(classify.OK) || rec.OutputTokens > 0 {
 		x.lg.tokens.Add(int64(rec.EstInputTokens + rec.OutputTokens))
+	}
+	if rec.Error != "" {
+		rec.Error = x.secrets.String(rec.Error)
 	}
 	x.s.record(rec)
 }
@@ -182,7 +199,7 @@ func (x *exchange) finish() string {
 			if ep.TakesComments() {
 				w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
 			}
-			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, out.Reason))
+			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, x.secrets.String(out.Reason)))
 			rc.Flush()
 		}
 		return string(out.Verdict.Class)
@@ -191,13 +208,18 @@ func (x *exchange) finish() string {
 	case out.Err != nil:
 		return "client_gone"
 	}
-	return s.giveUp(w, ep, x.body, *out)
+	return s.giveUp(w, ep, x.body, *out, x.secrets)
 }
 
 // passThrough sends a request that needs no driver (Gemini's countTokens)
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
+	r, held, ok := s.hold(w, r, ep)
+	defer func() { s.bytes.give(held.n.Load()) }()
+	if !ok {
+		return
+	}
 	deps := s.stateOf(r.Context()).cfg.Deployments(model)
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil || len(deps) == 0 {
@@ -231,7 +253,15 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	defer resp.Body.Close()
+	secrets := s.stateOf(r.Context()).secrets.With(presented(r))
 	upstream.CopyHeaders(w.Header(), resp.Header)
+	s.scrub(w.Header(), secrets)
+	if resp.StatusCode/100 != 2 { // an error answer may echo a key
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(secrets.Bytes(b))
+		return
+	}
 	w.WriteHeader(resp.StatusCode)
 	io.Copy(w, io.LimitReader(resp.Body, upstream.MaxAnswer))
 }
@@ -294,22 +324,25 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 func (x *exchange) header(a *policy.Attempt, ans *upstream.Answer, stream bool) {
 	h := x.w.Header()
 	upstream.CopyHeaders(h, ans.Resp.Header)
+	x.s.scrub(h, x.secrets)
 	upstream.Answered(h, a, stream)
 	x.w.WriteHeader(ans.Resp.StatusCode)
 }
 
 // giveUp answers the client when the driver gave up.
-func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body, out policy.Outcome) string {
+func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body, out policy.Outcome, secrets redact.Secrets) string {
 	class := out.Verdict.Class
-	s.log.Warn("request failed", "request_id", out.ID, "class", class, "route", out.Route, "reason", redact.String(out.Reason))
+	out.Reason = secrets.String(out.Reason)
+	s.log.Warn("request failed", "request_id", out.ID, "class", class, "route", out.Route, "reason", out.Reason)
 	h := w.Header()
 	// Codex reconnects to an HTTP 5xx and sends the request again (each
 	// time a walk of the whole chain), so a streaming Responses request
 	// spillway gives up on gets the event form, with the code Codex
 	// prints as spillway says it (wire.GiveUpFrame). Only an upstream's own
-	// 4xx for a failure no retry fixes goes as it came: Codex acts on it
-	// itself (a quota's message, a context window it compacts, a sign-in
-	// it refreshes) and does not resend it.
+	// answer for a failure no retry fixes goes as it came (a 4xx, or its
+	// own failed stream): Codex acts on it itself (a quota's message, a
+	// context window it compacts, a sign-in it refreshes) and does not
+	// resend it.
 	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
 		upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
@@ -319,20 +352,41 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		return string(class)
 	}
 	status, hh, b := upstream.GiveUp(ep, out)
+	s.scrub(hh, secrets)
 	for k, vs := range hh {
 		h[k] = vs
 	}
+	b = secrets.Bytes(b) // an upstream's own answer may echo a key
 	upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 	w.WriteHeader(status)
 	w.Write(b)
 	return string(class)
 }
 
-// upstreamRefusal reports a give-up that passes the upstream's own 4xx
-// answer on (upstream.GiveUp: a class no retry can fix).
+// accountHeaders describe the provider account a team gateway's key
+// belongs to: a team member has no business with them.
+var accountHeaders = []string{"Set-Cookie", "Openai-Organization", "Openai-Project", "Anthropic-Organization-Id"}
+
+// scrub makes an upstream's headers fit for the client: without the
+// account's headers on a team gateway (gateway.keys: the account is the
+// team's, not the client's), and without any known secret.
+func (s *Server) scrub(h http.Header, secrets redact.Secrets) {
+	if len(s.conf().Gateway.Keys) > 0 {
+		for _, k := range accountHeaders {
+			h.Del(k)
+		}
+	}
+	secrets.Header(h)
+}
+
+// upstreamRefusal reports a give-up that passes the upstream's own answer
+// on (upstream.GiveUp: a class no retry can fix), but a 5xx: a 4xx, or a
+// stream of the upstream's own that failed at 200 (response.failed with
+// context_length_exceeded or insufficient_quota: Codex acts on those
+// codes itself).
 func upstreamRefusal(out policy.Outcome) bool {
 	f, ok := out.Result.Detail.(*upstream.Failure)
-	return ok && policy.FailFast(out.Verdict.Class) && f.Status >= 400 && f.Status < 500
+	return ok && policy.FailFast(out.Verdict.Class) && f.Status < 500
 }
 
 // switched notes a move to another model (metrics, status, log).

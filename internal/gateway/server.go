@@ -82,6 +82,8 @@ type Server struct {
 	mu     sync.Mutex
 	recent []Fallback // newest last, at most 50
 
+	bytes inflight // request and answer bytes held (gateway.max_inflight_mb)
+
 	board *dash.Board
 	// exposed: the gateway listens beyond loopback (its configuration
 	// says so, or the address it bound does); the dashboard and
@@ -108,7 +110,7 @@ func New(o Options) (*Server, error) {
 	if engine == nil {
 		engine = policy.New(o.Config)
 	}
-	s.st.Store(&gwState{cfg: o.Config, engine: engine})
+	s.st.Store(newState(o.Config, engine))
 	if s.events == nil {
 		s.events = events.Nop{}
 	}
@@ -131,7 +133,7 @@ func New(o Options) (*Server, error) {
 	// Attempts go straight to the RoundTripper: no redirects are followed,
 	// and no client timeout (streams last; the driver's watchdogs bound
 	// them).
-	s.rt = tr
+	s.rt = countingTransport{rt: tr, bytes: &s.bytes}
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
@@ -163,10 +165,16 @@ type Fleet interface {
 	Received() int64
 }
 
-// gwState is a configuration and its engine.
+// gwState is a configuration and its engine, and the secrets of the
+// configuration, redacted wherever text goes.
 type gwState struct {
-	cfg    *config.Config
-	engine *policy.Engine
+	cfg     *config.Config
+	engine  *policy.Engine
+	secrets redact.Secrets
+}
+
+func newState(cfg *config.Config, engine *policy.Engine) *gwState {
+	return &gwState{cfg: cfg, engine: engine, secrets: redact.NewSecrets(cfg.SecretValues()...)}
 }
 
 func (s *Server) conf() *config.Config { return s.st.Load().cfg }
@@ -199,6 +207,12 @@ func (s *Server) eng() *policy.Engine { return s.st.Load().engine }
 
 func (s *Server) watchBreakers(e *policy.Engine) {
 	e.OnBreakerChange(func(key, from, to string) {
+		if !s.eng().KnownKey(key) {
+			// a model outside the configuration (a name a client made
+			// up): no series of its own, so clients cannot grow /metrics
+			s.log.Debug("breaker", "key", "other", "from", from, "to", to)
+			return
+		}
 		s.metrics.breaker.WithLabelValues(key).Set(breakerValue(to))
 		s.log.Warn("breaker", "key", key, "from", from, "to", to)
 	})
@@ -217,7 +231,7 @@ func (s *Server) Reload(cfg *config.Config) []string {
 	if !slices.Contains(kept, "breakers") {
 		s.watchBreakers(ne)
 	}
-	s.st.Store(&gwState{cfg: cfg, engine: ne})
+	s.st.Store(newState(cfg, ne))
 	return kept
 }
 
@@ -236,7 +250,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.keyed(wire.Endpoints[0], s.handleModels))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("GET /spillway/status", s.admin(s.handleStatus))
 	page := s.admin(s.board.Handler().ServeHTTP)
 	mux.HandleFunc("GET /{$}", page) // the dashboard; other paths keep the provider-shaped 404
@@ -249,7 +263,7 @@ func (s *Server) Handler() http.Handler {
 		w.WriteHeader(http.StatusNotFound)
 		w.Write(body)
 	})
-	return mux
+	return s.guard(mux)
 }
 
 // ListenAndServe serves on addr until ctx ends. ready gets the bound address.
@@ -263,7 +277,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 				ready(a)
 			}
 		},
-		Server: &http.Server{ReadHeaderTimeout: 15 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}})
+		// a request must come whole within read_timeout (net/http lifts
+		// the deadline once the body is in: an answer may stream for
+		// minutes, as TestTeamTimeouts holds), and a keep-alive connection
+		// idle for keepalive_timeout is closed
+		Server: &http.Server{ReadHeaderTimeout: 15 * time.Second, ReadTimeout: s.conf().Gateway.ReadTimeout.D(), IdleTimeout: s.conf().Gateway.KeepaliveTimeout.D(),
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
@@ -336,6 +355,28 @@ func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// metricsAuth guards /metrics with gateway.metrics_key (a bearer token,
+// compared in constant time) when one is set, and beyond loopback always,
+// unless gateway.public_metrics: the series name the models, keys and
+// deployments of the team.
+func (s *Server) metricsAuth(h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.conf().Gateway
+		want := g.MetricsKey.Value
+		switch {
+		case want == "" && (!s.exposed.Load() || g.PublicMetrics):
+		case want == "":
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "this gateway listens beyond loopback: /metrics needs gateway.metrics_key (sent as Authorization: Bearer KEY), or gateway.public_metrics: true"})
+			return
+		case subtle.ConstantTimeCompare([]byte(bearer(r)), []byte(want)) != 1:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="spillway metrics"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "the metrics key is missing or wrong (Authorization: Bearer KEY; gateway.metrics_key)"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	}
+}
+
 // adminKey reports whether r carries the admin key (compared in constant
 // time): X-Spillway-Admin-Key, a bearer token, or, where basic allows it, a
 // basic password. A browser sends a basic password it was given on its
@@ -395,7 +436,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	st := map[string]any{
 		"listen": s.conf().Listen, "uptime_s": int(time.Since(s.started).Seconds()),
 		"requests": s.total.Load(), "inflight": s.inflight.Load(),
-		"chains": s.conf().Chains, "models": models, "breakers": states, "recent_fallbacks": recent,
+		"chains": s.conf().Chains, "models": models, "breakers": states, "unknown_models": s.eng().OtherBreakers(), "recent_fallbacks": recent,
 		"pacing": s.eng().Pacing(), "providers_down": nonNil(s.eng().ProvidersDown()),
 	}
 	if s.fleet != nil {

@@ -52,6 +52,9 @@ func (x *exchange) relay(ans *upstream.Answer, res *policy.Result) {
 			}
 			said = true
 		}
+		if said && st.Verdict().Class != classify.OK {
+			raw = x.secrets.Bytes(raw) // an in-stream error may echo a key
+		}
 		if out.write(raw) != nil {
 			x.gone(st, res)
 			return
@@ -78,7 +81,7 @@ func (x *exchange) ended(st *upstream.Stream, res *policy.Result, err error, sai
 		res.Resume = rs // the driver goes on from here, or ends it
 		return
 	}
-	end := wire.StreamErrorFrame(x.ep, v.Class, "spillway: "+v.Message)
+	end := wire.StreamErrorFrame(x.ep, v.Class, "spillway: "+x.secrets.String(v.Message))
 	if !said {
 		end = append(st.LastWord(), end...)
 	}

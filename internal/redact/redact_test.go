@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,32 @@ func TestMask(t *testing.T) {
 	}
 	if got := Mask(""); got != "" {
 		t.Fatalf("Mask(empty) = %q", got)
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	s := NewSecrets("team-provider-secret-42", "short", "", "team-provider-secret-42-and-more")
+	in := "upstream said: you sent team-provider-secret-42-and-more and team-provider-secret-42; sk-proj-abcdefghijklmnop1234 too"
+	got := s.String(in)
+	for _, secret := range []string{"team-provider-secret-42", "and-more", "abcdefghijklmnop1234"} {
+		if strings.Contains(got, secret) {
+			t.Fatalf("String left %q in %q", secret, got)
+		}
+	}
+	if got := s.String("a short word stays"); got != "a short word stays" {
+		t.Fatalf("a value under 6 bytes is no secret: %q", got)
+	}
+	b := []byte(`{"error":{"message":"key team-provider-secret-42 is wrong"}}`)
+	if got := string(s.With("per-request-key-7").Bytes(b)); strings.Contains(got, "team-provider-secret-42") || !strings.Contains(got, "[redacted]") {
+		t.Fatalf("Bytes: %s", got)
+	}
+	h := http.Header{"X-Echo": {"Bearer team-provider-secret-42"}, "Content-Type": {"application/json"}}
+	s.Header(h)
+	if h.Get("X-Echo") != "Bearer [redacted]" || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("Header: %v", h)
+	}
+	var none Secrets
+	if got := none.String("nothing known"); got != "nothing known" {
+		t.Fatal(got)
 	}
 }

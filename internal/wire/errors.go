@@ -53,6 +53,24 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 	return status, b
 }
 
+// BusyBody is the provider-shaped answer for a request the gateway has no
+// room to take (gateway.max_inflight_mb): 503 with code spillway_busy in
+// every format, never a code a client reads as the model at capacity
+// (Codex shows server_is_overloaded as "Selected model is at capacity").
+func BusyBody(ep Endpoint, msg string) (int, []byte) {
+	var body any
+	switch ep.Format {
+	case Anthropic:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": "spillway_busy", "message": msg}}
+	case Gemini:
+		body = map[string]any{"error": map[string]any{"code": http.StatusServiceUnavailable, "message": msg, "status": "UNAVAILABLE", "details": []any{map[string]any{"reason": "spillway_busy"}}}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": "spillway_busy"}}
+	}
+	b, _ := json.Marshal(body)
+	return http.StatusServiceUnavailable, b
+}
+
 // StreamErrorFrame is the protocol's own error event, sent when a stream
 // that has already shown output breaks, so that it never looks complete.
 // GiveUpFrame is the event that ends a stream spillway gave up on before

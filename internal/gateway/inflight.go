@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/policy"
+)
+
+// busyWait is how long a request waits for room under
+// gateway.max_inflight_mb before it is refused.
+const busyWait = time.Second
+
+// inflight counts the bytes the gateway holds at once (request bodies,
+// and the whole answers and error bodies read from upstreams) against
+// gateway.max_inflight_mb: without a bound, a few clients sending large
+// bodies at once take the machine's memory. A request's body is taken
+// before it is read, waiting up to busyWait for room; an answer's bytes
+// count as they are read (an attempt in flight is never stopped for
+// them), so that new requests wait while they are held. A request gives
+// back all it took when it ends. No spooling to disk: a body is read once
+// and sent to each model it goes to.
+type inflight struct {
+	mu   sync.Mutex
+	used int64
+	room chan struct{} // closed, and made anew, when bytes are given back
+}
+
+// errBusy is a request refused for want of room.
+var errBusy = errors.New("spillway: the gateway holds as many request and answer bytes as it may (gateway.max_inflight_mb); retry in a second")
+
+// take holds n bytes within limit, waiting on clock up to busyWait (or
+// until ctx ends) for room; false when there was none.
+func (f *inflight) take(ctx context.Context, clock policy.Clock, n, limit int64) bool {
+	var deadline <-chan struct{}
+	for {
+		f.mu.Lock()
+		if f.used+n <= limit || f.used == 0 { // a lone request larger than the limit is config check's to refuse
+			f.used += n
+			f.mu.Unlock()
+			return true
+		}
+		if f.room == nil {
+			f.room = make(chan struct{})
+		}
+		room := f.room
+		f.mu.Unlock()
+		if deadline == nil {
+			d := make(chan struct{})
+			stop := clock.AfterFunc(busyWait, func() { close(d) })
+			defer stop()
+			deadline = d
+		}
+		select {
+		case <-room:
+		case <-deadline:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// add holds n bytes whatever the limit (an answer being read).
+func (f *inflight) add(n int64) {
+	f.mu.Lock()
+	f.used += n
+	f.mu.Unlock()
+}
+
+// give gives n bytes back, and wakes the requests waiting for room.
+func (f *inflight) give(n int64) {
+	if n == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.used -= n
+	if f.room != nil {
+		close(f.room)
+		f.room = nil
+	}
+	f.mu.Unlock()
+}
+
+// held is what one request holds, in its context: the answers' bytes are
+// added to it as they are read.
+type held struct{ n atomic.Int64 }
+
+type heldKey struct{}
+
+// hold is r's body taken from the gateway's room (its length, or as it
+// is read when it has none), and what r holds; ok false when there was no
+// room (the answer is written: 503 spillway_busy).
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (*http.Request, *held, bool) {
+	limit := int64(s.conf().Gateway.MaxInflightMB) << 20
+	h := &held{}
+	r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+	if n := r.ContentLength; n > 0 {
+		n = min(n, s.maxBody()+1) // what MaxBytesReader lets in
+		if !s.bytes.take(r.Context(), s.eng().Clock(), n, limit) {
+			busy(w, ep)
+			return r, h, false
+		}
+		h.n.Add(n)
+		return r, h, true
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &takingBody{ReadCloser: r.Body, s: s, ctx: r.Context(), h: h, limit: limit}
+	}
+	return r, h, true
+}
+
+// busy answers a request refused for want of room: 503 in the provider's
+// shape, code spillway_busy (never server_is_overloaded, which Codex
+// shows as the model at capacity), Retry-After: 1.
+func busy(w http.ResponseWriter, ep wire.Endpoint) {
+	status, body := wire.BusyBody(ep, errBusy.Error())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", strconv.Itoa(int(busyWait/time.Second)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// takingBody takes a body of unknown length from the room as it is read.
+type takingBody struct {
+	io.ReadCloser
+	s     *Server
+	ctx   context.Context
+	h     *held
+	limit int64
+}
+
+func (b *takingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		if !b.s.bytes.take(b.ctx, b.s.eng().Clock(), int64(n), b.limit) {
+			return 0, errBusy
+		}
+		b.h.n.Add(int64(n))
+	}
+	return n, err
+}
+
+// countingTransport counts the bytes of every answer that is read whole
+// (not an event stream) against the room of the request it is for.
+type countingTransport struct {
+	rt    http.RoundTripper
+	bytes *inflight
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil || wire.IsSSE(resp.Header) {
+		return resp, err
+	}
+	if h, ok := req.Context().Value(heldKey{}).(*held); ok {
+		resp.Body = &countedBody{ReadCloser: resp.Body, bytes: t.bytes, h: h}
+	}
+	return resp, nil
+}
+
+// countedBody adds what is read of an answer to its request's hold.
+type countedBody struct {
+	io.ReadCloser
+	bytes *inflight
+	h     *held
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.bytes.add(int64(n))
+		b.h.n.Add(int64(n))
+	}
+	return n, err
+}

@@ -101,6 +101,9 @@ func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (key *config.GatewayKey, release func(), ok bool) {
 	key, ok = keyOf(s.stateOf(r.Context()).cfg, r)
 	if !ok {
+		// the connection goes with the answer: net/http would otherwise
+		// read up to 256 KB of the unread body of a client that has no key
+		w.Header().Set("Connection", "close")
 		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), sent where your SDK sends its API key; the one sent is missing or not known", 0)
 		s.log.Info("request", "endpoint", r.URL.Path, "outcome", "refused", "status", http.StatusUnauthorized, "why", "no known gateway key")
 		return nil, nil, false

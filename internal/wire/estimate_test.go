@@ -25,6 +25,16 @@ func noise(w, h int) *image.NRGBA {
 	return img
 }
 
+// plain is an image of w × h in stripes: small once encoded, and quick to
+// encode (its size is in its header all the same).
+func plain(w, h int) *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i / 4 / w % 7 * 30)
+	}
+	return img
+}
+
 func encoded(t testing.TB, enc func(*bytes.Buffer) error) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -83,11 +93,11 @@ func body(t testing.TB, v any) []byte {
 }
 
 func TestEstimateTokens(t *testing.T) {
-	img := noise(800, 600) // 480,000 px: 640 tokens by width × height / 750
+	img := plain(800, 600) // 480,000 px: 640 tokens by width × height / 750
 	pngB64 := encoded(t, func(b *bytes.Buffer) error { return png.Encode(b, img) })
 	jpgB64 := encoded(t, func(b *bytes.Buffer) error { return jpeg.Encode(b, img, nil) })
-	gifB64 := encoded(t, func(b *bytes.Buffer) error { return gif.Encode(b, noise(100, 75), nil) }) // 10 tokens
-	bigPNG := encoded(t, func(b *bytes.Buffer) error { return png.Encode(b, noise(2000, 1500)) })   // 4,000 by the rule: capped
+	gifB64 := encoded(t, func(b *bytes.Buffer) error { return gif.Encode(b, plain(100, 75), nil) }) // 10 tokens
+	bigPNG := encoded(t, func(b *bytes.Buffer) error { return png.Encode(b, plain(1400, 1000)) })   // 1,866 by the rule: capped
 	random := make([]byte, 30000)
 	for i := range random {
 		random[i] = byte(i * 7919 >> 3)

@@ -108,6 +108,8 @@ func (a *App) benchOverheadCmd() *cobra.Command {
 		rps        []int
 		asJSON     bool
 		cpuprofile string
+		reps       int
+		goalArgs   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "overhead",
@@ -122,10 +124,15 @@ that drift hits them alike. Latency counts from when each request was due.
 Per path and rate: p50/p99 latency, time to first byte, what the proxy adds over
 direct, allocations per request. Then the ratio that matters: spillway's added
 p50 divided by the bare proxy's (a bare proxy is the floor for an extra hop), the
-closed-loop max throughput of each path, and the process's peak RSS.`,
+closed-loop max throughput of each path, and the process's peak RSS.
+
+--reps N runs it N times (default 5 with --procs, 1 otherwise: one run on two
+CPUs swings by more than twofold) and prints each ratio's median with its min
+and max; --goal NAME<=X (or >=) judges a ratio's median: added500, p99_500,
+ttfb500, cpu500 (rates as run), rss, throughput.`,
 		Example: `  spillway bench overhead
   spillway bench overhead --rps 1000 --duration 10s --stream --json
-  spillway bench overhead --procs --stream --rps 500,1000
+  spillway bench overhead --procs --stream --rps 500,1000 --reps 5 --goal ttfb500<=1.2 --goal rss<=1.2
   spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -147,11 +154,31 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 				}
 				defer stop()
 			}
-			rep, err := bench.Overhead(cmd.Context(), o)
+			var goals []bench.Goal
+			for _, g := range goalArgs {
+				goal, err := bench.ParseGoal(g)
+				if err != nil {
+					return fail(ExitUsage, "--goal: %w", err)
+				}
+				goals = append(goals, goal)
+			}
+			if !cmd.Flags().Changed("reps") {
+				reps = 1
+				if o.Procs {
+					reps = 5
+				}
+			}
+			if reps < 1 || reps > 50 {
+				return fail(ExitUsage, "--reps %d: from 1 to 50", reps)
+			}
+			rr, err := bench.Repeat(cmd.Context(), o, reps, goals)
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			return a.printReport(rep, asJSON)
+			if asJSON && reps == 1 && len(goals) == 0 {
+				return a.printReport(rr.Runs[0], true) // one run: its report, as before
+			}
+			return a.printReport(rr, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -166,7 +193,9 @@ closed-loop max throughput of each path, and the process's peak RSS.`,
 	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.IntVar(&reps, "reps", 1, "runs, one after the other, each ratio's median over them (default 5 with --procs, else 1)")
+	f.StringArrayVar(&goalArgs, "goal", nil, "NAME<=X or NAME>=X: judge a ratio's median (added500, p99_500, ttfb500, cpu500, rss, throughput); repeatable")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON (with --reps over 1 or a --goal: the runs, the ratios and the goals)")
 	return cmd
 }
 

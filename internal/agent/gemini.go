@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spillway/spillway/internal/setup"
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/wire"
 )
 
@@ -26,7 +26,7 @@ import (
 // isResumableMessageRecord).
 
 // geminiDir is Gemini CLI's .gemini directory, as the agent sees it.
-func geminiDir(o Options) string { return setup.GeminiHome(childEnv(o)) }
+func geminiDir(o Options) string { return agentfiles.GeminiHome(childEnv(o)) }
 
 // geminiResumable reports whether session id, under Gemini CLI's .gemini
 // directory dir, holds a turn that Gemini CLI would resume.

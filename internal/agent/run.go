@@ -24,9 +24,9 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/redact"
-	"github.com/spillway/spillway/internal/setup"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -661,7 +661,7 @@ func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time)
 	return ""
 }
 
-func codexHome(o Options) string { return setup.CodexHome(childEnv(o)) }
+func codexHome(o Options) string { return agentfiles.CodexHome(childEnv(o)) }
 
 // newestRollout is the newest $CODEX_HOME/sessions/**/rollout-*.jsonl
 // written since t.

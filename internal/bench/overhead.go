@@ -25,6 +25,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/policy"
@@ -448,7 +449,7 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state stri
 			c()
 		}
 	}
-	o := gateway.Options{Config: cfg, Events: ew}
+	o := gateway.Options{Config: cfg, Engine: policy.New(cfg)}
 	if state != "" {
 		rdb, err := fleet.Dial(state)
 		if err != nil {
@@ -463,7 +464,13 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state stri
 		node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), fmt.Sprintf("bench-%d-%s", os.Getpid(), filepath.Base(dir)), policy.RealClock{}, slog.New(slog.DiscardHandler))
 		o.Engine, o.Fleet = policy.New(cfg, policy.WithFleet(node)), node
 	}
-	gw, err := gateway.New(o)
+	// with its dashboard, as spillway serve wires it: the records go
+	// through the board to the event log
+	var gw *gateway.Server
+	board := dash.New(dash.Options{Engine: func() *policy.Engine { return gw.Engine() }, Counts: func() (int64, int64) { return gw.Counts() },
+		Clock: o.Engine.Clock(), Events: ew, Flush: ew.Flush, EventLog: filepath.Join(dir, "events.jsonl")})
+	o.Events, o.Dashboard = board, board
+	gw, err = gateway.New(o)
 	if err != nil {
 		done()
 		return "", nil, err

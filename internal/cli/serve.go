@@ -90,8 +90,7 @@ and X-Spillway-Route.`,
 				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
 			}}
 			defer usage.close()
-			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage,
-				Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}}
+			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage}
 			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
 				return err
 			} else if node != nil {
@@ -104,10 +103,20 @@ and X-Spillway-Route.`,
 				return err
 			}
 			defer closeEvents()
-			if ew != nil {
-				opts.Events, opts.Dropped, opts.EventLog = ew, ew.Dropped, eventsPath
-			}
 			var gw *gateway.Server
+			// the dashboard: the gateway writes its records to it, and it
+			// hands them on to the event log (so that its heatmap, read
+			// from the log, counts each attempt once)
+			if opts.Engine == nil {
+				opts.Engine = policy.New(cfg)
+			}
+			do := dash.Options{Engine: func() *policy.Engine { return gw.Engine() }, Counts: func() (int64, int64) { return gw.Counts() }, Clock: opts.Engine.Clock(),
+				Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}, Log: logger}
+			if ew != nil {
+				do.Events, do.Flush, do.EventLog, opts.Dropped = ew, ew.Flush, eventsPath, ew.Dropped
+			}
+			board := dash.New(do)
+			opts.Events, opts.Dashboard = board, board
 			var reloading sync.Mutex // a SIGHUP and a POST read the file one after the other
 			reload := func() ([]string, error) {
 				reloading.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
 )
 
@@ -92,7 +93,7 @@ Running it again changes nothing. --print only prints the text to add.`,
 				return err
 			}
 			if codexHome == "" {
-				codexHome = setup.CodexHome(a.Getenv)
+				codexHome = agentfiles.CodexHome(a.Getenv)
 			}
 			if codexHome == "" {
 				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
@@ -185,7 +186,7 @@ spillway passes it through.`,
 				return err
 			}
 			if home == "" {
-				home = setup.GeminiHome(a.Getenv)
+				home = agentfiles.GeminiHome(a.Getenv)
 			}
 			path, backup, err := setup.WriteGemini(home, time.Now())
 			if err != nil {

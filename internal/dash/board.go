@@ -314,8 +314,12 @@ const OtherModels = "other"
 // keyOf tells a record's attempt from every other.
 func keyOf(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
 
+// Write is Observe: the board is the gateway's events.Sink, in front of
+// the event log.
+func (b *Board) Write(rec events.Record) { b.Observe(rec) }
+
 // Observe takes in one attempt's record, and hands it to Options.Events
-// (the gateway calls it for every record).
+// (the gateway writes every record to the board).
 func (b *Board) Observe(rec events.Record) {
 	at := Attempt{Kind: "attempt", TS: rec.TS, RequestID: rec.RequestID, Attempt: rec.Attempt, Model: rec.Model, Deployment: rec.Deployment,
 		RequestedModel: rec.RequestedModel, FallbackFrom: rec.FallbackFrom, Class: rec.Class, Status: rec.Status,

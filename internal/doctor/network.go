@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/spillway/spillway/internal/setup"
+	"github.com/spillway/spillway/internal/agentfiles"
 	"maps"
 	"math"
 	"net"
@@ -239,7 +239,7 @@ func checkStatusPage(ctx context.Context, o Options, rt http.RoundTripper, name,
 // last day (for the record: the verdict is about now).
 func checkAgents(o Options) []Finding {
 	var fs []Finding
-	codexHome := cmp.Or(o.CodexHome, setup.CodexHome(o.Getenv))
+	codexHome := cmp.Or(o.CodexHome, agentfiles.CodexHome(o.Getenv))
 	if codexHome != "" {
 		lims, file := report.CodexLimits(codexHome)
 		for _, l := range lims {
@@ -269,7 +269,7 @@ func checkAgents(o Options) []Finding {
 			fs = append(fs, f)
 		}
 	}
-	claudeHome := cmp.Or(o.ClaudeHome, setup.ClaudeHome(o.Getenv))
+	claudeHome := cmp.Or(o.ClaudeHome, agentfiles.ClaudeHome(o.Getenv))
 	ro := report.Options{Only: []string{"codex", "claude"}, CodexHome: codexHome, ClaudeHome: claudeHome, Since: o.Now().Add(-24 * time.Hour), Loc: time.Local, Getenv: o.Getenv}
 	if codexHome == "" || !exists(codexHome) {
 		ro.Only = slices.DeleteFunc(ro.Only, func(s string) bool { return s == "codex" })

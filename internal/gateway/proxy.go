@@ -394,7 +394,9 @@ func (s *Server) switched(id string, from, to policy.Candidate, why classify.Ver
 	s.metrics.fallbacks.WithLabelValues(s.label(from.Model), s.label(to.Model), string(why.Class)).Inc()
 	ts := s.eng().Clock().Now().UTC()
 	s.noteFallback(Fallback{TS: ts, RequestID: id, From: from.Model, To: to.Model, Class: string(why.Class)})
-	s.board.Fallback(ts, id, from.Model, to.Model, string(why.Class))
+	if s.dash != nil {
+		s.dash.Fallback(ts, id, from.Model, to.Model, string(why.Class))
+	}
 	s.log.Info("fallback", "request_id", id, "from", from.Model, "to", to.Model, "class", why.Class)
 }
 
@@ -407,7 +409,7 @@ func (s *Server) record(rec events.Record) {
 	if rec.Status != 0 {
 		s.metrics.ttfb.WithLabelValues(s.label(rec.Model)).Observe(float64(rec.TTFBMS) / 1000)
 	}
-	s.board.Observe(rec) // and on to the event log (the board's read of the log counts each attempt once so)
+	s.events.Write(rec) // to the dashboard, in front of the event log, when there is one
 }
 
 // label is a model's metrics label: configured models by name, any other

@@ -147,7 +147,7 @@ func newTeam(t *testing.T, listen, extra string) *team {
 	}
 	cfg.Retry.Budget = config.Duration(time.Second)
 	logger := newTestLogger(&tm.logs, &tm.mu)
-	gw, err := gateway.New(gateway.Options{Config: cfg, Engine: policy.New(cfg, policy.WithClock(tm.clk)), Logger: logger,
+	gw, err := gateway.New(gateway.Options{Config: cfg, Engine: policy.New(cfg, policy.WithClock(tm.clk)), Logger: logger, Dashboard: page{},
 		Events: events.SinkFunc(func(r events.Record) { tm.mu.Lock(); tm.recs = append(tm.recs, r); tm.mu.Unlock() })})
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +161,15 @@ func newTeam(t *testing.T, listen, extra string) *team {
 	_, port, _ := net.SplitHostPort(a.String())
 	tm.url, tm.gw = "http://127.0.0.1:"+port, gw
 	return tm
+}
+
+// page is a dashboard that serves its paths and hears nothing.
+type page struct{}
+
+func (page) Fallback(time.Time, string, string, string, string) {}
+func (page) Close()                                             {}
+func (page) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "the dashboard") })
 }
 
 // post sends body to path as alice (her key where an OpenAI SDK sends

@@ -25,7 +25,6 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -37,6 +36,8 @@ type Options struct {
 	// Engine is the policy engine; one is made from Config when nil.
 	Engine *policy.Engine
 	// Events receives one record per upstream attempt; nothing when nil.
+	// A gateway with a dashboard writes them to the dashboard, which
+	// hands them on to the event log (its heatmap counts each once).
 	Events events.Sink
 	// Dropped reports how many records the event writer dropped (metrics).
 	Dropped func() uint64
@@ -53,11 +54,19 @@ type Options struct {
 	// with gateway.admin_key): it reads the file anew and calls
 	// Server.Reload, or returns why it could not.
 	Reload func() (kept []string, err error)
-	// Queue, when set, is the task queue the dashboard shows.
-	Queue dash.Queue
-	// EventLog, when set, is the event log's path: the dashboard's
-	// heatmap starts from its last week.
-	EventLog string
+	// Dashboard, when set, is the page served at / and /ui/ (internal/cli
+	// wires internal/dash's board); without one those paths get the
+	// provider-shaped 404.
+	Dashboard Dashboard
+}
+
+// Dashboard is the live page the gateway serves (internal/dash's board):
+// it is told of each model switch, and serves its own paths. Each
+// attempt's record reaches it as the gateway's Events sink.
+type Dashboard interface {
+	Fallback(ts time.Time, requestID, from, to, class string)
+	Handler() http.Handler
+	Close()
 }
 
 // Server is the gateway.
@@ -84,7 +93,7 @@ type Server struct {
 
 	bytes inflight // request and answer bytes held (gateway.max_inflight_mb)
 
-	board *dash.Board
+	dash Dashboard // nil: none
 	// exposed: the gateway listens beyond loopback (its configuration
 	// says so, or the address it bound does); the dashboard and
 	// /spillway/* then need the admin key
@@ -141,17 +150,20 @@ func New(o Options) (*Server, error) {
 	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
 	s.watchBreakers(engine)
 	s.exposed.Store(!config.Loopback(o.Config.Listen))
-	do := dash.Options{Engine: s.eng, Queue: o.Queue, EventLog: o.EventLog, Log: s.log, Events: s.events,
-		Counts: func() (int64, int64) { return s.total.Load(), s.inflight.Load() }}
-	if f, ok := o.Events.(interface{ Flush(context.Context) error }); ok {
-		do.Flush = f.Flush
-	}
-	s.board = dash.New(do)
+	s.dash = o.Dashboard
 	return s, nil
 }
 
 // Close stops the dashboard's streams and timers.
-func (s *Server) Close() { s.board.Close() }
+func (s *Server) Close() {
+	if s.dash != nil {
+		s.dash.Close()
+	}
+}
+
+// Counts are the requests the gateway has taken, and those in flight (for
+// its dashboard).
+func (s *Server) Counts() (total, inflight int64) { return s.total.Load(), s.inflight.Load() }
 
 // Fleet is what the gateway shows of its fleet membership (fleet.Node).
 type Fleet interface {
@@ -252,9 +264,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("GET /spillway/status", s.admin(s.handleStatus))
-	page := s.admin(s.board.Handler().ServeHTTP)
-	mux.HandleFunc("GET /{$}", page) // the dashboard; other paths keep the provider-shaped 404
-	mux.HandleFunc("GET /ui/", page)
+	if s.dash != nil {
+		page := s.admin(s.dash.Handler().ServeHTTP)
+		mux.HandleFunc("GET /{$}", page) // the dashboard; other paths keep the provider-shaped 404
+		mux.HandleFunc("GET /ui/", page)
+	}
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,

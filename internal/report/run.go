@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spillway/spillway/internal/lineio"
-	"github.com/spillway/spillway/internal/setup"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +17,8 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/agentfiles"
+	"github.com/spillway/spillway/internal/lineio"
 )
 
 // Sources a report reads, besides text logs.
@@ -90,7 +90,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 				return Result{}, fmt.Errorf("report: %w", err)
 			default:
 				turns.sort()
-				dup = dedup{codexProvider: setup.ProviderID, turns: turns}
+				dup = dedup{codexProvider: agentfiles.CodexProviderID, turns: turns}
 			}
 			ins = append(ins, got...)
 		}
@@ -100,9 +100,9 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		files     func(string) []string
 		read      func(string, *Aggregate, dedup) Input
 	}{
-		{"codex", cmp.Or(o.CodexHome, setup.CodexHome(o.Getenv)), codexFiles, readCodex},
-		{"claude", cmp.Or(o.ClaudeHome, setup.ClaudeHome(o.Getenv)), claudeFiles, readClaude},
-		{"gemini", cmp.Or(o.GeminiHome, setup.GeminiHome(o.Getenv)), geminiFiles, nil},
+		{"codex", cmp.Or(o.CodexHome, agentfiles.CodexHome(o.Getenv)), codexFiles, readCodex},
+		{"claude", cmp.Or(o.ClaudeHome, agentfiles.ClaudeHome(o.Getenv)), claudeFiles, readClaude},
+		{"gemini", cmp.Or(o.GeminiHome, agentfiles.GeminiHome(o.Getenv)), geminiFiles, nil},
 	}
 	// Gemini CLI's error reports are read only when its sessions are
 	var geminiErrs []geminiError

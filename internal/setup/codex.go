@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
 	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 const (
 	// ProviderID is the Codex model provider id spillway writes.
-	ProviderID = "spillway"
+	ProviderID = agentfiles.CodexProviderID
 	// DefaultEnvKey is the variable whose value Codex sends as the Bearer key.
 	DefaultEnvKey = "OPENAI_API_KEY"
 	// DefaultURL is the gateway's default address (config listen 127.0.0.1:8787).
@@ -34,20 +36,6 @@ const (
 // ReservedProviderIDs are built into Codex; it refuses a config.toml that
 // defines [model_providers.<id>] for any of them, so setup never writes them.
 var ReservedProviderIDs = []string{"openai", "ollama", "lmstudio"}
-
-// CodexHome is $CODEX_HOME, else $HOME/.codex (on Windows %USERPROFILE%\.codex
-// when HOME is unset). It is "" when none of them is set.
-func CodexHome(getenv func(string) string) string {
-	if h := getenv("CODEX_HOME"); h != "" {
-		return h
-	}
-	for _, v := range []string{"HOME", "USERPROFILE"} {
-		if h := getenv(v); h != "" {
-			return filepath.Join(h, ".codex")
-		}
-	}
-	return ""
-}
 
 // BaseURL normalises a gateway address as given by the user: surrounding
 // blanks, trailing slashes and a trailing /v1 are removed, so that

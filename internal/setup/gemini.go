@@ -5,33 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 )
-
-// GeminiHome is Gemini CLI's directory: $GEMINI_CLI_HOME/.gemini, else
-// ~/.gemini.
-func GeminiHome(getenv func(string) string) string {
-	if d := getenv("GEMINI_CLI_HOME"); d != "" {
-		return filepath.Join(d, ".gemini")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".gemini")
-	}
-	return ""
-}
-
-// ClaudeHome is $CLAUDE_CONFIG_DIR, else $HOME/.claude; "" when neither is
-// set.
-func ClaudeHome(getenv func(string) string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".claude")
-	}
-	return ""
-}
 
 // GeminiSettings are the settings spillway needs Gemini CLI to have:
 // API-key auth (the only kind a base URL applies to), and one attempt per

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"errors"
+	"github.com/spillway/spillway/internal/agentfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,13 +278,13 @@ func TestApplyCodexErrors(t *testing.T) {
 
 func TestCodexHome(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if got := CodexHome(env(map[string]string{"CODEX_HOME": "/c", "HOME": "/h"})); got != "/c" {
+	if got := agentfiles.CodexHome(env(map[string]string{"CODEX_HOME": "/c", "HOME": "/h"})); got != "/c" {
 		t.Errorf("CODEX_HOME: %s", got)
 	}
-	if got := CodexHome(env(map[string]string{"HOME": "/h"})); got != filepath.Join("/h", ".codex") {
+	if got := agentfiles.CodexHome(env(map[string]string{"HOME": "/h"})); got != filepath.Join("/h", ".codex") {
 		t.Errorf("HOME: %s", got)
 	}
-	if got := CodexHome(env(nil)); got != "" {
+	if got := agentfiles.CodexHome(env(nil)); got != "" {
 		t.Errorf("nothing set: %q", got)
 	}
 }

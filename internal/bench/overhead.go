@@ -24,8 +24,8 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/dash"
+	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/policy"

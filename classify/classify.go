@@ -445,6 +445,9 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 		class = statusClass(status, lowerMsg)
 	}
 	v.Class = class
+	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
+		v.Code = PrefillRefused // the model takes no partial assistant turn
+	}
 	if v.Provider == "" || v.Provider == NoGuess {
 		v.Provider = ruleProvider
 	}

@@ -187,3 +187,15 @@ func TestVerdictJSON(t *testing.T) {
 		t.Fatalf("json = %s", b)
 	}
 }
+
+// A model that takes no partial assistant turn says so in a bad request:
+// its Code tells the driver a continuation must go elsewhere.
+func TestPrefillRefusedIsTyped(t *testing.T) {
+	v := HTTP(400, nil, []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}`))
+	if v.Class != BadRequest || v.Code != PrefillRefused {
+		t.Fatalf("%+v", v)
+	}
+	if v := HTTP(400, nil, []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}`)); v.Code == PrefillRefused {
+		t.Fatalf("another bad request: %+v", v)
+	}
+}

@@ -28,6 +28,11 @@ const (
 	Unknown       Class = "unknown"
 )
 
+// PrefillRefused is the Code of a bad_request that says the model takes no
+// partial assistant turn (Anthropic: "This model does not support
+// assistant message prefill."): a continuation must go elsewhere.
+const PrefillRefused = "prefill_refused"
+
 // Classes lists every class in a stable order.
 var Classes = []Class{Capacity, RateLimit, Quota, Auth, ModelNotFound, ContextLength,
 	BadRequest, ContentFilter, ServerError, Network, Timeout, OK, Unknown}

@@ -36,12 +36,17 @@ type Call struct {
 	// Key identifies the caller's credentials for per-key pacing: a hash,
 	// never the key itself.
 	Key string
-	// Watch arms the attempt watchdogs, for sends that report their
+	// Watchdogs arms the attempt watchdogs, for sends that report their
 	// progress (Attempt.Headers, Output, Progress): no headers within the
 	// header timeout, no output within timeouts.first_token, or a silence
-	// of timeouts.idle ends the attempt as a timeout. A zero
-	// duration turns its watchdog off.
-	Watch bool
+	// of timeouts.idle ends the attempt as a timeout (a zero duration turns
+	// its watchdog off); a stream to a model with hedge: true that passes
+	// its first-token limit races the next model.
+	Watchdogs bool
+	// ChargeFailures counts the time a failed attempt took against the
+	// wait budget: the client waited it without an answer (an HTTP
+	// attempt's; an agent's run is work, not waiting).
+	ChargeFailures bool
 
 	// Send sends one attempt to a.Candidate and reports what came back.
 	//
@@ -50,8 +55,10 @@ type Call struct {
 	// then stop and return promptly (its verdict is replaced by the
 	// watchdog's). Send may be called for several attempts of one request at
 	// once (a hedge) and again after an attempt committed (a continuation,
-	// a.Continues): it keeps per-attempt state in the attempt, never in the
-	// request.
+	// a.Continues): an attempt's own state lives in Send's frame while it
+	// runs and in what it returns (Result.Detail, Result.Resume, which the
+	// next attempt gets as a.Resume); what Send keeps of the request (its
+	// writer to the client, its body) must take two attempts at once.
 	//
 	// An HTTP send calls a.Headers when the response headers arrive,
 	// a.Output at the first real output (a token, a complete whole answer)
@@ -62,8 +69,9 @@ type Call struct {
 	// answer was given to the caller (possibly a stream still running: then
 	// Open is set too, and Send's side calls a.Finish once delivery ends);
 	// the request then ends with this attempt. A Result that is not
-	// committed must have given the caller nothing. Send never sleeps or
-	// retries: waiting is the driver's.
+	// committed must have given the caller nothing, and cannot be OK (the
+	// request ends at once with the Code SendContract). Send never sleeps
+	// or retries: waiting is the driver's.
 	Send func(ctx context.Context, a *Attempt) Result
 
 	// Events receives one record per attempt that reached the upstream.
@@ -152,7 +160,14 @@ type Outcome struct {
 	// the driver to continue (Result.Resume), which it could not; the
 	// front end ends it (the protocol's error event).
 	Unfinished bool
+	// GlobalOutage: every model stayed at capacity through the whole
+	// ladder (Request.Ladder), and the request was given up.
+	GlobalOutage bool
 }
+
+// SendContract is the Verdict Code of a request that ended because its
+// Send broke the contract of Call.Send (an OK result it did not commit).
+const SendContract = "send_contract"
 
 // Failed reports an outcome that gave the caller no answer.
 func (o Outcome) Failed() bool { return !o.Committed && o.Err == nil && o.ParkUntil.IsZero() }
@@ -263,7 +278,7 @@ func (r *run) before(ctx context.Context) *Outcome {
 			if r.resume != nil { // the caller has part of an answer: the front end ends it
 				return r.outcome(r.delivered.to, Outcome{Committed: true, Unfinished: true, Result: r.delivered.res, Verdict: st.Verdict, Reason: st.Reason})
 			}
-			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: st.Verdict, Reason: st.Reason})
+			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: st.Verdict, Reason: st.Reason, GlobalOutage: st.outage})
 		}
 		if st.rung && c.Park && r.resume == nil { // even a rung of 0: a parked request never loops in process
 			until, left := r.parkUntil(st.Wait), r.plan.rungLeft
@@ -323,6 +338,12 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 	}
 	if err := ctx.Err(); err != nil {
 		return r.outcome(cand, Outcome{Result: *res, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
+	}
+	if res.Verdict.Class == classify.OK {
+		// an answer called OK that the caller was not given: the plan
+		// would send it again to the same model, for ever
+		why := fmt.Sprintf("policy: the Send for %s returned an OK result it did not commit (Call.Send: an OK answer is committed)", cand.Name())
+		return r.outcome(cand, Outcome{Result: *res, Verdict: classify.Verdict{Class: classify.Unknown, Code: SendContract, Message: why}, Reason: "spillway: " + why})
 	}
 	r.mu.Lock()
 	if res.noted {
@@ -549,7 +570,7 @@ func (r *run) took(a *Attempt, res *Result, sendStart time.Time) {
 	}
 	if res.Committed {
 		r.committed = a
-	} else if !res.NotSent && c.Watch {
+	} else if !res.NotSent && c.ChargeFailures {
 		// the budget is the clock's: an HTTP attempt that failed took
 		// time the request spent without an answer (an agent's run, by
 		// contrast, is work, not waiting)
@@ -572,10 +593,10 @@ func (r *run) begin(ctx context.Context, st *step, start time.Time, waited time.
 	r.live = append(r.live, a)
 	r.mu.Unlock()
 	m := r.e.cfg.Models[st.Candidate.Model]
-	if r.c.Watch && r.c.Stream && m.Hedge && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
+	if r.c.Watchdogs && r.c.Stream && m.Hedge && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
 		a.hedge = make(chan struct{}, 1)
 	}
-	if r.c.Watch {
+	if r.c.Watchdogs {
 		a.arm(watchHeader)
 	}
 	return a

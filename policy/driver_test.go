@@ -222,7 +222,7 @@ func TestRunWatchdogs(t *testing.T) {
 			}
 			done := make(chan Outcome)
 			go func() {
-				done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: c.stream, Watch: true, Send: send, Events: rec})
+				done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: c.stream, Watchdogs: true, ChargeFailures: true, Send: send, Events: rec})
 			}()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -260,7 +260,7 @@ func TestRunWatchdogs(t *testing.T) {
 		cfg := config.Default()
 		cfg.Timeouts = config.Timeouts{}
 		e, clk := clocked(cfg)
-		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Stream: true, Watch: true,
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Stream: true, Watchdogs: true, ChargeFailures: true,
 			Send: func(ctx context.Context, a *Attempt) Result {
 				if clk.Timers() != 0 {
 					t.Errorf("%d timers armed with every watchdog off", clk.Timers())
@@ -288,7 +288,7 @@ func TestRunBreakerEvidenceAtFirstOutput(t *testing.T) {
 	clk.Advance(10 * time.Second) // the next attempt is the probe
 	rec := &recorder{}
 	var open *Attempt
-	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Watch: true, Stream: true, Events: rec,
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Watchdogs: true, ChargeFailures: true, Stream: true, Events: rec,
 		Send: func(ctx context.Context, a *Attempt) Result {
 			a.Headers(true)
 			a.Output()
@@ -703,5 +703,20 @@ func TestGiveUpReasonHasNoKey(t *testing.T) {
 	}})
 	if out.Committed || out.Reason == "" || strings.Contains(out.Reason, "Secret-0123456789") {
 		t.Fatalf("reason %q", out.Reason)
+	}
+}
+
+// A Send that calls an answer OK without committing it broke its contract:
+// the request ends at once (it would otherwise go to the same model again,
+// for ever), saying so.
+func TestSendContract(t *testing.T) {
+	e, _ := clocked(config.Default())
+	sent := 0
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Send: func(context.Context, *Attempt) Result {
+		sent++
+		return Result{Verdict: classify.Verdict{Class: classify.OK}, Status: 200}
+	}})
+	if sent != 1 || out.Committed || out.Verdict.Code != SendContract || !strings.Contains(out.Reason, "did not commit") {
+		t.Fatalf("sent %d: %+v", sent, out)
 	}
 }

@@ -118,7 +118,7 @@ func TestBudgetCountsFailedAttempts(t *testing.T) {
 	cfg.Retry.Budget = config.Duration(10 * time.Second)
 	e, clk := clocked(cfg)
 	start := clk.Now()
-	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Watch: true,
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna"}, Watchdogs: true, ChargeFailures: true,
 		Send: func(context.Context, *Attempt) Result {
 			_ = clk.Sleep(context.Background(), 4*time.Second) // a slow answer: a 429 after 4s
 			return Result{Verdict: classify.Verdict{Class: classify.RateLimit, Wait: time.Second}, Status: 429}
@@ -228,7 +228,7 @@ func TestUnknownModels(t *testing.T) {
 // next model waits nothing.
 func TestARetryThatDoesNotFitGoesOn(t *testing.T) {
 	e, clk := clocked(config.Default())
-	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(_ context.Context, a *Attempt) Result {
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watchdogs: true, ChargeFailures: true, Send: func(_ context.Context, a *Attempt) Result {
 		switch a.Candidate.Model {
 		case "gpt-6-astra":
 			_ = clk.Sleep(context.Background(), 50*time.Second) // silent past the budget
@@ -244,7 +244,7 @@ func TestARetryThatDoesNotFitGoesOn(t *testing.T) {
 	cfg := config.Default()
 	cfg.Retry.TimeoutRetries = 1
 	e, clk = clocked(cfg)
-	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(_ context.Context, a *Attempt) Result {
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Watchdogs: true, ChargeFailures: true, Send: func(_ context.Context, a *Attempt) Result {
 		if a.Candidate.Model == "gpt-6-astra" {
 			_ = clk.Sleep(context.Background(), 30*time.Second) // a retry would pass the 45s budget
 			return Result{Verdict: classify.Verdict{Class: classify.Timeout}}
@@ -262,7 +262,7 @@ func TestTheCallersDeadlineIsNoEvidence(t *testing.T) {
 	e, _ := clocked(cfg)
 	for range cfg.Breaker.Consecutive + 1 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		e.Run(ctx, &Call{Request: Request{Model: "gpt-6-astra"}, Watch: true, Send: func(ctx context.Context, a *Attempt) Result {
+		e.Run(ctx, &Call{Request: Request{Model: "gpt-6-astra"}, Watchdogs: true, ChargeFailures: true, Send: func(ctx context.Context, a *Attempt) Result {
 			<-ctx.Done()
 			return Result{Verdict: a.Failure(ctx.Err())}
 		}})
@@ -281,7 +281,7 @@ func TestSilenceAfterTheHeaders(t *testing.T) {
 	e, clk := clocked(cfg)
 	done := make(chan Outcome)
 	go func() {
-		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: true, Watch: true,
+		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Stream: true, Watchdogs: true, ChargeFailures: true,
 			Send: func(ctx context.Context, a *Attempt) Result {
 				a.Headers(true)
 				<-ctx.Done()

@@ -143,6 +143,9 @@ type step struct {
 	// hedge marks the attempt started beside a hedged one: it races, and
 	// is not hedged itself.
 	hedge bool
+	// outage, on a fail: every model stayed at capacity through the whole
+	// ladder (Outcome.GlobalOutage)
+	outage bool
 }
 
 // Hop is one attempt's outcome, for X-Spillway-Route and logs.
@@ -883,7 +886,7 @@ func (p *plan) decide(v classify.Verdict) step {
 		return step{Action: done, Candidate: c}
 	}
 	p.lastBad = v
-	if p.resuming && v.Class == classify.BadRequest && strings.Contains(strings.ToLower(v.Message), "prefill") {
+	if p.resuming && v.Code == classify.PrefillRefused {
 		// the model refuses a partial assistant turn: never again, and
 		// the continuation goes on elsewhere
 		p.e.noPrefill.Store(c.Model, true)
@@ -1106,14 +1109,14 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 		i := p.req.Rung + p.walks - 1
 		if i >= len(p.req.Ladder) {
 			if !p.req.Park {
-				return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
+				return p.outage(v, fmt.Sprintf("%s: every model stayed at capacity through the whole wait ladder", GlobalOutage))
 			}
 			i = len(p.req.Ladder) - 1
 		}
 		p.rungAt = i
 		wait = max(p.req.Ladder[i], v.Wait)
 		if !p.req.Park && p.spent+wait > p.budget {
-			return p.fail(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
+			return p.outage(v, fmt.Sprintf("%s: every model stayed at capacity, and the next wait (%s) would pass the wait budget of %s", GlobalOutage, classify.FormatWait(wait), p.budget))
 		}
 		if every := p.req.CheckEvery; every > 0 && wait > every {
 			// the rung in checks: the first after every
@@ -1238,6 +1241,14 @@ func (p *plan) next(i int, ok func(Candidate) bool) (int, bool) {
 		return i, true
 	}
 	return 0, false
+}
+
+// outage is fail, for a chain that stayed at capacity through the whole
+// ladder.
+func (p *plan) outage(v classify.Verdict, why string) step {
+	st := p.fail(v, why)
+	st.outage = true
+	return st
 }
 
 func (p *plan) fail(v classify.Verdict, why string) step {

@@ -54,7 +54,7 @@ func TestHedge(t *testing.T) {
 		}
 		done := make(chan Outcome)
 		go func() {
-			done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Stream: true, Watch: true, Send: send, Events: rec})
+			done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Stream: true, Watchdogs: true, ChargeFailures: true, Send: send, Events: rec})
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -201,7 +201,7 @@ func TestContinuation(t *testing.T) {
 			if c, ok := breaks[a.Candidate.Model]; ok {
 				delete(breaks, a.Candidate.Model)
 				if c == classify.BadRequest {
-					return Result{Verdict: classify.Verdict{Class: c, Message: "This model does not support assistant message prefill."}, Status: 400}
+					return Result{Verdict: classify.Verdict{Class: c, Code: classify.PrefillRefused, Message: "This model does not support assistant message prefill."}, Status: 400}
 				}
 				a.Output()
 				return Result{Verdict: classify.Verdict{Class: c}, Committed: true, Status: 200, Resume: prefix + "Hello wor"}

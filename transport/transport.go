@@ -170,7 +170,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
 			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.CallerKey(req), Watch: true, Events: t.events,
+		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			resp, res := t.send(ctx, req, ep, body, opts, a)
 			if res.Committed {

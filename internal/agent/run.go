@@ -318,7 +318,7 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 		res.ExitCode = ExitAuth
 		res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
 		say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))
-	case v.Class == classify.Capacity && strings.Contains(out.Reason, policy.GlobalOutage):
+	case out.GlobalOutage:
 		res.ExitCode = ExitCapacity
 		say("giving up (exit %d): %s", ExitCapacity, strings.TrimPrefix(out.Reason, "spillway: "))
 	case handled[v.Class]:

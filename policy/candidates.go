@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"sync"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+)
+
+// Candidate is one place a request may be sent to: a model and, once models
+// may have several, one of its deployments.
+type Candidate struct {
+	Model    string            // the name clients use
+	Upstream string            // the name sent upstream
+	Provider string            // provider name in the configuration
+	Type     classify.Provider // the provider's wire format
+	Tier     config.Tier       // "" for a model the configuration does not know
+	Context  int               // 0 when unknown
+	// Deployment names one of the model's deployments; empty while a model
+	// has exactly one (its provider's). Weight shares healthy traffic
+	// between a model's deployments.
+	Deployment string
+	Weight     int
+	// KeyID identifies the credentials the candidate is sent with when its
+	// provider sends a key of its own (auth: key): a hash, never the key.
+	// Empty when the caller's credentials go through. Rate limits are per
+	// key: deployments of a model that share one share its pace.
+	KeyID string
+}
+
+// Name is the candidate's name in routes and messages: the model, and its
+// deployment when it has several ("gpt-6-astra@eu").
+func (c Candidate) Name() string {
+	if c.Deployment != "" {
+		return c.Model + "@" + c.Deployment
+	}
+	return c.Model
+}
+
+// Key identifies the candidate's breaker, pacing lane and adaptive limit.
+func (c Candidate) Key() string {
+	if c.Deployment != "" {
+		return c.Provider + "/" + c.Upstream + "@" + c.Deployment
+	}
+	return c.Provider + "/" + c.Upstream
+}
+
+// Candidates resolves the chain a request walks: the requested model, then
+// the rest of its chain at or above the minimum tier.
+func (e *Engine) Candidates(r Request) []Candidate {
+	_, chain := e.cfg.ChainFor(r.Model)
+	if len(r.Models) > 0 {
+		chain = r.Models
+	}
+	if len(chain) == 0 {
+		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: string(r.Type), Type: r.Type}}
+	}
+	var out []Candidate
+	for i, name := range chain {
+		m, known := e.cfg.Models[name]
+		if i > 0 {
+			if r.NoFallback {
+				break
+			}
+			if r.MinTier != "" && m.Tier.Rank() < r.MinTier.Rank() {
+				continue
+			}
+		}
+		if !known {
+			out = append(out, Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type, Weight: 1})
+			continue
+		}
+		// every deployment of the model, in a row: a full one spills to
+		// the next before the chain steps down a tier
+		deps := e.cfg.Deployments(name)
+		if r.ModelsOnly {
+			deps = []config.Deployment{{Provider: deps[0].Provider, Upstream: deps[0].Upstream, Weight: 1}}
+		}
+		for _, d := range deps {
+			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Type: classify.Provider(e.cfg.ProviderType(d.Provider)),
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
+		}
+	}
+	return out
+}
+
+// limitKey is what a rate limit binds: a model at one set of credentials
+// (the candidate's own key, or the caller's: the same for every
+// candidate of this request).
+func limitKey(c Candidate) string { return c.Model + "\x00" + c.KeyID }
+
+// balancer shares healthy traffic between a model's deployments: by fewest
+// in flight for its weight, then by smooth weighted round robin (as nginx
+// balances upstreams), so that sequential requests split exactly by weight.
+type balancer struct {
+	mu      sync.Mutex
+	current map[string]int // by candidate key: the round robin's running weight
+}
+
+// pick chooses among the candidates at indexes healthy of chain and returns
+// the chosen one's position in healthy. Only the deployments tied at the
+// lowest load take part in the round robin: one that is busier gains no
+// credit meanwhile, so it does not come back to take a run of requests in a
+// row once its load falls.
+func (b *balancer) pick(chain []Candidate, healthy []int, inflight func(key string) int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.current == nil {
+		b.current = map[string]int{}
+	}
+	load := make([]float64, len(healthy))
+	lowest := 0.0
+	for j, h := range healthy {
+		c := chain[h]
+		load[j] = float64(inflight(c.Key())) / float64(max(c.Weight, 1))
+		if j == 0 || load[j] < lowest {
+			lowest = load[j]
+		}
+	}
+	total, best := 0, -1
+	for j, h := range healthy {
+		if load[j] != lowest {
+			continue
+		}
+		c := chain[h]
+		w := max(c.Weight, 1)
+		total += w
+		b.current[c.Key()] += w
+		if best < 0 || b.current[c.Key()] > b.current[chain[healthy[best]].Key()] {
+			best = j
+		}
+	}
+	b.current[chain[healthy[best]].Key()] -= total
+	return best
+}

@@ -95,9 +95,19 @@ func TestFleetPacesTogether(t *testing.T) {
 
 // A capacity answer through A opens B's breaker; when both are half-open
 // only one probe goes out across the fleet, and its success closes both.
+//
+// The capacity answer also puts the lane under pressure (paced, its limit
+// halved) in both processes. With the default max_concurrency (3, halved
+// to 1) A's probe would hold the lane's one fleet-wide slot, and B's
+// request would wait for it, polling on the fake clock: time runs on at
+// each poll, past the probe token's lease (30 s) and, as the renewals run
+// behind the polls, past A's slot lease (15 s), and B then probes
+// rightly, the token having lapsed. Four halve to two: B's request gets
+// the other slot at once, and only the probe token keeps it from astra.
 func TestFleetBreakersAndProbe(t *testing.T) {
 	a, b, na, nb, clk, _ := pair(t, func(c *config.Config) {
 		c.Breaker = config.Breaker{Failures: 1, Window: config.Duration(time.Minute), Cooldown: config.Duration(10 * time.Second), MaxCooldown: config.Duration(10 * time.Second)}
+		c.Pacing.MaxConcurrency = 4
 	})
 	key := "openai/gpt-6-astra"
 	out := a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
@@ -110,16 +120,26 @@ func TestFleetBreakersAndProbe(t *testing.T) {
 		t.Fatalf("A: %+v", out)
 	}
 	eventually(t, "B's breaker opens from A's evidence", func() bool { return b.BreakerStates()[key] == "open" })
+	// A counts what it published once the store took it, which may be
+	// after B was handed it
+	eventually(t, "A counts the evidence it published", func() bool { return na.Sent() >= 1 })
 	if nb.Received() != 1 || na.Sent() != 1 {
 		t.Fatalf("evidence: A sent %d, B received %d", na.Sent(), nb.Received())
 	}
 	clk.Advance(10 * time.Second) // both half-open
 	probing, finish := make(chan struct{}), make(chan struct{})
-	go a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
-		close(probing)
-		<-finish
-		return answer(classify.OK)(ctx, at)
-	}})
+	var probeA []string
+	probed := make(chan policy.Outcome, 1)
+	go func() {
+		probed <- a.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
+			probeA = append(probeA, at.Candidate.Model)
+			if len(probeA) == 1 {
+				close(probing)
+				<-finish
+			}
+			return answer(classify.OK)(ctx, at)
+		}})
+	}()
 	<-probing
 	var sentB []string
 	out = b.Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: func(ctx context.Context, at *policy.Attempt) policy.Result {
@@ -129,7 +149,13 @@ func TestFleetBreakersAndProbe(t *testing.T) {
 	if slices.Contains(sentB, "gpt-6-astra") || !out.Committed {
 		t.Fatalf("B probed astra while A's probe was out: sent %v, route %s", sentB, out.Route)
 	}
+	if !strings.HasPrefix(out.Route, "gpt-6-astra:"+policy.BreakerOpen+" > ") {
+		t.Fatalf("B's request: route %s, want astra refused by the fleet's probe token first", out.Route)
+	}
 	close(finish)
+	if pa := <-probed; !pa.Committed || pa.Route != "gpt-6-astra:ok" || len(probeA) != 1 {
+		t.Fatalf("A's probe: sent %v, route %s", probeA, pa.Route)
+	}
 	eventually(t, "A's probe closes B's breaker", func() bool { return b.BreakerStates()[key] == "closed" })
 	st := nb.Status()["seen"].(map[string]map[string]fleet.Seen)
 	if s := st[key]["a"]; s.Count != 2 || s.Class != "ok (probe)" {

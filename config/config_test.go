@@ -384,8 +384,8 @@ func TestPolicyKnobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HeaderTimeout("gpt-6-astra") != 2*time.Minute || c.HeaderTimeout("gpt-6-luna") != 20*time.Second || c.HeaderTimeout("nope") != 20*time.Second {
-		t.Fatalf("%v %v", c.HeaderTimeout("gpt-6-astra"), c.HeaderTimeout("gpt-6-luna"))
+	if c.Models["gpt-6-astra"].HeaderTimeout.D() != 2*time.Minute || c.Timeouts.Header.D() != 20*time.Second {
+		t.Fatalf("%v %v", c.Models["gpt-6-astra"].HeaderTimeout, c.Timeouts.Header)
 	}
 }
 

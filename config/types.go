@@ -575,15 +575,6 @@ func (c *Config) Prefills(model string) bool {
 	return !ok || m.Prefill == nil || *m.Prefill
 }
 
-// HeaderTimeout is how long a stream of model may take to send its
-// response headers: its own header_timeout, else timeouts.header.
-func (c *Config) HeaderTimeout(model string) time.Duration {
-	if m, ok := c.Models[model]; ok && m.HeaderTimeout > 0 {
-		return m.HeaderTimeout.D()
-	}
-	return c.Timeouts.Header.D()
-}
-
 // ChainFor returns the chain a request for model walks (from that model's
 // position on), and the chain's name: the chain the model names, else the
 // one chain it is in (a file cannot put it in two without naming one; in

@@ -219,7 +219,7 @@ func (a *Attempt) Output() bool {
 	a.mu.Unlock()
 	if permit != nil {
 		permit(classify.Verdict{Class: classify.OK})
-		a.r.e.pacer.ease(paceKey(a.Candidate, a.r.c.Key))
+		a.r.e.pacer.ease(rateKey(a.Candidate, a.r.c.Key))
 	}
 	return true
 }
@@ -251,10 +251,6 @@ func (a *Attempt) Deliver() {
 	a.armLocked(watchIdle, 0)
 }
 
-// Now is the engine's clock's time, for a send that measures (a hold
-// window).
-func (a *Attempt) Now() time.Time { return a.r.e.clock.Now() }
-
 // Classify is the engine's classifier, for Send to judge what came back.
 func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.classify(in) }
 
@@ -279,10 +275,6 @@ func (a *Attempt) Failure(err error) classify.Verdict {
 	}
 	return classify.Err(err)
 }
-
-// Route is the request's route so far with this attempt as its answer:
-// what X-Spillway-Route says when this attempt's answer is committed.
-func (a *Attempt) Route() string { return a.RouteAs(classify.OK) }
 
 // RouteAs is the request's route so far with this attempt's hop as class:
 // "streaming" while a stream's answer is still on its way (the headers
@@ -400,14 +392,14 @@ func (a *Attempt) end(res Result) {
 	case permit != nil:
 		permit(evidence)
 		if v.Class == classify.OK {
-			e.pacer.ease(paceKey(a.Candidate, c.Key))
+			e.pacer.ease(rateKey(a.Candidate, c.Key))
 		}
 	case evidence.Class != classify.OK:
 		// the attempt's success was recorded at its first output; what
 		// broke it later is evidence of its own
 		e.breakers.Observe(key, evidence)
 		e.adapt(key, evidence)
-		e.tell(key, paceKey(a.Candidate, c.Key), evidence, false)
+		e.tell(key, rateKey(a.Candidate, c.Key), evidence, false)
 	}
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,
@@ -428,10 +420,10 @@ func (a *Attempt) end(res Result) {
 	a.cancel(nil)
 }
 
-// paceKey is what a rate limit slows: the model at one set of credentials,
+// rateKey is what a rate limit slows: the model at one set of credentials,
 // the candidate's own key when its provider sends one, else the caller's.
 // Deployments of a model that share a key share its pace.
-func paceKey(c Candidate, callerKey string) string {
+func rateKey(c Candidate, callerKey string) string {
 	cred := c.KeyID
 	if cred == "" {
 		cred = "caller:" + callerKey

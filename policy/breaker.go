@@ -9,32 +9,18 @@ import (
 	"github.com/spillway/spillway/config"
 )
 
-// Breakers are the per-candidate circuit breakers. The in-memory set serves
-// one process; a fleet shares state through another implementation.
-type Breakers interface {
-	// Allow asks to send one request to key. When the breaker is open (or
-	// half-open with its probe already out) it returns ok=false. Otherwise
-	// done must be called once with what the model answered; probe says
-	// the request is the half-open breaker's probe.
-	Allow(key string) (done func(classify.Verdict), probe, ok bool)
-	// Probed takes in the answer to a probe sent elsewhere in the fleet:
-	// a success closes key's breaker; a failure (capacity, timeout) opens
-	// a breaker that is not closed again, for the lengthened hold, as the
-	// prober's own did.
-	Probed(key string, v classify.Verdict)
-	// Observe is evidence that came after an attempt's done: a stream whose
-	// success was recorded at its first output and that broke later.
-	Observe(key string, v classify.Verdict)
-	// Open reports whether key's breaker is open now.
-	Open(key string) bool
-	// States lists every breaker's state: closed, open, half-open.
-	States() map[string]string
-	// Wait is how long until key's breaker lets a probe through (a short
-	// while when its probe is out); 0 when it is closed.
-	Wait(key string) time.Duration
-}
+// BreakerState is a breaker's state.
+type BreakerState string
 
-// MemoryBreakers keeps breakers in process. A breaker opens after
+// The breaker states.
+const (
+	StateClosed   BreakerState = "closed"
+	StateHalfOpen BreakerState = "half-open"
+	StateOpen     BreakerState = "open"
+)
+
+// breakerSet keeps each candidate's circuit breaker, in process (a fleet
+// shares what they learn through the engine: fleet.go). A breaker opens after
 // `failures` capacity answers or timeouts within `window` (or `consecutive`
 // in a row with no answer between), stays open for `cooldown`, then lets a
 // single probe through and closes on its success. Capacity and timeouts (a
@@ -55,13 +41,13 @@ type Breakers interface {
 // wall clock (sony/gobreaker) keep tests sleeping, and none has the
 // lengthening hold, the probe wait the queue schedules by, or state simple
 // enough to share across a fleet later. It runs on the engine's Clock.
-type MemoryBreakers struct {
+type breakerSet struct {
 	cfg   config.Breaker
 	clock Clock
 
 	mu        sync.Mutex
 	m         map[string]*breaker
-	listeners []func(key, from, to string)
+	listeners []func(key string, from, to BreakerState)
 	// known tells the keys of configured models (nil: every key). The
 	// others (names clients make up) are kept for the maxOther used last,
 	// so that clients cannot grow the set without end.
@@ -74,11 +60,9 @@ type MemoryBreakers struct {
 // kept: the ones used last.
 const maxOther = 256
 
-var _ Breakers = (*MemoryBreakers)(nil)
-
-// NewMemoryBreakers returns an empty set on clock.
-func NewMemoryBreakers(cfg config.Breaker, clock Clock) *MemoryBreakers {
-	return &MemoryBreakers{cfg: cfg, clock: clock, m: map[string]*breaker{}}
+// newBreakerSet returns an empty set on clock.
+func newBreakerSet(cfg config.Breaker, clock Clock) *breakerSet {
+	return &breakerSet{cfg: cfg, clock: clock, m: map[string]*breaker{}}
 }
 
 type breakerState int
@@ -89,14 +73,14 @@ const (
 	halfOpen
 )
 
-func (s breakerState) String() string {
+func (s breakerState) state() BreakerState {
 	switch s {
 	case open:
-		return "open"
+		return StateOpen
 	case halfOpen:
-		return "half-open"
+		return StateHalfOpen
 	}
-	return "closed"
+	return StateClosed
 }
 
 // breaker is one key's state.
@@ -111,21 +95,24 @@ type breaker struct {
 }
 
 // change is a state change to report once the lock is released.
-type change struct{ key, from, to string }
+type change struct {
+	key      string
+	from, to BreakerState
+}
 
 // OnChange registers f to be told about every state change (metrics, logs).
-func (b *MemoryBreakers) OnChange(f func(key, from, to string)) {
+func (b *breakerSet) OnChange(f func(key string, from, to BreakerState)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.listeners = append(b.listeners, f)
 }
 
-func (b *MemoryBreakers) notify(cs []change) {
+func (b *breakerSet) notify(cs []change) {
 	if len(cs) == 0 {
 		return
 	}
 	b.mu.Lock()
-	ls := append([]func(key, from, to string){}, b.listeners...)
+	ls := append([]func(key string, from, to BreakerState){}, b.listeners...)
 	b.mu.Unlock()
 	for _, c := range cs {
 		for _, f := range ls {
@@ -136,7 +123,7 @@ func (b *MemoryBreakers) notify(cs []change) {
 
 // SetKnown tells the set which keys are of configured models (nil: all):
 // the others are kept for the 256 used last.
-func (b *MemoryBreakers) SetKnown(known func(key string) bool) {
+func (b *breakerSet) SetKnown(known func(key string) bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.known = known
@@ -144,7 +131,7 @@ func (b *MemoryBreakers) SetKnown(known func(key string) bool) {
 
 // Others is how many breakers of models outside the configuration the set
 // keeps (at most 256).
-func (b *MemoryBreakers) Others() int {
+func (b *breakerSet) Others() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.other == nil {
@@ -155,7 +142,7 @@ func (b *MemoryBreakers) Others() int {
 
 // get returns key's breaker, moved from open to half-open when its hold is
 // over; b.mu must be held.
-func (b *MemoryBreakers) get(key string, now time.Time, cs *[]change) *breaker {
+func (b *breakerSet) get(key string, now time.Time, cs *[]change) *breaker {
 	br := b.m[key]
 	if br == nil {
 		br = &breaker{}
@@ -169,7 +156,7 @@ func (b *MemoryBreakers) get(key string, now time.Time, cs *[]change) *breaker {
 }
 
 // advance moves br from open to half-open when its hold is over.
-func (b *MemoryBreakers) advance(key string, br *breaker, now time.Time, cs *[]change) {
+func (b *breakerSet) advance(key string, br *breaker, now time.Time, cs *[]change) {
 	if br.state == open && !now.Before(br.until) {
 		b.set(key, br, halfOpen, cs)
 	}
@@ -177,7 +164,7 @@ func (b *MemoryBreakers) advance(key string, br *breaker, now time.Time, cs *[]c
 
 // used marks key, of a model outside the configuration, as used last,
 // and lets the one used longest ago go past maxOther; b.mu must be held.
-func (b *MemoryBreakers) used(key string) {
+func (b *breakerSet) used(key string) {
 	if b.other == nil {
 		b.other, b.otherAt = list.New(), map[string]*list.Element{}
 	}
@@ -193,14 +180,14 @@ func (b *MemoryBreakers) used(key string) {
 	}
 }
 
-func (b *MemoryBreakers) set(key string, br *breaker, to breakerState, cs *[]change) {
-	*cs = append(*cs, change{key, br.state.String(), to.String()})
+func (b *breakerSet) set(key string, br *breaker, to breakerState, cs *[]change) {
+	*cs = append(*cs, change{key, br.state.state(), to.state()})
 	br.state, br.gen, br.probing = to, br.gen+1, false
 }
 
 // trip opens br: for the configured cooldown the first time, for twice the
 // last after a failed probe (capped).
-func (b *MemoryBreakers) trip(key string, br *breaker, now time.Time, afterProbe bool, cs *[]change) {
+func (b *breakerSet) trip(key string, br *breaker, now time.Time, afterProbe bool, cs *[]change) {
 	base := b.cfg.Cooldown.D()
 	if afterProbe && br.cooldown > 0 {
 		br.cooldown = min(2*br.cooldown, max(b.cfg.MaxCooldown.D(), base))
@@ -224,7 +211,7 @@ func counts(v classify.Verdict) (failure, evidence bool) {
 }
 
 // failed records a capacity answer while closed; it reports a trip.
-func (b *MemoryBreakers) failed(br *breaker, now time.Time) bool {
+func (b *breakerSet) failed(br *breaker, now time.Time) bool {
 	window := b.cfg.Window.D()
 	kept := br.fails[:0]
 	for _, t := range br.fails {
@@ -242,7 +229,7 @@ func (b *MemoryBreakers) failed(br *breaker, now time.Time) bool {
 
 // at runs f on key's breaker under the lock, with the clock's time; the
 // state changes f makes are reported once the lock is released.
-func (b *MemoryBreakers) at(key string, f func(br *breaker, now time.Time, cs *[]change)) {
+func (b *breakerSet) at(key string, f func(br *breaker, now time.Time, cs *[]change)) {
 	var cs []change
 	b.mu.Lock()
 	now := b.clock.Now()
@@ -251,8 +238,11 @@ func (b *MemoryBreakers) at(key string, f func(br *breaker, now time.Time, cs *[
 	b.notify(cs)
 }
 
-// Allow implements Breakers.
-func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), probe, ok bool) {
+// Allow asks to send one request to key. When the breaker is open (or
+// half-open with its probe already out) it returns ok=false. Otherwise
+// done must be called once with what the model answered; probe says
+// the request is the half-open breaker's probe.
+func (b *breakerSet) Allow(key string) (done func(classify.Verdict), probe, ok bool) {
 	var gen int
 	b.at(key, func(br *breaker, _ time.Time, _ *[]change) {
 		switch {
@@ -274,8 +264,11 @@ func (b *MemoryBreakers) Allow(key string) (done func(classify.Verdict), probe, 
 	}, probe, true
 }
 
-// Probed implements Breakers.
-func (b *MemoryBreakers) Probed(key string, v classify.Verdict) {
+// Probed takes in the answer to a probe sent elsewhere in the fleet: a
+// success closes key's breaker; a failure (capacity, timeout) opens a
+// breaker that is not closed again, for the lengthened hold, as the
+// prober's own did.
+func (b *breakerSet) Probed(key string, v classify.Verdict) {
 	b.at(key, func(br *breaker, now time.Time, cs *[]change) {
 		failure, evidence := counts(v)
 		switch {
@@ -289,7 +282,7 @@ func (b *MemoryBreakers) Probed(key string, v classify.Verdict) {
 	})
 }
 
-func (b *MemoryBreakers) evidence(key string, br *breaker, now time.Time, gen int, probe bool, v classify.Verdict, cs *[]change) {
+func (b *breakerSet) evidence(key string, br *breaker, now time.Time, gen int, probe bool, v classify.Verdict, cs *[]change) {
 	if br.gen != gen {
 		return // the breaker changed state since: this answer is old news
 	}
@@ -311,10 +304,12 @@ func (b *MemoryBreakers) evidence(key string, br *breaker, now time.Time, gen in
 	}
 }
 
-// Observe implements Breakers: a capacity answer that came after the
+// Observe takes in evidence that came after an attempt's done (a stream
+// whose success was recorded at its first output and that broke later): a
+// capacity answer that came after the
 // attempt's success was recorded counts like any other while the breaker is
 // closed.
-func (b *MemoryBreakers) Observe(key string, v classify.Verdict) {
+func (b *breakerSet) Observe(key string, v classify.Verdict) {
 	b.at(key, func(br *breaker, now time.Time, cs *[]change) {
 		if failure, _ := counts(v); failure && br.state == closed && b.failed(br, now) {
 			b.trip(key, br, now, false, cs)
@@ -322,16 +317,17 @@ func (b *MemoryBreakers) Observe(key string, v classify.Verdict) {
 	})
 }
 
-// Open implements Breakers.
-func (b *MemoryBreakers) Open(key string) (isOpen bool) {
+// Open reports whether key's breaker is open now.
+func (b *breakerSet) Open(key string) (isOpen bool) {
 	b.at(key, func(br *breaker, _ time.Time, _ *[]change) { isOpen = br.state == open })
 	return isOpen
 }
 
-// Wait implements Breakers. A breaker that is not closed never says 0:
+// Wait is how long until key's breaker lets a probe through (a short
+// while when its probe is out); 0 when it is closed. A breaker that is not closed never says 0:
 // with its probe out (half-open) the answer is a quarter of the cooldown,
 // so a caller sleeping on it looks again soon, not never.
-func (b *MemoryBreakers) Wait(key string) (wait time.Duration) {
+func (b *breakerSet) Wait(key string) (wait time.Duration) {
 	b.at(key, func(br *breaker, now time.Time, _ *[]change) {
 		switch br.state {
 		case open:
@@ -343,15 +339,15 @@ func (b *MemoryBreakers) Wait(key string) (wait time.Duration) {
 	return wait
 }
 
-// States implements Breakers.
-func (b *MemoryBreakers) States() map[string]string {
+// States is every breaker's state, by key.
+func (b *breakerSet) States() map[string]BreakerState {
 	var cs []change
 	b.mu.Lock()
 	now := b.clock.Now()
-	out := make(map[string]string, len(b.m))
+	out := make(map[string]BreakerState, len(b.m))
 	for k, br := range b.m {
 		b.advance(k, br, now, &cs)
-		out[k] = br.state.String()
+		out[k] = br.state.state()
 	}
 	b.mu.Unlock()
 	b.notify(cs)

@@ -26,7 +26,7 @@ type Engine struct {
 	clock    Clock
 	rnd      Rand
 	rndMu    *sync.Mutex // shared with the engines Reconfigured makes
-	breakers Breakers
+	breakers *breakerSet
 	fleet    Fleet // nil: this process alone
 	pacer    *pacer
 	reach    *reach
@@ -56,24 +56,16 @@ func knownKeys(cfg *config.Config) map[string]bool {
 // the in-memory breakers.
 func (e *Engine) learn() {
 	e.known = knownKeys(e.cfg)
-	if mb, ok := e.breakers.(*MemoryBreakers); ok {
-		known := e.known
-		mb.SetKnown(func(key string) bool { return known[key] })
-	}
+	known := e.known
+	e.breakers.SetKnown(func(key string) bool { return known[key] })
 }
 
 // KnownKey reports whether key (Candidate.Key) is a configured model's.
 func (e *Engine) KnownKey(key string) bool { return e.known[key] }
 
 // OtherBreakers is how many breakers of models outside the configuration
-// the engine keeps (the 256 used last; 0 for shared breakers that do not
-// say).
-func (e *Engine) OtherBreakers() int {
-	if mb, ok := e.breakers.(*MemoryBreakers); ok {
-		return mb.Others()
-	}
-	return 0
-}
+// the engine keeps (the 256 used last).
+func (e *Engine) OtherBreakers() int { return e.breakers.Others() }
 
 // prefills reports whether c may be sent a continuation: its wire format
 // takes a partial assistant turn (Anthropic Messages), its configuration
@@ -100,9 +92,6 @@ func WithRand(r Rand) Option { return func(e *Engine) { e.rnd = r } }
 // under pressure, as an interactive gateway wants.
 func ForBatchWork() Option { return func(e *Engine) { e.batch = true } }
 
-// WithBreakers replaces the in-memory breakers (a fleet shares them).
-func WithBreakers(b Breakers) Option { return func(e *Engine) { e.breakers = b } }
-
 // WithClassifier replaces classify.Classify for every failure signal the
 // engine's front ends meet: an upstream's error answer (status, headers,
 // body), a stream's error event (its name and data), a line an agent
@@ -128,9 +117,7 @@ func New(cfg *config.Config, opts ...Option) *Engine {
 	for _, o := range opts {
 		o(e)
 	}
-	if e.breakers == nil {
-		e.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
-	}
+	e.breakers = newBreakerSet(cfg.Breaker, e.clock)
 	e.learn()
 	always := cfg.Pacing.When == config.PaceAlways || e.batch && cfg.Pacing.When != config.PacePressure
 	e.pacer = newPacer(cfg.Pacing, always, e.clock, e.random, e.fleet)
@@ -152,12 +139,11 @@ func (e *Engine) Reconfigured(cfg *config.Config) (ne *Engine, kept []string) {
 	ne = &Engine{cfg: cfg, clock: e.clock, rnd: e.rnd, rndMu: e.rndMu, classify: e.classify, batch: e.batch, reach: e.reach, fleet: e.fleet} // one random source, one lock
 	e.noPrefill.Range(func(k, v any) bool { ne.noPrefill.Store(k, v); return true })
 	kept = append(kept, "reachability")
-	_, memory := e.breakers.(*MemoryBreakers)
-	if !memory || reflect.DeepEqual(e.cfg.Breaker, cfg.Breaker) {
-		ne.breakers = e.breakers // shared breakers (a fleet's) are kept whatever the settings
+	if reflect.DeepEqual(e.cfg.Breaker, cfg.Breaker) {
+		ne.breakers = e.breakers
 		kept = append(kept, "breakers")
 	} else {
-		ne.breakers = NewMemoryBreakers(cfg.Breaker, e.clock)
+		ne.breakers = newBreakerSet(cfg.Breaker, e.clock)
 	}
 	if reflect.DeepEqual(e.cfg.Pacing, cfg.Pacing) {
 		ne.pacer = e.pacer
@@ -197,7 +183,7 @@ func (e *Engine) Config() *config.Config { return e.cfg }
 // BreakerStates lists the state (closed, open, half-open) of every
 // configured model's breaker by candidate key (OtherBreakers counts the
 // others).
-func (e *Engine) BreakerStates() map[string]string {
+func (e *Engine) BreakerStates() map[string]BreakerState {
 	states := e.breakers.States()
 	for k := range states {
 		if !e.known[k] {
@@ -207,15 +193,8 @@ func (e *Engine) BreakerStates() map[string]string {
 	return states
 }
 
-// OnBreakerChange registers f to be told of every breaker state change,
-// when the breakers can tell (the in-memory ones can).
-func (e *Engine) OnBreakerChange(f func(key, from, to string)) {
-	if b, ok := e.breakers.(interface {
-		OnChange(func(key, from, to string))
-	}); ok {
-		b.OnChange(f)
-	}
-}
+// OnBreakerChange registers f to be told of every breaker state change.
+func (e *Engine) OnBreakerChange(f func(key string, from, to BreakerState)) { e.breakers.OnChange(f) }
 
 func (e *Engine) random() float64 {
 	e.rndMu.Lock()
@@ -255,7 +234,7 @@ func (e *Engine) keyID(provider string) string {
 // concurrency limit and, in a fleet, to the other processes. In a fleet a
 // half-open breaker's probe also needs the fleet's probe token: while
 // another process probes, this one does not.
-func (e *Engine) allow(ctx context.Context, key, paceKey string) (done func(classify.Verdict), ok bool) {
+func (e *Engine) allow(ctx context.Context, key, rateKey string) (done func(classify.Verdict), ok bool) {
 	bdone, probe, ok := e.breakers.Allow(key)
 	if !ok {
 		return nil, false
@@ -277,7 +256,7 @@ func (e *Engine) allow(ctx context.Context, key, paceKey string) (done func(clas
 	return func(v classify.Verdict) {
 		e.adapt(key, v)
 		bdone(v)
-		e.tell(key, paceKey, v, probe) // before the token goes back: the others hear the probe's answer first
+		e.tell(key, rateKey, v, probe) // before the token goes back: the others hear the probe's answer first
 		release()
 	}, true
 }
@@ -314,5 +293,5 @@ func (e *Engine) probeWait(r Request) time.Duration {
 // wait between starts, for a caller with callerKey (Call.Key): 1 until a
 // rate limit slowed the key, back to 1 as answers come. For status pages.
 func (e *Engine) Slowness(c Candidate, callerKey string) float64 {
-	return e.pacer.slowness(paceKey(c, callerKey))
+	return e.pacer.slowness(rateKey(c, callerKey))
 }

@@ -85,9 +85,9 @@ func (e *Engine) heard(ev FleetEvent) {
 }
 
 // tell shares an attempt's verdict with the fleet, when there is one.
-func (e *Engine) tell(lane, paceKey string, v classify.Verdict, probe bool) {
+func (e *Engine) tell(lane, rateKey string, v classify.Verdict, probe bool) {
 	if e.fleet != nil && told(v, probe) {
-		e.fleet.Tell(FleetEvent{Lane: lane, PaceKey: paceKey, Class: v.Class, Probe: probe})
+		e.fleet.Tell(FleetEvent{Lane: lane, PaceKey: rateKey, Class: v.Class, Probe: probe})
 	}
 }
 

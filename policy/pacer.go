@@ -89,28 +89,28 @@ func (p *pacer) underPressure(key string) bool {
 	return true
 }
 
-// paced reports whether a start in lane with paceKey is spaced and limited;
+// paced reports whether a start in lane with rateKey is spaced and limited;
 // p.mu must be held.
-func (p *pacer) paced(lane, paceKey string) bool {
-	return p.always || p.underPressure(lane) || p.underPressure(paceKey)
+func (p *pacer) paced(lane, rateKey string) bool {
+	return p.always || p.underPressure(lane) || p.underPressure(rateKey)
 }
 
 // pressured reports whether the lane or the pace key is under pressure now
 // (for status pages and tests).
-func (p *pacer) pressured(lane, paceKey string) bool {
+func (p *pacer) pressured(lane, rateKey string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.underPressure(lane) || p.underPressure(paceKey)
+	return p.underPressure(lane) || p.underPressure(rateKey)
 }
 
 func (p *pacer) max() float64 { return float64(max(p.cfg.MaxConcurrency, 1)) }
 
-// lane returns model's lane; p.mu must be held.
-func (p *pacer) lane(model string) *lane {
-	l := p.lanes[model]
+// lane returns the lane's; p.mu must be held.
+func (p *pacer) lane(laneKey string) *lane {
+	l := p.lanes[laneKey]
 	if l == nil {
 		l = &lane{limit: p.max(), wake: make(chan struct{})}
-		p.lanes[model] = l
+		p.lanes[laneKey] = l
 	}
 	return l
 }
@@ -125,11 +125,11 @@ func (l *lane) wakeLocked() {
 // configured concurrency (its limit is down) and that room is taken now, or
 // promised to requests that can use no other model (see reserve): a request
 // that may go to another model should, rather than queue here.
-func (p *pacer) crowded(model string) bool {
+func (p *pacer) crowded(laneKey string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l := p.lanes[model]
-	return l != nil && l.limit < p.max() && p.paced(model, "") && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
+	l := p.lanes[laneKey]
+	return l != nil && l.limit < p.max() && p.paced(laneKey, "") && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
 }
 
 // reserve marks model's scarce room as wanted until `until` by a request
@@ -137,45 +137,45 @@ func (p *pacer) crowded(model string) bool {
 // is waiting to try again: requests with somewhere else to go leave it the
 // room meanwhile, instead of taking the one slot a found gap in a full pool
 // offers.
-func (p *pacer) reserve(model string, until time.Time) {
+func (p *pacer) reserve(laneKey string, until time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.lane(model); until.After(l.reserved) {
+	if l := p.lane(laneKey); until.After(l.reserved) {
 		l.reserved = until
 	}
 }
 
 // inflight is how many requests to model are in flight.
-func (p *pacer) inflight(model string) int {
+func (p *pacer) inflight(laneKey string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.lanes[model]; l != nil {
+	if l := p.lanes[laneKey]; l != nil {
 		return l.inflight
 	}
 	return 0
 }
 
 // limit is model's current concurrency limit.
-func (p *pacer) limit(model string) int {
+func (p *pacer) limit(laneKey string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return int(p.lane(model).limit)
+	return int(p.lane(laneKey).limit)
 }
 
 // full halves model's limit after a capacity answer (not below one).
-func (p *pacer) full(model string) {
+func (p *pacer) full(laneKey string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l := p.lane(model)
+	l := p.lane(laneKey)
 	l.limit = math.Max(1, l.limit/2)
-	p.press(model)
+	p.press(laneKey)
 }
 
 // served raises model's limit after an answer from it, up to the maximum.
-func (p *pacer) served(model string) {
+func (p *pacer) served(laneKey string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l := p.lane(model)
+	l := p.lane(laneKey)
 	grew := math.Min(p.max(), l.limit+0.25)
 	if int(grew) > int(l.limit) {
 		l.wakeLocked() // a slot more: let a waiter in
@@ -183,20 +183,20 @@ func (p *pacer) served(model string) {
 	l.limit = grew
 }
 
-// acquire waits for a slot in model's lane and for its turn to start, then
+// acquire waits for a slot in the lane's and for its turn to start, then
 // returns release (to call when the request is over), the start it waited
-// for and the time waited. paceKey names the model and credentials whose
-// rate limits slow the gap (see Engine.paceKey). When deadline is not zero,
+// for and the time waited. rateKey names the model and credentials whose
+// rate limits slow the gap (see rateKey). When deadline is not zero,
 // the whole wait (slot and turn) must end by then: past it, or when the
 // turn would come later, acquire returns errPaced without waiting further.
-func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
+func (p *pacer) acquire(ctx context.Context, laneKey, rateKey string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
 	t0 := p.clock.Now()
 	var expired chan struct{} // made only when a wait is needed: the common case arms no timer
 	paced := true
 	for {
 		p.mu.Lock()
-		l := p.lane(model)
-		if paced = p.paced(model, paceKey); !paced || l.inflight < int(l.limit) {
+		l := p.lane(laneKey)
+		if paced = p.paced(laneKey, rateKey); !paced || l.inflight < int(l.limit) {
 			l.inflight++
 			p.mu.Unlock()
 			break
@@ -220,7 +220,7 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 	release = func() {
 		once.Do(func() {
 			p.mu.Lock()
-			l := p.lanes[model]
+			l := p.lanes[laneKey]
 			l.inflight--
 			l.wakeLocked()
 			p.mu.Unlock()
@@ -230,10 +230,10 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 		return release, t0, 0, nil
 	}
 	if p.fleet != nil {
-		return p.acquireInFleet(ctx, model, paceKey, deadline, t0, release)
+		return p.acquireInFleet(ctx, laneKey, rateKey, deadline, t0, release)
 	}
 
-	start, now, ok := p.turn(model, deadline, func() time.Duration { return p.gap(paceKey) })
+	start, now, ok := p.turn(laneKey, deadline, func() time.Duration { return p.gap(rateKey) })
 	if !ok {
 		release()
 		return nil, time.Time{}, now.Sub(t0), errPaced
@@ -249,27 +249,27 @@ func (p *pacer) acquire(ctx context.Context, model, paceKey string, deadline tim
 // and moves the lane's next on by gap() (called with p.mu held). A start
 // after deadline is refused (ok false, nothing taken); a start that needs
 // no wait never is.
-func (p *pacer) turn(model string, deadline time.Time, gap func() time.Duration) (start, now time.Time, ok bool) {
+func (p *pacer) turn(laneKey string, deadline time.Time, gap func() time.Duration) (start, now time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now = p.clock.Now()
-	start = p.next[model]
+	start = p.next[laneKey]
 	if start.Before(now) {
 		start = now
 	}
 	if !deadline.IsZero() && start.After(now) && start.After(deadline) {
 		return start, now, false
 	}
-	p.next[model] = start.Add(gap())
+	p.next[laneKey] = start.Add(gap())
 	return start, now, true
 }
 
 // gap is the next start's distance from the last: pacing.min_gap plus a
-// random part of pacing.jitter, times paceKey's slowness; p.mu must be
+// random part of pacing.jitter, times rateKey's slowness; p.mu must be
 // held.
-func (p *pacer) gap(paceKey string) time.Duration {
+func (p *pacer) gap(rateKey string) time.Duration {
 	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
-	if m := p.slow[paceKey]; m > 1 {
+	if m := p.slow[rateKey]; m > 1 {
 		gap *= m
 	}
 	return time.Duration(gap)
@@ -280,7 +280,7 @@ func (p *pacer) gap(paceKey string) time.Duration {
 // for the fleet's turn, asking again every fleetPoll while every slot is
 // out. Whatever the fleet cannot answer (Redis slow or down) is left to
 // this process's own pace.
-func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
 	// waited is the time waited for this process's slot and then slept
 	// for the fleet's slots and turns, not the fleet's round trips
 	slept := p.clock.Now().Sub(t0)
@@ -293,17 +293,17 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 	slot := func(limit int) (func(), bool, error) {
 		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
 		defer cancel()
-		return p.fleet.Slot(c, model, limit)
+		return p.fleet.Slot(c, laneKey, limit)
 	}
 	turn := func(gap time.Duration) (time.Duration, error) {
 		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
 		defer cancel()
-		return p.fleet.Turn(c, model, gap)
+		return p.fleet.Turn(c, laneKey, gap)
 	}
 	release = local
 	for {
 		p.mu.Lock()
-		limit := int(p.lane(model).limit)
+		limit := int(p.lane(laneKey).limit)
 		p.mu.Unlock()
 		free, ok, err := slot(limit)
 		if err != nil {
@@ -325,12 +325,12 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 		return nil, time.Time{}, slept, err
 	}
 	p.mu.Lock()
-	gap := p.gap(paceKey)
+	gap := p.gap(rateKey)
 	p.mu.Unlock()
 	for {
 		wait, err := turn(gap)
 		if err != nil { // no fleet-wide turn now: keep this process's own pace
-			start, now, ok := p.turn(model, deadline, func() time.Duration { return gap })
+			start, now, ok := p.turn(laneKey, deadline, func() time.Duration { return gap })
 			if !ok {
 				return fail(errPaced)
 			}
@@ -351,15 +351,15 @@ func (p *pacer) acquireInFleet(ctx context.Context, model, paceKey string, deadl
 	}
 }
 
-// slowDown doubles the gap for paceKey after a rate-limit answer.
-func (p *pacer) slowDown(paceKey string) {
+// slowDown doubles the gap for rateKey after a rate-limit answer.
+func (p *pacer) slowDown(rateKey string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.slow[paceKey] = min(max(p.slow[paceKey]*2, 2), 16)
-	p.press(paceKey)
+	p.slow[rateKey] = min(max(p.slow[rateKey]*2, 2), 16)
+	p.press(rateKey)
 }
 
-// ease eases paceKey's pace back after a success.
+// ease eases rateKey's pace back after a success.
 func (p *pacer) ease(k string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -372,11 +372,11 @@ func (p *pacer) ease(k string) {
 	}
 }
 
-// slowness is paceKey's current gap multiplier (1 when normal).
-func (p *pacer) slowness(paceKey string) float64 {
+// slowness is rateKey's current gap multiplier (1 when normal).
+func (p *pacer) slowness(rateKey string) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m := p.slow[paceKey]; m > 1 {
+	if m := p.slow[rateKey]; m > 1 {
 		return m
 	}
 	return 1

@@ -22,7 +22,7 @@ const recently = time.Minute
 // A down provider never makes a request step down a tier: that would mask
 // a network problem as capacity.
 //
-// Written here rather than with a breaker library (or MemoryBreakers): its
+// Written here rather than with a breaker library (or breakerSet): its
 // trip condition is the provider's silence across every model, which no
 // breaker keyed by one model sees.
 type reach struct {

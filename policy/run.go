@@ -345,7 +345,7 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 		r.last = *res
 	}
 	if res.Verdict.Class == classify.RateLimit && !res.NotSent {
-		e.pacer.slowDown(paceKey(cand, c.Key))
+		e.pacer.slowDown(rateKey(cand, c.Key))
 	}
 	if r.st.Action == send && r.st.Candidate.Model != cand.Model && c.OnSwitch != nil {
 		c.OnSwitch(cand, r.st.Candidate, res.Verdict)
@@ -418,7 +418,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		wait = r.hedgeWait
 	}
 	r.mu.Unlock()
-	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), paceKey(cand, c.Key), deadline)
+	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rateKey(cand, c.Key), deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.mu.Unlock()
@@ -436,7 +436,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: refused(cand, NetworkDown), NotSent: true}
 		return nil
 	}
-	permit, ok := e.allow(ctx, cand.Key(), paceKey(cand, c.Key))
+	permit, ok := e.allow(ctx, cand.Key(), rateKey(cand, c.Key))
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)

@@ -541,11 +541,11 @@ func (r *ring) rolling(now time.Time) Rolling {
 // status is a model's or deployment's word on the page: failing (breaker
 // open, or most recent attempts failed), probing (half-open), degraded
 // (some recent attempts failed), healthy, or idle (no recent attempts).
-func status(breaker string, down bool, r Rolling) string {
+func status(breaker policy.BreakerState, down bool, r Rolling) string {
 	switch {
-	case breaker == "open" || down:
+	case breaker == policy.StateOpen || down:
 		return "failing"
-	case breaker == "half-open":
+	case breaker == policy.StateHalfOpen:
 		return "probing"
 	case r.RecentKO > 0 && r.RecentKO >= r.RecentOK:
 		return "failing"
@@ -585,24 +585,24 @@ type Chain struct {
 
 // Model is one model's health.
 type Model struct {
-	Name        string       `json:"name"`
-	Tier        string       `json:"tier"`
-	Provider    string       `json:"provider"`
-	Breaker     string       `json:"breaker"`
-	NextProbeS  float64      `json:"next_probe_s"`
-	Status      string       `json:"status"`
-	Rolling     Rolling      `json:"rolling"`
-	Deployments []Deployment `json:"deployments,omitempty"`
+	Name        string              `json:"name"`
+	Tier        string              `json:"tier"`
+	Provider    string              `json:"provider"`
+	Breaker     policy.BreakerState `json:"breaker"`
+	NextProbeS  float64             `json:"next_probe_s"`
+	Status      string              `json:"status"`
+	Rolling     Rolling             `json:"rolling"`
+	Deployments []Deployment        `json:"deployments,omitempty"`
 }
 
 // Deployment is one named deployment's health.
 type Deployment struct {
-	Name       string  `json:"name"`
-	Provider   string  `json:"provider"`
-	Breaker    string  `json:"breaker"`
-	NextProbeS float64 `json:"next_probe_s"`
-	Status     string  `json:"status"`
-	Rolling    Rolling `json:"rolling"`
+	Name       string              `json:"name"`
+	Provider   string              `json:"provider"`
+	Breaker    policy.BreakerState `json:"breaker"`
+	NextProbeS float64             `json:"next_probe_s"`
+	Status     string              `json:"status"`
+	Rolling    Rolling             `json:"rolling"`
 }
 
 // Heat is the report's heatmap and per-model table.

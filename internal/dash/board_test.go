@@ -50,7 +50,7 @@ func rec(ts time.Time, model, class string) events.Record {
 
 func TestStatus(t *testing.T) {
 	for _, tc := range []struct {
-		breaker string
+		breaker policy.BreakerState
 		down    bool
 		r       Rolling
 		want    string

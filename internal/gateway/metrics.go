@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spillway/spillway/policy"
 )
 
 // metrics are the gateway's Prometheus series, on a registry of its own.
@@ -63,11 +64,11 @@ func newMetrics(dropped func() float64, fleet Fleet) *metrics {
 	return m
 }
 
-func breakerValue(state string) float64 {
+func breakerValue(state policy.BreakerState) float64 {
 	switch state {
-	case "open":
+	case policy.StateOpen:
 		return 2
-	case "half-open":
+	case policy.StateHalfOpen:
 		return 1
 	}
 	return 0

@@ -218,7 +218,7 @@ func (s *Server) maxBody() int64      { return int64(s.conf().Gateway.MaxBodyMB)
 func (s *Server) eng() *policy.Engine { return s.st.Load().engine }
 
 func (s *Server) watchBreakers(e *policy.Engine) {
-	e.OnBreakerChange(func(key, from, to string) {
+	e.OnBreakerChange(func(key string, from, to policy.BreakerState) {
 		if !s.eng().KnownKey(key) {
 			// a model outside the configuration (a name a client made
 			// up): no series of its own, so clients cannot grow /metrics
@@ -421,7 +421,7 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		for _, model := range s.conf().Chains[chain] {
 			for _, d := range s.conf().Deployments(model) {
 				st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
-				if st != "open" && !down[d.Provider] {
+				if st != policy.StateOpen && !down[d.Provider] {
 					ok = true
 				}
 			}

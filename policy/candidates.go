@@ -13,7 +13,7 @@ type Candidate struct {
 	Model    string            // the name clients use
 	Upstream string            // the name sent upstream
 	Provider string            // provider name in the configuration
-	Type     classify.Provider // the provider's wire format
+	Format   classify.Provider // the provider's wire format
 	Tier     config.Tier       // "" for a model the configuration does not know
 	Context  int               // 0 when unknown
 	// Deployment names one of the model's deployments; empty while a model
@@ -53,7 +53,7 @@ func (e *Engine) Candidates(r Request) []Candidate {
 		chain = r.Models
 	}
 	if len(chain) == 0 {
-		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: string(r.Type), Type: r.Type}}
+		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: string(r.Type), Format: r.Type}}
 	}
 	var out []Candidate
 	for i, name := range chain {
@@ -67,7 +67,7 @@ func (e *Engine) Candidates(r Request) []Candidate {
 			}
 		}
 		if !known {
-			out = append(out, Candidate{Model: name, Upstream: name, Provider: string(r.Type), Type: r.Type, Weight: 1})
+			out = append(out, Candidate{Model: name, Upstream: name, Provider: string(r.Type), Format: r.Type, Weight: 1})
 			continue
 		}
 		// every deployment of the model, in a row: a full one spills to
@@ -77,7 +77,7 @@ func (e *Engine) Candidates(r Request) []Candidate {
 			deps = []config.Deployment{{Provider: deps[0].Provider, Upstream: deps[0].Upstream, Weight: 1}}
 		}
 		for _, d := range deps {
-			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Type: classify.Provider(e.cfg.ProviderType(d.Provider)),
+			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),
 				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
 		}
 	}

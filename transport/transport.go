@@ -243,12 +243,12 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	if cand.Deployment != "" || addressed != "" && addressed != cand.Provider {
 		out, err := upstream.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
 		if err == nil {
-			upstream.KeyOrOwn(out.Header, prov, cand.Type)
+			upstream.KeyOrOwn(out.Header, prov, cand.Format)
 		}
 		return out, err
 	}
-	if cand.Type != "" && cand.Type != ep.Format {
-		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
+	if cand.Format != "" && cand.Format != ep.Format {
+		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Format, ep.Format)
 	}
 	payload, err := body.For(ep, cand.Upstream)
 	if err != nil {
@@ -263,7 +263,7 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	upstream.Outgoing(out.Header, req.Header)
 	if addressed == cand.Provider {
 		// a URL of the caller's own never gets a configured provider's key
-		upstream.KeyOrOwn(out.Header, prov, cand.Type)
+		upstream.KeyOrOwn(out.Header, prov, cand.Format)
 	}
 	setBody(out, payload)
 	return out, nil

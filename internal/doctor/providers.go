@@ -49,7 +49,7 @@ func usedProviders(cfg *config.Config) []provider {
 				up = model
 			}
 			if !slices.ContainsFunc(p.models, func(c policy.Candidate) bool { return c.Upstream == up }) {
-				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Type: classify.Provider(p.typ)})
+				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: classify.Provider(p.typ)})
 			}
 		}
 	}
@@ -174,7 +174,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		return f, v.Class == classify.Timeout
 	}
 	sent = true
-	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Type})
+	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format})
 	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		f.Evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)

@@ -238,7 +238,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 		return
 	}
-	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Type: wire.Gemini}
+	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Format: wire.Gemini}
 	up, err := upstream.NewRequest(r.Context(), s.stateOf(r.Context()).cfg, ep, body, cand, r.Header, r.URL.RawQuery)
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, err.Error())

@@ -144,7 +144,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		s.open, s.openText = sp.Index, true
 		s.trim = sp.Text[len(strings.TrimRight(sp.Text, " \t\r\n")):]
 	}
-	prov := classify.Provider(s.a.Candidate.Type)
+	prov := classify.Provider(s.a.Candidate.Format)
 	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
 		s.stopPump()
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
@@ -297,7 +297,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	case f == wire.Error:
 		// after output: the caller sees it (or, continuable, the driver
 		// goes on from it); the attempt is over
-		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Type})
+		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Format})
 		s.terminal = true
 	case fa.Finished:
 		// a Chat chunk with a finish_reason: some providers end there

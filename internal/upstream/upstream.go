@@ -63,7 +63,7 @@ type Answer struct {
 // what an event stream's answer must also do (a hold window, what a
 // continuation needs).
 func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wire.Endpoint, o StreamOptions) (*Answer, policy.Result) {
-	prov := classify.Provider(a.Candidate.Type)
+	prov := classify.Provider(a.Candidate.Format)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
@@ -148,8 +148,8 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	if !ok {
 		return nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
 	}
-	if cand.Type != "" && cand.Type != ep.Format {
-		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Type, ep.Format)
+	if cand.Format != "" && cand.Format != ep.Format {
+		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Format, ep.Format)
 	}
 	payload, err := body.For(ep, cand.Upstream)
 	if err != nil {
@@ -175,7 +175,7 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 		return nil, err
 	}
 	Outgoing(up.Header, header)
-	Key(up.Header, prov, cand.Type)
+	Key(up.Header, prov, cand.Format)
 	up.ContentLength = int64(len(payload))
 	return up, nil
 }
@@ -423,7 +423,7 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if ans.Status/100 == 2 {
 		return true, true
 	}
-	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Type}).Class != classify.Capacity, true
+	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format}).Class != classify.Capacity, true
 }
 
 // Probed is a provider's answer to a probe: its status, headers, the start
@@ -452,9 +452,9 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // token of output), with header's credentials (a provider with auth: key
 // uses its own). It costs that one request's tokens.
 func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, header http.Header) (*Probed, error) {
-	ep, ok := wire.PromptEndpoint(cand.Type)
+	ep, ok := wire.PromptEndpoint(cand.Format)
 	if !ok {
-		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Type)
+		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
 	}
 	body, err := wire.ParseBody(ep, wire.Prompt{User: "ping", MaxTokens: 1}.Body(ep, cand.Upstream))
 	if err != nil {

@@ -252,7 +252,7 @@ func (a *Attempt) Deliver() {
 }
 
 // Classify is the engine's classifier, for Send to judge what came back.
-func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.classify(in) }
+func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.Classify(in) }
 
 // Waited is how long the request waited before this attempt (the plan's
 // wait and the pacer's).

@@ -720,3 +720,25 @@ func TestSendContract(t *testing.T) {
 		t.Fatalf("sent %d: %+v", sent, out)
 	}
 }
+
+// The engine gives the classifier its own time: a Retry-After written as a
+// date is waited as far from the engine's clock as it says, whatever the
+// wall clock reads.
+func TestClassifierGetsTheEnginesTime(t *testing.T) {
+	cfg := config.Default()
+	cfg.Retry.Budget = config.Duration(time.Hour)
+	e, clk := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	at := clk.Now().Add(40 * time.Second).Format(http.TimeFormat)
+	n := 0
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-luna", NoFallback: true}, Send: func(_ context.Context, a *Attempt) Result {
+		if n++; n == 1 {
+			v := a.Classify(classify.Input{Status: 429, Header: http.Header{"Retry-After": {at}}, Body: []byte(`{"error":{"code":"rate_limit_exceeded","message":"slow down"}}`)})
+			return Result{Verdict: v, Status: 429}
+		}
+		a.Output()
+		return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+	}})
+	if !out.Committed || out.Waited != 40*time.Second {
+		t.Fatalf("waited %v (%+v), want the 40 s the date says on the engine's clock", out.Waited, out)
+	}
+}

@@ -107,7 +107,14 @@ func WithClassifier(f func(classify.Input) classify.Verdict) Option {
 
 // Classify is the engine's classifier (classify.Classify unless
 // WithClassifier replaced it).
-func (e *Engine) Classify(in classify.Input) classify.Verdict { return e.classify(in) }
+// It gives the classifier the engine's time (Input.Now), for a Retry-After
+// or a reset given as a date.
+func (e *Engine) Classify(in classify.Input) classify.Verdict {
+	if in.Now.IsZero() {
+		in.Now = e.clock.Now()
+	}
+	return e.classify(in)
+}
 
 // New returns an engine for cfg.
 func New(cfg *config.Config, opts ...Option) *Engine {

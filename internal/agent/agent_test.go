@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -43,8 +45,15 @@ func runAgent(t *testing.T, o agent.Options) run {
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
 	// and a rerun after a network failure waits milliseconds, not seconds
 	cfg.Retry.NetworkGap = config.Duration(time.Millisecond)
+	// no gap between starts: an agent's run takes real time, which the
+	// fake clock below does not see pass (the pacer is the behaviour
+	// suite's to test)
+	cfg.Pacing.MinGap, cfg.Pacing.Jitter = 0, 0
 	o.Config = cfg
-	o.Engine = policy.New(cfg)
+	// the driver's waits (the ladder's rungs) on a fake clock: a sleep
+	// moves it at once, and a run's waits are what the driver asked, to
+	// the nanosecond
+	o.Engine = policy.New(cfg, policy.WithClock(policytest.New(time.Now())))
 	o.Stdout, o.Stderr = &out, &errb
 	o.Getenv = func(string) string { return "" }
 	o.Events = events.SinkFunc(func(r events.Record) { recs = append(recs, r) })
@@ -87,8 +96,8 @@ func TestExecCodexFallsBackToTheNextModel(t *testing.T) {
 }
 
 // The exec tests drive the real Codex CLI and Claude Code, processes with
-// clocks of their own, so the driver runs on real time here; the ladders
-// are a few hundred milliseconds. The behaviours exec shares with the other
+// clocks of their own; the driver's waits run on the fake clock (the
+// ladder's rungs are waited at once, and measured exactly). The behaviours exec shares with the other
 // front ends run on the fake clock in internal/behaviour.
 func TestExecCodexGlobalOutage(t *testing.T) {
 	srv, base := simFor(t, nil)
@@ -96,7 +105,6 @@ func TestExecCodexGlobalOutage(t *testing.T) {
 		srv.AddFault(sim.Fault{Model: m, Kind: "capacity", Count: -1})
 	}
 	cmd, env, dir, _ := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", "hi")
-	t0 := time.Now()
 	ladder := []time.Duration{300 * time.Millisecond, 600 * time.Millisecond}
 	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, Models: []string{"gpt-6-astra", "gpt-6.1-sol"}, Ladder: ladder})
 	if r.res.ExitCode != agent.ExitCapacity || !strings.Contains(r.stderr, "global outage") {
@@ -110,13 +118,11 @@ func TestExecCodexGlobalOutage(t *testing.T) {
 	for _, a := range r.res.Attempts {
 		waited += a.WaitedS
 	}
-	// (real time: at least the ladder; the exact waits are the driver's,
-	// tested on the fake clock)
-	if waited < 0.895 || time.Since(t0) < 900*time.Millisecond {
+	if math.Abs(waited-0.9) > 1e-9 { // (seconds, as a float: 0.3 + 0.6)
 		t.Fatalf("waited %.3fs, want the ladder's 0.9s", waited)
 	}
-	if got := r.res.Attempts[2].WaitedS; got < 0.3 {
-		t.Fatalf("first rung waited %v", got)
+	if got := r.res.Attempts[2].WaitedS; got != 0.3 {
+		t.Fatalf("first rung waited %v, want 0.3s", got)
 	}
 }
 

@@ -43,7 +43,11 @@ type RunOptions struct {
 	// others take it for dead: they kill the process groups of its steps
 	// on this host and hand its tasks back (default 30s; runner.go).
 	DeadAfter time.Duration
-	// Clock paces the heartbeats and the rescue (policy.RealClock when nil).
+	// Clock is spillway's own time in the queue (policy.RealClock when
+	// nil): the heartbeats and the rescue, a task's window and deadline,
+	// how long a task snoozes, when waiting tasks are woken. River's own
+	// loops (its scheduler, its rescuer) and its timestamps run on the wall
+	// clock.
 	Clock policy.Clock
 	// Supervisor, when set, is spillway's executable: a command step's
 	// agent runs under its supervisor, and dies with this runner even when
@@ -259,7 +263,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	release, ok := w.globalSlot(ctx, job.ID)
 	if !ok { // every global slot is taken: queued again, no attempt used
 		river.MetadataSet(ctx, "spillway_wait", "slot")
-		ev.Status, ev.Next = "queued", time.Now().Add(slotRecheck)
+		ev.Status, ev.Next = "queued", w.o.Clock.Now().Add(slotRecheck)
 		w.tell(ev)
 		return river.JobSnooze(slotRecheck)
 	}
@@ -308,12 +312,13 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	if !win.Contains(time.Now()) {
+	now := w.o.Clock.Now() // spillway's decisions run on its clock; River's loops on theirs
+	if !win.Contains(now) {
 		river.MetadataSet(ctx, "spillway_wait", "window")
-		at := win.Next(time.Now())
-		return "scheduled", at, river.JobSnooze(time.Until(at))
+		at := win.Next(now)
+		return "scheduled", at, river.JobSnooze(at.Sub(now))
 	}
-	if !task.Deadline.IsZero() && time.Now().After(task.Deadline) {
+	if !task.Deadline.IsZero() && now.After(task.Deadline) {
 		return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
 	}
 	var meta struct {
@@ -409,7 +414,7 @@ func (w *worker) request(task Task, step Step) policy.Request {
 // track the pool more closely than a rung of half an hour; the rest of the
 // queue then learns from the probe's answer, see wake).
 func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], rung int, until time.Time, rungLeft time.Duration) error {
-	d := max(time.Until(until), 0)
+	d := max(until.Sub(w.o.Clock.Now()), 0)
 	river.MetadataSet(ctx, "spillway_wait", "capacity")
 	river.MetadataSet(ctx, "spillway_snoozes", rung) // the rung it waits next (the driver's word)
 	river.MetadataSet(ctx, "spillway_rung_left", rungLeft)
@@ -444,11 +449,11 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	if w.woke == nil {
 		w.woke = map[string]time.Time{}
 	}
-	if last, ok := w.woke[model]; ok && time.Since(last) < max(w.o.Config.Queue.GapMin.D(), 10*time.Millisecond) {
+	if last, ok := w.woke[model]; ok && w.o.Clock.Now().Sub(last) < max(w.o.Config.Queue.GapMin.D(), 10*time.Millisecond) {
 		w.mu.Unlock()
 		return
 	}
-	w.woke[model] = time.Now()
+	w.woke[model] = w.o.Clock.Now()
 	w.mu.Unlock()
 	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled). // a short snooze leaves a task available, due later
@@ -456,7 +461,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	if err != nil {
 		return // waking is an optimisation: the ladder still runs
 	}
-	now := time.Now()
+	now := time.Now() // River's time: its scheduled_at is the wall clock's
 	// the oldest waiters first, and no more than can run at once: room for
 	// one is not room for the whole queue
 	woken := 0
@@ -515,7 +520,7 @@ func (w *worker) wakeForSlot(ctx context.Context, self int64) {
 	if err != nil {
 		return // waking is an optimisation: the recheck still comes
 	}
-	now := time.Now()
+	now := time.Now() // River's time: its scheduled_at is the wall clock's
 	for _, r := range rows {
 		if r.ID != self && waitsFor(r) == "slot" && r.ScheduledAt.After(now) && w.store.be.retry(ctx, r.ID) == nil {
 			return

@@ -18,6 +18,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -184,14 +185,27 @@ func TestPrioritiesAndWindows(t *testing.T) {
 			r := newRunRig(t, "calm")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			now := time.Now()
-			closed := fmt.Sprintf("%02d:%02d-%02d:%02d", (now.Hour()+2)%24, 0, (now.Hour()+3)%24, 0)
-			held, _ := s.Add(ctx, Task{Name: "held", Window: closed, Steps: []Step{{Model: "gpt-6-luna", Prompt: "later"}}}, now)
+			// the queue's own decisions run on its clock: a fake one, at
+			// 09:15 local time, and a window from 11:00 to 12:00
+			clk := policytest.New(time.Date(2026, 11, 30, 9, 15, 0, 0, time.Local))
+			now := clk.Now()
+			held, _ := s.Add(ctx, Task{Name: "held", Window: "11:00-12:00", Steps: []Step{{Model: "gpt-6-luna", Prompt: "later"}}}, now)
 			for _, p := range []int{4, 1, 3, 2} {
 				s.Add(ctx, Task{Name: "p" + strconv.Itoa(p), Priority: p, Steps: []Step{{Model: "gpt-6-luna", Prompt: "p"}}}, now)
 			}
-			if err := s.Run(ctx, r.opts(1)); err != nil {
+			o := r.opts(1)
+			o.Clock = clk
+			var next time.Time
+			o.OnTask = func(ev TaskEvent) {
+				if ev.ID == held && ev.Status == "scheduled" {
+					next = ev.Next
+				}
+			}
+			if err := s.Run(ctx, o); err != nil {
 				t.Fatal(err)
+			}
+			if want := time.Date(2026, 11, 30, 11, 0, 0, 0, time.Local); !next.Equal(want) {
+				t.Fatalf("the held task waits until %v, want its window's start on the queue's clock, %v", next, want)
 			}
 			var order []string
 			for _, l := range r.lines {

@@ -282,13 +282,28 @@ func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, attempt int,
 	return len(rows) > 0, nil
 }
 
+// await waits d on clk, until ctx ends: a timer's wait, which a fake
+// clock's owner moves on (a fake clock's Sleep moves time itself, and a
+// loop of them would race its time ahead of the test's).
+func await(ctx context.Context, clk policy.Clock, d time.Duration) error {
+	due := make(chan struct{})
+	stop := clk.AfterFunc(d, func() { close(due) })
+	defer stop()
+	select {
+	case <-due:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // keepAlive beats for r and rescues dead runners' tasks, on clk, until ctx
 // ends.
 func (s *Store) keepAlive(ctx context.Context, clk policy.Clock, r runner, log func(string, ...any)) {
 	every := r.deadAfter / 6
 	seen := watcher{}
 	for checks := 1; ; checks++ {
-		if err := clk.Sleep(ctx, every); err != nil {
+		if err := await(ctx, clk, every); err != nil {
 			return
 		}
 		now := clk.Now()

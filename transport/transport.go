@@ -13,6 +13,8 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/relay"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -26,7 +28,7 @@ type Transport struct {
 	base     http.RoundTripper
 	engine   *policy.Engine
 	events   events.Sink
-	opts     upstream.Options
+	opts     reply.Options
 	pacing   *config.Pacing
 	classify func(classify.Input) classify.Verdict
 }
@@ -160,7 +162,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		resp, err := t.base.RoundTrip(out)
 		return resp, nil, err
 	}
-	opts, err := upstream.ReadOptions(req.Header, t.opts)
+	opts, err := reply.ReadOptions(req.Header, t.opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
@@ -190,8 +192,8 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	// Given up: the same answer a gateway gives, so that an SDK reports its
 	// usual typed error with a message naming what was tried.
-	status, h, b := upstream.GiveUp(ep, out)
-	upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	status, h, b := reply.GiveUp(ep, out)
+	reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 	return &http.Response{Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Body: io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)), Request: req}, &out, nil
@@ -202,12 +204,12 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 // changes only the model, never the host; a model with deployments is sent
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
-func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, opts upstream.Options, a *policy.Attempt) (*http.Response, policy.Result) {
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, opts reply.Options, a *policy.Attempt) (*http.Response, policy.Result) {
 	out, err := t.request(ctx, req, ep, body, a.Candidate)
 	if err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.StreamOptions{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)})
+	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.From(ep, a.Candidate), relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)})
 	if ans == nil {
 		return nil, res
 	}
@@ -221,7 +223,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 		resp.Body = io.NopCloser(bytes.NewReader(ans.Body))
 		resp.ContentLength = int64(len(ans.Body))
 	}
-	upstream.Answered(resp.Header, a, ans.Stream != nil)
+	reply.Answered(resp.Header, a, ans.Stream != nil)
 	res.Committed = true
 	if res.Verdict.Class == "" {
 		res.Verdict.Class = classify.OK // so far: the caller reads the rest
@@ -260,7 +262,7 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 		out.URL.Path, out.URL.RawPath = wire.WithPathModel(req.URL.Path, cand.Upstream), ""
 	}
 	out.Header = http.Header{}
-	upstream.Outgoing(out.Header, req.Header)
+	wire.Outgoing(out.Header, req.Header)
 	if addressed == cand.Provider {
 		// a URL of the caller's own never gets a configured provider's key
 		upstream.KeyOrOwn(out.Header, prov, cand.Format)

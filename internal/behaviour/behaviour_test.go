@@ -21,7 +21,8 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/gateway"
-	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/relay"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
@@ -311,7 +312,7 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 	t.Helper()
 	wt := r.want
 	if wt.broken {
-		var bs *upstream.BrokenStream
+		var bs *relay.BrokenStream
 		switch fe {
 		case "gateway":
 			if res.err != nil || !bytes.Contains(res.body, []byte("spillway: ")) {
@@ -352,7 +353,7 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 			if got != want {
 				t.Fatalf("X-Spillway-Route %q, want %q", got, want)
 			}
-			if final := upstream.FinalRoute(res.body); final != wt.route && !strings.Contains(r.call.Path, "/v1beta/") {
+			if final := reply.FinalRoute(res.body); final != wt.route && !strings.Contains(r.call.Path, "/v1beta/") {
 				// (a Gemini stream has no last word: its SDK fails on
 				// SSE comments)
 				t.Fatalf("the stream's last word says route %q, want %q:\n%s", final, wt.route, clip(res.body))

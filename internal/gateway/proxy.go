@@ -15,6 +15,8 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/relay"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/upstream"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -110,7 +112,7 @@ type exchange struct {
 	r    *http.Request
 	ep   wire.Endpoint
 	body *wire.Body
-	opts upstream.Options
+	opts reply.Options
 	lg   *reqLog
 	call policy.Call
 	// secrets are the configuration's and the request's own credential:
@@ -152,7 +154,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain), 0)
 		return nil, "refused"
 	}
-	opts, err := upstream.ReadOptions(r.Header, upstream.Options{})
+	opts, err := reply.ReadOptions(r.Header, reply.Options{})
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
@@ -186,22 +188,12 @@ func (x *exchange) switched(from, to policy.Candidate, why classify.Verdict) {
 
 // finish answers the client with what the driver ended on.
 func (x *exchange) finish() string {
-	s, w, r, ep, out := x.s, x.w, x.r, x.ep, &x.lg.out
+	s, w, ep, out := x.s, x.w, x.ep, &x.lg.out
 	switch {
 	case out.Unfinished:
 		// the stream broke after output and could not be continued: it
 		// ends with the route's last word and the protocol's error event
-		if r.Context().Err() == nil {
-			rc := http.NewResponseController(w)
-			if idle := s.stateOf(r.Context()).cfg.Timeouts.Idle.D(); idle > 0 {
-				_ = rc.SetWriteDeadline(time.Now().Add(idle)) // the relay's may be near its end after the continuations
-			}
-			if ep.TakesComments() {
-				w.Write(upstream.RouteComment(out.Route, "", out.Attempts))
-			}
-			w.Write(wire.StreamErrorFrame(ep, out.Verdict.Class, x.secrets.String(out.Reason)))
-			rc.Flush()
-		}
+		relay.End(x.writer(), ep, *out, x.secrets.String(out.Reason))
 		return string(out.Verdict.Class)
 	case out.Committed:
 		return string(out.Verdict.Class)
@@ -254,7 +246,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	defer resp.Body.Close()
 	secrets := s.stateOf(r.Context()).secrets.With(presented(r))
-	upstream.CopyHeaders(w.Header(), resp.Header)
+	wire.CopyHeaders(w.Header(), resp.Header)
 	s.scrub(w.Header(), secrets)
 	if resp.StatusCode/100 != 2 { // an error answer may echo a key
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -274,14 +266,14 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 		return res
 	}
 	var ans *upstream.Answer
-	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, so)
+	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, upstream.From(x.ep, a.Candidate), so)
 	switch {
 	case ans == nil:
 	case ans.Stream != nil:
 		if a.Continues == nil { // a continuation's headers went out with the answer it continues
 			x.header(a, ans, true)
 		}
-		x.relay(ans, &res)
+		ans.Stream.Relay(x.writer(), &res)
 	case a.Continues != nil:
 		// the stream it continues is open: a whole answer cannot go on it
 		res.Verdict = classify.Verdict{Class: classify.ServerError, Message: "the continuation came back as a whole answer, not a stream"}
@@ -296,11 +288,11 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // request is the upstream request of attempt a (a continuation's carries
 // the text the client has as the partial assistant turn, and its stream
 // is spliced onto the old); nil, with why in res, when there is none.
-func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (*http.Request, upstream.StreamOptions) {
+func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (*http.Request, relay.Options) {
 	body := x.body
-	so := upstream.StreamOptions{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream}
+	so := relay.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream}
 	if a.Continues != nil {
-		rs, _ := a.Resume.(*upstream.Resume)
+		rs, _ := a.Resume.(*relay.Resume)
 		if rs == nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
 			return nil, so
@@ -320,12 +312,19 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	return up, so
 }
 
+// writer is where the relay writes the request's stream: the client,
+// each write bounded by timeouts.idle, an error event scrubbed of the
+// secrets.
+func (x *exchange) writer() relay.Writer {
+	return relay.Writer{W: x.w, Ctx: x.r.Context(), Idle: x.s.stateOf(x.r.Context()).cfg.Timeouts.Idle.D(), Scrub: x.secrets.Bytes}
+}
+
 // header sends the answer's status and headers, with the route's.
 func (x *exchange) header(a *policy.Attempt, ans *upstream.Answer, stream bool) {
 	h := x.w.Header()
-	upstream.CopyHeaders(h, ans.Resp.Header)
+	wire.CopyHeaders(h, ans.Resp.Header)
 	x.s.scrub(h, x.secrets)
-	upstream.Answered(h, a, stream)
+	reply.Answered(h, a, stream)
 	x.w.WriteHeader(ans.Resp.StatusCode)
 }
 
@@ -344,20 +343,20 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	// context window it compacts, a sign-in it refreshes) and does not
 	// resend it.
 	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
-		upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+		reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		w.Write(wire.GiveUpFrame(ep, class, out.Reason))
 		return string(class)
 	}
-	status, hh, b := upstream.GiveUp(ep, out)
+	status, hh, b := reply.GiveUp(ep, out)
 	s.scrub(hh, secrets)
 	for k, vs := range hh {
 		h[k] = vs
 	}
 	b = secrets.Bytes(b) // an upstream's own answer may echo a key
-	upstream.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 	w.WriteHeader(status)
 	w.Write(b)
 	return string(class)
@@ -380,12 +379,12 @@ func (s *Server) scrub(h http.Header, secrets redact.Secrets) {
 }
 
 // upstreamRefusal reports a give-up that passes the upstream's own answer
-// on (upstream.GiveUp: a class no retry can fix), but a 5xx: a 4xx, or a
+// on (reply.GiveUp: a class no retry can fix), but a 5xx: a 4xx, or a
 // stream of the upstream's own that failed at 200 (response.failed with
 // context_length_exceeded or insufficient_quota: Codex acts on those
 // codes itself).
 func upstreamRefusal(out policy.Outcome) bool {
-	f, ok := out.Result.Detail.(*upstream.Failure)
+	f, ok := out.Result.Detail.(*reply.Failure)
 	return ok && policy.FailFast(out.Verdict.Class) && f.Status < 500
 }
 

@@ -1,14 +1,3 @@
-// Package upstream is the one HTTP send of the gateway and the library: it
-// sends an attempt the driver (policy.Run) asked for, tells the driver when
-// headers and output arrive, and judges what came back up to the point
-// where the caller may see it: an error answer is read and classified, a
-// whole answer is read to its end, and an event stream is held until its
-// first real output (opening events such as response.created or
-// message_start are kept back, at most 1 MiB), so that a failure before
-// output can still go to the next model without the caller seeing a byte.
-// After that a Stream passes the events on, judging only the end and
-// in-stream errors. It also builds the answer for a request the driver gave
-// up on, and reads the X-Spillway-* request headers.
 package upstream
 
 import (
@@ -18,12 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/relay"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -34,25 +24,15 @@ const (
 	errorBodyLimit = 1 << 20
 	// MaxAnswer bounds a whole (non-streamed) answer kept in memory.
 	MaxAnswer = 256 << 20
-	// maxHeld bounds the opening events held before the first output.
-	maxHeld = 1 << 20
 )
-
-// Failure is an upstream answer that was not a success, kept so that it can
-// be passed on when the driver gives up on a class no retry can fix.
-type Failure struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
 
 // Answer is an attempt's answer at the point the caller may have it.
 type Answer struct {
 	// Resp has the status and headers; its body was read into Body or
 	// belongs to Stream.
 	Resp   *http.Response
-	Body   []byte  // a whole answer
-	Stream *Stream // an event stream, its opening held until output
+	Body   []byte        // a whole answer
+	Stream *relay.Stream // an event stream, its opening held until output
 }
 
 // Exchange sends req for attempt a through rt and reads the answer as far
@@ -61,8 +41,10 @@ type Answer struct {
 // delivered); otherwise a nil Answer and the failure's Result. req must
 // carry the attempt's context, which the driver's watchdogs end. o says
 // what an event stream's answer must also do (a hold window, what a
-// continuation needs).
-func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wire.Endpoint, o StreamOptions) (*Answer, policy.Result) {
+// continuation needs). client is the endpoint the caller called, from the
+// candidate's (whose format the answer comes in): two values, so that a
+// translation between them has its place.
+func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client, from wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Format)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
@@ -74,14 +56,13 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 		resp.Body.Close()
 		res.Verdict = a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
-		res.Detail = &Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
+		res.Detail = &reply.Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
 		return nil, res
 	}
 	if wire.IsSSE(resp.Header) {
-		st := &Stream{a: a, ep: ep, resp: resp, o: o}
-		if failed, ok := st.hold(); !ok {
-			resp.Body.Close()
-			return nil, failed
+		st, held := relay.Open(a, resp, client, from, o)
+		if st == nil {
+			return nil, held
 		}
 		return &Answer{Resp: resp, Stream: st}, res
 	}
@@ -107,6 +88,14 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, ep wir
 	}
 	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
 	return &Answer{Resp: resp, Body: body}, res
+}
+
+// From is the endpoint candidate cand answers on, for a caller that called
+// client: the client's own, while every candidate speaks the client's wire
+// format (NewRequest refuses one that does not). It is where a translation
+// between formats will choose the candidate's endpoint.
+func From(client wire.Endpoint, cand policy.Candidate) wire.Endpoint {
+	return client
 }
 
 // judgeWhole checks a 2xx whole answer before the caller may have it: a
@@ -174,7 +163,7 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	if err != nil {
 		return nil, err
 	}
-	Outgoing(up.Header, header)
+	wire.Outgoing(up.Header, header)
 	Key(up.Header, prov, cand.Format)
 	up.ContentLength = int64(len(payload))
 	return up, nil
@@ -219,191 +208,6 @@ func (p progress) Read(b []byte) (int, error) {
 		p.a.Progress()
 	}
 	return n, err
-}
-
-// GiveUp is the answer for a request the driver gave up on: for a class no
-// retry can fix, the upstream's own answer (the most precise account of what
-// is wrong with the key or the request); otherwise the provider-shaped error
-// of ep's format with a message naming the models tried, their classes and
-// the time waited. Either way it asks SDKs not to retry (the retries were
-// spent).
-func GiveUp(ep wire.Endpoint, out policy.Outcome) (status int, h http.Header, body []byte) {
-	h = http.Header{}
-	if f, ok := out.Result.Detail.(*Failure); ok && policy.FailFast(out.Verdict.Class) {
-		CopyHeaders(h, f.Header)
-		h.Set("X-Should-Retry", "false")
-		return f.Status, h, f.Body
-	}
-	status, body = wire.ErrorBody(ep, out.Verdict.Class, out.Reason)
-	if out.Verdict.Wait > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(out.Verdict.Wait.Seconds()+0.999)))
-	}
-	h.Set("X-Should-Retry", "false")
-	h.Set("Content-Type", "application/json")
-	return status, h, body
-}
-
-// SetRoute sets X-Spillway-Route, -Attempts, -Request-Id and -Model (the
-// model that answered; removed when model is empty).
-func SetRoute(h http.Header, id, route string, attempts int, model string) {
-	if model != "" {
-		h.Set("X-Spillway-Model", model)
-	} else {
-		h.Del("X-Spillway-Model")
-	}
-	h.Set("X-Spillway-Attempts", strconv.Itoa(attempts))
-	h.Set("X-Spillway-Route", route)
-	h.Set("X-Spillway-Request-Id", id)
-}
-
-// Answered sets the route headers of a's committed answer. A stream's say
-// "…:streaming": the headers go out with its first output, before anyone
-// knows how it ends; RouteComment gives the final word at its end.
-func Answered(h http.Header, a *policy.Attempt, stream bool) {
-	class := classify.OK
-	if stream {
-		class = Streaming
-	}
-	SetRoute(h, a.RequestID, a.RouteAs(class), a.N, a.Candidate.Model)
-}
-
-// Streaming is the route's word for the hop whose stream is on its way.
-const Streaming classify.Class = "streaming"
-
-// RouteComment is a stream's last words on its route, as SSE comment lines
-// (which every client skips): the final X-Spillway-Route, -Model and
-// -Attempts, written just before the stream's final event (or its error
-// event). model is "" for an answer that did not finish.
-func RouteComment(route, model string, attempts int) []byte {
-	b := make([]byte, 0, len(route)+len(model)+80) // every stream's end: one allocation
-	b = append(append(append(b, ": X-Spillway-Route: "...), route...), '\n')
-	if model != "" {
-		b = append(append(append(b, ": X-Spillway-Model: "...), model...), '\n')
-	}
-	b = strconv.AppendInt(append(b, ": X-Spillway-Attempts: "...), int64(attempts), 10)
-	return append(b, '\n')
-}
-
-// FinalRoute reads the route a stream's RouteComment gave, "" when there is
-// none (spillway demo reads it).
-func FinalRoute(stream []byte) string {
-	const key = ": X-Spillway-Route: "
-	i := bytes.LastIndex(stream, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	rest := stream[i+len(key):]
-	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
-		rest = rest[:j]
-	}
-	return string(rest)
-}
-
-// hopHeaders are not forwarded in either direction.
-var hopHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
-	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Host": true,
-	"Content-Length": true, "Accept-Encoding": true, "Content-Encoding": true,
-}
-
-// CopyHeaders copies src to dst without hop-by-hop headers.
-func CopyHeaders(dst, src http.Header) {
-	for k, vs := range src {
-		if !hopHeaders[k] {
-			dst[k] = vs
-		}
-	}
-}
-
-// Outgoing copies a caller's request headers for an upstream request:
-// without hop-by-hop headers and without spillway's own X-Spillway-*.
-func Outgoing(dst, src http.Header) {
-	for k, vs := range src {
-		if !hopHeaders[k] && !strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Spillway-") {
-			dst[k] = vs
-		}
-	}
-}
-
-// Options are what a request may ask of spillway in its headers:
-// X-Spillway-Min-Tier, X-Spillway-No-Fallback, X-Spillway-Budget and
-// X-Spillway-Hold.
-type Options struct {
-	MinTier    config.Tier
-	NoFallback bool
-	// Budget is the most the request may wait in all (0: the
-	// configuration's retry.budget).
-	Budget time.Duration
-	// Hold, with HoldSet, is the request's hold window for a stream's
-	// output, in place of the model's (0: none).
-	Hold    time.Duration
-	HoldSet bool
-}
-
-// HoldFor is the hold window of a stream to model: the request's
-// X-Spillway-Hold when it sent one (its time only; 0 turns the model's
-// off), else the model's hold.
-func (o Options) HoldFor(cfg *config.Config, model string) config.Hold {
-	if o.HoldSet {
-		return config.Hold{Duration: config.Duration(o.Hold)}
-	}
-	return cfg.Models[model].Hold
-}
-
-// ReadOptions reads h's X-Spillway-* headers over the defaults o; a bad
-// value is an error that names the header and what it accepts.
-func ReadOptions(h http.Header, o Options) (Options, error) {
-	if v := h.Get("X-Spillway-Min-Tier"); v != "" {
-		t, err := config.ParseTier(v)
-		if err != nil {
-			return o, fmt.Errorf("X-Spillway-Min-Tier: %w", err)
-		}
-		o.MinTier = t
-	}
-	if v := h.Get("X-Spillway-No-Fallback"); v == "1" || strings.EqualFold(v, "true") {
-		o.NoFallback = true
-	}
-	// A batch client that would rather wait than fail names its own wait
-	// budget (the configuration's retry.budget suits interactive agents).
-	if v := h.Get("X-Spillway-Budget"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return o, fmt.Errorf("X-Spillway-Budget: %q is not a positive duration such as 90s or 30m", v)
-		}
-		o.Budget = d
-	}
-	if v := h.Get("X-Spillway-Hold"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return o, fmt.Errorf("X-Spillway-Hold: %q is not a duration such as 2s (0 for none)", v)
-		}
-		o.Hold, o.HoldSet = d, true
-	}
-	return o, nil
-}
-
-// BrokenStream is the error a library caller reads from a stream that broke
-// after its output started: errors.Is finds io.ErrUnexpectedEOF in it (and
-// the error that cut it, context.Canceled for one), errors.As a
-// *classify.Failure with the verdict, so a cut stream never reads as a
-// complete answer.
-type BrokenStream struct {
-	Verdict classify.Verdict
-	Err     error // what cut the stream, when something did
-}
-
-func (e *BrokenStream) Error() string {
-	return fmt.Sprintf("spillway: the stream broke after output started (%s: %s)", e.Verdict.Class, e.Verdict.Message)
-}
-
-// Unwrap returns the verdict as a *classify.Failure, io.ErrUnexpectedEOF and
-// the error that cut the stream.
-func (e *BrokenStream) Unwrap() []error {
-	errs := []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	return errs
 }
 
 // Room asks cand's provider, with the provider's own key, for the smallest
@@ -487,7 +291,7 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	if err != nil {
 		return nil, err
 	}
-	Outgoing(req.Header, header)
+	wire.Outgoing(req.Header, header)
 	Key(req.Header, prov, f)
 	if f == wire.Anthropic && req.Header.Get("Anthropic-Version") == "" {
 		req.Header.Set("Anthropic-Version", "2023-06-01")

@@ -1,4 +1,18 @@
-package upstream
+// Package relay is the one stream relay of the gateway and the library: it
+// reads an upstream's event stream and judges each event once (an error
+// event, a frame that does not parse, usage, the final event, a stream that
+// ends or stalls before it), holds the opening events until the first real
+// output (and a hold window on after it), splices a continuation's stream
+// onto the answer it continues, and writes the stream to the caller, to an
+// http.ResponseWriter (the gateway: Relay) or as a body to read (the
+// library: Body), with the route's last word just before the final event:
+// every choice of what the caller sees of a stream is made here.
+//
+// The client's wire format and the candidate's are two values all the way
+// through (Stream.client, Stream.from): a stream is judged in the format
+// it comes in and written in the one the client speaks. Today they are one
+// (a chain shares a format); a translation between them plugs in here.
+package relay
 
 import (
 	"bytes"
@@ -12,14 +26,18 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
-// StreamOptions are what a front end asks of an event stream beyond
-// holding its opening events.
-type StreamOptions struct {
+// maxHeld bounds the opening events held before the first output.
+const maxHeld = 1 << 20
+
+// Options are what a front end asks of an event stream beyond holding its
+// opening events.
+type Options struct {
 	// Hold keeps the output back after the first (a hold window): a break,
 	// stall or malformed frame within it is a failure the caller never saw.
 	Hold config.Hold
@@ -47,12 +65,14 @@ type Resume struct {
 // ends or stalls before its final event. One goroutine reads it; there is
 // no reader goroutine and no channel between the upstream and the caller.
 type Stream struct {
-	a    *policy.Attempt
-	ep   wire.Endpoint
-	resp *http.Response
-	body io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
-	rd   *sse.Reader
-	o    StreamOptions
+	a *policy.Attempt
+	// client is the endpoint the caller called (what it reads); from is
+	// the candidate's, whose format the events come in
+	client, from wire.Endpoint
+	resp         *http.Response
+	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
+	rd           *sse.Reader
+	o            Options
 
 	// pump, while a hold window with a time limit is open and after it:
 	// the events, read on a goroutine of their own so that the window can
@@ -64,6 +84,7 @@ type Stream struct {
 	output   bool             // the first real output came (and the driver was told)
 	err      error            // what cut the stream, when something did
 	terminal bool             // the stream's final event (or an error event) came
+	said     bool             // the route's last word went out (say)
 	verdict  classify.Verdict // how the stream ended, once it has
 	tokens   int              // what the stream's usage reported
 	deltas   int              // the pieces of the answer passed on
@@ -131,6 +152,20 @@ func (s *Stream) next(end <-chan struct{}) (ev sse.Event, err error, over bool) 
 	}
 }
 
+// Open takes resp, attempt a's 2xx event stream from an upstream that
+// speaks from's format for a client of client's, and holds it until its
+// first real output (see hold). It returns the stream, or, when the
+// attempt failed before the caller saw anything, nil and the failure's
+// Result (resp's body then closed).
+func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o Options) (*Stream, policy.Result) {
+	s := &Stream{a: a, client: client, from: from, resp: resp, o: o}
+	if failed, ok := s.hold(); !ok {
+		resp.Body.Close()
+		return nil, failed
+	}
+	return s, policy.Result{Status: resp.StatusCode}
+}
+
 // hold reads the opening events until the first real output, and with a
 // hold window on, on until the window ends. It reports false, with the
 // attempt's failure, when an error event, a malformed frame, the end of the
@@ -168,8 +203,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if ev.Comment { // a keep-alive while held: nothing to decide, nothing to pass on
 			continue
 		}
-		fa := wire.Look(s.ep.Kind, ev) // one pass over the event says all that is judged of it
-		if !fa.Valid {                 // the caller has seen nothing: a broken attempt
+		fa := wire.Look(s.from.Kind, ev) // one pass over the event says all that is judged of it
+		if !fa.Valid {                   // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
 		if s.o.Splice != nil {
@@ -185,10 +220,10 @@ func (s *Stream) hold() (policy.Result, bool) {
 		f := fa.Frame
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
-				return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+				return fail(s.errorEvent(ev, prov), &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
 			}
 			held = append(held, raw...)
-			s.note(ev, fa, fa.OnceStarted(s.ep.Kind))
+			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
 			if s.terminal || s.windowOver() || len(held) > maxHeld {
 				return deliver()
 			}
@@ -196,7 +231,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		}
 		switch f {
 		case wire.Hold:
-			if s.o.Track && s.ep.Kind == wire.Messages {
+			if s.o.Track && s.from.Kind == wire.Messages {
 				s.track(ev) // a content block's start comes before its output
 			}
 			held = append(held, raw...)
@@ -212,7 +247,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
-			return fail(s.errorEvent(ev, prov), &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+			return fail(s.errorEvent(ev, prov), &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
 		default: // output, or the end
 			held = append(held, raw...)
 			s.note(ev, fa, f)
@@ -284,7 +319,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	if f == wire.Output && fa.Delta {
 		s.deltas++
 	}
-	if s.o.Track && s.ep.Kind == wire.Messages {
+	if s.o.Track && s.from.Kind == wire.Messages {
 		s.track(ev)
 	}
 	switch {
@@ -351,7 +386,7 @@ func (s *Stream) track(ev sse.Event) {
 // of text only, broken inside a text block, that Track followed; nil
 // otherwise (tool use or thinking in flight, another protocol).
 func (s *Stream) Resume() *Resume {
-	if !s.o.Track || s.ep.Kind != wire.Messages || s.otherKind || s.open < 0 || !s.openText || s.text.Len() == 0 {
+	if !s.o.Track || s.from.Kind != wire.Messages || s.otherKind || s.open < 0 || !s.openText || s.text.Len() == 0 {
 		return nil
 	}
 	return &Resume{Text: s.text.String(), Index: s.open}
@@ -416,7 +451,7 @@ func (s *Stream) Next() ([]byte, error) {
 		return nil, err
 	}
 	s.a.Progress()
-	fa := wire.Look(s.ep.Kind, ev)
+	fa := wire.Look(s.from.Kind, ev)
 	if !fa.Valid {
 		if s.terminal { // after the final event: the answer is whole, the rest is dropped
 			return nil, nil
@@ -436,7 +471,7 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	raw := ev.Raw
 	if !ev.Comment {
-		f := fa.OnceStarted(s.ep.Kind)
+		f := fa.OnceStarted(s.from.Kind)
 		if f == wire.Output || f == wire.Terminal {
 			if !s.started() { // after opening events past the hold limit
 				s.verdict = s.a.Failure(context.Canceled)
@@ -507,28 +542,44 @@ func (s *Stream) stopPump() {
 func (s *Stream) Body() io.ReadCloser {
 	b := &streamBody{s: s, buf: s.first}
 	if s.terminal { // it ended within a hold window
-		b.buf, b.said = WithLastWord(s.first, s.LastWord()), true
+		b.buf = s.say(s.first)
 	}
 	return b
 }
 
-// LastWord is the route's last word for the stream's end (RouteComment):
-// the route with this attempt's class, and the model when it ended well.
-func (s *Stream) LastWord() []byte {
+// say is the relay's last word, for the gateway's writer and the library's
+// body alike: the route (with this attempt's class, and the model when the
+// answer ended well), said once, just before the final frame of raw (the
+// end of a held opening, the stream's final event, or the error event a
+// broken stream ends with). After that it returns raw as it is.
+func (s *Stream) say(raw []byte) []byte {
+	if s.said {
+		return raw
+	}
+	s.said = true
 	v := s.Verdict()
 	model := s.a.Candidate.Model
 	if v.Class != classify.OK {
 		model = ""
 	}
-	if !s.ep.TakesComments() {
-		return nil
-	}
-	return RouteComment(s.a.RouteAs(v.Class), model, s.a.N)
+	return withLastWord(raw, lastWord(s.client, s.a.RouteAs(v.Class), model, s.a.N))
 }
 
-// WithLastWord puts word (a RouteComment) before the final frame of held,
-// a whole stream's worth of events.
-func WithLastWord(held, word []byte) []byte {
+// lastWord is a stream's last word on its route, for a client that reads
+// SSE comments; the one place the relay builds it.
+func lastWord(client wire.Endpoint, route, model string, attempts int) []byte {
+	if !client.TakesComments() {
+		return nil
+	}
+	return reply.RouteComment(route, model, attempts)
+}
+
+// withLastWord puts word before the final frame of held (one event, or a
+// whole stream's worth).
+func withLastWord(held, word []byte) []byte {
+	if len(word) == 0 {
+		return held
+	}
 	end := bytes.LastIndex(bytes.TrimRight(held, "\n"), []byte("\n\n"))
 	if end < 0 {
 		return append(word, held...)
@@ -545,7 +596,6 @@ type streamBody struct {
 	buf  []byte
 	err  error
 	done bool
-	said bool // the route's last word went out
 }
 
 func (b *streamBody) Read(p []byte) (int, error) {
@@ -561,15 +611,14 @@ func (b *streamBody) Read(p []byte) (int, error) {
 				b.err = io.EOF
 			} else {
 				b.err = &BrokenStream{Verdict: v, Err: b.s.err}
-				if !b.said { // the route's last word, before the error
-					b.buf, b.said = b.s.LastWord(), true
+				if b.buf = b.s.say(nil); len(b.buf) > 0 { // the route's last word, before the error
 					break
 				}
 			}
 			continue
 		}
-		if b.s.terminal && !b.said && len(raw) > 0 {
-			raw, b.said = append(b.s.LastWord(), raw...), true
+		if b.s.terminal && len(raw) > 0 {
+			raw = b.s.say(raw)
 		}
 		b.buf = raw
 	}
@@ -593,4 +642,28 @@ func (b *streamBody) finish(v classify.Verdict) {
 		b.done = true
 		b.s.a.Finish(v, b.s.Tokens())
 	}
+}
+
+// BrokenStream is the error a library caller reads from a stream that broke
+// after its output started: errors.Is finds io.ErrUnexpectedEOF in it (and
+// the error that cut it, context.Canceled for one), errors.As a
+// *classify.Failure with the verdict, so a cut stream never reads as a
+// complete answer.
+type BrokenStream struct {
+	Verdict classify.Verdict
+	Err     error // what cut the stream, when something did
+}
+
+func (e *BrokenStream) Error() string {
+	return fmt.Sprintf("spillway: the stream broke after output started (%s: %s)", e.Verdict.Class, e.Verdict.Message)
+}
+
+// Unwrap returns the verdict as a *classify.Failure, io.ErrUnexpectedEOF and
+// the error that cut the stream.
+func (e *BrokenStream) Unwrap() []error {
+	errs := []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }

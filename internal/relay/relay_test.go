@@ -1,4 +1,4 @@
-package upstream
+package relay
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -41,11 +42,13 @@ func readStream(t *testing.T, kind wire.Kind, body string) (string, error, []eve
 	out := policy.New(config.Default()).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Stream: true, Events: sink,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/", nil)
-			ans, res := Exchange(a, canned(body), req, wire.EndpointOf(kind), StreamOptions{})
-			if ans == nil {
+			resp, _ := canned(body).RoundTrip(req)
+			a.Headers(true)
+			ep := wire.EndpointOf(kind)
+			var res policy.Result
+			if st, res = Open(a, resp, ep, ep, Options{}); st == nil {
 				return res
 			}
-			st = ans.Stream
 			res.Committed, res.Open = true, true
 			return res
 		}})
@@ -83,8 +86,8 @@ func TestStreamEnds(t *testing.T) {
 			if errors.As(err, &broken) != c.broken || !c.broken && err != nil {
 				t.Fatalf("read error %v", err)
 			}
-			if n := strings.Count(got, ": X-Spillway-Route:"); n != 1 || FinalRoute([]byte(got)) != c.route {
-				t.Fatalf("%d last words, route %q:\n%s", n, FinalRoute([]byte(got)), got)
+			if n := strings.Count(got, ": X-Spillway-Route:"); n != 1 || reply.FinalRoute([]byte(got)) != c.route {
+				t.Fatalf("%d last words, route %q:\n%s", n, reply.FinalRoute([]byte(got)), got)
 			}
 			if strings.Contains(got, "usage") || strings.Contains(got, "choices\":[\n") {
 				t.Fatalf("a malformed frame reached the caller:\n%s", got)
@@ -109,7 +112,7 @@ func TestMalformedQuotesNoData(t *testing.T) {
 // A continuation's Messages stream is tracked as the caller sees it: a
 // second break resumes from the caller's text and the caller's block.
 func TestSpliceTracksWhatTheCallerHas(t *testing.T) {
-	s := &Stream{ep: wire.EndpointOf(wire.Messages), o: StreamOptions{Track: true, Splice: &Resume{Text: "Hello ", Index: 2}}}
+	s := &Stream{client: wire.EndpointOf(wire.Messages), from: wire.EndpointOf(wire.Messages), o: Options{Track: true, Splice: &Resume{Text: "Hello ", Index: 2}}}
 	s.text.WriteString("Hello ")
 	s.open, s.openText, s.trim = 2, true, " "
 	for _, ev := range []sse.Event{

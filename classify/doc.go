@@ -15,7 +15,7 @@
 // them apart), and capacity versus network (a full model pool is an answer
 // from the provider; a reset connection is not).
 //
-// Classify is pure: it reads no clock (the caller passes Now) and keeps no
-// state, so the gateway, the library, the agent wrapper and the queue can all
+// Classify keeps no state, and reads the wall clock only when the caller
+// passes no Input.Now (policy's engine always passes its own clock's), so the gateway, the library, the agent wrapper and the queue can all
 // call it concurrently.
 package classify

@@ -8,7 +8,8 @@ import (
 )
 
 // Fleet is what an engine shares with the other spillway processes of a
-// fleet (package internal/fleet implements it over Redis): the capacity
+// fleet (package internal/fleet implements it, on Redis, in process, or on
+// the queue's database): the capacity
 // evidence its breakers and pacer learn from, the probe token of a
 // half-open breaker, and, while a lane is paced, the start rate and the
 // concurrency slots of that lane.

@@ -68,8 +68,8 @@ var Endpoints = []Endpoint{
 	{Path: "/v1/messages", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages"},
 }
 
-// GeminiEndpoints carry the model in the path. Nothing serves them yet; the
-// request builders and the driver's send contract already handle them.
+// GeminiEndpoints carry the model in the path (/v1beta/models/MODEL:METHOD):
+// the gateway serves them, and the library manages calls to them.
 var GeminiEndpoints = []Endpoint{
 	{Path: "/v1beta/models/{model}:generateContent", Format: Gemini, Kind: GenerateContent, Upstream: "/v1beta/models/{model}:generateContent", ModelInPath: true},
 	{Path: "/v1beta/models/{model}:streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: "/v1beta/models/{model}:streamGenerateContent", ModelInPath: true},

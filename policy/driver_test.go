@@ -210,12 +210,20 @@ func TestRunWatchdogs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e, clk := clocked(cfg)
 			rec := &recorder{}
+			// the send says when it has reached its place: before that
+			// the clock must not move, or the header watchdog (armed
+			// before the send runs) fires first
+			placed := make(chan struct{}, 1)
 			send := func(ctx context.Context, a *Attempt) Result {
 				if c.headers {
 					a.Headers(c.stream)
 				}
 				if c.output {
 					a.Output()
+				}
+				select {
+				case placed <- struct{}{}:
+				default:
 				}
 				<-ctx.Done()
 				return Result{Verdict: a.Failure(ctx.Err()), Committed: c.output}
@@ -226,6 +234,11 @@ func TestRunWatchdogs(t *testing.T) {
 			}()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			select {
+			case <-placed:
+			case <-ctx.Done():
+				t.Fatal("the send never ran")
+			}
 			if err := clk.BlockUntil(ctx, 1); err != nil {
 				t.Fatal(err)
 			}

@@ -70,6 +70,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	c.prompt = lastUser(m["messages"], "role", "content", true)
 	c.prefix = trailingAssistant(m["messages"])
+	c.convo = messagesConvo(m, r.Header.Get("anthropic-beta"))
 	if c.prefix != "" && strings.TrimRight(c.prefix, " \t\r\n") != c.prefix {
 		// the API's own rule for a prefill
 		s.count(c.model.name, func(st *ModelStats) { st.Received++; st.Rejected["bad_request"]++ })

@@ -26,9 +26,15 @@ type call struct {
 	id       string
 	// includeUsage: Chat Completions stream_options.include_usage
 	includeUsage bool
+	// convo is the request's conversation (tools, calls, results), read
+	// for the provider's rules and for a script
+	convo *convo
 }
 
-type usage struct{ in, out int }
+type usage struct {
+	in, out int
+	stream  bool // the answer was streamed (for the stats)
+}
 
 // failure is an answer that is not a success.
 type failure struct {
@@ -136,7 +142,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 
-	fault := s.takeFault(c.model.name)
+	fault := s.takeFault(c)
 	if fault == nil {
 		fault = s.randomFault()
 	}
@@ -172,6 +178,22 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 	}
 
+	if c.convo != nil {
+		if msg := c.convo.check(c.proto.provider()); msg != "" {
+			reject(failure{class: "bad_request", message: msg})
+			return
+		}
+	}
+	turn := s.scriptTurn(c)
+	var calls []toolCall
+	if turn != nil && len(turn.Call) > 0 {
+		var err error
+		if calls, err = s.resolve(c.convo, turn.Call); err != nil {
+			reject(failure{class: "bad_request", message: err.Error()})
+			return
+		}
+	}
+
 	if c.inTokens > c.model.context {
 		reject(failure{class: "context_length"})
 		return
@@ -202,6 +224,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 	})
 
 	text := Answer(c.model.name, c.prompt, s.scn.AnswerTokens)
+	if turn != nil {
+		text = strings.ReplaceAll(turn.Text, "{result}", c.convo.results(turn.results))
+	}
 	if c.prefix != "" {
 		// a prefill: the rest of the answer, after as many tokens as
 		// the partial turn has (from this model's answer, whichever
@@ -209,8 +234,17 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		all, done := Tokens(text), len(Tokens(c.prefix))
 		text = strings.Join(all[min(done, len(all)):], "")
 	}
-	toks := Tokens(text)
-	u := usage{in: c.inTokens, out: len(toks)}
+	var body content
+	var u usage
+	if len(calls) > 0 {
+		cc := newCallContent(c, calls)
+		body, u = cc, usage{in: c.inTokens, out: cc.tokens()}
+		text = cc.text()
+	} else {
+		toks := Tokens(text)
+		u = usage{in: c.inTokens, out: len(toks)}
+		body = &textContent{c: c, text: text, toks: toks}
+	}
 	delay := s.tokenDelay()
 	first := time.Duration(0)
 	if fault != nil && fault.Kind == "slow" {
@@ -220,16 +254,24 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		first = time.Duration(fault.FirstDelayMS) * time.Millisecond
 	}
+	u.stream = c.stream
+	var served bool
 	if !c.stream {
-		s.completeNonStream(ctx, w, c, fault, text, u, first+delay*time.Duration(len(toks)))
-		return
+		served = s.completeNonStream(ctx, w, c, fault, text, body, u, first+delay*time.Duration(body.count()))
+	} else {
+		served = s.streamAnswer(ctx, w, c, fault, body, u, delay, first)
 	}
-	s.streamAnswer(ctx, w, c, fault, text, toks, u, delay, first)
+	if served && turn != nil && turn.last {
+		s.scriptDone(c.model.name)
+	}
 }
 
-func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, u usage, wait time.Duration) {
+// completeNonStream answers with the whole of body, after wait (the time
+// its tokens take), or with the fault's broken answer; it reports whether
+// the answer was served.
+func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, body content, u usage, wait time.Duration) bool {
 	if !s.sleep(ctx, wait) {
-		return
+		return false
 	}
 	if fault != nil {
 		switch fault.Kind {
@@ -245,7 +287,7 @@ func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c
 		case "stall":
 			s.count(c.model.name, func(st *ModelStats) { st.Rejected["timeout"]++ })
 			s.stall(ctx)
-			return
+			return false
 		case "truncated":
 			// the headers promise the whole answer; the connection then
 			// closes cleanly halfway through it
@@ -262,25 +304,42 @@ func (s *Server) completeNonStream(ctx context.Context, w http.ResponseWriter, c
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"id":"` + c.id + `","choices":[{"index":0,"message":{"role":"assistant","content":"` + text[:len(text)/2]))
-			return
+			return false
 		}
 	}
-	c.proto.complete(w, c, text, u)
-	s.count(c.model.name, func(st *ModelStats) { st.Served++; st.TokensIn += u.in; st.TokensOut += u.out })
+	body.whole(w, u)
+	s.served(c, u)
+	return true
 }
 
-func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, text string, toks []string, u usage, delay, first time.Duration) {
+// served counts an answer served whole.
+func (s *Server) served(c *call, u usage) {
+	s.count(c.model.name, func(st *ModelStats) {
+		st.Served++
+		st.TokensIn += u.in
+		st.TokensOut += u.out
+		if u.stream {
+			st.Streamed++
+		}
+	})
+}
+
+// streamAnswer streams body: its opening, its pieces (tokens, or a call's
+// argument deltas) a delay apart, and its end, or the fault's broken
+// stream; it reports whether the whole stream was served.
+func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, body content, u usage, delay, first time.Duration) bool {
 	sw := newStream(w)
-	if err := c.proto.open(sw, c); err != nil {
-		return
+	if err := body.open(sw); err != nil {
+		return false
 	}
 	// the headers go out as the stream opens, as a provider's do: the
 	// client's wait for the first output starts then, not at the first frame
 	sw.begin()
 	_ = sw.rc.Flush()
 	if !s.sleep(ctx, first) {
-		return
+		return false
 	}
+	n := body.count()
 	failAt := -1
 	if fault != nil {
 		switch fault.Kind {
@@ -289,29 +348,30 @@ func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *cal
 			if fault.AfterTokens != nil {
 				failAt = *fault.AfterTokens
 			}
-			failAt = min(failAt, len(toks))
+			failAt = min(failAt, n)
 		}
 	}
-	for i, tok := range toks {
+	for i := range n {
 		if i == failAt {
 			s.streamFault(ctx, sw, c, fault)
-			return
+			return false
 		}
 		if i > 0 && !s.sleep(ctx, delay) {
-			return
+			return false
 		}
-		if err := c.proto.token(sw, c, i, tok); err != nil {
-			return
+		if err := body.piece(sw, i); err != nil {
+			return false
 		}
 	}
-	if failAt == len(toks) {
+	if failAt == n {
 		s.streamFault(ctx, sw, c, fault)
-		return
+		return false
 	}
-	if err := c.proto.close(sw, c, text, u); err != nil {
-		return
+	if err := body.close(sw, u); err != nil {
+		return false
 	}
-	s.count(c.model.name, func(st *ModelStats) { st.Served++; st.TokensIn += u.in; st.TokensOut += u.out })
+	s.served(c, u)
+	return true
 }
 
 func (s *Server) streamFault(ctx context.Context, sw *stream, c *call, fault *Fault) {

@@ -43,6 +43,10 @@ type Fault struct {
 	// simulator's clock) from when it was added, whatever its count: a
 	// model down for a minute, then healthy again.
 	Seconds float64 `json:"seconds,omitempty"`
+	// MidLoop makes it hit only requests that bring tool results back (a
+	// tool loop in progress): a model that fails in the middle of an
+	// agent's turn, after its first call.
+	MidLoop bool `json:"mid_loop,omitempty"`
 
 	until time.Time // from Seconds
 }
@@ -50,8 +54,8 @@ type Fault struct {
 // NoRetryAfter reports a fault that must carry no retry-after at all.
 func (f *Fault) NoRetryAfter() bool { return f.RetryAfter < 0 }
 
-func (f *Fault) matches(model string) bool {
-	return f.Model == "" || f.Model == "*" || f.Model == model
+func (f *Fault) matches(model string, midLoop bool) bool {
+	return (f.Model == "" || f.Model == "*" || f.Model == model) && (!f.MidLoop || midLoop)
 }
 
 // AddFault registers f.
@@ -115,11 +119,14 @@ func (s *Server) ClearFaults(model string) {
 }
 
 // takeFault consumes the first fault matching model.
-func (s *Server) takeFault(model string) *Fault { return s.takeFaultOf(model) }
+func (s *Server) takeFault(c *call) *Fault {
+	return s.takeFaultOf(c.model.name, c.convo != nil && c.convo.midLoop())
+}
 
-// takeFaultOf consumes the first fault matching model whose kind is one of
-// kinds (any kind when none is given).
-func (s *Server) takeFaultOf(model string, kinds ...string) *Fault {
+// takeFaultOf consumes the first fault matching model (and a request in the
+// middle of a tool loop, or not) whose kind is one of kinds (any kind when
+// none is given).
+func (s *Server) takeFaultOf(model string, midLoop bool, kinds ...string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -131,7 +138,7 @@ func (s *Server) takeFaultOf(model string, kinds ...string) *Fault {
 	}
 	s.faults = kept
 	for i, f := range s.faults {
-		if !f.matches(model) || (len(kinds) > 0 && !slices.Contains(kinds, f.Kind)) {
+		if !f.matches(model, midLoop) || (len(kinds) > 0 && !slices.Contains(kinds, f.Kind)) {
 			continue
 		}
 		taken := *f

@@ -94,6 +94,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	}
 	c.stream = action == "streamGenerateContent"
 	c.prompt = lastUser(m["contents"], "role", "parts", false)
+	c.convo = geminiConvo(m)
 	if !c.stream || p.sse {
 		s.run(w, r, c)
 		return

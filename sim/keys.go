@@ -32,7 +32,7 @@ func (s *Server) keyRefused(w http.ResponseWriter, r *http.Request, p protocol, 
 		class = "quota"
 	}
 	if class == "" {
-		if f := s.takeFaultOf(model, "auth", "quota"); f != nil {
+		if f := s.takeFaultOf(model, false, "auth", "quota"); f != nil {
 			class = f.Kind
 		}
 	}

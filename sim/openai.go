@@ -82,6 +82,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.prompt = lastUser(m["messages"], "role", "content", false)
+	c.convo = chatConvo(m)
 	if so, ok := m["stream_options"].(map[string]any); ok {
 		if iu, _ := so["include_usage"].(bool); iu {
 			c.includeUsage = true
@@ -116,7 +117,13 @@ func (p chatProto) failEarly(sw *stream, c *call, f failure) error {
 }
 
 func (p chatProto) close(sw *stream, c *call, _ string, u usage) error {
-	if err := sw.event("", p.chunk(c, map[string]any{}, "stop")); err != nil {
+	return p.finish(sw, c, "stop", u)
+}
+
+// finish ends a stream: the chunk with the finish reason, the usage chunk
+// when the request asked for it, and [DONE].
+func (p chatProto) finish(sw *stream, c *call, reason string, u usage) error {
+	if err := sw.event("", p.chunk(c, map[string]any{}, reason)); err != nil {
 		return err
 	}
 	if c.includeUsage {
@@ -159,6 +166,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	case []any:
 		c.prompt = lastUser(in, "role", "content", false)
 	}
+	c.convo = responsesConvo(m)
 	s.run(w, r, c)
 }
 

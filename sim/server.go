@@ -65,8 +65,10 @@ type Server struct {
 	stats  map[string]*ModelStats
 	rates  map[string]*rateWindow
 	faults []*Fault
-	rng    *rand.Rand
-	seq    uint64
+	// scripts by model ("*": every model), see Script
+	scripts map[string]*Script
+	rng     *rand.Rand
+	seq     uint64
 
 	done chan struct{} // closed by Close: stalled handlers give up
 	once sync.Once
@@ -102,7 +104,7 @@ func New(o Options) (*Server, error) {
 		scn: scn, seed: o.Seed, clock: clock, start: clock.Now(),
 		tokenRate: scn.TokenRate, maxBody: o.MaxBody, log: o.Logger,
 		models: map[string]modelInfo{},
-		stats:  map[string]*ModelStats{}, rates: map[string]*rateWindow{},
+		stats:  map[string]*ModelStats{}, rates: map[string]*rateWindow{}, scripts: map[string]*Script{},
 		rng:  rand.New(rand.NewPCG(uint64(o.Seed), 0x5b111)),
 		done: make(chan struct{}),
 	}
@@ -182,6 +184,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /_sim/faults", s.handleFaultsList)
 	mux.HandleFunc("POST /_sim/faults", s.handleFaultsAdd)
 	mux.HandleFunc("DELETE /_sim/faults", s.handleFaultsClear)
+	mux.HandleFunc("GET /_sim/script", s.handleScriptList)
+	mux.HandleFunc("POST /_sim/script", s.handleScriptAdd)
+	mux.HandleFunc("DELETE /_sim/script", s.handleScriptClear)
 	mux.HandleFunc("GET /_sim/stats", s.handleStats)
 	mux.HandleFunc("DELETE /_sim/stats", s.handleStatsReset)
 	mux.HandleFunc("GET /_sim/scenario", s.handleScenario)
@@ -216,6 +221,8 @@ type ModelStats struct {
 	Inflight        int            `json:"inflight"`
 	TokensIn        int            `json:"tokens_in"`
 	TokensOut       int            `json:"tokens_out"`
+	// Streamed counts the answers served as streams (Served counts all).
+	Streamed int `json:"streamed"`
 	// Starts are the real times (Unix ms) requests were admitted, the last
 	// 1000; tests check pacing with them.
 	Starts       []int64        `json:"starts_ms,omitempty"`
@@ -276,13 +283,18 @@ func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.Snapshot())
 }
 
-func (s *Server) handleStatsReset(w http.ResponseWriter, _ *http.Request) {
+// ResetStats sets the counters back to zero (what is in flight stays).
+func (s *Server) ResetStats() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for n, st := range s.stats {
 		s.stats[n] = &ModelStats{Rejected: map[string]int{}, Inflight: st.Inflight, inflightCost: st.inflightCost}
 	}
 	s.rates = map[string]*rateWindow{}
-	s.mu.Unlock()
+}
+
+func (s *Server) handleStatsReset(w http.ResponseWriter, _ *http.Request) {
+	s.ResetStats()
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -66,16 +66,41 @@ func (cv *convo) tool(name string) (tool, bool) {
 	return tool{}, false
 }
 
-// promptAt is the index of the last prompt (a user turn with text and no
-// tool results), -1 when there is none.
+// promptAt is the index of the prompt the model's current work answers,
+// -1 when there is none: the last prompt (a user turn with text and no tool
+// results), or, when that prompt came in the middle of a tool loop (the
+// last model or tool-result turn before it brought results back that the
+// model never answered, as in a session resumed after a failure), the
+// prompt of that loop.
 func (cv *convo) promptAt() int {
-	at := -1
-	for i, t := range cv.turns {
-		if (t.role == "user" || t.role == "") && t.text && len(t.results) == 0 {
-			at = i
+	prompt := func(t turn) bool { return (t.role == "user" || t.role == "") && t.text && len(t.results) == 0 }
+	at := len(cv.turns)
+	for {
+		p := -1
+		for i := at - 1; i >= 0; i-- {
+			if prompt(cv.turns[i]) {
+				p = i
+				break
+			}
 		}
+		if p < 0 {
+			return p
+		}
+		// the last turn of the loop before it: the model's, or results
+		cut := -1
+		for i := p - 1; i >= 0; i-- {
+			if t := cv.turns[i]; t.assistant() || len(t.results) > 0 {
+				if len(t.results) > 0 {
+					cut = i
+				}
+				break
+			}
+		}
+		if cut < 0 {
+			return p
+		}
+		at = cut
 	}
-	return at
 }
 
 // midLoop reports a request that brings tool results back: its last turn

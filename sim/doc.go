@@ -21,6 +21,15 @@
 // assert on both. Answers are deterministic (see Answer), so a test can check
 // the exact text a client printed and which model produced it.
 //
+// Tools: a script (POST /_sim/script, see Script) answers a conversation
+// turn by turn with tool calls in the request's own wire format, whole or
+// streamed, and then with text quoting the results, so the real agents run
+// real tool loops against it. Every request is read as a conversation
+// (convo) and checked as strictly as its provider checks it: what the
+// provider refuses (a Messages request without max_tokens, a tool result
+// with no call, a call left without a result, roles out of order, the
+// thinking rule, a call of an undeclared tool) gets the provider's own 400.
+//
 // The clock is injectable: real time, or fast:X to replay a simulated week of
 // diurnal load in minutes.
 package sim

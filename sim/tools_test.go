@@ -818,3 +818,27 @@ func TestScriptControl(t *testing.T) {
 	}
 	_ = srv
 }
+
+// TestScriptResumedMidLoop: a prompt that comes after tool results (a
+// session resumed after a failure in the middle of its loop) goes on with
+// the script where the loop stood; a prompt after the model's answer starts
+// it again.
+func TestScriptResumedMidLoop(t *testing.T) {
+	_, base := newSim(t, nil, nil)
+	script(t, base, `{"turns":[{"call":{"tool":"get_weather","arguments":{"city":"Oslo"}}},{"text":"it said {result}"}]}`)
+	f := toolFormats()[0]
+	first := f.first("gpt-6-astra", false)
+	_, body := postJSON(t, base, f.path(false), f.header, first)
+	calls, _, _, _, _ := readAnswer(t, body)
+	mid := f.followup(first, calls, []string{"cold"})
+	resumed := with(mid, "messages", append(asList(mid["messages"]), map[string]any{"role": "user", "content": "Continue the task"}))
+	_, body = postJSON(t, base, f.path(false), f.header, resumed)
+	if calls, text, _, _, _ := readAnswer(t, body); len(calls) != 0 || text != "it said cold" {
+		t.Fatalf("resumed mid-loop: %+v %q, want the script's next turn", calls, text)
+	}
+	done := with(mid, "messages", append(asList(mid["messages"]), map[string]any{"role": "assistant", "content": "it said cold"}, map[string]any{"role": "user", "content": "and Paris?"}))
+	_, body = postJSON(t, base, f.path(false), f.header, done)
+	if calls, _, _, _, _ := readAnswer(t, body); len(calls) != 1 {
+		t.Fatalf("a new prompt after the answer: %+v, want the script from its start", calls)
+	}
+}

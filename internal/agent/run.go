@@ -212,45 +212,28 @@ func Run(ctx context.Context, o Options) Result {
 		room, checked := upstream.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
 		return room || !checked
 	}
-	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
-		args, model, resumed := o.Command, a.Candidate.Model, ""
-		stopCountdown()
-		if o.Resume && a.N > 1 && (session != "" || kind == Claude) {
-			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
-				args, resumed = ra, session
-				if resumed == "" {
-					resumed = "--continue"
-				}
-			}
-		}
-		if resumed == "" && model != "" {
+	// fresh is the command run from the start on model (Gemini CLI given a
+	// session id of its own, to resume if the run gets somewhere)
+	fresh := func(a *policy.Attempt, model string) []string {
+		args := o.Command
+		if model != "" {
 			var ok bool
 			if args, ok = WithModel(o.Command, model); !ok && a.N == 1 && len(models) > 1 {
 				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
 			}
 		}
-		// Gemini CLI is given the session id, to resume that session if
-		// the run gets somewhere and then fails (its own id on the first
-		// run; a run that left nothing starts a session anew)
-		if o.Resume && kind == Gemini && resumed == "" && (a.N > 1 || flagValue(args, "--session-id") == "") {
+		if o.Resume && kind == Gemini && (a.N > 1 || flagValue(args, "--session-id") == "") {
 			args = withSessionID(args, o.NewSessionID())
 		}
-		switch {
-		case resumed != "":
-			say("run %d on %s, resuming session %s", a.N, model, resumed)
-		case o.Resume && a.N > 1 && model != "":
-			say("run %d on %s, from the start: run %d left no session to resume", a.N, model, a.N-1)
-		case a.N == 1 && model != "":
-			say("run 1 on %s (%s)", model, from)
-		case model != "":
-			say("run %d on %s", a.N, model)
-		}
+		return args
+	}
+	// runAs runs args once and judges the run
+	runAs := func(ctx context.Context, a *policy.Attempt, model string, args []string, resumed string) (Attempt, runOut, classify.Verdict) {
 		started := time.Now()
 		out := runOnce(ctx, o, args)
 		at := Attempt{Model: model, ExitCode: out.code, Seconds: time.Since(started).Seconds(), WaitedS: a.Waited().Seconds(), Resumed: resumed}
 		if out.startErr != nil {
-			res.Attempts = append(res.Attempts, at)
-			return policy.Result{Verdict: classify.Verdict{Class: classify.Unknown, Message: out.startErr.Error()}, NotSent: true, Detail: out}
+			return at, out, classify.Verdict{Class: classify.Unknown, Message: out.startErr.Error()}
 		}
 		v := classify.Verdict{Class: classify.OK}
 		switch {
@@ -265,6 +248,51 @@ func Run(ctx context.Context, o Options) Result {
 		if out.interrupted {
 			at.Class = "interrupted"
 		}
+		if id := sessionOf(kind, args, out, o, started); id != "" {
+			session = id
+		}
+		return at, out, v
+	}
+	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
+		args, model, resumed := o.Command, a.Candidate.Model, ""
+		stopCountdown()
+		if o.Resume && a.N > 1 && (session != "" || kind == Claude) {
+			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
+				args, resumed = ra, session
+				if resumed == "" {
+					resumed = "--continue"
+				}
+			}
+		}
+		if resumed == "" {
+			args = fresh(a, model)
+		}
+		switch {
+		case resumed != "":
+			say("run %d on %s, resuming session %s", a.N, model, resumed)
+		case o.Resume && a.N > 1 && model != "":
+			say("run %d on %s, from the start: run %d left no session to resume", a.N, model, a.N-1)
+		case a.N == 1 && model != "":
+			say("run 1 on %s (%s)", model, from)
+		case model != "":
+			say("run %d on %s", a.N, model)
+		}
+		at, out, v := runAs(ctx, a, model, args, resumed)
+		if resumed != "" && v.Class == classify.BadRequest {
+			// the provider refused the session's history (Gemini CLI 0.61
+			// writes a turn cut off in its tool loop with its function
+			// responses twice, which the API refuses, and so every request
+			// of that session after it): the work is not lost only if the
+			// run starts again
+			res.Attempts = append(res.Attempts, at)
+			say("%s refused the resumed session (%s): run %d on %s, from the start", model, strings.TrimSpace(v.Summary+" "+clipMessage(v.Message)), a.N, model)
+			args = fresh(a, model)
+			at, out, v = runAs(ctx, a, model, args, "")
+		}
+		if out.startErr != nil {
+			res.Attempts = append(res.Attempts, at)
+			return policy.Result{Verdict: v, NotSent: true, Detail: out}
+		}
 		if !out.interrupted && handled[v.Class] {
 			what := model
 			if what == "" {
@@ -278,9 +306,6 @@ func Run(ctx context.Context, o Options) Result {
 			}
 		}
 		res.Attempts = append(res.Attempts, at)
-		if id := sessionOf(kind, args, out, o, started); id != "" {
-			session = id
-		}
 		if v.Class != classify.OK && o.Archive != "" {
 			archive(o, a.N, model, out, kind, session, say)
 		}
@@ -305,6 +330,15 @@ func Run(ctx context.Context, o Options) Result {
 		res = finish(o, res, out, last, say)
 	}
 	return res
+}
+
+// clipMessage is a message cut to a line's worth, redacted.
+func clipMessage(m string) string {
+	m = redact.String(strings.TrimSpace(m))
+	if r := []rune(m); len(r) > 160 {
+		return string(r[:160]) + "…"
+	}
+	return m
 }
 
 // finish ends a run the driver gave up on: 77 for auth or quota (a person

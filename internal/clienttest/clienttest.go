@@ -70,6 +70,9 @@ type GeminiOptions struct {
 	// MaxAttempts sets general.maxAttempts in its settings (1: no retries
 	// of its own); 0 keeps Gemini CLI's default (10).
 	MaxAttempts int
+	// ExtraArgs go after the other flags (--allowed-tools
+	// run_shell_command: its shell tool, which -p leaves out otherwise).
+	ExtraArgs []string
 	// Timeout bounds the run; DefaultTimeout when 0.
 	Timeout time.Duration
 }
@@ -79,7 +82,7 @@ type GeminiOptions struct {
 func RunGemini(t testing.TB, ctx context.Context, opts GeminiOptions) Result {
 	t.Helper()
 	bin, env, home := GeminiEnv(t, opts)
-	return run(t, ctx, opts.Timeout, home, bin, []string{"-p", opts.Prompt, "-m", opts.Model}, env)
+	return run(t, ctx, opts.Timeout, home, bin, append([]string{"-p", opts.Prompt, "-m", opts.Model}, opts.ExtraArgs...), env)
 }
 
 // GeminiEnv prepares what RunGemini runs in: a fresh home with

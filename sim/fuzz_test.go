@@ -19,13 +19,23 @@ func FuzzHandlers(f *testing.F) {
 	h := srv.Handler()
 	paths := []string{"/v1/chat/completions", "/v1/responses", "/v1/embeddings", "/v1/messages?beta=true",
 		"/v1beta/models/gemini-3-pro:generateContent", "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse",
-		"/v1beta/models/x", "/_sim/faults"}
+		"/v1beta/models/x", "/_sim/faults", "/_sim/script"}
+	// every request meets a script, so the tool paths are fuzzed too
+	base := sim.Script{Turns: []sim.ScriptTurn{{Call: sim.ScriptCalls{{Tool: "shell", Arguments: map[string]any{"command": "ls"}}, {Tool: "get_weather"}}}, {Text: "said {result}"}}}
 	f.Add(uint8(0), `{"model":"gpt-6-luna","messages":[{"role":"user","content":"hi"}],"stream":true}`)
 	f.Add(uint8(1), `{"model":"gpt-6-luna","input":[{"role":"user","content":[{"type":"input_text","text":1}]}]}`)
 	f.Add(uint8(2), `{"model":"gpt-6-luna","input":[null,1,"x"],"dimensions":1e99}`)
 	f.Add(uint8(3), `{"model":"claude-haiku-5-5","messages":[{"role":"user","content":[null,{"text":[]}]}],"stream":"yes"}`)
 	f.Add(uint8(4), `{"contents":[{"parts":"x"}]}`)
 	f.Add(uint8(7), `{"fault":"capacity","count":-5}`)
+	f.Add(uint8(0), `{"model":"gpt-6-luna","tools":[{"type":"function","function":{"name":"shell","parameters":{"properties":{"command":{"type":"array"}}}}},{"type":"function","function":{"name":"get_weather"}}],"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"shell","arguments":"{"}}]},{"role":"tool","tool_call_id":"a","content":[1]}]}`)
+	f.Add(uint8(1), `{"model":"gpt-6-luna","stream":true,"input":[{"type":"additional_tools","tools":[{"type":"namespace","tools":[{"type":"custom","name":"exec","description":"exec_command"},{"type":"function","name":"get_weather"}]}]},{"type":"custom_tool_call","call_id":"c","name":"exec"},{"type":"custom_tool_call_output","call_id":"c","output":[{"type":"input_text","text":"ok"}]}]}`)
+	f.Add(uint8(3), `{"model":"claude-haiku-5-5","max_tokens":1,"stream":true,"thinking":{"type":"adaptive"},"tools":[{"name":"Bash","input_schema":{"properties":{"command":{}}}},{"name":"get_weather"}],"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"thinking"},{"type":"tool_use","id":"t","name":"Bash"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":{"a":1}}]}]}`)
+	f.Add(uint8(5), `{"tools":[{"functionDeclarations":[{"name":"run_shell_command"},{"name":"get_weather"}]}],"contents":[{"role":"user","parts":[{"text":"x"}]},{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":[]}}]},{"role":"user","parts":[{"functionResponse":{"response":"x"}}]}]}`)
+	f.Add(uint8(8), `{"turns":[{"call":[{"tool":"shell","arguments":{"command":7}}]}],"count":-3}`)
+	if err := srv.AddScript(base); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, which uint8, body string) {
 		path := paths[int(which)%len(paths)]
 		if path == "/_sim/faults" && strings.Contains(body, "stall") {
@@ -43,6 +53,10 @@ func FuzzHandlers(f *testing.F) {
 			t.Fatalf("%s %q: status %d", path, body, rec.Code)
 		}
 		srv.ClearFaults("")
+		srv.ClearScripts("")
+		if err := srv.AddScript(base); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

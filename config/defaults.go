@@ -13,6 +13,9 @@ func Default() *Config {
 			"openai":    {Type: "openai", BaseURL: "https://api.openai.com/v1", APIKey: Secret{Ref: "env:OPENAI_API_KEY"}, Auth: "passthrough"},
 			"anthropic": {Type: "anthropic", BaseURL: "https://api.anthropic.com", APIKey: Secret{Ref: "env:ANTHROPIC_API_KEY"}, Auth: "passthrough"},
 			"gemini":    {Type: "gemini", BaseURL: "https://generativelanguage.googleapis.com", APIKey: Secret{Ref: "env:GEMINI_API_KEY"}, Auth: "passthrough"},
+			// a ChatGPT plan's Codex backend: the caller's own sign-in,
+			// passed through (see IsSignIn)
+			ChatGPT: {Type: "openai", BaseURL: "https://chatgpt.com/backend-api/codex", Auth: "passthrough"},
 		},
 		Models: defaultModels(),
 		Chains: map[string][]string{

@@ -470,6 +470,27 @@ func mergeEntries[V any](n ast.Node, into map[string]V) error {
 	return nil
 }
 
+// modelProviderProblem says why a model or deployment cannot name provider:
+// it is not defined, or it is a sign-in provider (whose models are the
+// chains' own, reached only on the sign-in's route).
+func modelProviderProblem(c *Config, provider string) string {
+	if IsSignIn(provider) {
+		return fmt.Sprintf("provider %q carries a person's own sign-in and serves the chains' models on its own route (/backend-api/codex/); a model cannot name it", provider)
+	}
+	return fmt.Sprintf("provider %q is not defined; defined providers: %s", provider, strings.Join(modelProviders(c), ", "))
+}
+
+// modelProviders are the providers a model may name, sorted.
+func modelProviders(c *Config) []string {
+	var out []string
+	for _, n := range sortedKeys(c.Providers) {
+		if !IsSignIn(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // resolve fills provider types and secret values.
 func (c *Config) resolve(getenv func(string) string) {
 	for name, p := range c.Providers {
@@ -512,7 +533,11 @@ func (c *Config) resolve(getenv func(string) string) {
 	}
 	if len(c.Gateway.Keys) > 0 {
 		// clients send gateway keys: the providers get the gateway's own
+		// (a sign-in provider has none: the gateway refuses its route)
 		for name, p := range c.Providers {
+			if IsSignIn(name) {
+				continue
+			}
 			p.Auth = "key"
 			c.Providers[name] = p
 		}
@@ -582,6 +607,10 @@ func (l *loader) validate(c *Config) {
 		switch p.Auth {
 		case "passthrough":
 		case "key":
+			if IsSignIn(name) {
+				l.at(fp+".auth", fmt.Sprintf("provider %q carries the caller's own sign-in: only auth: passthrough", name))
+				break
+			}
 			if p.APIKey.Ref == "" {
 				l.at(fp+".api_key", "auth: key needs an api_key (env:VARIABLE)")
 			} else if p.APIKey.Value == "" {
@@ -613,8 +642,8 @@ func (l *loader) validate(c *Config) {
 			c.Models[name] = m
 			l.deployments(c, name, m)
 		default:
-			if _, ok := c.Providers[m.Provider]; !ok {
-				l.at(fp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", m.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+			if _, ok := c.Providers[m.Provider]; !ok || IsSignIn(m.Provider) {
+				l.at(fp+".provider", modelProviderProblem(c, m.Provider))
 			}
 		}
 		if m.Tier.Rank() == 0 {
@@ -835,8 +864,8 @@ func (l *loader) deployments(c *Config, name string, m Model) {
 		if w := m.Deployments[i].Weight; w < 0 || w > maxWeight {
 			l.at(dp+".weight", fmt.Sprintf("must be 1 to %d (0 means 1), not %d", maxWeight, w))
 		}
-		if _, ok := c.Providers[d.Provider]; !ok {
-			l.at(dp+".provider", fmt.Sprintf("provider %q is not defined; defined providers: %s", d.Provider, strings.Join(sortedKeys(c.Providers), ", ")))
+		if _, ok := c.Providers[d.Provider]; !ok || IsSignIn(d.Provider) {
+			l.at(dp+".provider", modelProviderProblem(c, d.Provider))
 			continue
 		}
 		if t := c.ProviderType(d.Provider); format == "" {

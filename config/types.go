@@ -186,6 +186,18 @@ type Provider struct {
 	Query string `yaml:"query,omitempty"`
 }
 
+// ChatGPT is the built-in provider of a ChatGPT plan's Codex backend
+// (https://chatgpt.com/backend-api/codex): Codex signed in with ChatGPT
+// sends its own token there. The gateway serves it under
+// /backend-api/codex/.
+const ChatGPT = "chatgpt"
+
+// IsSignIn reports a provider that carries a person's own sign-in (a plan's
+// token, not an API key): passthrough only, never given a key, never used by
+// a model's deployments, a probe or a check of spillway's own, and refused
+// on a gateway that serves others (beyond loopback, or with gateway.keys).
+func IsSignIn(provider string) bool { return provider == ChatGPT }
+
 // Model is one model, served by one provider or by several deployments.
 type Model struct {
 	// Provider serves the model when it has no Deployments.
@@ -526,8 +538,8 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 		if m.Tier.Rank() == 0 {
 			return fmt.Errorf("%s: model %s: unknown tier %q; allowed: heavy, medium, light", where, m.Name, m.Tier)
 		}
-		if _, ok := c.Providers[m.Provider]; !ok {
-			return fmt.Errorf("%s: model %s: provider %q is not configured; configured: %s", where, m.Name, m.Provider, strings.Join(sortedKeys(c.Providers), ", "))
+		if _, ok := c.Providers[m.Provider]; !ok || IsSignIn(m.Provider) {
+			return fmt.Errorf("%s: model %s: provider %q is not configured; configured: %s", where, m.Name, m.Provider, strings.Join(modelProviders(c), ", "))
 		}
 		if t := c.ProviderType(m.Provider); format == "" {
 			format = t

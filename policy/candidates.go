@@ -53,7 +53,11 @@ func (e *Engine) Candidates(r Request) []Candidate {
 		chain = r.Models
 	}
 	if len(chain) == 0 {
-		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: string(r.Type), Format: r.Type}}
+		provider := string(r.Type)
+		if r.Via != "" {
+			provider = r.Via
+		}
+		return []Candidate{{Model: r.Model, Upstream: r.Model, Provider: provider, Format: r.Type}}
 	}
 	var out []Candidate
 	for i, name := range chain {
@@ -65,6 +69,10 @@ func (e *Engine) Candidates(r Request) []Candidate {
 			if r.MinTier != "" && m.Tier.Rank() < r.MinTier.Rank() {
 				continue
 			}
+		}
+		if r.Via != "" { // a sign-in's namespace: the model's name, on that provider
+			out = append(out, Candidate{Model: name, Upstream: name, Provider: r.Via, Format: r.Type, Tier: m.Tier, Context: m.Context, Weight: 1})
+			continue
 		}
 		if !known {
 			out = append(out, Candidate{Model: name, Upstream: name, Provider: string(r.Type), Format: r.Type, Weight: 1})

@@ -55,6 +55,11 @@ type Request struct {
 	// (a CLI agent given -m): one candidate per model, its first
 	// deployment's.
 	ModelsOnly bool
+	// Via, when set, is the sign-in provider every candidate goes to (the
+	// ChatGPT plan's backend): each model of the chain once, under its own
+	// name, on that provider alone, so that a plan's models never share a
+	// deployment, a breaker or a pace with the API's.
+	Via string
 	// Park, with a ladder, makes Run return instead of sleeping through a
 	// rung (Outcome.ParkUntil): a queue worker has other tasks to run
 	// meanwhile. A parked request never ends in a global outage: its last

@@ -44,6 +44,11 @@ type Call struct {
 	// wait budget: the client waited it without an answer (an HTTP
 	// attempt's; an agent's run is work, not waiting).
 	ChargeFailures bool
+	// SignIn says the request carries its caller's own sign-in (a plan's
+	// token, not an API key): it is sent only as the caller asked, never
+	// raced by a hedge nor continued by a request of spillway's own (a
+	// broken answer ends Unfinished, for the front end to end).
+	SignIn bool
 
 	// Send sends one attempt to a.Candidate and reports what came back.
 	//
@@ -315,6 +320,9 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 		if res.Verdict.Class == classify.OK || res.Resume == nil {
 			return r.outcome(cand, Outcome{Committed: true, Result: *res, Verdict: res.Verdict})
 		}
+		if c.SignIn { // a continuation would be a request the caller never made
+			return r.outcome(cand, Outcome{Committed: true, Unfinished: true, Result: *res, Verdict: res.Verdict, Reason: "spillway: " + res.Verdict.Message})
+		}
 		// the answer broke after reaching the caller, and its front
 		// end can continue it: the same or the next model goes on from
 		// what the caller has
@@ -498,7 +506,7 @@ func (r *run) begin(ctx context.Context, st *step, start time.Time, waited time.
 	r.live = append(r.live, a)
 	r.mu.Unlock()
 	m := r.e.cfg.Models[st.Candidate.Model]
-	if r.c.Watchdogs && r.c.Stream && m.Hedge && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
+	if r.c.Watchdogs && r.c.Stream && m.Hedge && !r.c.SignIn && r.e.cfg.FirstToken(st.Candidate.Model) > 0 && !st.hedge && a.Continues == nil {
 		a.hedge = make(chan struct{}, 1)
 	}
 	if r.c.Watchdogs {

@@ -126,7 +126,14 @@ func (sw *stream) raw(b string) error {
 // run takes a parsed request through keys, faults, limits and the pool, and
 // answers it.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
-	s.count(c.model.name, func(st *ModelStats) { st.Received++ })
+	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
+	s.count(c.model.name, func(st *ModelStats) {
+		st.Received++
+		if st.Credentials == nil {
+			st.Credentials = map[string]int{}
+		}
+		st.Credentials[fp]++
+	})
 	ctx := r.Context()
 	reject := func(f failure) {
 		s.count(c.model.name, func(st *ModelStats) { st.Rejected[f.class]++ })

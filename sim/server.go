@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -174,6 +175,9 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	// a ChatGPT plan's Codex backend (Codex signed in with ChatGPT)
+	mux.HandleFunc("POST /backend-api/codex/responses", s.handleChatGPTResponses)
+	mux.HandleFunc("/backend-api/", s.handleChatGPTOther)
 	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /v1/models/{model}", s.handleModel)
@@ -223,6 +227,10 @@ type ModelStats struct {
 	TokensOut       int            `json:"tokens_out"`
 	// Streamed counts the answers served as streams (Served counts all).
 	Streamed int `json:"streamed"`
+	// Credentials counts the credentials requests came with, by
+	// Fingerprint (never the credential itself): a test checks that what
+	// reached the provider is exactly what its client sent.
+	Credentials map[string]int `json:"credentials,omitempty"`
 	// Starts are the real times (Unix ms) requests were admitted, the last
 	// 1000; tests check pacing with them.
 	Starts       []int64        `json:"starts_ms,omitempty"`
@@ -274,6 +282,7 @@ func (s *Server) Snapshot() Stats {
 			c.Rejected[k] = v
 		}
 		c.Starts = append([]int64(nil), st.Starts...)
+		c.Credentials = maps.Clone(st.Credentials)
 		out.Models[n] = &c
 	}
 	return out

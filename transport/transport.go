@@ -278,6 +278,9 @@ func (t *Transport) addressed(u *url.URL) string {
 	name, best := "", 0
 	s := u.Scheme + "://" + u.Host + u.Path
 	for n, p := range t.cfg.Providers {
+		if config.IsSignIn(n) {
+			continue // a person's own sign-in is not the library's to manage: it goes as sent
+		}
 		base := strings.TrimSuffix(p.BaseURL, "/")
 		if base != "" && len(base) > best && (s == base || strings.HasPrefix(s, base+"/")) {
 			name, best = n, len(base)

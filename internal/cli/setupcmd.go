@@ -60,7 +60,7 @@ func clientAddr(listen string) string {
 
 func (a *App) setupCodexCmd() *cobra.Command {
 	var (
-		printOnly            bool
+		printOnly, chatgpt   bool
 		codexHome, envKey, u string
 	)
 	cmd := &cobra.Command{
@@ -70,8 +70,14 @@ func (a *App) setupCodexCmd() *cobra.Command {
 root key model_provider = "spillway" and a [model_providers.spillway] table
 whose base_url is the gateway's /v1. Everything else in the file is kept as it
 is; the old file is first copied to config.toml.spillway-backup-<time>.
-Running it again changes nothing. --print only prints the text to add.`,
+Running it again changes nothing. --print only prints the text to add.
+
+Signed in with a ChatGPT plan, use --chatgpt: the provider's base_url is the
+gateway's /backend-api/codex and Codex sends its own sign-in there
+(requires_openai_auth = true); the gateway passes it to chatgpt.com untouched
+and falls back between the plan's models inside one request.`,
 		Example: `  spillway setup codex
+  spillway setup codex --chatgpt
   spillway setup codex --print
   spillway setup codex --codex-home ~/work/.codex --env-key SPILLWAY_OPENAI_KEY`,
 		Args: cobra.NoArgs,
@@ -87,6 +93,9 @@ Running it again changes nothing. --print only prints the text to add.`,
 				return err
 			}
 			block := setup.CodexBlock(base, envKey)
+			if chatgpt {
+				block = setup.CodexChatGPTBlock(base)
+			}
 			if printOnly {
 				fmt.Fprintln(a.Stderr, "# model_provider must come before the first [table] of config.toml; without --print, setup merges it for you.")
 				_, err := fmt.Fprint(a.Stdout, block)
@@ -99,7 +108,13 @@ Running it again changes nothing. --print only prints the text to add.`,
 				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
 			}
 			_, statErr := os.Stat(filepath.Join(codexHome, "config.toml"))
-			path, backup, err := setup.WriteCodex(codexHome, base, envKey, time.Now())
+			write := func() (string, string, error) { return setup.WriteCodex(codexHome, base, envKey, time.Now()) }
+			at := base + "/v1"
+			if chatgpt {
+				write = func() (string, string, error) { return setup.WriteCodexChatGPT(codexHome, base, time.Now()) }
+				at = base + "/backend-api/codex"
+			}
+			path, backup, err := write()
 			if err != nil {
 				var pe *setup.ParseError
 				if errors.As(err, &pe) && pe.Context != "" {
@@ -109,15 +124,21 @@ Running it again changes nothing. --print only prints the text to add.`,
 			}
 			switch {
 			case backup != "":
-				fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s/v1. Merged:\n\n%s\n", path, base, block)
+				fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s. Merged:\n\n%s\n", path, at, block)
 				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
 			case statErr == nil:
-				fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s/v1; nothing changed\n", path, base)
+				fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s; nothing changed\n", path, at)
 			default:
-				fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s/v1:\n\n%s\n", path, base, block)
+				fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s:\n\n%s\n", path, at, block)
 				fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
 			}
-			if a.Getenv(envKey) == "" {
+			signIn := setup.CodexSignIn(codexHome)
+			switch {
+			case chatgpt && signIn != "chatgpt":
+				fmt.Fprintf(a.Stderr, "note: %s/auth.json does not hold a ChatGPT sign-in; run codex login first (with an API key, run setup codex without --chatgpt)\n", codexHome)
+			case !chatgpt && signIn == "chatgpt":
+				fmt.Fprintf(a.Stderr, "note: Codex is signed in with ChatGPT (%s/auth.json): this provider sends %s, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n", codexHome, envKey)
+			case !chatgpt && a.Getenv(envKey) == "":
 				fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", envKey, path)
 			}
 			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
@@ -125,6 +146,7 @@ Running it again changes nothing. --print only prints the text to add.`,
 		},
 	}
 	cmd.Flags().BoolVar(&printOnly, "print", false, "print the TOML to add instead of writing config.toml")
+	cmd.Flags().BoolVar(&chatgpt, "chatgpt", false, "Codex is signed in with a ChatGPT plan: send that sign-in through the gateway's /backend-api/codex")
 	cmd.Flags().StringVar(&codexHome, "codex-home", "", "Codex's directory (default $CODEX_HOME or ~/.codex)")
 	cmd.Flags().StringVar(&envKey, "env-key", setup.DefaultEnvKey, "environment variable whose value Codex sends as the Bearer key")
 	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")

@@ -161,10 +161,15 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(presented(r))}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
-		Send: x.send, OnSwitch: x.switched,
+		Send: x.send, OnSwitch: x.switched, SignIn: ep.Via != "" || ep.Format == wire.Anthropic && wire.SignedIn(r.Header),
+	}
+	if x.call.SignIn {
+		// a sign-in's pace is the gateway's own (it serves one person):
+		// nothing derived from the token leaves the process
+		x.call.Key = ""
 	}
 	return x, ""
 }

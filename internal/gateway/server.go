@@ -260,6 +260,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
 	mux.HandleFunc("GET /v1beta/models", s.keyed(wire.GeminiEndpoints[0], s.handleGeminiModels))
 	mux.HandleFunc("GET /v1/models", s.keyed(wire.Endpoints[0], s.handleModels))
+	// Codex signed in with a ChatGPT plan (signin.go)
+	mux.HandleFunc("POST "+wire.ChatGPTResponses.Path, s.handleChatGPT)
+	mux.HandleFunc(wire.ChatGPTPrefix+"/", s.handleChatGPTOther)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
@@ -272,7 +275,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
-			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, and GET /v1/models and /v1beta/models", r.Method, r.URL.Path))
+			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, GET /v1/models and /v1beta/models, and a ChatGPT plan's Codex backend under /backend-api/codex/", r.Method, r.URL.Path))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		w.Write(body)

@@ -5,6 +5,7 @@ package setup
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -86,13 +87,21 @@ const wasPrefix = "# spillway: was "
 // root key before the first table of config.toml; ApplyCodex puts it there.
 // An empty baseURL means DefaultURL and an empty envKey DefaultEnvKey.
 func CodexBlock(baseURL string, envKey string) string {
-	return rootLine + "\n" + codexTable(baseURL, envKey)
+	return rootLine + "\n" + codexTable(baseURL, envKey, false)
+}
+
+// CodexChatGPTBlock is CodexBlock for Codex signed in with a ChatGPT plan:
+// the provider's base_url is the gateway's /backend-api/codex and Codex
+// sends its own sign-in there (requires_openai_auth), as it does to
+// chatgpt.com.
+func CodexChatGPTBlock(baseURL string) string {
+	return rootLine + "\n" + codexTable(baseURL, "", true)
 }
 
 // codexTable is the [model_providers.spillway] table. It starts with the
 // header and ends with a key/value line: ApplyCodex replaces exactly that
 // range on the next run, so comments inside it are never duplicated.
-func codexTable(baseURL, envKey string) string {
+func codexTable(baseURL, envKey string, chatgpt bool) string {
 	if envKey == "" {
 		envKey = DefaultEnvKey
 	}
@@ -103,16 +112,26 @@ func codexTable(baseURL, envKey string) string {
 # Undo: restore the ` + BackupPrefix + `* file kept next to this
 # file, or delete this table and the root model_provider line.
 name = "` + ProviderID + `"
-base_url = ` + tomlString(BaseURL(baseURL)+"/v1") + `
+`)
+	if chatgpt {
+		b.WriteString(`base_url = ` + tomlString(BaseURL(baseURL)+"/backend-api/codex") + `
+wire_api = "responses"
+# Codex sends its own ChatGPT sign-in (the token in auth.json) with every
+# request; spillway passes it to chatgpt.com untouched and keeps it nowhere.
+# Your plan's terms govern using it through a gateway.
+requires_openai_auth = true
+`)
+	} else {
+		b.WriteString(`base_url = ` + tomlString(BaseURL(baseURL)+"/v1") + `
 wire_api = "responses"
 # env_key names the environment variable whose value Codex sends as the key
 # ("Authorization: Bearer <value>"); spillway passes it on to OpenAI. Codex
 # uses this variable, not a ChatGPT sign-in, for this provider: if you signed
-# in with ChatGPT instead of using an API key, set the variable to an OpenAI
-# API key, or let spillway supply the key (auth: key in spillway.yaml) and set
-# the variable to any placeholder.
+# in with ChatGPT, run "spillway setup codex --chatgpt" instead.
 env_key = ` + tomlString(envKey) + `
-# spillway retries and falls back to other models itself; Codex retrying as
+`)
+	}
+	b.WriteString(`# spillway retries and falls back to other models itself; Codex retrying as
 # well (by default 4 request and 5 stream retries) would multiply the
 # attempts and delay the answer, so it retries only once.
 request_max_retries = 1
@@ -173,6 +192,15 @@ func parseError(err error) error {
 // header to its last key, or else the table is appended. Everything else stays
 // byte for byte. Applying the result again returns it unchanged.
 func ApplyCodex(existing []byte, baseURL, envKey string) ([]byte, error) {
+	return applyCodex(existing, baseURL, envKey, false)
+}
+
+// ApplyCodexChatGPT is ApplyCodex with the table of CodexChatGPTBlock.
+func ApplyCodexChatGPT(existing []byte, baseURL string) ([]byte, error) {
+	return applyCodex(existing, baseURL, "", true)
+}
+
+func applyCodex(existing []byte, baseURL, envKey string, chatgpt bool) ([]byte, error) {
 	if err := CheckURL(baseURL); err != nil {
 		return nil, err
 	}
@@ -182,7 +210,7 @@ func ApplyCodex(existing []byte, baseURL, envKey string) ([]byte, error) {
 	// go-toml rejects a UTF-8 byte order mark, which some Windows editors
 	// write; keep it but merge the text after it.
 	if bom := []byte("\uFEFF"); bytes.HasPrefix(existing, bom) {
-		out, err := ApplyCodex(existing[len(bom):], baseURL, envKey)
+		out, err := applyCodex(existing[len(bom):], baseURL, envKey, chatgpt)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +234,7 @@ func ApplyCodex(existing []byte, baseURL, envKey string) ([]byte, error) {
 		return nil, err
 	}
 	out := existing
-	table := eol(codexTable(baseURL, envKey))
+	table := eol(codexTable(baseURL, envKey, chatgpt))
 	if start, end, ok := doc.providerTable(); ok {
 		out = splice(out, start, end, table)
 	} else {
@@ -266,14 +294,14 @@ func ApplyCodex(existing []byte, baseURL, envKey string) ([]byte, error) {
 		out = splice(out, at, at, text)
 	}
 
-	if err := verify(out, baseURL, envKey); err != nil {
+	if err := verify(out, baseURL, envKey, chatgpt); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // verify parses the merged text and checks the keys Codex will read.
-func verify(out []byte, baseURL, envKey string) error {
+func verify(out []byte, baseURL, envKey string, chatgpt bool) error {
 	var got map[string]any
 	if err := toml.Unmarshal(out, &got); err != nil {
 		return fmt.Errorf("internal error: the merged config.toml does not parse: %w", parseError(err))
@@ -288,7 +316,9 @@ func verify(out []byte, baseURL, envKey string) error {
 		return fmt.Errorf("internal error: the merged config.toml has model_provider = %v", got["model_provider"])
 	case p == nil:
 		return fmt.Errorf("internal error: the merged config.toml has no [model_providers.%s]", ProviderID)
-	case p["base_url"] != BaseURL(baseURL)+"/v1" || p["wire_api"] != "responses" || p["env_key"] != envKey:
+	case chatgpt && (p["base_url"] != BaseURL(baseURL)+"/backend-api/codex" || p["wire_api"] != "responses" || p["requires_openai_auth"] != true || p["env_key"] != nil):
+		return fmt.Errorf("internal error: the merged [model_providers.%s] has base_url %v, wire_api %v, requires_openai_auth %v", ProviderID, p["base_url"], p["wire_api"], p["requires_openai_auth"])
+	case !chatgpt && (p["base_url"] != BaseURL(baseURL)+"/v1" || p["wire_api"] != "responses" || p["env_key"] != envKey):
 		return fmt.Errorf("internal error: the merged [model_providers.%s] has base_url %v, wire_api %v, env_key %v", ProviderID, p["base_url"], p["wire_api"], p["env_key"])
 	}
 	return nil
@@ -488,6 +518,45 @@ func WriteCodex(codexHome, baseURL, envKey string, now time.Time) (path, backup 
 		return "", "", errors.New("no Codex home directory: set CODEX_HOME or HOME")
 	}
 	return writeMerged(codexHome, "config.toml", now, func(old []byte) ([]byte, error) { return ApplyCodex(old, baseURL, envKey) })
+}
+
+// WriteCodexChatGPT is WriteCodex with the table of CodexChatGPTBlock.
+func WriteCodexChatGPT(codexHome, baseURL string, now time.Time) (path, backup string, err error) {
+	if codexHome == "" {
+		return "", "", errors.New("no Codex home directory: set CODEX_HOME or HOME")
+	}
+	return writeMerged(codexHome, "config.toml", now, func(old []byte) ([]byte, error) { return ApplyCodexChatGPT(old, baseURL) })
+}
+
+// CodexSignIn is how Codex is signed in, read from codexHome/auth.json:
+// "chatgpt" (a ChatGPT plan), "apikey", or "" (no auth.json, or a mode it
+// does not say). Only the mode is read: no token is kept.
+func CodexSignIn(codexHome string) string {
+	b, err := os.ReadFile(filepath.Join(codexHome, "auth.json"))
+	if err != nil {
+		return ""
+	}
+	var auth struct {
+		Mode   string    `json:"auth_mode"`
+		Key    *string   `json:"OPENAI_API_KEY"`
+		Tokens *struct{} `json:"tokens"` // (its fields are not read)
+	}
+	if json.Unmarshal(b, &auth) != nil {
+		return ""
+	}
+	switch strings.ToLower(auth.Mode) {
+	case "chatgpt", "chatgptauthtokens":
+		return "chatgpt"
+	case "apikey", "api_key":
+		return "apikey"
+	}
+	switch {
+	case auth.Tokens != nil && (auth.Key == nil || *auth.Key == ""):
+		return "chatgpt"
+	case auth.Key != nil && *auth.Key != "":
+		return "apikey"
+	}
+	return ""
 }
 
 // writeMerged rewrites dir/file (through a symlink) with what merge makes

@@ -17,7 +17,7 @@ import (
 )
 
 // table is the [model_providers.spillway] table for the default URL and key.
-var table = codexTable(DefaultURL, DefaultEnvKey)
+var table = codexTable(DefaultURL, DefaultEnvKey, false)
 
 func TestCodexBlock(t *testing.T) {
 	b := CodexBlock("http://127.0.0.1:9000/", "MY_KEY")
@@ -214,7 +214,7 @@ func TestApplyCodexURLAndKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "model_provider = \"spillway\"\n\n" + codexTable("https://gw.example.com:9443", "SPILLWAY_KEY")
+	want := "model_provider = \"spillway\"\n\n" + codexTable("https://gw.example.com:9443", "SPILLWAY_KEY", false)
 	if string(got) != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
@@ -578,5 +578,56 @@ func TestApplyGemini(t *testing.T) {
 	}
 	if env := GeminiEnv("http://127.0.0.1:8787/v1", "fish"); !strings.Contains(env, "set -gx GOOGLE_GEMINI_BASE_URL http://127.0.0.1:8787\n") {
 		t.Fatalf("fish env:\n%s", env)
+	}
+}
+
+// Codex signed in with ChatGPT: the table sends its own sign-in to the
+// gateway's /backend-api/codex, merged as the API-key table is, and
+// replaced by it (and back) in place.
+func TestApplyCodexChatGPT(t *testing.T) {
+	in := "# mine\nmodel = \"gpt-6-astra\"\n\n[model_providers.spillway]\nbase_url = \"http://127.0.0.1:8787/v1\"\nenv_key = \"OPENAI_API_KEY\"\n\n[tui]\ntheme = \"dark\"\n"
+	got, err := ApplyCodexChatGPT([]byte(in), "http://127.0.0.1:8787")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ModelProvider  string `toml:"model_provider"`
+		Model          string
+		ModelProviders map[string]map[string]any `toml:"model_providers"`
+		TUI            map[string]any            `toml:"tui"`
+	}
+	if err := toml.Unmarshal(got, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.ModelProviders["spillway"]
+	if cfg.ModelProvider != "spillway" || cfg.Model != "gpt-6-astra" || cfg.TUI["theme"] != "dark" ||
+		p["base_url"] != "http://127.0.0.1:8787/backend-api/codex" || p["wire_api"] != "responses" || p["requires_openai_auth"] != true || p["env_key"] != nil {
+		t.Fatalf("merged:\n%s", got)
+	}
+	if again, _ := ApplyCodexChatGPT(got, "http://127.0.0.1:8787"); string(again) != string(got) {
+		t.Fatalf("applying it again changed it:\n%s", again)
+	}
+	back, err := ApplyCodex(got, "http://127.0.0.1:8787", "OPENAI_API_KEY")
+	if err != nil || strings.Contains(string(back), "requires_openai_auth") || !strings.Contains(string(back), `env_key = "OPENAI_API_KEY"`) {
+		t.Fatalf("back to the API-key table (%v):\n%s", err, back)
+	}
+}
+
+func TestCodexSignIn(t *testing.T) {
+	for _, c := range []struct{ auth, want string }{
+		{`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"id_token":"x.y.z","access_token":"a","refresh_token":"r"}}`, "chatgpt"},
+		{`{"OPENAI_API_KEY":null,"tokens":{"access_token":"a"},"last_refresh":"2026-12-01T00:00:00Z"}`, "chatgpt"},
+		{`{"OPENAI_API_KEY":"sk-abc"}`, "apikey"},
+		{`{"auth_mode":"apikey","OPENAI_API_KEY":"sk-abc"}`, "apikey"},
+		{`not json`, ""},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "auth.json"), []byte(c.auth), 0o600)
+		if got := CodexSignIn(dir); got != c.want {
+			t.Errorf("%s: %q, want %q", c.auth, got, c.want)
+		}
+	}
+	if got := CodexSignIn(t.TempDir()); got != "" {
+		t.Errorf("no auth.json: %q", got)
 	}
 }

@@ -27,13 +27,17 @@ func Start(t testing.TB, keys map[string]sim.Key) (*sim.Server, string) {
 }
 
 // Config is the default configuration with every provider at base (the
-// OpenAI one at base/v1, as the simulator serves it).
+// OpenAI one at base/v1 and the ChatGPT plan's at base/backend-api/codex,
+// as the simulator serves them).
 func Config(base string) *config.Config {
 	cfg := config.Default()
 	for name, p := range cfg.Providers {
 		p.BaseURL = base
-		if name == "openai" {
+		switch name {
+		case "openai":
 			p.BaseURL = base + "/v1"
+		case config.ChatGPT:
+			p.BaseURL = base + "/backend-api/codex"
 		}
 		cfg.Providers[name] = p
 	}

@@ -30,3 +30,14 @@ func Outgoing(dst, src http.Header) {
 		}
 	}
 }
+
+// SignedIn reports an Anthropic request that carries a person's own
+// sign-in (Claude Code logged in with a Claude plan: an OAuth bearer and the
+// oauth beta), not an API key.
+func SignedIn(h http.Header) bool {
+	auth := h.Get("Authorization")
+	if h.Get("X-Api-Key") != "" || !strings.HasPrefix(auth, "Bearer ") {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimPrefix(auth, "Bearer "), "sk-ant-oat") || strings.Contains(h.Get("Anthropic-Beta"), "oauth-")
+}

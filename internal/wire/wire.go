@@ -58,7 +58,18 @@ type Endpoint struct {
 	// ModelInPath: the model is a segment of the URL path, not a field of
 	// the JSON body (Gemini).
 	ModelInPath bool
+	// Via is the sign-in provider whose route this is (config.ChatGPT:
+	// Codex signed in with its plan); empty on the APIs' routes.
+	Via string
 }
+
+// ChatGPTPrefix is where the gateway serves a ChatGPT plan's Codex backend:
+// Codex's provider base_url is http://HOST:PORT/backend-api/codex.
+const ChatGPTPrefix = "/backend-api/codex"
+
+// ChatGPTResponses is the plan's Responses endpoint: the same wire format
+// as the API's, sent only to the chatgpt provider.
+var ChatGPTResponses = Endpoint{Path: ChatGPTPrefix + "/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses", Via: "chatgpt"}
 
 // Endpoints are the routes the gateway serves and the library manages.
 var Endpoints = []Endpoint{

@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/wire"
+)
+
+// The sign-in routes: an agent signed in with its own plan (Codex with a
+// ChatGPT plan) points its provider at the gateway, and its own token goes
+// through to its own backend, untouched. POST …/responses goes through the
+// driver, walking the plan's models on the plan's backend only
+// (policy.Request.Via); every other path under the prefix (the model list,
+// usage, whatever comes next) goes to the same host as it came.
+//
+// What never happens with such a credential: it goes to no host but its
+// backend (no redirect is followed), it is written nowhere (records, logs
+// and errors are redacted of it; the pace key is the gateway's own, not
+// derived from it), it is used for no request the client did not make (no
+// hedge, no continuation, no probe or check of spillway's own), and it is
+// never shared: the routes are refused on a gateway that listens beyond
+// loopback or has gateway.keys. They never answer 401 of their own (a 401
+// sends Codex to refresh its token).
+
+// signInRefused answers 403 when this gateway serves others, and reports
+// whether it did.
+func (s *Server) signInRefused(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) bool {
+	cfg := s.stateOf(r.Context()).cfg
+	why := ""
+	switch {
+	case len(cfg.Gateway.Keys) > 0:
+		why = "it has gateway.keys"
+	case s.exposed.Load():
+		why = "it listens beyond loopback"
+	default:
+		return false
+	}
+	w.Header().Set("Connection", "close")
+	refuse(w, ep, http.StatusForbidden, classify.BadRequest, fmt.Sprintf("spillway: this gateway does not carry a personal sign-in (%s): one person's plan is not a team's; point the agent at a gateway on 127.0.0.1 of its own, or use an API key", why), 0)
+	s.log.Info("request", "endpoint", r.URL.Path, "outcome", "refused", "status", http.StatusForbidden, "why", "sign-in on a shared gateway")
+	return true
+}
+
+// handleChatGPT serves the plan's Responses endpoint through the driver.
+func (s *Server) handleChatGPT(w http.ResponseWriter, r *http.Request) {
+	if s.signInRefused(w, r, wire.ChatGPTResponses) {
+		return
+	}
+	s.proxy(w, r, wire.ChatGPTResponses)
+}
+
+// handleChatGPTOther passes any other request under the plan's prefix to
+// the plan's host as it came (the same method, path, query, headers and
+// body), and its answer back as it came.
+func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
+	ep := wire.Endpoint{Path: r.URL.Path, Format: wire.OpenAI, Kind: wire.Responses, Via: config.ChatGPT}
+	if s.signInRefused(w, r, ep) {
+		return
+	}
+	cfg := s.stateOf(r.Context()).cfg
+	base, err := url.Parse(strings.TrimSuffix(cfg.Providers[config.ChatGPT].BaseURL, "/"))
+	if err != nil || base.Host == "" {
+		reject(w, ep, http.StatusBadGateway, fmt.Sprintf("spillway: providers.%s.base_url is not a URL", config.ChatGPT))
+		return
+	}
+	rest := strings.TrimPrefix(r.URL.Path, wire.ChatGPTPrefix)
+	proxy := &httputil.ReverseProxy{
+		Transport: s.rt,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// (no X-Forwarded-*: the request is the client's own)
+			pr.Out.URL.Scheme, pr.Out.URL.Host = base.Scheme, base.Host
+			pr.Out.URL.Path, pr.Out.URL.RawPath = base.Path+rest, ""
+			pr.Out.URL.RawQuery = r.URL.RawQuery
+			pr.Out.Host = base.Host
+			for k := range pr.Out.Header {
+				if strings.HasPrefix(k, "X-Spillway-") {
+					pr.Out.Header.Del(k)
+				}
+			}
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			// never a 401 of spillway's own here; the error redacted
+			reject(w, ep, http.StatusBadGateway, "spillway: the plan's backend could not be reached: "+redact.String(err.Error()))
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}

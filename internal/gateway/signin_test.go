@@ -1,0 +1,137 @@
+package gateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/sim"
+)
+
+// A ChatGPT plan's request, as Codex signed in with ChatGPT sends it.
+func chatgptCall(model string, stream bool) call {
+	c := responses(model, "hi", stream)
+	c.Path = wire.ChatGPTResponses.Path
+	c.Header = map[string]string{"Authorization": "Bearer eyJ.plan-token-0123456789.sig", "Chatgpt-Account-Id": "acct-0123", "Originator": "codex_exec"}
+	return c
+}
+
+func TestChatGPTProviderName(t *testing.T) {
+	if wire.ChatGPTResponses.Via != config.ChatGPT {
+		t.Fatalf("the route's provider %q is not config.ChatGPT", wire.ChatGPTResponses.Via)
+	}
+}
+
+// The plan's route walks the plan's models on the plan's backend only, and
+// the backend gets exactly the client's own credentials.
+func TestChatGPTPlanSpillsWithinThePlan(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		r := newRig(t, nil, nil)
+		r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+		resp, body := r.do(t, chatgptCall("gpt-6-astra", stream))
+		if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gpt-6.1-sol" {
+			t.Fatalf("stream=%v: %d %s %s", stream, resp.StatusCode, resp.Header.Get("X-Spillway-Route"), body)
+		}
+		for _, rec := range r.records() {
+			if rec.Provider != config.ChatGPT || rec.Endpoint != wire.ChatGPTResponses.Path {
+				t.Fatalf("attempt %+v went elsewhere than the plan's backend", rec)
+			}
+		}
+		want := sim.Fingerprint("eyJ.plan-token-0123456789.sig", "acct-0123")
+		for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol"} {
+			if got := r.sim.Snapshot().Models[m].Credentials; len(got) != 1 || got[want] != 1 {
+				t.Fatalf("%s saw credentials %v, want the client's own once (%s)", m, got, want)
+			}
+		}
+	}
+}
+
+// Every other path under the plan's prefix goes to its host as it came:
+// method, path, query, credentials; the answer comes back as it went.
+func TestChatGPTPlanPassesOtherPathsThrough(t *testing.T) {
+	r := newRig(t, nil, nil)
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/backend-api/codex/models?client_version=0.169.0", nil)
+	req.Header.Set("Authorization", "Bearer eyJ.plan-token-0123456789.sig")
+	req.Header.Set("X-Spillway-Min-Tier", "heavy")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("X-Sim-Path") != "/backend-api/codex/models?client_version=0.169.0" {
+		t.Fatalf("%d, the backend saw %q", resp.StatusCode, resp.Header.Get("X-Sim-Path"))
+	}
+	if n := len(r.records()); n != 0 {
+		t.Fatalf("a pass-through is no attempt of the driver's: %d records", n)
+	}
+}
+
+// A gateway that serves others never carries a person's sign-in: 403 (never
+// a 401 of spillway's own, which would send Codex to refresh its token), on
+// every path of the route, and nothing is sent.
+func TestChatGPTPlanRefusedOnASharedGateway(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) {
+		c.Gateway.Keys = []config.GatewayKey{{Name: "team", Key: config.Secret{Ref: "gw-team-key-0123456789", Value: "gw-team-key-0123456789"}, Hash: config.KeyHash("gw-team-key-0123456789")}}
+	})
+	resp, body := r.do(t, chatgptCall("gpt-6-astra", true))
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "one person's plan is not a team's") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/backend-api/codex/models", nil)
+	req.Header.Set("Authorization", "Bearer eyJ.plan-token-0123456789.sig")
+	other, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Body.Close()
+	if other.StatusCode != http.StatusForbidden || other.Header.Get("X-Sim-Path") != "" {
+		t.Fatalf("pass-through on a shared gateway: %d", other.StatusCode)
+	}
+	if n := r.sim.Snapshot().Models["gpt-6-astra"]; n != nil && n.Received > 0 {
+		t.Fatal("a refused sign-in reached the backend")
+	}
+}
+
+// Claude Code logged in with a plan: its OAuth bearer goes through as it
+// came, and a stream that breaks after output is not continued by a
+// request of spillway's own (an API key's would be).
+func TestClaudeLoginPassesThroughAndIsNeverContinued(t *testing.T) {
+	oauth := func(c call) call {
+		c.Header = map[string]string{"Authorization": "Bearer sk-ant-oat01-login-0123456789", "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,oauth-2025-04-20"}
+		return c
+	}
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: 1})
+	resp, body := r.do(t, oauth(messages("claude-opus-5-5", "hi", true)))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "message_stop") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	want := sim.Fingerprint("sk-ant-oat01-login-0123456789", "")
+	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5"} {
+		if got := r.sim.Snapshot().Models[m].Credentials; len(got) != 1 || got[want] != 1 {
+			t.Fatalf("%s saw credentials %v, want the login's own once", m, got)
+		}
+	}
+	for _, login := range []bool{true, false} {
+		r := newRig(t, nil, nil)
+		three := 3
+		r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "midstream", AfterTokens: &three, Count: 1})
+		c := messages("claude-opus-5-5", "hi", true)
+		if login {
+			c = oauth(c)
+		}
+		_, body := r.do(t, c)
+		sent := 0
+		for _, st := range r.sim.Snapshot().Models {
+			sent += st.Received
+		}
+		switch {
+		case login && (sent != 1 || !strings.Contains(string(body), "event: error")):
+			t.Fatalf("a login's broken stream: %d requests sent, want 1 and the error event:\n%s", sent, body)
+		case !login && sent != 2:
+			t.Fatalf("an API key's broken stream: %d requests, want it continued (2)", sent)
+		}
+	}
+}

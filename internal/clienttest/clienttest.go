@@ -238,6 +238,10 @@ type ClaudeOptions struct {
 	Model   string
 	Prompt  string
 	APIKey  string
+	// OAuthToken, instead of APIKey, signs Claude Code in as a Claude plan
+	// does (CLAUDE_CODE_OAUTH_TOKEN): it sends Authorization: Bearer and
+	// the oauth beta.
+	OAuthToken string
 	// MaxRetries sets CLAUDE_CODE_MAX_RETRIES; nil keeps Claude's default
 	// (about ten retries over more than two minutes).
 	MaxRetries *int
@@ -278,11 +282,15 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 	env = []string{
 		"CLAUDE_CONFIG_DIR=" + cfgDir,
 		"ANTHROPIC_BASE_URL=" + opts.BaseURL,
-		"ANTHROPIC_API_KEY=" + opts.APIKey,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
+	}
+	if opts.OAuthToken != "" {
+		env = append(env, "CLAUDE_CODE_OAUTH_TOKEN="+opts.OAuthToken)
+	} else {
+		env = append(env, "ANTHROPIC_API_KEY="+opts.APIKey)
 	}
 	if opts.MaxRetries != nil {
 		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))

@@ -217,6 +217,31 @@ func TestClaudeThroughGateway(t *testing.T) {
 	}
 }
 
+// Claude Code logged in with a Claude plan (a login-shaped OAuth token):
+// answered through the gateway by the next model when its own is full, the
+// token passed through untouched to each.
+func TestClaudeLoginThroughGateway(t *testing.T) {
+	clienttest.Claude(t)
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	zero := 0
+	token := "sk-ant-oat01-login-shaped-0123456789"
+	prompt := "Reply with pong"
+	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: prompt, OAuthToken: token, MaxRetries: &zero})
+	if want := sim.Answer("claude-sonnet-5-5", prompt, 16); res.ExitCode != 0 || !strings.Contains(res.Stdout, want) {
+		t.Fatalf("exit %d, stdout %q lacks %q\nstderr: %s", res.ExitCode, res.Stdout, want, res.Stderr)
+	}
+	want := sim.Fingerprint(token, "")
+	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5"} {
+		got := r.sim.Snapshot().Models[m].Credentials
+		if len(got) != 1 || got[want] == 0 {
+			t.Fatalf("%s saw credentials %v, want the login's own", m, got)
+		}
+	}
+}
+
 func TestSDKsThroughGateway(t *testing.T) {
 	r := newRig(t, nil, nil)
 	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})

@@ -16,6 +16,8 @@ func Default() *Config {
 			// a ChatGPT plan's Codex backend: the caller's own sign-in,
 			// passed through (see IsSignIn)
 			ChatGPT: {Type: "openai", BaseURL: "https://chatgpt.com/backend-api/codex", Auth: "passthrough"},
+			// Gemini CLI signed in with Google: the Code Assist API
+			CodeAssist: {Type: "gemini", BaseURL: "https://cloudcode-pa.googleapis.com", Auth: "passthrough"},
 		},
 		Models: defaultModels(),
 		Chains: map[string][]string{

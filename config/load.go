@@ -475,7 +475,7 @@ func mergeEntries[V any](n ast.Node, into map[string]V) error {
 // chains' own, reached only on the sign-in's route).
 func modelProviderProblem(c *Config, provider string) string {
 	if IsSignIn(provider) {
-		return fmt.Sprintf("provider %q carries a person's own sign-in and serves the chains' models on its own route (/backend-api/codex/); a model cannot name it", provider)
+		return fmt.Sprintf("provider %q carries a person's own sign-in and serves the chains' models on its own route (/backend-api/codex/, /v1internal); a model cannot name it", provider)
 	}
 	return fmt.Sprintf("provider %q is not defined; defined providers: %s", provider, strings.Join(modelProviders(c), ", "))
 }

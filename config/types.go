@@ -192,11 +192,17 @@ type Provider struct {
 // /backend-api/codex/.
 const ChatGPT = "chatgpt"
 
+// CodeAssist is the built-in provider of the Code Assist API
+// (https://cloudcode-pa.googleapis.com), which Gemini CLI signed in with
+// Google calls at CODE_ASSIST_ENDPOINT. The gateway serves it under
+// /v1internal.
+const CodeAssist = "codeassist"
+
 // IsSignIn reports a provider that carries a person's own sign-in (a plan's
 // token, not an API key): passthrough only, never given a key, never used by
 // a model's deployments, a probe or a check of spillway's own, and refused
 // on a gateway that serves others (beyond loopback, or with gateway.keys).
-func IsSignIn(provider string) bool { return provider == ChatGPT }
+func IsSignIn(provider string) bool { return provider == ChatGPT || provider == CodeAssist }
 
 // Model is one model, served by one provider or by several deployments.
 type Model struct {

@@ -78,6 +78,9 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = r.URL.Query().Get("key")
 	}
+	if key == "" {
+		key = bearer(r) // an OAuth token (Code Assist, Vertex-style callers)
+	}
 	if action == "countTokens" {
 		// the tokens of the request, as the simulator counts them (bytes / 4)
 		b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))

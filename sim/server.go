@@ -199,6 +199,10 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("/"+name+"/", http.StripPrefix("/"+name, r.Handler()))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1internal:") { // Code Assist (codeassist.go)
+			s.handleCodeAssist(w, r)
+			return
+		}
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 			"message": fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), "type": "invalid_request_error", "param": nil, "code": nil}})
 	})

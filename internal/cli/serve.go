@@ -251,7 +251,8 @@ func applyUpstreams(cfg *config.Config, ups []string) error {
 			set("openai", strings.TrimSuffix(base, "/v1")+"/v1")
 			set("anthropic", strings.TrimSuffix(base, "/v1"))
 			set("gemini", strings.TrimSuffix(base, "/v1"))
-			set(config.ChatGPT, strings.TrimSuffix(base, "/v1")+"/backend-api/codex") // as spillway sim serves it
+			set(config.ChatGPT, strings.TrimSuffix(base, "/v1")+"/backend-api/codex") // as spillway sim serves them
+			set(config.CodeAssist, strings.TrimSuffix(base, "/v1"))
 		case "openai", "anthropic", "gemini":
 			set(format, base)
 		default:

@@ -180,7 +180,7 @@ ANTHROPIC_API_KEY or login; spillway passes it through.`,
 
 func (a *App) setupGeminiCmd() *cobra.Command {
 	var shell, u, home string
-	var printOnly bool
+	var printOnly, google bool
 	cmd := &cobra.Command{
 		Use:   "gemini",
 		Short: "Point Gemini CLI at spillway: its settings, and the environment to export",
@@ -191,8 +191,14 @@ setting and the old file as settings.json.spillway-backup-<time>; then it
 prints GOOGLE_GEMINI_BASE_URL for the gateway in the syntax of a shell
 (default: the one $SHELL names, else sh). --print changes no file and prints
 the settings to add too. Gemini CLI keeps sending its GEMINI_API_KEY;
-spillway passes it through.`,
+spillway passes it through.
+
+Signed in with Google, use --google: the settings get only the one attempt
+(your sign-in stays as it is) and it prints CODE_ASSIST_ENDPOINT for the
+gateway, which serves the Code Assist API and passes the sign-in to Google's
+untouched.`,
 		Example: `  eval "$(spillway setup gemini)"
+  eval "$(spillway setup gemini --google)"
   spillway setup gemini --print
   spillway setup gemini --shell fish | source`,
 		Args: cobra.NoArgs,
@@ -201,33 +207,38 @@ spillway passes it through.`,
 			if err != nil {
 				return err
 			}
+			settings, env, write, what := setup.GeminiSettings, setup.GeminiEnv(base, sh), setup.WriteGemini, "API-key auth, one attempt per request"
+			if google {
+				settings, env, write, what = setup.GeminiGoogleSettings, setup.GeminiGoogleEnv(base, sh), setup.WriteGeminiGoogle, "one attempt per request (your Google sign-in as it is)"
+			}
 			if printOnly {
-				b, _ := json.MarshalIndent(setup.GeminiSettings, "", "  ")
+				b, _ := json.MarshalIndent(settings, "", "  ")
 				fmt.Fprintf(a.Stdout, "# merge into ~/.gemini/settings.json:\n# %s\n", strings.ReplaceAll(string(b), "\n", "\n# "))
-				_, err := fmt.Fprint(a.Stdout, setup.GeminiEnv(base, sh))
+				_, err := fmt.Fprint(a.Stdout, env)
 				return err
 			}
 			if home == "" {
 				home = agentfiles.GeminiHome(a.Getenv)
 			}
-			path, backup, err := setup.WriteGemini(home, time.Now())
+			path, backup, err := write(home, time.Now())
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
 			// the file's news goes to stderr: stdout is the environment, for eval
 			switch {
 			case backup != "":
-				fmt.Fprintf(a.Stderr, "updated %s: API-key auth, one attempt per request (old file kept as %s)\n", path, backup)
+				fmt.Fprintf(a.Stderr, "updated %s: %s (old file kept as %s)\n", path, what, backup)
 			default:
-				fmt.Fprintf(a.Stderr, "%s: API-key auth, one attempt per request\n", path)
+				fmt.Fprintf(a.Stderr, "%s: %s\n", path, what)
 			}
-			_, err = fmt.Fprint(a.Stdout, setup.GeminiEnv(base, sh))
+			_, err = fmt.Fprint(a.Stdout, env)
 			return err
 		},
 	}
 	shellFlags(cmd, &shell, &u)
 	cmd.Flags().StringVar(&home, "gemini-home", "", "Gemini CLI's directory (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
 	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to add and the environment")
+	cmd.Flags().BoolVar(&google, "google", false, "Gemini CLI is signed in with Google: send its Code Assist requests through the gateway")
 	return cmd
 }
 

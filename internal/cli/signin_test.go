@@ -56,13 +56,16 @@ func (c signInCanary) marks() []string {
 	return []string{c.access, c.refresh, c.id, c.account, "SIGCANARY", "CANARY-REFRESH"}
 }
 
-// The real Codex CLI signed in with a ChatGPT plan, pointed at the gateway
-// by `spillway setup codex --chatgpt`, its model full: the plan's next model
-// answers in the same request, the plan's backend gets exactly the
-// credentials Codex sent, and the sign-in is nowhere in what spillway writes
-// or shows (event log, its log, status, dashboard, metrics, report, any
-// file under its home).
-func TestCodexChatGPTPlanThroughGateway(t *testing.T) {
+// The three agents on their own sign-ins through one `spillway serve`, each
+// one's model full: the real Codex CLI signed in with a ChatGPT plan
+// (pointed at the gateway by `spillway setup codex --chatgpt`), the real
+// Gemini CLI with a Google access token (`setup gemini --google`), and the
+// real Claude Code logged in (an OAuth token). Each is answered by the next
+// model in the same request, each backend gets exactly the credentials its
+// client sent, and no sign-in is in what spillway writes or shows (event
+// log, its log, status, dashboard, metrics, report, any file under its
+// home).
+func TestSignInsThroughGateway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs Codex")
 	}
@@ -70,11 +73,14 @@ func TestCodexChatGPTPlanThroughGateway(t *testing.T) {
 	srv, _ := sim.New(sim.Options{Seed: 1, TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer func() { srv.Close(); hs.Close() }()
-	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	for _, m := range []string{"gpt-6-astra", "gemini-3-pro", "claude-opus-5-5"} {
+		srv.AddFault(sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
 	bin := buildSpillway(t)
 	dir := t.TempDir() // spillway's home
 	events := filepath.Join(dir, "events.jsonl")
-	base, logs := startServeLog(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n  chatgpt: { base_url: \""+hs.URL+"/backend-api/codex\" }\n",
+	base, logs := startServeLog(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n  chatgpt: { base_url: \""+hs.URL+"/backend-api/codex\" }\n"+
+		"  anthropic: { base_url: \""+hs.URL+"\" }\n  codeassist: { base_url: \""+hs.URL+"\" }\n",
 		"--listen", "127.0.0.1:0", "--events", events)
 
 	home := t.TempDir() // Codex's
@@ -106,19 +112,8 @@ func TestCodexChatGPTPlanThroughGateway(t *testing.T) {
 	}
 
 	// one request, two attempts, both at the plan's backend
-	b, _ := os.ReadFile(events)
-	var ids = map[string]bool{}
-	var route []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var rec struct {
-			RequestID, Provider, Model, Class string
-		}
-		json.Unmarshal([]byte(line), &rec)
-		ids[rec.RequestID] = true
-		route = append(route, rec.Provider+"/"+rec.Model+":"+rec.Class)
-	}
-	if got := strings.Join(route, " > "); len(ids) != 1 || got != "chatgpt/gpt-6-astra:capacity > chatgpt/gpt-6.1-sol:ok" {
-		t.Fatalf("%d requests, route %q: want one request spilling within the plan", len(ids), got)
+	if got := routes(t, events, "/backend-api/codex/responses"); got != "chatgpt/gpt-6-astra:capacity > chatgpt/gpt-6.1-sol:ok" {
+		t.Fatalf("Codex's route %q: want one request spilling within the plan", got)
 	}
 	// the backend saw exactly what Codex sent
 	want := sim.Fingerprint(canary.access, canary.account)
@@ -127,6 +122,60 @@ func TestCodexChatGPTPlanThroughGateway(t *testing.T) {
 			t.Fatalf("%s saw credentials %v, want Codex's own, once", m, got)
 		}
 	}
+
+	// Gemini CLI signed in with Google (an access token, as GOOGLE_GENAI_USE_GCA
+	// takes it: a login from oauth_creds.json is first checked at Google's
+	// tokeninfo, which this machine cannot reach)
+	gHome := t.TempDir()
+	gDir := filepath.Join(gHome, ".gemini")
+	os.MkdirAll(gDir, 0o700)
+	os.WriteFile(filepath.Join(gDir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"oauth-personal"}}}`), 0o600)
+	gSetup := exec.Command(bin, "setup", "gemini", "--google", "--gemini-home", gDir, "--url", base, "--shell", "sh")
+	gSetup.Env = dashEnv(dir)
+	gOut, err := gSetup.Output()
+	endpoint := ""
+	for _, line := range strings.Split(string(gOut), "\n") {
+		if v, ok := strings.CutPrefix(line, "export CODE_ASSIST_ENDPOINT="); ok {
+			endpoint = v
+		}
+	}
+	if err != nil || endpoint != base {
+		t.Fatalf("setup gemini --google: %v\n%s", err, gOut)
+	}
+	gToken := "ya29.CANARY-google-login-5e6f"
+	gEnv, gWork := clienttest.Env(t, gHome, []string{"CODE_ASSIST_ENDPOINT=" + endpoint, "GOOGLE_GENAI_USE_GCA=true", "GOOGLE_CLOUD_ACCESS_TOKEN=" + gToken, "GEMINI_CLI_TRUST_WORKSPACE=true"})
+	gem := exec.CommandContext(ctx, clienttest.Gemini(t), "-p", prompt, "-m", "gemini-3-pro")
+	gem.Env, gem.Dir = gEnv, gWork
+	gStdout, err := gem.Output()
+	if wantText := strings.Join(sim.Tokens(sim.Answer("gemini-3-flash", prompt, 16))[:4], ""); err != nil || !strings.Contains(string(gStdout), wantText) {
+		t.Fatalf("gemini: %v, stdout %q lacks %q", err, gStdout, wantText)
+	}
+	if got := routes(t, events, "/v1internal:streamGenerateContent"); got != "codeassist/gemini-3-pro:capacity > codeassist/gemini-3-flash:ok" {
+		t.Fatalf("Gemini CLI's route %q", got)
+	}
+	for _, m := range []string{"gemini-3-pro", "gemini-3-flash"} {
+		if got := srv.Snapshot().Models[m].Credentials; len(got) != 1 || got[sim.Fingerprint(gToken, "")] != 1 {
+			t.Fatalf("%s saw credentials %v, want Gemini CLI's own, once", m, got)
+		}
+	}
+
+	// Claude Code logged in
+	cToken := "sk-ant-oat01-CANARY-claude-login-3c4d"
+	zero := 0
+	cBin, cEnvVars, cHome := clienttest.ClaudeEnv(t, clienttest.ClaudeOptions{BaseURL: base, OAuthToken: cToken, MaxRetries: &zero})
+	cEnv, cWork := clienttest.Env(t, cHome, cEnvVars)
+	cl := exec.CommandContext(ctx, cBin, "-p", prompt, "--model", "claude-opus-5-5")
+	cl.Env, cl.Dir = cEnv, cWork
+	cStdout, err := cl.Output()
+	if wantText := sim.Answer("claude-sonnet-5-5", prompt, 16); err != nil || !strings.Contains(string(cStdout), wantText) {
+		t.Fatalf("claude: %v, stdout %q lacks %q", err, cStdout, wantText)
+	}
+	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5"} {
+		if got := srv.Snapshot().Models[m].Credentials; len(got) != 1 || got[sim.Fingerprint(cToken, "")] == 0 {
+			t.Fatalf("%s saw credentials %v, want Claude Code's own", m, got)
+		}
+	}
+	marks := append(canary.marks(), gToken, cToken, "CANARY-google", "CANARY-claude")
 
 	// the sign-in is nowhere spillway writes or shows
 	shown := map[string]string{"spillway serve's log": logs()}
@@ -155,10 +204,38 @@ func TestCodexChatGPTPlanThroughGateway(t *testing.T) {
 		return nil
 	})
 	for where, text := range shown {
-		for _, mark := range canary.marks() {
+		for _, mark := range marks {
 			if strings.Contains(text, mark) {
 				t.Errorf("%s holds the sign-in (%q)", where, mark[:min(len(mark), 24)])
 			}
 		}
 	}
+}
+
+// routes are the event log's routes of the requests to endpoint, one
+// request's attempts as provider/model:class joined by " > ", requests
+// by " | ".
+func routes(t *testing.T, events, endpoint string) string {
+	t.Helper()
+	b, _ := os.ReadFile(events)
+	var order []string
+	by := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			RequestID, Provider, Model, Class, Endpoint string
+		}
+		json.Unmarshal([]byte(line), &rec)
+		if rec.Endpoint != endpoint {
+			continue
+		}
+		if by[rec.RequestID] == nil {
+			order = append(order, rec.RequestID)
+		}
+		by[rec.RequestID] = append(by[rec.RequestID], rec.Provider+"/"+rec.Model+":"+rec.Class)
+	}
+	var out []string
+	for _, id := range order {
+		out = append(out, strings.Join(by[id], " > "))
+	}
+	return strings.Join(out, " | ")
 }

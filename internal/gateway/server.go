@@ -274,6 +274,10 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+":") || strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+"/") {
+			s.handleCodeAssist(w, r) // Gemini CLI signed in with Google (signin.go)
+			return
+		}
 		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
 			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, GET /v1/models and /v1beta/models, and a ChatGPT plan's Codex backend under /backend-api/codex/", r.Method, r.URL.Path))
 		w.Header().Set("Content-Type", "application/json")

@@ -57,20 +57,43 @@ func (s *Server) handleChatGPT(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleChatGPTOther passes any other request under the plan's prefix to
-// the plan's host as it came (the same method, path, query, headers and
-// body), and its answer back as it came.
+// the plan's host as it came.
 func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
-	ep := wire.Endpoint{Path: r.URL.Path, Format: wire.OpenAI, Kind: wire.Responses, Via: config.ChatGPT}
+	s.passSignIn(w, r, config.ChatGPT, wire.ChatGPTPrefix, wire.Endpoint{Path: r.URL.Path, Format: wire.OpenAI, Kind: wire.Responses, Via: config.ChatGPT})
+}
+
+// handleCodeAssist serves the Code Assist API: its generate methods
+// through the driver, every other method (loadCodeAssist, onboardUser,
+// countTokens, retrieveUserQuota, listExperiments, …) passed through.
+func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
+	ep := wire.Endpoint{Path: r.URL.Path, Format: wire.Gemini, Kind: wire.GenerateContent, Via: config.CodeAssist}
+	if r.Method == http.MethodPost {
+		for _, gen := range wire.CodeAssistEndpoints {
+			if r.URL.Path == gen.Path {
+				if !s.signInRefused(w, r, gen) {
+					s.proxy(w, r, gen)
+				}
+				return
+			}
+		}
+	}
+	s.passSignIn(w, r, config.CodeAssist, "", ep)
+}
+
+// passSignIn passes a request to the sign-in provider's host as it came
+// (the same method, path after prefix, query, headers and body), and its
+// answer back as it came.
+func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, prefix string, ep wire.Endpoint) {
 	if s.signInRefused(w, r, ep) {
 		return
 	}
 	cfg := s.stateOf(r.Context()).cfg
-	base, err := url.Parse(strings.TrimSuffix(cfg.Providers[config.ChatGPT].BaseURL, "/"))
+	base, err := url.Parse(strings.TrimSuffix(cfg.Providers[provider].BaseURL, "/"))
 	if err != nil || base.Host == "" {
-		reject(w, ep, http.StatusBadGateway, fmt.Sprintf("spillway: providers.%s.base_url is not a URL", config.ChatGPT))
+		reject(w, ep, http.StatusBadGateway, fmt.Sprintf("spillway: providers.%s.base_url is not a URL", provider))
 		return
 	}
-	rest := strings.TrimPrefix(r.URL.Path, wire.ChatGPTPrefix)
+	rest := strings.TrimPrefix(r.URL.Path, prefix)
 	proxy := &httputil.ReverseProxy{
 		Transport: s.rt,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -87,7 +110,7 @@ func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			// never a 401 of spillway's own here; the error redacted
-			reject(w, ep, http.StatusBadGateway, "spillway: the plan's backend could not be reached: "+redact.String(err.Error()))
+			reject(w, ep, http.StatusBadGateway, "spillway: the sign-in's backend could not be reached: "+redact.String(err.Error()))
 		},
 	}
 	proxy.ServeHTTP(w, r)

@@ -135,3 +135,50 @@ func TestClaudeLoginPassesThroughAndIsNeverContinued(t *testing.T) {
 		}
 	}
 }
+
+// Gemini CLI signed in with Google: its Code Assist requests (wrapped) walk
+// the chain on the Code Assist backend only, the answer comes back wrapped,
+// the backend gets exactly the client's token, and the API's other methods
+// pass through.
+func TestCodeAssistSpillsWithinTheSignIn(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		r := newRig(t, nil, nil)
+		r.fault(t, sim.Fault{Model: "gemini-3-pro", Kind: "capacity", Count: -1})
+		path := "/v1internal:generateContent"
+		if stream {
+			path = "/v1internal:streamGenerateContent?alt=sse"
+		}
+		c := call{Path: path, Body: `{"model":"gemini-3-pro","project":"p-1","user_prompt_id":"u-1","request":{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}}`,
+			Header: map[string]string{"Authorization": "Bearer ya29.google-login-0123456789"}}
+		resp, body := r.do(t, c)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "gemini-3-flash" || !strings.Contains(string(body), `{"response":{"candidates"`) ||
+			!strings.Contains(string(body), "[gemini-3-flash]") {
+			t.Fatalf("stream=%v: %d %s\n%s", stream, resp.StatusCode, resp.Header.Get("X-Spillway-Route"), body)
+		}
+		for _, rec := range r.records() {
+			if rec.Provider != config.CodeAssist {
+				t.Fatalf("attempt %+v went elsewhere than Code Assist", rec)
+			}
+		}
+		want := sim.Fingerprint("ya29.google-login-0123456789", "")
+		for _, m := range []string{"gemini-3-pro", "gemini-3-flash"} {
+			if got := r.sim.Snapshot().Models[m].Credentials; len(got) != 1 || got[want] != 1 {
+				t.Fatalf("%s saw credentials %v, want the login's own once", m, got)
+			}
+		}
+	}
+	r := newRig(t, nil, nil)
+	resp, body := r.do(t, call{Path: "/v1internal:loadCodeAssist", Body: `{"metadata":{"pluginType":"GEMINI"}}`, Header: map[string]string{"Authorization": "Bearer ya29.google-login-0123456789"}})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), sim.CodeAssistProject) || len(r.records()) != 0 {
+		t.Fatalf("loadCodeAssist: %d %s", resp.StatusCode, body)
+	}
+	shared := newRig(t, nil, func(c *config.Config) {
+		c.Gateway.Keys = []config.GatewayKey{{Name: "team", Key: config.Secret{Ref: "gw-team-key-0123456789", Value: "gw-team-key-0123456789"}, Hash: config.KeyHash("gw-team-key-0123456789")}}
+	})
+	for _, p := range []string{"/v1internal:streamGenerateContent?alt=sse", "/v1internal:loadCodeAssist"} {
+		resp, _ := shared.do(t, call{Path: p, Body: `{"model":"gemini-3-pro","request":{"contents":[]}}`, Header: map[string]string{"Authorization": "Bearer ya29.google-login-0123456789"}})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("%s on a shared gateway: %d", p, resp.StatusCode)
+		}
+	}
+}

@@ -48,6 +48,17 @@ func GeminiEnv(baseURL string, shell string) string {
 `, u))
 }
 
+// GeminiGoogleEnv is GeminiEnv for Gemini CLI signed in with Google:
+// CODE_ASSIST_ENDPOINT, the gateway's root (Gemini CLI appends
+// /v1internal:METHOD).
+func GeminiGoogleEnv(baseURL string, shell string) string {
+	u := BaseURL(baseURL)
+	return envLines("CODE_ASSIST_ENDPOINT", u, shell, fmt.Sprintf(`# Gemini CLI signed in with Google: send its Code Assist requests to the
+# spillway gateway at %s. Gemini CLI keeps sending its own Google sign-in;
+# spillway passes it to Google's Code Assist API untouched and keeps it nowhere.
+`, u))
+}
+
 // envLines sets name to value in shell's syntax, after comment, saying how
 // to keep it and undo it.
 func envLines(name, value, shell, comment string) string {

@@ -17,16 +17,29 @@ var GeminiSettings = map[string]any{
 	"general":  map[string]any{"maxAttempts": 1},
 }
 
+// GeminiGoogleSettings are what Gemini CLI signed in with Google needs:
+// one attempt per request; its own sign-in stays as it is.
+var GeminiGoogleSettings = map[string]any{
+	"general": map[string]any{"maxAttempts": 1},
+}
+
 // ApplyGemini merges GeminiSettings into existing (the settings.json
 // Gemini CLI has, or nothing), keeping every other setting.
-func ApplyGemini(existing []byte) ([]byte, error) {
+func ApplyGemini(existing []byte) ([]byte, error) { return applyGemini(existing, GeminiSettings) }
+
+// ApplyGeminiGoogle merges GeminiGoogleSettings into existing.
+func ApplyGeminiGoogle(existing []byte) ([]byte, error) {
+	return applyGemini(existing, GeminiGoogleSettings)
+}
+
+func applyGemini(existing []byte, settings map[string]any) ([]byte, error) {
 	doc := map[string]any{}
 	if len(bytes.TrimSpace(existing)) > 0 {
 		if err := json.Unmarshal(existing, &doc); err != nil {
 			return nil, fmt.Errorf("not JSON spillway can merge into (%v); fix it, or add the settings by hand: spillway setup gemini --print", err)
 		}
 	}
-	merge(doc, GeminiSettings)
+	merge(doc, settings)
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
@@ -44,6 +57,16 @@ func WriteGemini(dir string, now time.Time) (path, backup string, err error) {
 	}
 	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
 		return ApplyGemini(old)
+	})
+}
+
+// WriteGeminiGoogle is WriteGemini with GeminiGoogleSettings.
+func WriteGeminiGoogle(dir string, now time.Time) (path, backup string, err error) {
+	if dir == "" {
+		return "", "", errors.New("no Gemini CLI directory: set GEMINI_CLI_HOME or HOME")
+	}
+	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
+		return ApplyGeminiGoogle(old)
 	})
 }
 

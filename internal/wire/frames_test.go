@@ -32,6 +32,11 @@ func TestFrameOf(t *testing.T) {
 		{"streamGenerateContent", "", `{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"}}]}`, Hold},
 		{"streamGenerateContent", "", `{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}],"usageMetadata":{}}`, Terminal},
 		{"streamGenerateContent", "", `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, Error},
+		// Code Assist (Gemini CLI signed in with Google): the chunk under "response"
+		{"streamGenerateContent", "", `{"response":{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"}}]},"traceId":"t1"}`, Output},
+		{"streamGenerateContent", "", `{"response":{"candidates":[{"content":{"parts":[{"text":""}]}}]},"traceId":"t1"}`, Hold},
+		{"streamGenerateContent", "", `{"response":{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}],"usageMetadata":{}},"traceId":"t1"}`, Terminal},
+		{"streamGenerateContent", "", `{"responseId":"r1","candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`, Output},
 		{"chat", "", `not json`, Output},
 	}
 	for _, c := range cases {

@@ -592,6 +592,8 @@ func (g *geminiFacts) read(w *walker) {
 			for range w.elems() {
 				g.readCandidate(w)
 			}
+		case strings.EqualFold(name, "response") && w.peek() == '{':
+			g.read(w) // a Code Assist chunk: the Gemini chunk under "response"
 		default:
 			w.skip()
 		}

@@ -71,6 +71,20 @@ const ChatGPTPrefix = "/backend-api/codex"
 // as the API's, sent only to the chatgpt provider.
 var ChatGPTResponses = Endpoint{Path: ChatGPTPrefix + "/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses", Via: "chatgpt"}
 
+// CodeAssistPrefix is where the gateway serves the Code Assist API
+// (CODE_ASSIST_ENDPOINT=http://HOST:PORT, the API version v1internal):
+// POST /v1internal:METHOD.
+const CodeAssistPrefix = "/v1internal"
+
+// CodeAssistEndpoints are its generate methods: a Gemini request wrapped as
+// {model, project, user_prompt_id, request}, its answer's chunks under
+// "response"; the model is the body's, sent only to the codeassist
+// provider (config.CodeAssist).
+var CodeAssistEndpoints = []Endpoint{
+	{Path: CodeAssistPrefix + ":generateContent", Format: Gemini, Kind: GenerateContent, Upstream: CodeAssistPrefix + ":generateContent", Via: "codeassist"},
+	{Path: CodeAssistPrefix + ":streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: CodeAssistPrefix + ":streamGenerateContent", Via: "codeassist"},
+}
+
 // Endpoints are the routes the gateway serves and the library manages.
 var Endpoints = []Endpoint{
 	{Path: "/v1/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 type anthropicProto struct{ s *Server }
@@ -27,6 +28,8 @@ func (p anthropicProto) errorBody(c *call, f failure) (int, map[string]any) {
 		}
 	case "quota":
 		status, typ, msg = 400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."
+	case "usage_limit":
+		status, typ, msg = 429, "rate_limit_error", fmt.Sprintf("Claude usage limit reached. Your limit will reset at %s.", f.resetsAt.UTC().Format(time.RFC3339))
 	case "auth":
 		status, typ, msg = 401, "authentication_error", "invalid x-api-key"
 	case "model_not_found":
@@ -54,6 +57,10 @@ func (p anthropicProto) writeError(w http.ResponseWriter, c *call, f failure) {
 		p.s.rateHeaders(w.Header(), c, f.rate)
 	}
 	retryHeaders(w.Header(), f.retryAfter)
+	if f.class == "usage_limit" { // a Claude plan's window (modelled, not observed)
+		w.Header().Set("anthropic-ratelimit-unified-status", "rejected")
+		w.Header().Set("anthropic-ratelimit-unified-reset", fmt.Sprint(f.resetsAt.Unix()))
+	}
 	w.Header().Set("request-id", "req_"+c.id)
 	writeJSON(w, status, body)
 }

@@ -42,6 +42,7 @@ type failure struct {
 	message    string // overrides the provider's usual text
 	retryAfter time.Duration
 	rate       *rateVerdict
+	resetsAt   time.Time // usage_limit: when the plan's window resets
 }
 
 // protocol is one wire format's way of writing answers and errors.
@@ -165,6 +166,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		case "capacity":
 			s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
 			s.capacityError(w, c, failure{class: "capacity", retryAfter: ra}, fault.Style)
+			return
+		case "usage_limit":
+			in := time.Duration(fault.ResetsIn * float64(time.Second))
+			if in <= 0 {
+				in = time.Hour
+			}
+			reject(failure{class: "usage_limit", resetsAt: s.clock.Now().Add(in), message: fault.Message})
 			return
 		case "rate_limit", "quota", "auth", "server_error", "context_length", "content_filter", "bad_request", "model_not_found":
 			if ra == 0 && fault.Kind == "rate_limit" && !fault.NoRetryAfter() {

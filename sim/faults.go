@@ -11,7 +11,7 @@ import (
 )
 
 // FaultKinds are the faults the control API accepts.
-var FaultKinds = []string{"capacity", "rate_limit", "quota", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed",
+var FaultKinds = []string{"capacity", "rate_limit", "quota", "usage_limit", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed",
 	"truncated", "context_length", "content_filter", "bad_request", "model_not_found"}
 
 // Fault is one injected failure, consumed by matching requests.
@@ -43,6 +43,10 @@ type Fault struct {
 	// simulator's clock) from when it was added, whatever its count: a
 	// model down for a minute, then healthy again.
 	Seconds float64 `json:"seconds,omitempty"`
+	// ResetsIn, for usage_limit, is how long until the plan's usage window
+	// resets, in seconds (default 3600): the answer says when, in each
+	// provider's way.
+	ResetsIn float64 `json:"resets_in,omitempty"`
 	// MidLoop makes it hit only requests that bring tool results back (a
 	// tool loop in progress): a model that fails in the middle of an
 	// agent's turn, after its first call.

@@ -36,6 +36,11 @@ func (p geminiProto) writeError(w http.ResponseWriter, c *call, f failure) {
 		status, rpc, msg = 429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."
 		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
 			"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}}}}
+	case "usage_limit": // a daily quota (modelled, not observed): it comes back at the reset
+		status, rpc, msg = 429, "RESOURCE_EXHAUSTED", "You have exhausted your daily quota on this model."
+		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
+			"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}}},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": formatProtoDuration(f.resetsAt.Sub(p.s.clock.Now()).Round(time.Second))}}
 	case "auth":
 		status, rpc, msg = 400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."
 		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}}

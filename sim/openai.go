@@ -63,6 +63,12 @@ func (s *Server) openaiError(w http.ResponseWriter, c *call, f failure) {
 	}
 	retryHeaders(w.Header(), f.retryAfter)
 	w.Header().Set("x-request-id", "req_"+c.id)
+	if f.class == "usage_limit" { // a ChatGPT plan's usage window, as its backend says it
+		in := int(f.resetsAt.Sub(s.clock.Now()).Seconds())
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "usage_limit_reached", "message": "The usage limit has been reached",
+			"plan_type": "plus", "resets_at": f.resetsAt.Unix(), "resets_in_seconds": in}})
+		return
+	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
 }
 

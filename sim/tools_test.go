@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/sim"
@@ -840,5 +842,49 @@ func TestScriptResumedMidLoop(t *testing.T) {
 	_, body = postJSON(t, base, f.path(false), f.header, done)
 	if calls, _, _, _, _ := readAnswer(t, body); len(calls) != 1 {
 		t.Fatalf("a new prompt after the answer: %+v, want the script from its start", calls)
+	}
+}
+
+// TestUsageLimitShapes: a plan's usage window, in each provider's way, says
+// when it resets (on the simulator's clock).
+func TestUsageLimitShapes(t *testing.T) {
+	srv, base := newSim(t, nil, nil)
+	for _, r := range requests("gpt-6-astra", "claude-opus-5-5", "gemini-3-pro", "hi") {
+		if strings.Contains(r.name, "stream") {
+			continue
+		}
+		srv.AddFault(sim.Fault{Kind: "usage_limit", ResetsIn: 5400})
+		resp, body := post(t, base, r)
+		if resp.StatusCode != 429 {
+			t.Fatalf("%s: %d %s", r.name, resp.StatusCode, body)
+		}
+		reset := srv.Clock().Now().Add(5400 * time.Second)
+		near := func(unix int64) bool { return unix >= reset.Unix()-1 && unix <= reset.Unix()+1 }
+		switch {
+		case strings.HasPrefix(r.name, "chat"), strings.HasPrefix(r.name, "responses"):
+			var e struct {
+				Error struct {
+					Type     string `json:"type"`
+					ResetsAt int64  `json:"resets_at"`
+					In       int    `json:"resets_in_seconds"`
+				}
+			}
+			json.Unmarshal(body, &e)
+			if e.Error.Type != "usage_limit_reached" || !near(e.Error.ResetsAt) || e.Error.In < 5398 {
+				t.Fatalf("%s: %s", r.name, body)
+			}
+		case strings.HasPrefix(r.name, "messages"):
+			at, _ := strconv.ParseInt(resp.Header.Get("anthropic-ratelimit-unified-reset"), 10, 64)
+			if !near(at) || !strings.Contains(string(body), "Claude usage limit reached. Your limit will reset at ") {
+				t.Fatalf("%s: %v %s", r.name, resp.Header, body)
+			}
+		case strings.HasPrefix(r.name, "gemini"):
+			if !strings.Contains(string(body), `"retryDelay":"5400s"`) && !strings.Contains(string(body), `"retryDelay":"5399s"`) || !strings.Contains(string(body), "PerDay") {
+				t.Fatalf("%s: %s", r.name, body)
+			}
+		}
+	}
+	if n := srv.Snapshot().Models["gpt-6-astra"].Rejected["usage_limit"]; n != 2 {
+		t.Fatalf("counted %d usage limits for gpt-6-astra, want 2", n)
 	}
 }

@@ -182,3 +182,18 @@ func TestCodeAssistSpillsWithinTheSignIn(t *testing.T) {
 		}
 	}
 }
+
+// A plan's usage limit reaches Codex as its backend said it (Codex prints
+// its own "You've hit your usage limit … try again at …" from resets_at),
+// after one attempt: the limit is the account's, not the model's.
+func TestChatGPTPlanUsageLimitPassesThrough(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "usage_limit", Count: -1, ResetsIn: 5400})
+	resp, body := r.do(t, chatgptCall("gpt-6-astra", true))
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"type":"usage_limit_reached"`) || !strings.Contains(string(body), `"resets_at":`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if route := routeOf(r); len(route) != 1 {
+		t.Fatalf("route %v: a usage limit is the account's, one attempt", route)
+	}
+}

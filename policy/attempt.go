@@ -219,7 +219,7 @@ func (a *Attempt) Output() bool {
 	a.mu.Unlock()
 	if permit != nil {
 		permit(classify.Verdict{Class: classify.OK})
-		a.r.e.pacer.ease(rateKey(a.Candidate, a.r.c.Key))
+		a.r.e.pacer.ease(rateKey(a.Candidate, a.r.c.callerKey()))
 	}
 	return true
 }
@@ -392,14 +392,14 @@ func (a *Attempt) end(res Result) {
 	case permit != nil:
 		permit(evidence)
 		if v.Class == classify.OK {
-			e.pacer.ease(rateKey(a.Candidate, c.Key))
+			e.pacer.ease(rateKey(a.Candidate, c.callerKey()))
 		}
 	case evidence.Class != classify.OK:
 		// the attempt's success was recorded at its first output; what
 		// broke it later is evidence of its own
 		e.breakers.Observe(key, evidence)
 		e.adapt(key, evidence)
-		e.tell(key, rateKey(a.Candidate, c.Key), evidence, false)
+		e.tell(key, rateKey(a.Candidate, c.callerKey()), evidence, false)
 	}
 	now := e.clock.Now()
 	rec := events.Record{TS: a.t0.UTC(), RequestID: a.RequestID, Attempt: a.N, Source: c.Source, Provider: a.Candidate.Provider,

@@ -76,7 +76,7 @@ func (r *run) race(ctx context.Context, rc *racer) {
 		r.mu.Unlock()
 		hres.noted = true
 		if hres.Verdict.Class == classify.RateLimit && !hres.NotSent {
-			r.e.pacer.slowDown(rateKey(st.Candidate, r.c.Key))
+			r.e.pacer.slowDown(rateKey(st.Candidate, r.c.callerKey()))
 		}
 	}
 	pres := <-rc.done

@@ -47,7 +47,9 @@ type Call struct {
 	// SignIn says the request carries its caller's own sign-in (a plan's
 	// token, not an API key): it is sent only as the caller asked, never
 	// raced by a hedge nor continued by a request of spillway's own (a
-	// broken answer ends Unfinished, for the front end to end).
+	// broken answer ends Unfinished, for the front end to end), and its
+	// pace is the process's own: Key is not part of it (nothing derived
+	// from the token reaches the fleet).
 	SignIn bool
 
 	// Send sends one attempt to a.Candidate and reports what came back.
@@ -305,6 +307,15 @@ func (r *run) before(ctx context.Context) *Outcome {
 	}
 }
 
+// callerKey is the caller's part of the request's pace key: Key, or
+// nothing for a sign-in.
+func (c *Call) callerKey() string {
+	if c.SignIn {
+		return ""
+	}
+	return c.Key
+}
+
 // after takes an attempt's result at cand: the run ends on a committed
 // answer (or goes on to continue a broken one), or when ctx ended; else the
 // plan decides the next step. nil when the run goes on at r.st.
@@ -353,7 +364,7 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 		r.last = *res
 	}
 	if res.Verdict.Class == classify.RateLimit && !res.NotSent {
-		e.pacer.slowDown(rateKey(cand, c.Key))
+		e.pacer.slowDown(rateKey(cand, c.callerKey()))
 	}
 	if r.st.Action == send && r.st.Candidate.Model != cand.Model && c.OnSwitch != nil {
 		c.OnSwitch(cand, r.st.Candidate, res.Verdict)
@@ -426,7 +437,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		wait = r.hedgeWait
 	}
 	r.mu.Unlock()
-	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rateKey(cand, c.Key), deadline)
+	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rateKey(cand, c.callerKey()), deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.mu.Unlock()
@@ -444,7 +455,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: refused(cand, NetworkDown), NotSent: true}
 		return nil
 	}
-	permit, ok := e.allow(ctx, cand.Key(), rateKey(cand, c.Key))
+	permit, ok := e.allow(ctx, cand.Key(), rateKey(cand, c.callerKey()))
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)

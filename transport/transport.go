@@ -173,6 +173,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events,
+		SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header),
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			resp, res := t.send(ctx, req, ep, body, opts, a)
 			if res.Committed {

@@ -16,6 +16,13 @@ import (
 // a Messages answer through the gateway, is continued from what the client
 // has; a malformed frame never reaches the client; the first-token limit
 // and its hedge.
+// signedIn is c as Claude Code logged in with a Claude plan sends it: an
+// OAuth bearer and the oauth beta.
+func signedIn(c call) call {
+	c.Header = map[string]string{"Authorization": "Bearer sk-ant-oat01-behaviour-0123456789", "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,oauth-2025-04-20"}
+	return c
+}
+
 func streamRows() []row {
 	holdAll := func(model string) func(*config.Config) {
 		return func(c *config.Config) {
@@ -203,6 +210,34 @@ func streamRows() []row {
 						t.Fatalf("opus received %d requests, want the answer and its continuation", n)
 					}
 				}},
+		},
+		{
+			name:   "a sign-in (Claude Code's login) is never continued: a stream cut after output ends in the protocol's error event, no request of spillway's own",
+			only:   "gateway",
+			faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "reset", AfterTokens: &five, Count: 1}},
+			call:   signedIn(messages("claude-opus-5-5", "hi", true)),
+			want: want{status: 200, model: "claude-opus-5-5", broken: true, route: "claude-opus-5-5:network",
+				check: func(t *testing.T, w *world, res result) {
+					if n := w.received("claude-opus-5-5"); n != 1 {
+						t.Fatalf("opus received %d requests, want the client's one", n)
+					}
+				}},
+		},
+		{
+			name:   "a sign-in is never hedged: past the first-token limit the silent model is given up, then the next answers",
+			cfg:    firstToken("claude-opus-5-5", true),
+			faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "stall", AfterTokens: &zero, Count: 1}},
+			call:   signedIn(messages("claude-opus-5-5", "hi", true)),
+			tick:   advanceWhenReceived("claude-opus-5-5", 10*time.Second),
+			want: want{status: 200, model: "claude-sonnet-5-5", route: "claude-opus-5-5:timeout > claude-sonnet-5-5:ok", text: sim.Answer("claude-sonnet-5-5", "hi", 16)},
+		},
+		{
+			name:   "with an API key the same stall is hedged",
+			cfg:    firstToken("claude-opus-5-5", true),
+			faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "stall", AfterTokens: &zero, Count: 1}},
+			call:   messages("claude-opus-5-5", "hi", true),
+			tick:   advanceWhenReceived("claude-opus-5-5", 10*time.Second),
+			want:   want{status: 200, model: "claude-sonnet-5-5", route: "claude-opus-5-5:hedge_lost > claude-sonnet-5-5:ok", text: sim.Answer("claude-sonnet-5-5", "hi", 16)},
 		},
 		{
 			name:   "continuation: an overload mid-answer goes on from what the client has, on the same model when it is the last",

@@ -166,11 +166,6 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched, SignIn: ep.Via != "" || ep.Format == wire.Anthropic && wire.SignedIn(r.Header),
 	}
-	if x.call.SignIn {
-		// a sign-in's pace is the gateway's own (it serves one person):
-		// nothing derived from the token leaves the process
-		x.call.Key = ""
-	}
 	return x, ""
 }
 

@@ -229,7 +229,7 @@ func streamRows() []row {
 			faults: []sim.Fault{{Model: "claude-opus-5-5", Kind: "stall", AfterTokens: &zero, Count: 1}},
 			call:   signedIn(messages("claude-opus-5-5", "hi", true)),
 			tick:   advanceWhenReceived("claude-opus-5-5", 10*time.Second),
-			want: want{status: 200, model: "claude-sonnet-5-5", route: "claude-opus-5-5:timeout > claude-sonnet-5-5:ok", text: sim.Answer("claude-sonnet-5-5", "hi", 16)},
+			want:   want{status: 200, model: "claude-sonnet-5-5", route: "claude-opus-5-5:timeout > claude-sonnet-5-5:ok", text: sim.Answer("claude-sonnet-5-5", "hi", 16)},
 		},
 		{
 			name:   "with an API key the same stall is hedged",

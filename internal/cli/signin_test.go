@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/internal/clienttest"
+	"github.com/spillway/spillway/internal/redistest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -79,7 +80,9 @@ func TestSignInsThroughGateway(t *testing.T) {
 	bin := buildSpillway(t)
 	dir := t.TempDir() // spillway's home
 	events := filepath.Join(dir, "events.jsonl")
-	base, logs := startServeLog(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n  chatgpt: { base_url: \""+hs.URL+"/backend-api/codex\" }\n"+
+	redisAddr, _, _ := redistest.Start(t) // a fleet gateway: what it tells the others must hold no sign-in either
+	sentToRedis := redistest.Monitor(t, redisAddr)
+	base, logs := startServeLog(t, bin, dir, "state: redis://"+redisAddr+"/0\nproviders:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n  chatgpt: { base_url: \""+hs.URL+"/backend-api/codex\" }\n"+
 		"  anthropic: { base_url: \""+hs.URL+"\" }\n  codeassist: { base_url: \""+hs.URL+"\" }\n",
 		"--listen", "127.0.0.1:0", "--events", events)
 
@@ -195,6 +198,11 @@ func TestSignInsThroughGateway(t *testing.T) {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
 	shown["spillway report"] = string(out)
+	shown["the fleet's Redis"] = redistest.Contents(t, redisAddr)
+	shown["what was sent to Redis"] = sentToRedis()
+	if !strings.Contains(shown["what was sent to Redis"], "gpt-6-astra") {
+		t.Fatalf("the fleet heard nothing of the capacity answers (so it proves nothing):\n%s", shown["what was sent to Redis"])
+	}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if b, err := os.ReadFile(p); err == nil {

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -25,57 +21,14 @@ import (
 	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/redistest"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
 
-// startRedis runs a redis-server of the test's own on a free port (never
-// the machine's shared one), and returns its address, a stop and a start
-// again on the same port.
-func startRedis(t *testing.T) (addr string, stop, start func()) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not found (CI=true, so this is a failure)")
-		}
-		t.Skip("SKIPPED: fleet test with Redis (redis-server not found)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	dir := t.TempDir()
-	var cmd *exec.Cmd
-	start = func() {
-		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		defer rdb.Close()
-		for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; {
-			if time.Now().After(deadline) {
-				t.Fatal("redis-server did not answer")
-			}
-			time.Sleep(10 * time.Millisecond) // another process starting: polling, not timing
-		}
-	}
-	stop = func() {
-		if cmd != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			cmd = nil
-		}
-	}
-	start()
-	t.Cleanup(stop)
-	return addr, stop, start
-}
+// startRedis runs a redis-server of the test's own (redistest.Start).
+func startRedis(t *testing.T) (addr string, stop, start func()) { return redistest.Start(t) }
 
 // gw is one gateway of the fleet.
 type gw struct {

@@ -323,3 +323,30 @@ func TestSetupService(t *testing.T) {
 		t.Fatalf("plan9: exit %d %s", code, errs)
 	}
 }
+
+// A Codex signed in with ChatGPT: plain setup says to use --chatgpt (from
+// auth.json's mode alone), and --chatgpt writes the plan's provider.
+func TestSetupCodexChatGPT(t *testing.T) {
+	env, codexHome := setupEnv(t)
+	os.MkdirAll(codexHome, 0o700)
+	os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a.b.c"}}`), 0o600)
+	_, errOut, code := runSetup(t, env, "codex")
+	if code != 0 || !strings.Contains(errOut, "Codex is signed in with ChatGPT") || !strings.Contains(errOut, "spillway setup codex --chatgpt") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runSetup(t, env, "codex", "--chatgpt")
+	got := readTestFile(t, filepath.Join(codexHome, "config.toml"))
+	if code != 0 || !strings.Contains(out, "http://127.0.0.1:8787/backend-api/codex") || !strings.Contains(got, "requires_openai_auth = true") || strings.Contains(got, "env_key") || errOut != "" {
+		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, got)
+	}
+	// Google-signed Gemini CLI: only the one attempt, its sign-in kept
+	home := t.TempDir()
+	dir := filepath.Join(home, ".gemini")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"oauth-personal"}}}`), 0o600)
+	out, errOut, code = run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--google", "--shell", "sh")
+	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || !strings.Contains(string(b), `"selectedType": "oauth-personal"`) || !strings.Contains(string(b), `"maxAttempts": 1`) {
+		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, b)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -409,16 +410,26 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 		class = RateLimit
 		for _, q := range info.quotaIDs {
 			if strings.Contains(strings.ToLower(q), "perday") {
-				class = Quota
+				class = UsageLimit // a daily quota: back at the day's reset
 			}
 		}
 	}
+
 	if class == "" {
 		for _, c := range append([]string{info.detailCode}, append(info.reasons, info.code, info.typ)...) {
 			if k, ok := codeClass[strings.ToLower(c)]; ok && c != "" {
 				class = k
 				break
 			}
+		}
+	}
+	// a Claude plan's window comes as a rate_limit_error: the unified rate
+	// limit, or the message, says it is the plan's usage, used up
+	if class == RateLimit || class == "" {
+		if status == http.StatusTooManyRequests && h != nil && strings.EqualFold(h.Get("anthropic-ratelimit-unified-status"), "rejected") {
+			class = UsageLimit
+		} else if c, p, ok := matchRules(lowerMsg); ok && c == UsageLimit {
+			class, ruleProvider = c, p
 		}
 	}
 	if class == "" {
@@ -472,16 +483,29 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 			v.Wait = w
 		}
 	}
-	if class == Quota {
+	if class == Quota || class == UsageLimit {
 		// A quota resets on the plan's schedule; a Retry-After on it would
 		// invite a pointless retry, so only an explicit reset time counts.
+		keep := v.Wait
 		v.Wait = 0
-		if !info.resetsAt.IsZero() {
+		switch {
+		case !info.resetsAt.IsZero():
 			v.Wait = clampWait(max(info.resetsAt.Sub(now), 0))
-		} else if info.resetsIn > 0 {
+		case info.resetsIn > 0:
 			v.Wait = info.resetsIn
-		} else if w, ok := TextWait(raw); ok {
-			v.Wait = w
+		case class == UsageLimit && unifiedReset(h, now) > 0:
+			v.Wait = unifiedReset(h, now)
+		case class == UsageLimit && textReset(raw, now) > 0:
+			v.Wait = textReset(raw, now)
+		case class == UsageLimit && info.retryDelay > 0:
+			v.Wait = keep // Gemini's RetryInfo on a daily quota: the reset
+		default:
+			if w, ok := TextWait(raw); ok {
+				v.Wait = w
+			}
+		}
+		if class == UsageLimit && v.Wait > 0 {
+			v.ResetsAt = now.Add(v.Wait).Truncate(time.Second)
 		}
 	}
 	// Gemini says "You exceeded your current quota" for per-minute limits too;
@@ -534,4 +558,39 @@ func clipBytes(b []byte, n int) []byte {
 		return b
 	}
 	return b[:n]
+}
+
+// unifiedReset is how long until a Claude plan's window resets, from
+// anthropic-ratelimit-unified-reset (Unix seconds); 0 when not said.
+func unifiedReset(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(h.Get("anthropic-ratelimit-unified-reset")), 10, 64)
+	if err != nil || sec <= 0 {
+		return 0
+	}
+	return clampWait(max(time.Unix(sec, 0).Sub(now), 0))
+}
+
+// resetTextRe finds a reset time in a message: "reset at
+// 2026-12-02T01:46:00Z", or Claude Code's "usage limit reached|1764640000".
+var resetTextRe = regexp.MustCompile(`(?i)(?:resets? (?:at|on) (\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))|limit reached\|(\d{9,11}))`)
+
+// textReset is how long until the reset time a message names; 0 for none.
+func textReset(s string, now time.Time) time.Duration {
+	m := resetTextRe.FindStringSubmatch(s)
+	switch {
+	case m == nil:
+		return 0
+	case m[1] != "":
+		t, err := time.Parse(time.RFC3339, m[1])
+		if err != nil {
+			return 0
+		}
+		return clampWait(max(t.Sub(now), 0))
+	default:
+		sec, _ := strconv.ParseInt(m[2], 10, 64)
+		return clampWait(max(time.Unix(sec, 0).Sub(now), 0))
+	}
 }

@@ -33,6 +33,12 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("wait = %v, want %v", v.Wait, want)
 				}
 			}
+			if v.Class == classify.UsageLimit && v.Wait > 0 && v.ResetsAt.IsZero() {
+				t.Errorf("a usage limit with a wait of %v says no reset time", v.Wait)
+			}
+			if v.Class != classify.UsageLimit && !v.ResetsAt.IsZero() {
+				t.Errorf("a %s with a reset time", v.Class)
+			}
 			if e.Want.Notice != nil && v.Notice != *e.Want.Notice {
 				t.Errorf("notice = %v, want %v", v.Notice, *e.Want.Notice)
 			}

@@ -28,7 +28,8 @@ var codeClass = map[string]Class{
 	"organization_spend_limit_exceeded": Quota,
 	"project_spend_limit_exceeded":      Quota,
 	"organization_usage_limit_exceeded": Quota,
-	"usage_limit_reached":               Quota,
+	"usage_limit_reached":               UsageLimit, // a ChatGPT plan's window, with resets_at
+	"usage_limit_exceeded":              UsageLimit, // Codex's codex_error_info for it
 	"billing_hard_limit_reached":        Quota,
 	"billing_not_active":                Quota,
 	"billing_error":                     Quota,
@@ -89,10 +90,14 @@ var rules = []rule{
 	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}},
 	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
 	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity", "tier capacity exceeded"}},
-	// Gemini quota ids carry the period: PerDay is quota, PerMinute a rate limit.
-	{Quota, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},
+	// Gemini quota ids carry the period: PerDay is a usage limit (it comes
+	// back at the day's reset), PerMinute a rate limit.
+	{UsageLimit, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},
 	{RateLimit, Gemini, []string{"perminute", "per minute"}},
-	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "you've hit your usage limit", "usage_limit_reached", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}},
+	// a plan's usage window: it resets by itself
+	{UsageLimit, OpenAI, []string{"you've hit your usage limit", "you’ve hit your usage limit", "usage_limit_reached"}},
+	{UsageLimit, Anthropic, []string{"claude usage limit reached", "claude ai usage limit reached", "5-hour limit reached", "weekly limit reached"}},
+	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}},
 	{Quota, Anthropic, []string{"credit balance is too low", "enforced_spend_limit_reached", "billing_error"}},
 	{Quota, NoGuess, []string{"quota exceeded", "exceeded your current quota", "check your plan and billing", "usage limit", "spend limit", "out of credits", "insufficient credits", "billing"}},
 	{RateLimit, OpenAI, []string{"rate_limit_exceeded", "rate limit reached for", "requests per min", "tokens per min"}},

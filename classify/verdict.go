@@ -16,6 +16,11 @@ const (
 	Capacity      Class = "capacity"
 	RateLimit     Class = "rate_limit"
 	Quota         Class = "quota"
+	// UsageLimit is a plan's usage window used up (a ChatGPT plan's
+	// usage_limit_reached, a Claude plan's limit, Gemini's daily quota): it
+	// comes back by itself at a known time (Verdict.ResetsAt), where quota
+	// (billing) does not.
+	UsageLimit Class = "usage_limit"
 	Auth          Class = "auth"
 	ModelNotFound Class = "model_not_found"
 	ContextLength Class = "context_length"
@@ -34,7 +39,7 @@ const (
 const PrefillRefused = "prefill_refused"
 
 // Classes lists every class in a stable order.
-var Classes = []Class{Capacity, RateLimit, Quota, Auth, ModelNotFound, ContextLength,
+var Classes = []Class{Capacity, RateLimit, Quota, UsageLimit, Auth, ModelNotFound, ContextLength,
 	BadRequest, ContentFilter, ServerError, Network, Timeout, OK, Unknown}
 
 // ParseClass returns the class with the given name.
@@ -48,7 +53,8 @@ func ParseClass(s string) (Class, bool) {
 }
 
 // Retryable reports whether the same request may succeed if sent again
-// (possibly after a wait, possibly to another model). Quota and auth never do.
+// (possibly after a wait, possibly to another model). Quota and auth never
+// do; a usage limit does not until its reset.
 func (c Class) Retryable() bool {
 	switch c {
 	case Capacity, RateLimit, ServerError, Network, Timeout:
@@ -78,6 +84,10 @@ type Verdict struct {
 	Wait time.Duration
 	// Status is the HTTP status seen or named in the text, 0 if none.
 	Status int
+	// ResetsAt, for a usage limit, is when the plan's window comes back
+	// (from resets_at, resets_in_seconds, a reset header or the message);
+	// zero when it was not said.
+	ResetsAt time.Time
 	// Code is the upstream error code or type, e.g. "server_is_overloaded".
 	Code string
 	// Message is the upstream message with secrets redacted, at most 400 bytes.
@@ -146,6 +156,16 @@ func (v *Verdict) explain() {
 			v.Action += "; the limit resets in " + wait
 		}
 		v.Action += "."
+	case UsageLimit:
+		v.Summary = "your plan's usage window is used up; it comes back by itself at its reset (this is your plan, not the model's capacity)."
+		v.Action = "Wait for the reset"
+		if !v.ResetsAt.IsZero() {
+			v.Action += " at " + v.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		if wait != "" {
+			v.Action += " (in " + wait + ")"
+		}
+		v.Action += ", or go on with another plan or provider: spillway exec --until-reset waits for you, a chain's overflow spills."
 	case Auth:
 		v.Summary = "the key or login was refused (missing, wrong, expired or without access); retrying will not help."
 		switch v.Provider {

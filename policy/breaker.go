@@ -204,7 +204,8 @@ func counts(v classify.Verdict) (failure, evidence bool) {
 	switch v.Class {
 	case classify.Capacity, classify.Timeout:
 		return true, true
-	case classify.Network, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest:
+	case classify.Network, classify.Unknown, classify.ServerError, classify.RateLimit, classify.BadRequest, classify.UsageLimit:
+		// (a usage limit is the account's window, not the model's)
 		return false, false
 	}
 	return false, true // an answer from the model that says nothing of a full pool

@@ -331,7 +331,7 @@ func local(v classify.Verdict) bool {
 // context_length is one once no model with a larger window is left.
 func FailFast(c classify.Class) bool {
 	switch c {
-	case classify.Quota, classify.Auth, classify.BadRequest, classify.ContentFilter, classify.ContextLength, classify.Unknown:
+	case classify.Quota, classify.UsageLimit, classify.Auth, classify.BadRequest, classify.ContentFilter, classify.ContextLength, classify.Unknown:
 		return true
 	}
 	return false

@@ -348,7 +348,7 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 	v := out.Verdict
 	res.Class, res.Reason = string(v.Class), out.Reason
 	switch {
-	case v.Class == classify.Auth || v.Class == classify.Quota:
+	case v.Class == classify.Auth || v.Class == classify.Quota || v.Class == classify.UsageLimit:
 		res.ExitCode = ExitAuth
 		res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
 		say("%s — stopping (exit %d). %s", v.Class, ExitAuth, strings.TrimSpace(v.Summary+" "+v.Action))

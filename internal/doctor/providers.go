@@ -126,6 +126,9 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 	case v.Class == classify.Quota:
 		fs = append(fs, Finding{Area: "quota", Subject: p.name, Status: Broken, Class: string(v.Class),
 			Summary: "quota used up: " + strings.TrimSpace(v.Summary+" "+v.Action), Evidence: evidence})
+	case v.Class == classify.UsageLimit:
+		fs = append(fs, Finding{Area: "usage", Subject: p.name, Status: Degraded, Class: string(v.Class),
+			Summary: "the plan's usage window is used up" + resetText(v), Evidence: evidence})
 	case v.Class == classify.RateLimit:
 		fs = append(fs, Finding{Area: "rate", Subject: p.name, Status: Degraded, Class: string(v.Class),
 			Summary: "rate-limited" + waitText(v.Wait), Evidence: evidence})
@@ -189,6 +192,8 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		f.Status, f.Summary = Degraded, "at capacity right now"+waitText(v.Wait)
 	case v.Class == classify.RateLimit:
 		f.Status, f.Summary = Degraded, "rate-limited"+waitText(v.Wait)
+	case v.Class == classify.UsageLimit:
+		f.Status, f.Summary = Degraded, "the plan's usage window is used up"+resetText(v)
 	case v.Class == classify.Auth, v.Class == classify.Quota, v.Class == classify.ModelNotFound, v.Class == classify.BadRequest:
 		f.Status, f.Summary = Broken, string(v.Class)+": "+v.Summary
 	default:
@@ -283,4 +288,12 @@ func limits(h http.Header) string {
 		parts = append(parts, "Retry-After "+ra)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// resetText says when a usage limit resets, when it is known.
+func resetText(v classify.Verdict) string {
+	if v.ResetsAt.IsZero() {
+		return " (its reset time not said)"
+	}
+	return "; it resets at " + v.ResetsAt.UTC().Format("2006-01-02 15:04 UTC") + waitText(v.Wait)
 }

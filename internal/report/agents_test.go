@@ -72,7 +72,7 @@ func TestAgentFiles(t *testing.T) {
 				"codex/rollout-capacity-503-retries2.jsonl": "sessions/2026/11/30/rollout-f.jsonl",
 			},
 			home:  func(o *report.Options, h string) { o.CodexHome = h },
-			want:  map[string]int{"ok": 1, "capacity": 3, "quota": 1, "rate_limit": 1},
+			want:  map[string]int{"ok": 1, "capacity": 3, "usage_limit": 1, "rate_limit": 1},
 			model: map[string]int{"gpt-6-astra": 6},
 			hour:  21, size: true,
 		},
@@ -107,7 +107,7 @@ func TestAgentFiles(t *testing.T) {
 				})
 				o.TempDir = tmp
 			},
-			want:  map[string]int{"ok": 1, "capacity": 1, "quota": 1},
+			want:  map[string]int{"ok": 1, "capacity": 1, "usage_limit": 1},
 			model: map[string]int{"gemini-3-pro": 1, "(unknown)": 2},
 			hour:  21,
 		},
@@ -127,6 +127,10 @@ func TestAgentFiles(t *testing.T) {
 				if got[class] != n {
 					t.Errorf("%s: %d, want %d (all: %v)", class, got[class], n, got)
 				}
+			}
+			// a plan's usage limit has its own count, apart from billing quota
+			if r.Totals.UsageLimit != c.want["usage_limit"] || r.Totals.Quota != c.want["quota"] {
+				t.Errorf("totals: usage_limit %d quota %d, want %d and %d", r.Totals.UsageLimit, r.Totals.Quota, c.want["usage_limit"], c.want["quota"])
 			}
 			if r.Totals.Attempts != sum(c.want) {
 				t.Errorf("attempts %d, want %d", r.Totals.Attempts, sum(c.want))

@@ -34,7 +34,7 @@ func codexFiles(home string) []string {
 
 // codexInfo maps Codex's error kinds to classes.
 var codexInfo = map[string]classify.Class{
-	"server_overloaded": classify.Capacity, "usage_limit_exceeded": classify.Quota, "context_window_exceeded": classify.ContextLength,
+	"server_overloaded": classify.Capacity, "usage_limit_exceeded": classify.UsageLimit, "context_window_exceeded": classify.ContextLength,
 	"unauthorized": classify.Auth, "internal_server_error": classify.ServerError, "bad_request": classify.BadRequest,
 	"sandbox_error": "", "other": "",
 }

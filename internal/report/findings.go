@@ -23,12 +23,19 @@ func findings(r Result) []string {
 	if r.Totals.Attempts == 0 {
 		return []string{"nothing to report: no attempts in range"}
 	}
+	limits := ""
+	if r.Totals.UsageLimit > 0 {
+		limits = ", " + plural(r.Totals.UsageLimit, "usage limit")
+	}
 	if r.Metric == "capacity_count" { // the inputs record failures only
-		out = append(out, fmt.Sprintf("%s: %d capacity, %s, %s.",
-			plural(r.Totals.Attempts, "failure line"), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error")))
+		out = append(out, fmt.Sprintf("%s: %d capacity, %s, %s%s.",
+			plural(r.Totals.Attempts, "failure line"), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error"), limits))
 	} else {
-		out = append(out, fmt.Sprintf("%s; %s hit capacity (%d), %s, %s.",
-			plural(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error")))
+		out = append(out, fmt.Sprintf("%s; %s hit capacity (%d), %s, %s%s.",
+			plural(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error"), limits))
+	}
+	if r.Totals.UsageLimit > 0 {
+		out = append(out, fmt.Sprintf("%s: your plan's window was used up; it comes back at its reset (spillway exec --until-reset waits for it; a chain's overflow spills to another provider).", plural(r.Totals.UsageLimit, "usage limit")))
 	}
 	byCount := r.Metric == "capacity_count"
 	switch {

@@ -139,6 +139,8 @@ func (a *Aggregate) AddN(e Event, n int) bool {
 		a.total.RateLimit += n
 	case "quota":
 		a.total.Quota += n
+	case "usage_limit":
+		a.total.UsageLimit += n
 	}
 	a.total.WaitMS += e.WaitMS * int64(n)
 	key := t.Format(time.DateOnly)
@@ -222,13 +224,16 @@ func clean(s string, n int) string {
 
 // Totals are the counts over everything read.
 type Totals struct {
-	Attempts  int   `json:"attempts"`
-	Requests  int   `json:"requests"`
-	Failures  int   `json:"failures"`
-	Capacity  int   `json:"capacity"`
-	RateLimit int   `json:"rate_limit"`
-	Quota     int   `json:"quota"`
-	WaitMS    int64 `json:"wait_ms"`
+	Attempts  int `json:"attempts"`
+	Requests  int `json:"requests"`
+	Failures  int `json:"failures"`
+	Capacity  int `json:"capacity"`
+	RateLimit int `json:"rate_limit"`
+	Quota     int `json:"quota"` // billing: credits, spend limits
+	// UsageLimit counts a plan's usage window used up (it resets by
+	// itself), apart from quota.
+	UsageLimit int   `json:"usage_limit"`
+	WaitMS     int64 `json:"wait_ms"`
 }
 
 // QuotaIncident is a quota failure: a plan's limit, kept apart from

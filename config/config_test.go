@@ -432,3 +432,39 @@ func TestBlankFile(t *testing.T) {
 		t.Fatalf("a file with a setting: %v blank %v", err, c.Blank)
 	}
 }
+
+// A chain's object form: models, overflow and on_usage_limit; the list
+// form stays valid; what cannot work is refused with its field and line.
+func TestChainObjectForm(t *testing.T) {
+	const extra = "providers:\n  anthropic-b: { type: anthropic, base_url: \"https://b.example\", auth: key, api_key: env:B_KEY }\n" +
+		"models:\n  claude-sonnet-5-5-b: { provider: anthropic-b, tier: medium, upstream: claude-sonnet-5-5 }\n"
+	c, err := Parse("o.yaml", []byte(extra+"chains:\n  claude:\n    models: [claude-opus-5-5, claude-sonnet-5-5]\n    overflow: claude-b\n    on_usage_limit: overflow\n  claude-b: [claude-sonnet-5-5-b]\n"), env(map[string]string{"B_KEY": "k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Chains["claude"]; !reflect.DeepEqual(got, []string{"claude-opus-5-5", "claude-sonnet-5-5"}) {
+		t.Fatalf("models %v", got)
+	}
+	if r := c.ChainRules["claude"]; r.Overflow != "claude-b" || r.OnUsageLimit != UsageLimitOverflow {
+		t.Fatalf("rules %+v", r)
+	}
+	if _, ok := c.ChainRules["claude-b"]; ok || len(c.Chains["codex"]) != 3 {
+		t.Fatalf("the list form and the defaults: %+v %v", c.ChainRules, c.Chains["codex"])
+	}
+	for _, bad := range []struct{ body, want string }{
+		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: nowhere }\n", `b.yaml:6:`},
+		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: nowhere }\n", `chains.claude.overflow: chain "nowhere" is not defined`},
+		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: claude }\n", "cannot overflow into itself"},
+		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: claude-b }\n  claude-b: { models: [claude-sonnet-5-5-b], overflow: claude }\n", "overflow into each other: a cycle"},
+		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: codex }\n", "an overflow chain shares the client's wire format"},
+		{"chains:\n  claude: { models: [claude-opus-5-5], on_usage_limit: overflow }\n", "on_usage_limit: overflow needs an overflow: chain"},
+		{"chains:\n  claude: { models: [claude-opus-5-5], on_usage_limit: wait }\n", `unknown value "wait"; allowed: overflow`},
+		{"chains:\n  claude: { model: [claude-opus-5-5] }\n", `chains.claude.model: unknown field "model"; allowed here: models, on_usage_limit, overflow`},
+		{"chains:\n  claude: { overflow: claude-b }\n", "a chain written as an object needs models"},
+	} {
+		_, err := Parse("b.yaml", []byte(extra+bad.body), env(map[string]string{"B_KEY": "k"}))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.body, err, bad.want)
+		}
+	}
+}

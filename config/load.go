@@ -242,6 +242,44 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// chainFields are the fields of a chain's object form.
+var chainFields = []string{"models", "on_usage_limit", "overflow"}
+
+// walkChain checks a chain written as {models: [...], overflow: Y,
+// on_usage_limit: overflow|fail}; its models are found at both paths
+// (chains.X.models[i] and chains.X[i]) for the checks that follow.
+func (l *loader) walkChain(m []*ast.MappingValueNode, path string) {
+	seen := map[string]bool{}
+	for _, kv := range m {
+		key := keyName(kv.Key)
+		kp := join(path, key)
+		if seen[key] {
+			l.add(kv.Key.GetToken(), kp, "is set twice")
+			continue
+		}
+		seen[key] = true
+		switch key {
+		case "models":
+			l.walk(kv.Value, reflect.TypeOf([]string(nil)), kp)
+			if seq, ok := unwrap(kv.Value).(*ast.SequenceNode); ok {
+				for i, v := range seq.Values {
+					l.pos[fmt.Sprintf("%s[%d]", path, i)] = v.GetToken().Position
+				}
+			}
+		case "overflow", "on_usage_limit":
+			if _, ok := scalarText(unwrap(kv.Value)); !ok {
+				l.add(kv.Value.GetToken(), kp, "must be a string")
+			}
+			l.pos[kp] = kv.Key.GetToken().Position
+		default:
+			l.add(kv.Key.GetToken(), kp, fmt.Sprintf("unknown field %q; allowed here: %s (or write the chain as a list of models)", key, strings.Join(chainFields, ", ")))
+		}
+	}
+	if !seen["models"] {
+		l.add(nil, path, "a chain written as an object needs models: [...]")
+	}
+}
+
 // walk checks the file's shape against the Go type before decoding, so that
 // every mistake names its line and field and says what is allowed.
 func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
@@ -253,6 +291,10 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		l.pos[path] = n.GetToken().Position
 	}
 	if _, isNull := n.(*ast.NullNode); isNull {
+		return
+	}
+	if m, ok := mapping(n); ok && t.Kind() == reflect.Slice && strings.HasPrefix(path, "chains.") && strings.Count(path, ".") == 1 {
+		l.walkChain(m, path) // a chain's object form
 		return
 	}
 	switch {
@@ -416,7 +458,7 @@ func (l *loader) decode(body ast.Node, cfg *Config) {
 		// the file's own are merged, wherever in the file it stands
 		if keyName(kv.Key) == "catalog" {
 			if v, ok := scalarText(unwrap(kv.Value)); ok && v == CatalogNone {
-				cfg.Models, cfg.Chains = map[string]Model{}, map[string][]string{}
+				cfg.Models, cfg.Chains, cfg.ChainRules = map[string]Model{}, map[string][]string{}, nil
 			}
 		}
 	}
@@ -436,7 +478,7 @@ func (l *loader) decode(body ast.Node, cfg *Config) {
 		case "models":
 			err = mergeEntries(val, cfg.Models)
 		case "chains":
-			err = mergeEntries(val, cfg.Chains)
+			err = mergeChains(val, cfg)
 		default:
 			f := reflect.ValueOf(cfg).Elem().FieldByIndex(fieldIndex(reflect.TypeOf(*cfg))[key].Index)
 			if f.Kind() == reflect.Pointer { // an optional setting: set only when written
@@ -452,6 +494,41 @@ func (l *loader) decode(body ast.Node, cfg *Config) {
 			l.yamlErr(err)
 		}
 	}
+}
+
+// mergeChains merges the file's chains, each a list of models or an object
+// {models, overflow, on_usage_limit}.
+func mergeChains(n ast.Node, cfg *Config) error {
+	m, _ := mapping(n)
+	for _, kv := range m {
+		name, val := keyName(kv.Key), unwrap(kv.Value)
+		if val == nil {
+			continue
+		}
+		if _, isObject := mapping(val); !isObject {
+			var models []string
+			if err := yaml.NodeToValue(val, &models); err != nil {
+				return err
+			}
+			cfg.Chains[name] = models
+			delete(cfg.ChainRules, name)
+			continue
+		}
+		var obj struct {
+			Models       []string `yaml:"models"`
+			Overflow     string   `yaml:"overflow"`
+			OnUsageLimit string   `yaml:"on_usage_limit"`
+		}
+		if err := yaml.NodeToValue(val, &obj); err != nil {
+			return err
+		}
+		cfg.Chains[name] = obj.Models
+		if cfg.ChainRules == nil {
+			cfg.ChainRules = map[string]ChainRules{}
+		}
+		cfg.ChainRules[name] = ChainRules{Overflow: obj.Overflow, OnUsageLimit: obj.OnUsageLimit}
+	}
+	return nil
 }
 
 func mergeEntries[V any](n ast.Node, into map[string]V) error {
@@ -691,6 +768,31 @@ func (l *loader) validate(c *Config) {
 				}
 			}
 			l.at(at, fmt.Sprintf("model %s is in chains %s; a request for it walks one: name it with models.%s.chain: %s", name, strings.Join(in, " and "), name, in[0]))
+		}
+	}
+	for _, name := range sortedKeys(c.ChainRules) {
+		r, fp := c.ChainRules[name], "chains."+name
+		switch r.OnUsageLimit {
+		case "", UsageLimitFail, UsageLimitOverflow:
+		default:
+			l.at(fp+".on_usage_limit", fmt.Sprintf("unknown value %q; allowed: overflow (a usage limit goes to the overflow chain), fail (it is passed on; the default)", r.OnUsageLimit))
+		}
+		if r.OnUsageLimit == UsageLimitOverflow && r.Overflow == "" {
+			l.at(fp+".on_usage_limit", "on_usage_limit: overflow needs an overflow: chain to go to")
+		}
+		if r.Overflow == "" {
+			continue
+		}
+		y, ok := c.Chains[r.Overflow]
+		switch {
+		case !ok:
+			l.at(fp+".overflow", fmt.Sprintf("chain %q is not defined; defined chains: %s", r.Overflow, strings.Join(sortedKeys(c.Chains), ", ")))
+		case r.Overflow == name:
+			l.at(fp+".overflow", "a chain cannot overflow into itself")
+		case c.ChainRules[r.Overflow].Overflow == name:
+			l.at(fp+".overflow", fmt.Sprintf("chains %s and %s overflow into each other: a cycle (overflow is not transitive; give one of them none)", name, r.Overflow))
+		case len(y) > 0 && len(c.Chains[name]) > 0 && c.ModelType(y[0]) != c.ModelType(c.Chains[name][0]):
+			l.at(fp+".overflow", fmt.Sprintf("chain %q speaks %s, this one %s: an overflow chain shares the client's wire format", r.Overflow, c.ModelType(y[0]), c.ModelType(c.Chains[name][0])))
 		}
 	}
 	for _, name := range sortedKeys(c.Chains) {

@@ -124,14 +124,17 @@ type Config struct {
 	Providers map[string]Provider `yaml:"providers"`
 	Models    map[string]Model    `yaml:"models"`
 	Chains    map[string][]string `yaml:"chains"`
-	Pacing    Pacing              `yaml:"pacing"`
-	Retry     Retry               `yaml:"retry"`
-	Breaker   Breaker             `yaml:"breaker"`
-	State     string              `yaml:"state"`
-	Queue     Queue               `yaml:"queue"`
-	Events    Events              `yaml:"events"`
-	Gateway   Gateway             `yaml:"gateway"`
-	Timeouts  Timeouts            `yaml:"timeouts"`
+	// ChainRules are the overflow settings of the chains written in the
+	// object form ({models, overflow, on_usage_limit}), by chain.
+	ChainRules map[string]ChainRules `yaml:"-"`
+	Pacing     Pacing                `yaml:"pacing"`
+	Retry      Retry                 `yaml:"retry"`
+	Breaker    Breaker               `yaml:"breaker"`
+	State      string                `yaml:"state"`
+	Queue      Queue                 `yaml:"queue"`
+	Events     Events                `yaml:"events"`
+	Gateway    Gateway               `yaml:"gateway"`
+	Timeouts   Timeouts              `yaml:"timeouts"`
 	// Catalog is builtin (the models of Codex CLI, Claude Code and Gemini
 	// CLI, and their chains, under the file's own) or none (only the
 	// models and chains the file names).
@@ -185,6 +188,24 @@ type Provider struct {
 	// Query is added to every request's URL, e.g. api-version=2024-10-21.
 	Query string `yaml:"query,omitempty"`
 }
+
+// ChainRules are a chain's overflow: where a request goes when one walk of
+// the chain's own models found no room, and what a usage limit does.
+type ChainRules struct {
+	// Overflow is the chain walked next (once, not transitively), from its
+	// first model at or below the requested tier.
+	Overflow string
+	// OnUsageLimit is overflow (a plan's usage limit goes to the overflow
+	// chain, on providers with spillway's own key) or fail (it is passed on;
+	// the default).
+	OnUsageLimit string
+}
+
+// The values of on_usage_limit.
+const (
+	UsageLimitFail     = "fail"
+	UsageLimitOverflow = "overflow"
+)
 
 // ChatGPT is the built-in provider of a ChatGPT plan's Codex backend
 // (https://chatgpt.com/backend-api/codex): Codex signed in with ChatGPT
@@ -568,6 +589,7 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 		kept := slices.DeleteFunc(slices.Clone(chain), func(m string) bool { return slices.Contains(names, m) })
 		if len(kept) == 0 {
 			delete(c.Chains, other)
+			delete(c.ChainRules, other)
 		} else {
 			c.Chains[other] = kept
 		}

@@ -92,6 +92,50 @@ func (e *Engine) Candidates(r Request) []Candidate {
 	return out
 }
 
+// overflowCandidates are the candidates of the chain r's chain overflows
+// into (config.ChainRules), for one walk after r's own chain found no room:
+// from its first model at or below the requested tier, none below the
+// minimum tier. A candidate goes there only with credentials it may: with
+// spillway's own key (auth: key), or on the provider the caller's own
+// credentials are for (from); for a usage limit (forLimit) only with a key
+// of spillway's own, since the caller's account is what is used up; and a
+// sign-in (Via) is never sent to another provider.
+func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []Candidate {
+	name, _ := e.cfg.ChainFor(r.Model)
+	rules := e.cfg.ChainRules[name]
+	if rules.Overflow == "" || r.NoFallback || len(r.Models) > 0 {
+		return nil
+	}
+	if forLimit && (rules.OnUsageLimit != config.UsageLimitOverflow || r.Via != "") {
+		return nil
+	}
+	asked := e.cfg.Models[r.Model].Tier.Rank()
+	var out []Candidate
+	for _, mn := range e.cfg.Chains[rules.Overflow] {
+		m, ok := e.cfg.Models[mn]
+		if !ok || asked > 0 && m.Tier.Rank() > asked || r.MinTier != "" && m.Tier.Rank() < r.MinTier.Rank() {
+			continue
+		}
+		if r.Via != "" { // the sign-in's own backend, its namespace
+			out = append(out, Candidate{Model: mn, Upstream: mn, Provider: r.Via, Format: r.Type, Tier: m.Tier, Context: m.Context, Weight: 1})
+			continue
+		}
+		for _, d := range e.cfg.Deployments(mn) {
+			own := e.cfg.Providers[d.Provider].Auth == "key"
+			if forLimit && !own || !forLimit && !own && d.Provider != from.Provider {
+				continue
+			}
+			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
+		}
+	}
+	return out
+}
+
+// sameCredential reports candidates sent with the same credentials: a
+// usage limit of one is the other's too.
+func sameCredential(a, b Candidate) bool { return a.Provider == b.Provider && a.KeyID == b.KeyID }
+
 // limitKey is what a rate limit binds: a model at one set of credentials
 // (the candidate's own key, or the caller's: the same for every
 // candidate of this request).

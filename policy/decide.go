@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/redact"
 )
 
@@ -67,6 +68,8 @@ func (p *plan) decide(v classify.Verdict) step {
 			return p.switchTo(next, c)
 		}
 		return p.fail(v, "no model in the chain exists for this key")
+	case classify.UsageLimit:
+		return p.onUsageLimit(c, v)
 	case classify.ContextLength:
 		// only a strictly larger window may take it (one of unknown size
 		// is not known larger); a smaller one on the way is passed over
@@ -175,6 +178,11 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 	if next, ok := p.onward(nil); ok {
 		return p.switchTo(next, c)
 	}
+	// one walk of the chain's own models found no room: its overflow chain
+	// next, before any backoff
+	if next, ok := p.overflow(c, false, nil); ok {
+		return p.switchTo(next, c)
+	}
 	if p.walkBroken() {
 		// every model failed on its own (a server_error after its
 		// retry), and none said it is full: waiting for room would not
@@ -182,6 +190,51 @@ func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
 		return p.fail(v, p.walkSays())
 	}
 	return p.exhausted(c, v)
+}
+
+// overflow adds the overflow chain's candidates to the chain (once a
+// request) and returns the first to try, among those ok allows.
+func (p *plan) overflow(c Candidate, forLimit bool, ok func(Candidate) bool) (int, bool) {
+	if p.overflowed {
+		return 0, false
+	}
+	more := p.e.overflowCandidates(p.req, p.chain[0], forLimit)
+	if len(more) == 0 {
+		return 0, false
+	}
+	p.overflowed = true
+	start := len(p.chain)
+	p.chain = append(p.chain[:len(p.chain):len(p.chain)], more...)
+	return p.next(start, ok)
+}
+
+// onUsageLimit: a plan's usage window used up is the account's, so no
+// model sent with the same credentials is tried again; with the chain's
+// on_usage_limit: overflow, the overflow chain's models with spillway's
+// own key answer instead; else the request fails, and the front end passes
+// the provider's own answer on (Codex prints its reset time).
+func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
+	for _, x := range p.chain {
+		if sameCredential(x, c) {
+			put(&p.skip, x.Key(), true)
+		}
+	}
+	other := func(n Candidate) bool { return !sameCredential(n, c) }
+	if name, _ := p.e.cfg.ChainFor(p.req.Model); p.e.cfg.ChainRules[name].OnUsageLimit == config.UsageLimitOverflow && p.req.Via == "" && p.overflowed {
+		// the overflow chain is in already (a walk at capacity): its
+		// models with spillway's own key
+		if next, ok := p.next(p.cur+1, func(n Candidate) bool { return other(n) && n.KeyID != "" }); ok {
+			return p.switchTo(next, c)
+		}
+	}
+	if next, ok := p.overflow(c, true, other); ok {
+		return p.switchTo(next, c)
+	}
+	why := "the plan's usage window is used up"
+	if !v.ResetsAt.IsZero() {
+		why += "; it resets at " + v.ResetsAt.UTC().Format(time.RFC3339)
+	}
+	return p.fail(v, why)
 }
 
 // walkBroken reports whether every attempt of the walk of the chain that

@@ -143,6 +143,9 @@ type plan struct {
 	resuming      bool
 	continuations int
 	skip          map[string]bool
+	// overflowed: the overflow chain's candidates were added to the chain
+	// (once a request: overflow is not transitive)
+	overflowed bool
 	// noFit: no model of the chain is known to fit the request, so the
 	// ones of a window no smaller than the requested model's are taken to
 	// (the upstream judges)

@@ -497,3 +497,48 @@ func TestClaudeAllModelsFullShowsSpillwaysMessage(t *testing.T) {
 		t.Fatalf("Claude Code sent %d requests: x-should-retry: false should stop its retries", n)
 	}
 }
+
+// Claude Code at its plan's usage limit through the gateway: with the
+// chain's on_usage_limit: overflow, the overflow chain (a provider with
+// spillway's own key) answers; without it, Claude Code shows the upstream's
+// own limit text.
+func TestClaudeUsageLimitOverflows(t *testing.T) {
+	clienttest.Claude(t)
+	for _, overflow := range []bool{true, false} {
+		r := newRig(t, nil, func(c *config.Config) {
+			c.Providers["anthropic-team"] = config.Provider{Type: "anthropic", BaseURL: c.Providers["anthropic"].BaseURL, Auth: "key",
+				APIKey: config.Secret{Ref: "env:TEAM_KEY", Value: "sk-ant-team-own-key-0123456789"}}
+			c.Models["claude-sonnet-5-5-team"] = config.Model{Provider: "anthropic-team", Tier: config.Medium, Upstream: "claude-sonnet-5-5", Context: 200000}
+			c.Chains["claude-team"] = []string{"claude-sonnet-5-5-team"}
+			rules := config.ChainRules{Overflow: "claude-team", OnUsageLimit: config.UsageLimitFail}
+			if overflow {
+				rules.OnUsageLimit = config.UsageLimitOverflow
+			}
+			c.ChainRules = map[string]config.ChainRules{"claude": rules}
+		})
+		r.fault(t, sim.Fault{Model: "claude-opus-5-5", Kind: "usage_limit", Count: -1, ResetsIn: 7200})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		zero := 0
+		prompt := "Reply with pong"
+		res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{BaseURL: r.url, Model: "claude-opus-5-5", Prompt: prompt, OAuthToken: "sk-ant-oat01-plan-0123456789", MaxRetries: &zero})
+		cancel()
+		route := strings.Join(routeOf(r), " > ")
+		if overflow {
+			if want := sim.Answer("claude-sonnet-5-5", prompt, 16); res.ExitCode != 0 || !strings.Contains(res.Stdout, want) {
+				t.Fatalf("overflow: exit %d, stdout %q lacks %q\nstderr: %s", res.ExitCode, res.Stdout, want, res.Stderr)
+			}
+			if !strings.HasPrefix(route, "claude-opus-5-5:usage_limit > claude-sonnet-5-5-team:ok") {
+				t.Fatalf("route %q", route)
+			}
+			// the overflow went with spillway's own key, not the plan's login
+			if got := r.sim.Snapshot().Models["claude-sonnet-5-5"].Credentials; got[sim.Fingerprint("sk-ant-team-own-key-0123456789", "")] == 0 || got[sim.Fingerprint("sk-ant-oat01-plan-0123456789", "")] != 0 {
+				t.Fatalf("claude-sonnet-5-5 saw %v", got)
+			}
+			continue
+		}
+		out := res.Stdout + res.Stderr
+		if res.ExitCode == 0 || !strings.Contains(out, "usage limit reached") || !strings.HasPrefix(route, "claude-opus-5-5:usage_limit") || strings.Contains(route, "sonnet") {
+			t.Fatalf("without overflow: exit %d, route %q, Claude Code printed:\n%s", res.ExitCode, route, out)
+		}
+	}
+}

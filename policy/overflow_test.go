@@ -1,0 +1,118 @@
+package policy
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+)
+
+// overflowConfig: chain claude overflows into claude-b, whose models are
+// on a provider with spillway's own key (heavy opus-b, medium sonnet-b), and
+// claude-b into claude-c (never reached from claude: not transitive).
+func overflowConfig(onLimit string) *config.Config {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	cfg.Providers["anthropic-b"] = config.Provider{Type: "anthropic", BaseURL: "https://b.example", Auth: "key", APIKey: config.Secret{Ref: "env:B", Value: "b-key"}}
+	cfg.Providers["anthropic-open"] = config.Provider{Type: "anthropic", BaseURL: "https://open.example", Auth: "passthrough"}
+	cfg.Models["claude-opus-5-5-b"] = config.Model{Provider: "anthropic-b", Tier: config.Heavy, Upstream: "claude-opus-5-5"}
+	cfg.Models["claude-sonnet-5-5-b"] = config.Model{Provider: "anthropic-b", Tier: config.Medium, Upstream: "claude-sonnet-5-5"}
+	cfg.Models["claude-haiku-5-5-open"] = config.Model{Provider: "anthropic-open", Tier: config.Light, Upstream: "claude-haiku-5-5"}
+	cfg.Models["claude-haiku-5-5-c"] = config.Model{Provider: "anthropic-b", Tier: config.Light, Upstream: "claude-haiku-5-5"}
+	cfg.Chains["claude-b"] = []string{"claude-opus-5-5-b", "claude-sonnet-5-5-b", "claude-haiku-5-5-open"}
+	cfg.Chains["claude-c"] = []string{"claude-haiku-5-5-c"}
+	cfg.ChainRules = map[string]config.ChainRules{"claude": {Overflow: "claude-b", OnUsageLimit: onLimit}, "claude-b": {Overflow: "claude-c"}}
+	return cfg
+}
+
+func TestOverflow(t *testing.T) {
+	full := func(models ...string) map[string][]classify.Class {
+		m := map[string][]classify.Class{}
+		for _, n := range models {
+			m[n] = []classify.Class{classify.Capacity, classify.Capacity, classify.Capacity, classify.Capacity}
+		}
+		return m
+	}
+	limited := func(m map[string][]classify.Class, models ...string) map[string][]classify.Class {
+		for _, n := range models {
+			m[n] = []classify.Class{classify.UsageLimit}
+		}
+		return m
+	}
+	cases := []struct {
+		name    string
+		onLimit string
+		req     Request
+		answers map[string][]classify.Class
+		route   string
+		waited  bool
+		ok      bool
+	}{
+		{"one walk at capacity: the overflow chain next, before any backoff, from the requested tier", "", Request{Model: "claude-opus-5-5", Type: "anthropic"},
+			full("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"),
+			"claude-opus-5-5:capacity > claude-sonnet-5-5:capacity > claude-haiku-5-5:capacity > claude-opus-5-5-b:ok", false, true},
+		{"never a pricier tier than asked: a medium request enters at the medium model", "", Request{Model: "claude-sonnet-5-5", Type: "anthropic"},
+			full("claude-sonnet-5-5", "claude-haiku-5-5"),
+			"claude-sonnet-5-5:capacity > claude-haiku-5-5:capacity > claude-sonnet-5-5-b:ok", false, true},
+		{"nothing below the minimum tier", "", Request{Model: "claude-opus-5-5", Type: "anthropic", MinTier: config.Heavy, Budget: time.Second},
+			full("claude-opus-5-5", "claude-opus-5-5-b"),
+			"claude-opus-5-5:capacity > claude-opus-5-5-b:capacity >", true, false},
+		{"not transitive: the overflow chain's own overflow is never walked", "", Request{Model: "claude-opus-5-5", Type: "anthropic", Budget: time.Second},
+			full("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5-b", "claude-sonnet-5-5-b", "claude-haiku-5-5-open"),
+			"", true, false},
+		{"a usage limit, on_usage_limit: fail: passed on after one attempt", "fail", Request{Model: "claude-opus-5-5", Type: "anthropic"},
+			limited(map[string][]classify.Class{}, "claude-opus-5-5"),
+			"claude-opus-5-5:usage_limit", false, false},
+		{"a usage limit, on_usage_limit: overflow: none of the account's models, the overflow chain's with spillway's own key", "overflow", Request{Model: "claude-opus-5-5", Type: "anthropic"},
+			limited(map[string][]classify.Class{}, "claude-opus-5-5"),
+			"claude-opus-5-5:usage_limit > claude-opus-5-5-b:ok", false, true},
+		{"a usage limit there too: none of that account's models either, and never a passthrough provider (the caller's credentials are for its own)", "overflow", Request{Model: "claude-opus-5-5", Type: "anthropic"},
+			limited(map[string][]classify.Class{}, "claude-opus-5-5", "claude-opus-5-5-b"),
+			"claude-opus-5-5:usage_limit > claude-opus-5-5-b:usage_limit", false, false},
+		{"a sign-in's usage limit never overflows", "overflow", Request{Model: "claude-opus-5-5", Type: "anthropic", Via: "chatgpt"},
+			limited(map[string][]classify.Class{}, "claude-opus-5-5"),
+			"claude-opus-5-5:usage_limit", false, false},
+		{"no overflow for a request that names its models", "", Request{Model: "claude-opus-5-5", Type: "anthropic", Models: []string{"claude-opus-5-5"}, Budget: time.Second},
+			full("claude-opus-5-5"),
+			"", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := clocked(overflowConfig(c.onLimit))
+			out := e.Run(context.Background(), &Call{Request: c.req, Send: answers(c.answers)})
+			if c.route != "" && out.Route != c.route && !(c.route[len(c.route)-1] == '>' && len(out.Route) > len(c.route) && out.Route[:len(c.route)] == c.route) {
+				t.Fatalf("route %q, want %q", out.Route, c.route)
+			}
+			if c.route == "" {
+				// never claude-c (claude-b's own overflow), never the
+				// passthrough provider the caller's key is not for, and
+				// none of claude-b for a request that names its models
+				bad := []string{"claude-haiku-5-5-c", "claude-haiku-5-5-open"}
+				if c.req.Models != nil {
+					bad = append(bad, "-b:")
+				} else if !contains(out.Route, "claude-sonnet-5-5-b:capacity") {
+					t.Fatalf("route %q did not walk the overflow chain", out.Route)
+				}
+				for _, m := range bad {
+					if contains(out.Route, m) {
+						t.Fatalf("route %q went to %s", out.Route, m)
+					}
+				}
+			}
+			if out.Committed != c.ok || (out.Waited > 0) != c.waited {
+				t.Fatalf("committed %v waited %v: %+v", out.Committed, out.Waited, out)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

@@ -13,14 +13,14 @@ type Class string
 
 // The failure classes.
 const (
-	Capacity      Class = "capacity"
-	RateLimit     Class = "rate_limit"
-	Quota         Class = "quota"
+	Capacity  Class = "capacity"
+	RateLimit Class = "rate_limit"
+	Quota     Class = "quota"
 	// UsageLimit is a plan's usage window used up (a ChatGPT plan's
 	// usage_limit_reached, a Claude plan's limit, Gemini's daily quota): it
 	// comes back by itself at a known time (Verdict.ResetsAt), where quota
 	// (billing) does not.
-	UsageLimit Class = "usage_limit"
+	UsageLimit    Class = "usage_limit"
 	Auth          Class = "auth"
 	ModelNotFound Class = "model_not_found"
 	ContextLength Class = "context_length"

@@ -577,8 +577,29 @@ func unifiedReset(h http.Header, now time.Time) time.Duration {
 // 2026-12-02T01:46:00Z", or Claude Code's "usage limit reached|1764640000".
 var resetTextRe = regexp.MustCompile(`(?i)(?:resets? (?:at|on) (\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))|limit reached\|(\d{9,11}))`)
 
+// clockResetRe finds a reset given as a time of day: Codex's "try again
+// at 1:46 AM" (in the local time of the machine it runs on).
+var clockResetRe = regexp.MustCompile(`(?i)try again at (\d{1,2}):(\d\d)\s*([AP]M)`)
+
 // textReset is how long until the reset time a message names; 0 for none.
+// A time of day is its next occurrence after now, in now's location.
 func textReset(s string, now time.Time) time.Duration {
+	if c := clockResetRe.FindStringSubmatch(s); c != nil {
+		h, _ := strconv.Atoi(c[1])
+		mi, _ := strconv.Atoi(c[2])
+		if h < 1 || h > 12 || mi > 59 {
+			return 0
+		}
+		h %= 12
+		if strings.EqualFold(c[3], "PM") {
+			h += 12
+		}
+		at := time.Date(now.Year(), now.Month(), now.Day(), h, mi, 0, 0, now.Location())
+		if !at.After(now) {
+			at = at.AddDate(0, 0, 1)
+		}
+		return at.Sub(now)
+	}
 	m := resetTextRe.FindStringSubmatch(s)
 	switch {
 	case m == nil:

@@ -234,6 +234,22 @@ func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
 	if !v.ResetsAt.IsZero() {
 		why += "; it resets at " + v.ResetsAt.UTC().Format(time.RFC3339)
 	}
+	if p.req.UntilReset && !v.ResetsAt.IsZero() {
+		// wait it out: the same model again at the reset
+		wait := max(v.ResetsAt.Sub(p.e.clock.Now()), 0)
+		if !p.req.Park && p.req.Budget > 0 && p.spent+wait > p.budget {
+			return p.fail(v, why+fmt.Sprintf(", past the wait budget of %s", classify.FormatWait(p.budget)))
+		}
+		for _, x := range p.chain {
+			if sameCredential(x, c) {
+				delete(p.skip, x.Key())
+			}
+		}
+		if !p.req.Park {
+			p.wait(wait)
+		}
+		return step{Action: send, Candidate: c, Wait: wait, reset: true}
+	}
 	return p.fail(v, why)
 }
 

@@ -116,3 +116,40 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// UntilReset: a usage limit is waited out to its reset, on the same model;
+// a parked request comes back at the reset instead; a budget too short for
+// it fails.
+func TestUntilReset(t *testing.T) {
+	limitOnce := func(clk interface{ Now() time.Time }, in time.Duration) func(context.Context, *Attempt) Result {
+		n := 0
+		return func(_ context.Context, a *Attempt) Result {
+			if n++; n == 1 {
+				return Result{Verdict: classify.Verdict{Class: classify.UsageLimit, ResetsAt: clk.Now().Add(in), Message: "usage limit"}, Status: 429}
+			}
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+		}
+	}
+	e, clk := clocked(overflowConfig(""))
+	start := clk.Now()
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true}, Send: limitOnce(clk, 90*time.Minute)})
+	if !out.Committed || out.Route != "claude-opus-5-5:usage_limit > claude-opus-5-5:ok" || out.Waited != 90*time.Minute || clk.Now().Sub(start) != 90*time.Minute {
+		t.Fatalf("waited out: %+v (clock moved %v)", out, clk.Now().Sub(start))
+	}
+	e, clk = clocked(overflowConfig(""))
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true, Park: true, Ladder: []time.Duration{time.Minute}}, Send: limitOnce(clk, 90*time.Minute)})
+	if out.Committed || !out.ParkUntil.Equal(clk.Now().Add(90*time.Minute)) || out.Attempts != 1 {
+		t.Fatalf("parked: %+v", out)
+	}
+	e, clk = clocked(overflowConfig(""))
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true, Budget: time.Hour}, Send: limitOnce(clk, 90*time.Minute)})
+	if out.Committed || out.Verdict.Class != classify.UsageLimit || !contains(out.Reason, "past the wait budget of 1h") {
+		t.Fatalf("a budget shorter than the reset: %+v", out)
+	}
+	// without UntilReset a usage limit is passed on at once
+	e, clk = clocked(overflowConfig(""))
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic"}, Send: limitOnce(clk, time.Minute)})
+	if out.Committed || out.Attempts != 1 || out.Waited != 0 {
+		t.Fatalf("no UntilReset: %+v", out)
+	}
+}

@@ -55,6 +55,12 @@ type Request struct {
 	// (a CLI agent given -m): one candidate per model, its first
 	// deployment's.
 	ModelsOnly bool
+	// UntilReset waits a usage limit out: at its reset (Verdict.ResetsAt)
+	// the same model is tried again, or, with Park, the request parks
+	// until then (no attempt used). The wait is within Budget when Budget
+	// is set, else as long as the reset says (spillway exec --until-reset,
+	// the queue).
+	UntilReset bool
 	// Via, when set, is the sign-in provider every candidate goes to (the
 	// ChatGPT plan's backend): each model of the chain once, under its own
 	// name, on that provider alone, so that a plan's models never share a
@@ -104,6 +110,9 @@ type step struct {
 	// outage, on a fail: every model stayed at capacity through the whole
 	// ladder (Outcome.GlobalOutage)
 	outage bool
+	// reset marks the wait for a usage limit's reset (Request.UntilReset):
+	// a parked request returns instead of sleeping it.
+	reset bool
 }
 
 // Hop is one attempt's outcome, for X-Spillway-Route and logs.

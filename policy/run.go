@@ -276,6 +276,10 @@ func (r *run) before(ctx context.Context) *Outcome {
 			}
 			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: st.Verdict, Reason: st.Reason, GlobalOutage: st.outage})
 		}
+		if st.reset && c.Park && r.resume == nil { // a usage limit's reset: back then, the rung where it was
+			return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: r.last.Verdict, ParkUntil: e.clock.Now().Add(st.Wait), RungLeft: c.Request.RungLeft, NextRung: c.Request.Rung,
+				Reason: fmt.Sprintf("the plan's usage limit; parked until its reset in %s", classify.FormatWait(st.Wait))})
+		}
 		if st.rung && c.Park && r.resume == nil { // even a rung of 0: a parked request never loops in process
 			until, left := r.parkUntil(st.Wait), r.plan.rungLeft
 			if short := st.Wait - until.Sub(e.clock.Now()); st.check && short > 0 {

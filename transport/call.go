@@ -91,6 +91,13 @@ func Park(ladder []time.Duration, waited int) CallOption {
 	return func(r *policy.Request) { r.Ladder, r.Rung, r.Park = ladder, waited, true }
 }
 
+// UntilReset waits a plan's usage limit out: the call goes on at the
+// limit's reset, or, with Park, returns an Error whose ParkUntil is the
+// reset.
+func UntilReset() CallOption {
+	return func(r *policy.Request) { r.UntilReset = true }
+}
+
 // CheckRung, with Park, splits a rung longer than every into checks: the
 // call parks for at most every at a time, and the first answer ends the
 // rung early. left is what the previous call's Error.RungLeft said was

@@ -54,6 +54,10 @@ type Options struct {
 	// MaxWait bounds all waiting; 0 means the ladder's total.
 	MaxWait time.Duration
 	Resume  bool
+	// UntilReset waits a plan's usage limit out (its reset time, as the
+	// agent printed it), then resumes the session as Resume does; MaxWait
+	// bounds it when set.
+	UntilReset bool
 	// ResumePrompt is sent when a session is resumed on the next model.
 	ResumePrompt string
 	Archive      string // directory for failed attempts' output and sessions
@@ -194,7 +198,7 @@ func Run(ctx context.Context, o Options) Result {
 	c := &policy.Call{
 		// an agent is given a model, never a deployment
 		Request: policy.Request{Model: requested, Type: typeOf(kind), Models: models, Ladder: ladder, Budget: o.MaxWait, Rung: o.Rung, Park: o.Park, ModelsOnly: true,
-			CheckEvery: checkEvery, RungLeft: o.RungLeft},
+			CheckEvery: checkEvery, RungLeft: o.RungLeft, UntilReset: o.UntilReset},
 		Source: events.SourceExec, Endpoint: string(kind), Events: o.Events,
 		OnWait: func(d time.Duration, next policy.Candidate, why classify.Verdict) {
 			what := next.Model
@@ -202,6 +206,10 @@ func Run(ctx context.Context, o Options) Result {
 				what = "the command"
 			}
 			stopCountdown() // a check that found no room: the wait goes on, said anew
+			if why.Class == classify.UsageLimit {
+				stopCountdown = wait(o.Stderr, d, fmt.Sprintf("for the plan's usage limit to reset, then %s again", what))
+				return
+			}
 			stopCountdown = wait(o.Stderr, d, fmt.Sprintf("before trying %s (%s)", what, why.Class))
 		},
 	}
@@ -256,7 +264,7 @@ func Run(ctx context.Context, o Options) Result {
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		args, model, resumed := o.Command, a.Candidate.Model, ""
 		stopCountdown()
-		if o.Resume && a.N > 1 && (session != "" || kind == Claude) {
+		if (o.Resume || o.UntilReset) && a.N > 1 && (session != "" || kind == Claude) {
 			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
 				args, resumed = ra, session
 				if resumed == "" {
@@ -323,6 +331,9 @@ func Run(ctx context.Context, o Options) Result {
 		}
 	case !out.ParkUntil.IsZero():
 		res.ExitCode, res.Class, res.Reason, res.ParkUntil, res.RungLeft, res.NextRung = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil, out.RungLeft, out.NextRung
+		if out.Verdict.Class == classify.UsageLimit { // parked to a usage limit's reset
+			res.ExitCode, res.Class = ExitAuth, string(classify.UsageLimit)
+		}
 	case last.startErr != nil:
 		say("cannot run %s: %v", o.Command[0], last.startErr)
 		res.ExitCode, res.Class, res.Reason = 127, "unknown", last.startErr.Error()
@@ -472,7 +483,7 @@ func childEnv(o Options) func(string) string {
 // handled are the classes exec retries or moves on from; when the driver
 // gives up on one of them, spillway says why.
 var handled = map[classify.Class]bool{classify.Capacity: true, classify.RateLimit: true, classify.Network: true,
-	classify.Timeout: true, classify.ServerError: true, classify.ModelNotFound: true, classify.ContextLength: true}
+	classify.Timeout: true, classify.ServerError: true, classify.ModelNotFound: true, classify.ContextLength: true, classify.UsageLimit: true}
 
 func typeOf(k Kind) wire.Format {
 	switch k {

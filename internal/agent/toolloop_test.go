@@ -135,3 +135,35 @@ func clipText(s string) string {
 	}
 	return s
 }
+
+// exec --until-reset: Codex stops at its plan's usage limit (it prints the
+// reset time); exec waits for it (on the fake clock), then resumes the
+// session on the same model, which finishes. Without the flag: exit 77.
+func TestExecCodexUntilReset(t *testing.T) {
+	for _, until := range []bool{true, false} {
+		srv, base := simFor(t, nil)
+		srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "usage_limit", Count: 1, ResetsIn: 60})
+		cmd, env, dir, _ := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", "Reply with pong", "--json")
+		r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, UntilReset: until, ResumePrompt: "Continue the task", Ladder: []time.Duration{10 * time.Millisecond}})
+		if !until {
+			if r.res.ExitCode != agent.ExitAuth || r.res.Class != "usage_limit" || len(r.res.Attempts) != 1 {
+				t.Fatalf("without --until-reset: exit %d class %s attempts %+v", r.res.ExitCode, r.res.Class, r.res.Attempts)
+			}
+			continue
+		}
+		if r.res.ExitCode != 0 || len(r.res.Attempts) != 2 || r.res.Attempts[0].Class != "usage_limit" {
+			t.Fatalf("exit %d attempts %+v", r.res.ExitCode, r.res.Attempts)
+		}
+		again := r.res.Attempts[1]
+		// the wait is to the reset Codex printed (to the minute), not the ladder's
+		if again.Model != "gpt-6-astra" || again.Resumed == "" || again.WaitedS <= 0 || again.WaitedS > 120 {
+			t.Fatalf("the run after the reset: %+v", again)
+		}
+		if !strings.Contains(r.stderr, "for the plan's usage limit to reset, then gpt-6-astra again") {
+			t.Fatalf("stderr does not say what it waits for:\n%s", r.stderr)
+		}
+		if want := sim.Answer("gpt-6-astra", "Continue the task", 16); !strings.Contains(r.stdout, want) {
+			t.Fatalf("stdout lacks the resumed answer %q", want)
+		}
+	}
+}

@@ -18,7 +18,7 @@ func (a *App) execCmd() *cobra.Command {
 	var (
 		models, ladder, chain, archive, notify, eventsPath, resumePrompt, model string
 		maxWait                                                                 time.Duration
-		resume, asJSON                                                          bool
+		resume, asJSON, untilReset                                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARGS...]",
@@ -63,7 +63,7 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 				eo = append(eo, policy.WithFleet(node))
 			}
 			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg, eo...), Chain: chain, Model: model, MaxWait: maxWait,
-				Resume: resume, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
+				Resume: resume, UntilReset: untilReset, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
 				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv, Supervisor: supervisor()}
 			if models != "" {
 				for _, m := range strings.Split(models, ",") {
@@ -113,6 +113,7 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 	f.StringVar(&ladder, "ladder", "", "waits once every model is full, e.g. 30s,2m,10m,30m (default: retry.ladder)")
 	f.DurationVar(&maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
 	f.BoolVar(&resume, "resume", false, "continue the agent's session on the next model instead of starting over")
+	f.BoolVar(&untilReset, "until-reset", false, "at a plan's usage limit, wait for its reset (as the agent says it), then resume the session; --max-wait bounds it (without: exit 77)")
 	f.StringVar(&resumePrompt, "resume-prompt", "Continue the task from where you left off.", "the prompt sent when resuming")
 	f.StringVar(&archive, "archive", "", "save each failed attempt's output (and Codex session file) in this directory")
 	f.StringVar(&notify, "notify", "", "POST a JSON summary to this URL on final failure")

@@ -361,6 +361,12 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		}
 		switch {
 		case f == nil:
+		case !f.park.IsZero() && f.class == classify.UsageLimit:
+			if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
+				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, f.park.UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
+			}
+			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until its reset at %s (no attempt used)", job.ID, task.Name, step.Name, f.park.UTC().Format(time.RFC3339))
+			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
 		case !f.park.IsZero():
 			return "waiting for capacity", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
 		case f.final:
@@ -399,6 +405,14 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		return "", time.Time{}, err
 	}
 	return "", time.Time{}, river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
+}
+
+// parkClass is why a step parked: a usage limit's reset, else capacity.
+func parkClass(class string) classify.Class {
+	if class == string(classify.UsageLimit) {
+		return classify.UsageLimit
+	}
+	return classify.Capacity
 }
 
 // request is what the policy engine plans for a prompt step of task: its
@@ -566,7 +580,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		// a command step: the agent under spillway exec, the stdout of its
 		// run that succeeded the output
 		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
-			Park: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+			Park: true, UntilReset: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			// the agent's own configuration (its default model) as it sees it
 			Events: w.o.Events, Getenv: os.Getenv, Supervisor: w.o.Supervisor,
 			// its process group, for a rescue to end should this runner die
@@ -575,7 +589,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
-			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, nextRung: res.NextRung, class: classify.Capacity}
+			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, nextRung: res.NextRung, class: parkClass(res.Class)}
 		}
 		c := classify.Class(res.Class)
 		// an agent that failed on its own (unknown) may be retried; a key,
@@ -600,14 +614,14 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}
 	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
-		transport.Park(w.o.Ladder, snoozes), transport.CheckRung(w.o.CheckEvery, rungLeft))
+		transport.Park(w.o.Ladder, snoozes), transport.CheckRung(w.o.CheckEvery, rungLeft), transport.UntilReset())
 	if err != nil {
 		var te *transport.Error
 		if !errors.As(err, &te) {
 			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
 		}
 		if !te.ParkUntil.IsZero() {
-			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, nextRung: te.NextRung, class: classify.Capacity}
+			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, nextRung: te.NextRung, class: parkClass(string(te.Verdict.Class))}
 		}
 		c := te.Verdict.Class
 		// unknown may be a transport glitch classify has no type for:

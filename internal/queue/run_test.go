@@ -418,3 +418,61 @@ func TestUnknownFailuresAreRetried(t *testing.T) {
 		})
 	}
 }
+
+// A task that meets its plan's usage limit parks until the reset, no
+// attempt used, and finishes after it; a deadline before the reset cancels
+// it at once, saying why.
+func TestUsageLimitParksToItsReset(t *testing.T) {
+	for name, open := range stores(t) {
+		for _, late := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deadline before the reset=%v", name, late), func(t *testing.T) {
+				s := open(t)
+				r := newRunRig(t, "calm")
+				// a simulator on the wall clock: its reset times are the queue's
+				srv, err := sim.New(sim.Options{Seed: 3, TokenRate: 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs := httptest.NewServer(srv.Handler())
+				t.Cleanup(func() { srv.Close(); hs.Close() })
+				p := r.cfg.Providers["openai"]
+				p.BaseURL = hs.URL + "/v1"
+				r.cfg.Providers["openai"] = p
+				resets := 2.5
+				task := Task{Name: "limited", MinTier: "heavy", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}
+				if late {
+					resets, task.Deadline = 3600, time.Now().Add(30*time.Second)
+				}
+				srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "usage_limit", Count: 1, ResetsIn: resets})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				id, err := s.Add(ctx, task, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := s.Run(ctx, r.opts(1)); err != nil {
+					t.Fatal(err)
+				}
+				in, _ := s.Get(ctx, id)
+				if late {
+					if in.Status != "cancelled" || !strings.Contains(strings.Join(in.Errors, " "), "after the task's deadline") {
+						t.Fatalf("the task due before the reset: %+v", in)
+					}
+					return
+				}
+				if in.Status != "succeeded" || in.Attempt != 1 {
+					t.Fatalf("the limited task: %+v; log %s", in, r.log())
+				}
+				if !strings.Contains(r.log(), "met its plan's usage limit; parked until its reset") {
+					t.Fatalf("log %s", r.log())
+				}
+				// the answer came after the reset (its second, as resets_at says it)
+				st := srv.Snapshot().Models["gpt-6-astra"]
+				if st.Rejected["usage_limit"] != 1 || st.Served != 1 || len(st.Starts) != 1 || st.Starts[0] < t0.Add(time.Second).UnixMilli() {
+					t.Fatalf("the model's stats %+v (run from %d): want the limited answer, then one after the reset", st, t0.UnixMilli())
+				}
+			})
+		}
+	}
+}

@@ -89,6 +89,8 @@ type Options struct {
 	StateDir string
 	// CodexHome, ClaudeHome: the agents' directories ("" : their defaults).
 	CodexHome, ClaudeHome string
+	// GeminiHome is Gemini CLI's directory ("": its default).
+	GeminiHome string
 	// TLS is the client TLS configuration (tests trust their own CA).
 	TLS *tls.Config
 	// Now is the clock (time.Now when nil).

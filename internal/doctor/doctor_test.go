@@ -251,7 +251,7 @@ func TestDoctorAgents(t *testing.T) {
 			window = &r.Findings[i]
 		}
 	}
-	if window == nil || window.Status != doctor.Degraded || window.Class != "quota" {
+	if window == nil || window.Status != doctor.Degraded || window.Class != "usage_limit" {
 		t.Fatalf("Codex window: %+v", window)
 	}
 	if r.ExitCode() != doctor.ExitDegraded || !strings.Contains(r.Verdict, "Codex 5-hour usage window is at 97%") || !strings.Contains(r.Verdict, "not capacity") {
@@ -305,5 +305,32 @@ func TestDoctorReviewCases(t *testing.T) {
 	r = run(t, cfg, nil)
 	if f := find(r, "proxy", "HTTPS_PROXY"); f == nil || strings.Contains(f.Evidence, "s3cretpw") {
 		t.Fatalf("proxy without a scheme: %+v", f)
+	}
+}
+
+// A Claude plan's usage limit in Claude Code's transcript, its reset still
+// to come: doctor says it is the plan's limit and when it resets, not
+// capacity.
+func TestDoctorClaudeUsageLimit(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	home := t.TempDir()
+	dir := filepath.Join(home, "projects", "-work")
+	os.MkdirAll(dir, 0o700)
+	now := time.Now()
+	reset := now.Add(2 * time.Hour).Truncate(time.Second)
+	line := `{"type":"assistant","timestamp":"` + now.Add(-10*time.Minute).UTC().Format(time.RFC3339) + `","isApiErrorMessage":true,"apiErrorStatus":429,"message":{"id":"m1","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|` + itoa(reset.Unix()) + `"}],"usage":{"input_tokens":0}}}`
+	os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(line+"\n"), 0o600)
+	r := run(t, cfg, func(o *doctor.Options) { o.ClaudeHome = home })
+	var f *doctor.Finding
+	for i := range r.Findings {
+		if r.Findings[i].Class == "usage_limit" && r.Findings[i].Subject == "claude" {
+			f = &r.Findings[i]
+		}
+	}
+	if f == nil || f.Status != doctor.Broken || !strings.Contains(f.Summary, "resets at "+reset.Local().Format("Jan 2 15:04")) {
+		t.Fatalf("the Claude plan's limit: %+v (all %+v)", f, r.Findings)
+	}
+	if !strings.Contains(r.Verdict, "Claude Code plan's usage limit") || !strings.Contains(r.Verdict, "--until-reset") {
+		t.Fatalf("verdict %q", r.Verdict)
 	}
 }

@@ -260,22 +260,23 @@ func checkAgents(o Options) []Finding {
 			case stale:
 				f.Summary += " (seen " + l.Seen.Local().Format("Jan 2 15:04") + ", longer ago than the window: not now)"
 			case l.UsedPercent >= 100 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
-				f.Status, f.Class = Broken, string(classify.Quota)
+				f.Status, f.Class = Broken, string(classify.UsageLimit)
 				f.Summary = state + ": used up, your plan's limit, not capacity"
 			case l.UsedPercent >= 90 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
-				f.Status, f.Class = Degraded, string(classify.Quota)
+				f.Status, f.Class = Degraded, string(classify.UsageLimit)
 				f.Summary = state + ": nearly used up, your plan's limit, not capacity"
 			}
 			fs = append(fs, f)
 		}
 	}
 	claudeHome := cmp.Or(o.ClaudeHome, agentfiles.ClaudeHome(o.Getenv))
-	ro := report.Options{Only: []string{"codex", "claude"}, CodexHome: codexHome, ClaudeHome: claudeHome, Since: o.Now().Add(-24 * time.Hour), Loc: time.Local, Getenv: o.Getenv}
-	if codexHome == "" || !exists(codexHome) {
-		ro.Only = slices.DeleteFunc(ro.Only, func(s string) bool { return s == "codex" })
-	}
-	if claudeHome == "" || !exists(claudeHome) {
-		ro.Only = slices.DeleteFunc(ro.Only, func(s string) bool { return s == "claude" })
+	geminiHome := cmp.Or(o.GeminiHome, agentfiles.GeminiHome(o.Getenv))
+	ro := report.Options{Only: []string{"codex", "claude", "gemini"}, CodexHome: codexHome, ClaudeHome: claudeHome, GeminiHome: geminiHome,
+		Since: o.Now().Add(-24 * time.Hour), Loc: time.Local, Getenv: o.Getenv}
+	for name, home := range map[string]string{"codex": codexHome, "claude": claudeHome, "gemini": geminiHome} {
+		if home == "" || !exists(home) {
+			ro.Only = slices.DeleteFunc(ro.Only, func(s string) bool { return s == name })
+		}
 	}
 	if len(ro.Only) == 0 {
 		return fs
@@ -284,6 +285,7 @@ func checkAgents(o Options) []Finding {
 	if err != nil {
 		return fs
 	}
+	fs = append(fs, usageLimits(o, r.UsageLimits)...)
 	for _, m := range r.Models {
 		var parts []string
 		for _, class := range slices.Sorted(maps.Keys(m.Classes)) {
@@ -297,6 +299,40 @@ func checkAgents(o Options) []Finding {
 		fs = append(fs, Finding{Area: "agent", Subject: m.Model, Status: Healthy,
 			Summary:  "in the agents' files, last 24 h: " + strings.Join(parts, ", ") + " (past, not now)",
 			Evidence: fmt.Sprintf("%d attempts read (%s)", m.Attempts, strings.Join(ro.Only, ", "))})
+	}
+	return fs
+}
+
+// agentNames are the agents as findings name them.
+var agentNames = map[string]string{"codex": "Codex", "claude": "Claude Code", "gemini": "Gemini CLI"}
+
+// usageLimits are the plans' usage limits the agents' files show for the
+// last day, the newest of each agent: still on when its reset (said in the
+// message) is to come, or, with no reset said, when it was met within the
+// last five hours (a plan's shortest window).
+func usageLimits(o Options, seen []report.QuotaIncident) []Finding {
+	newest := map[string]report.QuotaIncident{}
+	for _, q := range seen {
+		if q.TS.After(newest[q.Source].TS) {
+			newest[q.Source] = q
+		}
+	}
+	var fs []Finding
+	for _, src := range slices.Sorted(maps.Keys(newest)) {
+		q := newest[src]
+		name := cmp.Or(agentNames[src], src)
+		v := classify.Classify(classify.Input{Text: q.Message, Now: q.TS})
+		f := Finding{Area: "agent", Subject: src, Class: string(classify.UsageLimit), Evidence: "its files: " + q.Message}
+		state := fmt.Sprintf("your %s plan's usage limit was met at %s", name, q.TS.Local().Format("Jan 2 15:04"))
+		switch {
+		case !v.ResetsAt.IsZero() && v.ResetsAt.After(o.Now()):
+			f.Status, f.Summary = Broken, state+"; it resets at "+v.ResetsAt.Local().Format("Jan 2 15:04")+": your plan's limit, not capacity"
+		case v.ResetsAt.IsZero() && o.Now().Sub(q.TS) < 5*time.Hour:
+			f.Status, f.Summary = Degraded, state+" (its reset not said): your plan's limit, not capacity"
+		default:
+			f.Status, f.Summary = Healthy, state+" (reset since: past, not now)"
+		}
+		fs = append(fs, f)
 	}
 	return fs
 }

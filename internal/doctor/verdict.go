@@ -28,6 +28,9 @@ func verdict(fs []Finding, probed bool, alternative func(model string) string) (
 	if f, ok := first(func(f Finding) bool { return f.Class == "auth" && f.Status == Broken }); ok {
 		return st, "Your " + f.Subject + " " + strings.Replace(f.Summary, "key rejected", "key is rejected", 1) + ": capacity is not the problem. Check the key, or log in again."
 	}
+	if f, ok := first(func(f Finding) bool { return f.Class == "usage_limit" && f.Status == Broken }); ok {
+		return st, "Your " + strings.TrimPrefix(f.Summary, "your ") + ". Wait for the reset (spillway exec --until-reset does), or overflow to another provider (a chain's on_usage_limit: overflow)."
+	}
 	if f, ok := first(func(f Finding) bool { return f.Class == "quota" && f.Status == Broken }); ok {
 		if f.Area == "agent" {
 			return st, "Your " + strings.TrimPrefix(f.Summary, "your ") + ". Wait for the reset, or use an API key."

@@ -81,6 +81,7 @@ type Aggregate struct {
 	days         map[string]*dayAgg
 	sources      map[string]int
 	quota        []QuotaIncident
+	limits       []QuotaIncident // usage limits, the last maxQuotaListed
 	quotaN       int
 	first, last  time.Time
 	total        Totals
@@ -155,6 +156,12 @@ func (a *Aggregate) AddN(e Event, n int) bool {
 	}
 	if capacity {
 		d.capacity += n
+	}
+	if e.Class == "usage_limit" {
+		if len(a.limits) == maxQuotaListed {
+			a.limits = a.limits[1:]
+		}
+		a.limits = append(a.limits, QuotaIncident{TS: t, Model: e.Model, Source: e.Source, Message: clean(e.Message, 200)})
 	}
 	if quota {
 		d.quota += n
@@ -330,8 +337,11 @@ type Result struct {
 	Days      []Day           `json:"days"`
 	QuotaN    int             `json:"quota_incidents"`
 	Quota     []QuotaIncident `json:"quota_list"`
-	Findings  []string        `json:"findings"`
-	Sources   map[string]int  `json:"sources"`
+	// UsageLimits are the plans' usage limits met, the last 50, oldest
+	// first (what they said: their reset is in the message).
+	UsageLimits []QuotaIncident `json:"usage_limit_list"`
+	Findings    []string        `json:"findings"`
+	Sources     map[string]int  `json:"sources"`
 }
 
 // Input is one file or log read, and what came of it.
@@ -361,6 +371,11 @@ func (a *Aggregate) Result(inputs []Input) Result {
 	r := Result{Schema: Schema, TZ: a.loc.String(), Inputs: inputs, Totals: a.total, Heatmap: a.cells, QuotaN: a.quotaN, Quota: slices.Clip(a.quota), Sources: maps.Clone(a.sources)}
 	if r.Inputs == nil {
 		r.Inputs = []Input{}
+	}
+	r.UsageLimits = slices.Clone(a.limits)
+	slices.SortStableFunc(r.UsageLimits, func(x, y QuotaIncident) int { return x.TS.Compare(y.TS) })
+	if r.UsageLimits == nil {
+		r.UsageLimits = []QuotaIncident{}
 	}
 	if r.Quota == nil {
 		r.Quota = []QuotaIncident{}

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // A ChatGPT plan's Codex backend, as Codex CLI 0.169 signed in with ChatGPT
@@ -29,6 +31,16 @@ func (s *Server) handleChatGPTResponses(w http.ResponseWriter, r *http.Request) 
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"detail": "Unauthorized: this backend needs Authorization: Bearer <ChatGPT access token> and chatgpt-account-id"})
 		return
 	}
+	// its plan's usage windows, as the backend says them with every answer
+	// (a usage_limit fault says the primary is used up)
+	h := w.Header()
+	now := s.clock.Now()
+	h.Set("x-codex-primary-used-percent", "12.0")
+	h.Set("x-codex-primary-window-minutes", "300")
+	h.Set("x-codex-primary-reset-at", strconv.FormatInt(now.Add(4*time.Hour).Unix(), 10))
+	h.Set("x-codex-secondary-used-percent", "3.0")
+	h.Set("x-codex-secondary-window-minutes", "10080")
+	h.Set("x-codex-secondary-reset-at", strconv.FormatInt(now.Add(6*24*time.Hour).Unix(), 10))
 	s.handleResponses(w, r)
 }
 

@@ -32,10 +32,8 @@ func (p geminiProto) writeError(w http.ResponseWriter, c *call, f failure) {
 				"quotaDimensions": map[string]any{"location": "global", "model": c.model.name}}}},
 			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": formatProtoDuration(f.retryAfter)},
 		}
-	case "quota":
+	case "quota": // billing: out of credit (a per-day quota is a usage limit, which resets)
 		status, rpc, msg = 429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."
-		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
-			"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}}}}
 	case "usage_limit": // a daily quota (modelled, not observed): it comes back at the reset
 		status, rpc, msg = 429, "RESOURCE_EXHAUSTED", "You have exhausted your daily quota on this model."
 		details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{

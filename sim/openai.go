@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -65,6 +66,8 @@ func (s *Server) openaiError(w http.ResponseWriter, c *call, f failure) {
 	w.Header().Set("x-request-id", "req_"+c.id)
 	if f.class == "usage_limit" { // a ChatGPT plan's usage window, as its backend says it
 		in := int(f.resetsAt.Sub(s.clock.Now()).Seconds())
+		w.Header().Set("x-codex-primary-used-percent", "100.0")
+		w.Header().Set("x-codex-primary-reset-at", strconv.FormatInt(f.resetsAt.Unix(), 10))
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"type": "usage_limit_reached", "message": "The usage limit has been reached",
 			"plan_type": "plus", "resets_at": f.resetsAt.Unix(), "resets_in_seconds": in}})
 		return

@@ -91,6 +91,10 @@ type Options struct {
 	CodexHome, ClaudeHome string
 	// GeminiHome is Gemini CLI's directory ("": its default).
 	GeminiHome string
+	// Gateway is the local gateway's URL, whose /spillway/status holds the
+	// plan rate-limit headers it saw last; "" : http://<listen> when the
+	// configuration listens on loopback. Nothing is sent when none runs.
+	Gateway string
 	// TLS is the client TLS configuration (tests trust their own CA).
 	TLS *tls.Config
 	// Now is the clock (time.Now when nil).
@@ -169,6 +173,7 @@ func Run(ctx context.Context, o Options) Report {
 		r.Unreached = append(r.Unreached, "the providers' status pages (--offline)")
 	}
 	wg.Go(func() { add(checkAgents(o)...) })
+	wg.Go(func() { add(checkGateway(o)...) })
 	add(checkProxy(o)...)
 	wg.Wait()
 	if !o.Probe {

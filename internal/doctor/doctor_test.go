@@ -334,3 +334,34 @@ func TestDoctorClaudeUsageLimit(t *testing.T) {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 }
+
+// What the local gateway saw of a ChatGPT plan's windows: a window used up,
+// its reset still to come, is the plan's limit, not capacity.
+func TestDoctorReadsTheGatewaysPlanHeaders(t *testing.T) {
+	_, cfg := simWorld(t, nil)
+	reset := time.Now().Add(3 * time.Hour).Unix()
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/spillway/status" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"plan_limits":[{"host":"chatgpt.com","seen":"` + time.Now().UTC().Format(time.RFC3339) + `","headers":{"x-codex-primary-used-percent":"100.0","x-codex-primary-window-minutes":"300","x-codex-primary-reset-at":"` + itoa(reset) + `","x-codex-secondary-used-percent":"40","x-codex-secondary-window-minutes":"10080"}}]}`))
+	}))
+	defer gw.Close()
+	r := run(t, cfg, func(o *doctor.Options) { o.Gateway = gw.URL })
+	var used, weekly *doctor.Finding
+	for i, f := range r.Findings {
+		if f.Area == "plan" && strings.Contains(f.Summary, "5-hour") {
+			used = &r.Findings[i]
+		}
+		if f.Area == "plan" && strings.Contains(f.Summary, "1-week") {
+			weekly = &r.Findings[i]
+		}
+	}
+	if used == nil || used.Status != doctor.Broken || used.Class != "usage_limit" || weekly == nil || weekly.Status != doctor.Healthy {
+		t.Fatalf("plan findings: %+v %+v (all %+v)", used, weekly, r.Findings)
+	}
+	if !strings.Contains(r.Verdict, "ChatGPT plan's 5-hour usage window at 100%") {
+		t.Fatalf("verdict %q", r.Verdict)
+	}
+}

@@ -153,10 +153,14 @@ func (b *takingBody) Read(p []byte) (int, error) {
 type countingTransport struct {
 	rt    http.RoundTripper
 	bytes *inflight
+	plans *planLimits // the plan headers each answer carries
 }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
+	if err == nil && t.plans != nil {
+		t.plans.observe(req.URL.Host, resp.Header)
+	}
 	if err != nil || wire.IsSSE(resp.Header) {
 		return resp, err
 	}

@@ -80,6 +80,7 @@ type Server struct {
 	usage    Usage
 	fleet    Fleet
 	rt       http.RoundTripper
+	plans    *planLimits // the plan headers the upstreams sent last
 	events   events.Sink
 	log      *slog.Logger
 	metrics  *metrics
@@ -142,7 +143,8 @@ func New(o Options) (*Server, error) {
 	// Attempts go straight to the RoundTripper: no redirects are followed,
 	// and no client timeout (streams last; the driver's watchdogs bound
 	// them).
-	s.rt = countingTransport{rt: tr, bytes: &s.bytes}
+	s.plans = &planLimits{now: func() time.Time { return s.Engine().Clock().Now() }}
+	s.rt = countingTransport{rt: tr, bytes: &s.bytes, plans: s.plans}
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
@@ -457,7 +459,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	st := map[string]any{
 		"listen": s.conf().Listen, "uptime_s": int(time.Since(s.started).Seconds()),
 		"requests": s.total.Load(), "inflight": s.inflight.Load(),
-		"chains": s.conf().Chains, "models": models, "breakers": states, "unknown_models": s.eng().OtherBreakers(), "recent_fallbacks": recent,
+		"plan_limits": s.plans.list(), "chains": s.conf().Chains, "models": models, "breakers": states, "unknown_models": s.eng().OtherBreakers(), "recent_fallbacks": recent,
 		"pacing": s.eng().Pacing(), "providers_down": nonNil(s.eng().ProvidersDown()),
 	}
 	if s.fleet != nil {

@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -195,5 +197,33 @@ func TestChatGPTPlanUsageLimitPassesThrough(t *testing.T) {
 	}
 	if route := routeOf(r); len(route) != 1 {
 		t.Fatalf("route %v: a usage limit is the account's, one attempt", route)
+	}
+}
+
+// The plan headers the backend sends (its usage windows) are kept by host,
+// without the credential, in /spillway/status: a used-up window shows.
+func TestStatusKeepsThePlanHeaders(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.do(t, chatgptCall("gpt-6-astra", false))
+	r.fault(t, sim.Fault{Model: "gpt-6.1-sol", Kind: "usage_limit", Count: 1, ResetsIn: 600})
+	r.do(t, chatgptCall("gpt-6.1-sol", false))
+	resp, err := http.Get(r.url + "/spillway/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Plans []struct {
+			Host    string            `json:"host"`
+			Headers map[string]string `json:"headers"`
+		} `json:"plan_limits"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	json.Unmarshal(b, &st)
+	if len(st.Plans) != 1 || st.Plans[0].Headers["x-codex-primary-used-percent"] != "100.0" || st.Plans[0].Headers["x-codex-secondary-window-minutes"] != "10080" {
+		t.Fatalf("plan_limits %+v", st.Plans)
+	}
+	if strings.Contains(string(b), "plan-token") || strings.Contains(string(b), "acct-0123") {
+		t.Fatalf("the status holds the credential: %s", b)
 	}
 }

@@ -421,6 +421,21 @@ func (cv *convo) neighbour(i, step int) int {
 	return -1
 }
 
+// unanswered are the ids of the calls no result answers.
+func unanswered(calls []callRef, results []resultRef) []string {
+	got := map[string]bool{}
+	for _, r := range results {
+		got[r.id] = true
+	}
+	var missing []string
+	for _, c := range calls {
+		if !got[c.id] {
+			missing = append(missing, c.id)
+		}
+	}
+	return missing
+}
+
 func ids(cs []callRef) map[string]bool {
 	out := map[string]bool{}
 	for _, c := range cs {
@@ -463,17 +478,7 @@ func (cv *convo) checkMessages() string {
 		}
 		if t.role == "assistant" && len(t.calls) > 0 {
 			if next := cv.neighbour(i, 1); next >= 0 {
-				got := map[string]bool{}
-				for _, r := range cv.turns[next].results {
-					got[r.id] = true
-				}
-				var missing []string
-				for _, c := range t.calls {
-					if !got[c.id] {
-						missing = append(missing, c.id)
-					}
-				}
-				if len(missing) > 0 {
+				if missing := unanswered(t.calls, cv.turns[next].results); len(missing) > 0 {
 					return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", t.at, strings.Join(missing, ", "))
 				}
 			}
@@ -518,19 +523,11 @@ func (cv *convo) checkChat() string {
 			}
 		}
 		if t.role == "assistant" && len(t.calls) > 0 && i+1 < len(cv.turns) {
-			got := map[string]bool{}
+			var results []resultRef
 			if cv.turns[i+1].role == "tool" {
-				for _, r := range cv.turns[i+1].results {
-					got[r.id] = true
-				}
+				results = cv.turns[i+1].results
 			}
-			var missing []string
-			for _, c := range t.calls {
-				if !got[c.id] {
-					missing = append(missing, c.id)
-				}
-			}
-			if len(missing) > 0 {
+			if missing := unanswered(t.calls, results); len(missing) > 0 {
 				return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(missing, ", ")
 			}
 		}

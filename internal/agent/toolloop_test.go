@@ -10,6 +10,7 @@ import (
 
 	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/internal/clienttest"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -18,11 +19,6 @@ import (
 // finds the model full. exec --resume continues the same session on the
 // next model, which holds the call and its output: the next model answers
 // with the text quoting that output, and the command is not run again.
-
-var loopScript = sim.Script{Turns: []sim.ScriptTurn{
-	{Call: sim.ScriptCalls{{Tool: "shell", Arguments: map[string]any{"command": "printf 'spill-%s\\n' 42"}}}},
-	{Text: "The command printed {result}"},
-}}
 
 // resumedMidLoop checks what every agent's resumed run must show: exit 0,
 // run 2 resumed, the scripted text quoting the output, and the next model
@@ -51,7 +47,7 @@ func resumedMidLoop(t *testing.T, srv *sim.Server, r run, heavy, next string) {
 
 func TestExecCodexResumesMidLoop(t *testing.T) {
 	srv, base := simFor(t, nil)
-	if err := srv.AddScript(loopScript); err != nil {
+	if err := srv.AddScript(simtest.ShellScript()); err != nil {
 		t.Fatal(err)
 	}
 	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1, MidLoop: true})
@@ -78,7 +74,7 @@ func TestExecCodexResumesMidLoop(t *testing.T) {
 
 func TestExecClaudeResumesMidLoop(t *testing.T) {
 	srv, base := simFor(t, nil)
-	if err := srv.AddScript(loopScript); err != nil {
+	if err := srv.AddScript(simtest.ShellScript()); err != nil {
 		t.Fatal(err)
 	}
 	srv.AddFault(sim.Fault{Model: "claude-opus-5-5", Kind: "capacity", Count: -1, MidLoop: true})
@@ -98,7 +94,7 @@ func TestExecClaudeResumesMidLoop(t *testing.T) {
 func TestExecGeminiResumesMidLoop(t *testing.T) {
 	clienttest.Gemini(t)
 	srv, base := simFor(t, nil)
-	if err := srv.AddScript(loopScript); err != nil {
+	if err := srv.AddScript(simtest.ShellScript()); err != nil {
 		t.Fatal(err)
 	}
 	srv.AddFault(sim.Fault{Model: "gemini-3-pro", Kind: "capacity", Count: -1, MidLoop: true})

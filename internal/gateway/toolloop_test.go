@@ -12,16 +12,9 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/internal/clienttest"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
 )
-
-// shellScript asks for a command whose output ("spill-42") is not in its
-// text, so only a command that ran can quote it, then answers with the
-// output.
-var shellScript = sim.Script{Turns: []sim.ScriptTurn{
-	{Call: sim.ScriptCalls{{Tool: "shell", Arguments: map[string]any{"command": "printf 'spill-%s\\n' 42"}}}},
-	{Text: "The command printed {result}"},
-}}
 
 // toolLoopClients are the three agents, each run with its shell tool
 // allowed and without approvals, on its heavy model; next is the model
@@ -54,7 +47,7 @@ func TestAgentsRunAToolLoopThroughGateway(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				r := newRig(t, nil, nil)
-				if err := r.sim.AddScript(shellScript); err != nil {
+				if err := r.sim.AddScript(simtest.ShellScript()); err != nil {
 					t.Fatal(err)
 				}
 				answering := c.heavy

@@ -43,3 +43,14 @@ func Config(base string) *config.Config {
 	}
 	return cfg
 }
+
+// ShellScript asks the client's shell tool for a command whose output
+// ("spill-42") is not in its text, so only a command that ran can quote
+// it, then answers "The command printed {result}": the tool loop the
+// real-agent tests run.
+func ShellScript() sim.Script {
+	return sim.Script{Turns: []sim.ScriptTurn{
+		{Call: sim.ScriptCalls{{Tool: "shell", Arguments: map[string]any{"command": "printf 'spill-%s\\n' 42"}}}},
+		{Text: "The command printed {result}"},
+	}}
+}

@@ -428,7 +428,9 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	if class == RateLimit || class == "" {
 		if status == http.StatusTooManyRequests && h != nil && strings.EqualFold(h.Get("anthropic-ratelimit-unified-status"), "rejected") {
 			class = UsageLimit
-		} else if c, p, ok := matchRules(lowerMsg); ok && c == UsageLimit {
+		} else if c, p, ok := matchRules(lowerMsg); ok && c == UsageLimit && p != Gemini {
+			// (a plan's words only: "per day" in a rate limit's message is
+			// the key's daily rate, which another model may not share)
 			class, ruleProvider = c, p
 		}
 	}
@@ -577,28 +579,47 @@ func unifiedReset(h http.Header, now time.Time) time.Duration {
 // 2026-12-02T01:46:00Z", or Claude Code's "usage limit reached|1764640000".
 var resetTextRe = regexp.MustCompile(`(?i)(?:resets? (?:at|on) (\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))|limit reached\|(\d{9,11}))`)
 
-// clockResetRe finds a reset given as a time of day: Codex's "try again
-// at 1:46 AM" (in the local time of the machine it runs on).
-var clockResetRe = regexp.MustCompile(`(?i)try again at (\d{1,2}):(\d\d)\s*([AP]M)`)
+// clockResetRe finds a reset given as Codex prints it, in the local time of
+// the machine it runs on, to the minute: "try again at 1:46 AM" (a reset
+// later today) or "try again at Sep 18th, 2025 9:40 AM" (another day).
+var clockResetRe = regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d\d)\s*([AP]M)`)
 
 // textReset is how long until the reset time a message names; 0 for none.
-// A time of day is its next occurrence after now, in now's location.
+// A time of day alone is today's, in now's location (Codex prints it cut
+// to the minute: within that minute it is the minute's end); one that has
+// passed is tomorrow's.
 func textReset(s string, now time.Time) time.Duration {
 	if c := clockResetRe.FindStringSubmatch(s); c != nil {
-		h, _ := strconv.Atoi(c[1])
-		mi, _ := strconv.Atoi(c[2])
+		h, _ := strconv.Atoi(c[4])
+		mi, _ := strconv.Atoi(c[5])
 		if h < 1 || h > 12 || mi > 59 {
 			return 0
 		}
 		h %= 12
-		if strings.EqualFold(c[3], "PM") {
+		if strings.EqualFold(c[6], "PM") {
 			h += 12
 		}
-		at := time.Date(now.Year(), now.Month(), now.Day(), h, mi, 0, 0, now.Location())
-		if !at.After(now) {
-			at = at.AddDate(0, 0, 1)
+		y, mo, d := now.Date()
+		if c[1] != "" {
+			t, err := time.Parse("Jan", c[1])
+			day, _ := strconv.Atoi(c[2])
+			year, _ := strconv.Atoi(c[3])
+			if err != nil || day < 1 || day > 31 {
+				return 0
+			}
+			y, mo, d = year, t.Month(), day
 		}
-		return at.Sub(now)
+		at := time.Date(y, mo, d, h, mi, 0, 0, now.Location())
+		switch {
+		case at.After(now):
+		case now.Sub(at) < time.Minute: // within the printed minute
+			at = at.Add(time.Minute)
+		case c[1] == "":
+			at = at.AddDate(0, 0, 1)
+		default:
+			return 0 // a date that has passed
+		}
+		return clampWait(at.Sub(now))
 	}
 	m := resetTextRe.FindStringSubmatch(s)
 	switch {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/spillway/spillway/classify"
@@ -46,8 +47,19 @@ func (c Candidate) Key() string {
 }
 
 // Candidates resolves the chain a request walks: the requested model, then
-// the rest of its chain at or above the minimum tier.
+// the rest of its chain at or above the minimum tier. A sign-in's (a Claude
+// login's) go only to the provider its credentials came for, or to one
+// that sends spillway's own key in their place.
 func (e *Engine) Candidates(r Request) []Candidate {
+	out := e.candidates(r)
+	if !r.SignIn || r.Via != "" || len(out) == 0 {
+		return out
+	}
+	home := out[0].Provider
+	return slices.DeleteFunc(out, func(c Candidate) bool { return c.Provider != home && c.KeyID == "" })
+}
+
+func (e *Engine) candidates(r Request) []Candidate {
 	_, chain := e.cfg.ChainFor(r.Model)
 	if len(r.Models) > 0 {
 		chain = r.Models
@@ -96,10 +108,12 @@ func (e *Engine) Candidates(r Request) []Candidate {
 // into (config.ChainRules), for one walk after r's own chain found no room:
 // from its first model at or below the requested tier, none below the
 // minimum tier. A candidate goes there only with credentials it may: with
-// spillway's own key (auth: key), or on the provider the caller's own
-// credentials are for (from); for a usage limit (forLimit) only with a key
-// of spillway's own, since the caller's account is what is used up; and a
-// sign-in (Via) is never sent to another provider.
+// spillway's own key (auth: key, which replaces the caller's), or on the
+// provider the caller's own credentials are for (from); for a usage limit
+// (forLimit) only with a key of spillway's own, since the caller's account
+// is what is used up (a Claude login's too: the login never goes there);
+// a sign-in route's (Via) plan has no other host, and does not overflow for
+// a usage limit.
 func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []Candidate {
 	name, _ := e.cfg.ChainFor(r.Model)
 	rules := e.cfg.ChainRules[name]
@@ -122,7 +136,7 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 		}
 		for _, d := range e.cfg.Deployments(mn) {
 			own := e.cfg.Providers[d.Provider].Auth == "key"
-			if forLimit && !own || !forLimit && !own && d.Provider != from.Provider {
+			if forLimit && !own || !forLimit && !own && (d.Provider != from.Provider || r.SignIn && from.KeyID != "") {
 				continue
 			}
 			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),

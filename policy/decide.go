@@ -198,7 +198,13 @@ func (p *plan) overflow(c Candidate, forLimit bool, ok func(Candidate) bool) (in
 	if p.overflowed {
 		return 0, false
 	}
-	more := p.e.overflowCandidates(p.req, p.chain[0], forLimit)
+	// (a model already in the chain is not added again: a candidate is in
+	// the chain once, or the walk would go back and forth between the two)
+	in := map[string]bool{}
+	for _, x := range p.chain {
+		in[x.Key()] = true
+	}
+	more := slices.DeleteFunc(p.e.overflowCandidates(p.req, p.chain[0], forLimit), func(x Candidate) bool { return in[x.Key()] })
 	if len(more) == 0 {
 		return 0, false
 	}
@@ -208,6 +214,10 @@ func (p *plan) overflow(c Candidate, forLimit bool, ok func(Candidate) bool) (in
 	return p.next(start, ok)
 }
 
+// maxResets bounds how many times a request waits for a usage limit's
+// reset: a limit said again after its reset is not waited for forever.
+const maxResets = 3
+
 // onUsageLimit: a plan's usage window used up is the account's, so no
 // model sent with the same credentials is tried again; with the chain's
 // on_usage_limit: overflow, the overflow chain's models with spillway's
@@ -215,8 +225,9 @@ func (p *plan) overflow(c Candidate, forLimit bool, ok func(Candidate) bool) (in
 // the provider's own answer on (Codex prints its reset time).
 func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
 	for _, x := range p.chain {
-		if sameCredential(x, c) {
+		if sameCredential(x, c) && !p.skip[x.Key()] {
 			put(&p.skip, x.Key(), true)
+			put(&p.limitSkip, x.Key(), true)
 		}
 	}
 	other := func(n Candidate) bool { return !sameCredential(n, c) }
@@ -235,18 +246,28 @@ func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
 		why += "; it resets at " + v.ResetsAt.UTC().Format(time.RFC3339)
 	}
 	if p.req.UntilReset && !v.ResetsAt.IsZero() {
-		// wait it out: the same model again at the reset
-		wait := max(v.ResetsAt.Sub(p.e.clock.Now()), 0)
+		// wait it out: the same model again at the reset (a second after
+		// it, and never at once: a reset already past that is said again
+		// would have the request loop)
+		p.resets++
+		if p.resets > maxResets {
+			return p.fail(v, why+fmt.Sprintf("; it did not reset at the time it said, %d times", maxResets))
+		}
+		wait := max(v.ResetsAt.Sub(p.e.clock.Now())+time.Second, p.e.backoff(p.resets))
 		if !p.req.Park && p.req.Budget > 0 && p.spent+wait > p.budget {
 			return p.fail(v, why+fmt.Sprintf(", past the wait budget of %s", classify.FormatWait(p.budget)))
 		}
-		for _, x := range p.chain {
-			if sameCredential(x, c) {
-				delete(p.skip, x.Key())
-			}
+		for k := range p.limitSkip { // only what the limit skipped
+			delete(p.skip, k)
 		}
+		p.limitSkip = nil
 		if !p.req.Park {
-			p.wait(wait)
+			// the wait for a reset is the plan's, not the wait budget's
+			// (unless one was set): the capacity waits after it keep theirs
+			p.waited += wait
+			if p.req.Budget > 0 {
+				p.spent += wait
+			}
 		}
 		return step{Action: send, Candidate: c, Wait: wait, reset: true}
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -133,12 +134,13 @@ func TestUntilReset(t *testing.T) {
 	e, clk := clocked(overflowConfig(""))
 	start := clk.Now()
 	out := e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true}, Send: limitOnce(clk, 90*time.Minute)})
-	if !out.Committed || out.Route != "claude-opus-5-5:usage_limit > claude-opus-5-5:ok" || out.Waited != 90*time.Minute || clk.Now().Sub(start) != 90*time.Minute {
+	// (a second past the reset: never before it)
+	if !out.Committed || out.Route != "claude-opus-5-5:usage_limit > claude-opus-5-5:ok" || out.Waited != 90*time.Minute+time.Second || clk.Now().Sub(start) != 90*time.Minute+time.Second {
 		t.Fatalf("waited out: %+v (clock moved %v)", out, clk.Now().Sub(start))
 	}
 	e, clk = clocked(overflowConfig(""))
 	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true, Park: true, Ladder: []time.Duration{time.Minute}}, Send: limitOnce(clk, 90*time.Minute)})
-	if out.Committed || !out.ParkUntil.Equal(clk.Now().Add(90*time.Minute)) || out.Attempts != 1 {
+	if out.Committed || !out.ParkUntil.Equal(clk.Now().Add(90*time.Minute+time.Second)) || out.Attempts != 1 {
 		t.Fatalf("parked: %+v", out)
 	}
 	e, clk = clocked(overflowConfig(""))
@@ -151,5 +153,71 @@ func TestUntilReset(t *testing.T) {
 	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic"}, Send: limitOnce(clk, time.Minute)})
 	if out.Committed || out.Attempts != 1 || out.Waited != 0 {
 		t.Fatalf("no UntilReset: %+v", out)
+	}
+}
+
+// The reviews' cases: a usage limit said again after its reset is waited
+// for at most maxResets times, never in a loop; a reset already past waits
+// at least a backoff; the wait for a reset takes nothing of the capacity
+// waits' budget after it; a chain and its overflow that share a model walk
+// it once.
+func TestUsageLimitEdges(t *testing.T) {
+	e, clk := clocked(overflowConfig(""))
+	past := func(_ context.Context, a *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.UsageLimit, ResetsAt: clk.Now().Add(-time.Minute)}, Status: 429}
+	}
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true}, Send: past})
+	if out.Committed || out.Attempts != maxResets+1 || !contains(out.Reason, "did not reset at the time it said") || out.Waited <= 0 {
+		t.Fatalf("a reset that never comes: %+v", out)
+	}
+	// after a two-hour reset, capacity: the ladder's waits are still there
+	e, clk = clocked(overflowConfig(""))
+	n := 0
+	then := func(_ context.Context, a *Attempt) Result {
+		n++
+		switch {
+		case n == 1:
+			return Result{Verdict: classify.Verdict{Class: classify.UsageLimit, ResetsAt: clk.Now().Add(2 * time.Hour)}, Status: 429}
+		case n < 6:
+			return Result{Verdict: classify.Verdict{Class: classify.Capacity}, Status: 529}
+		}
+		return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+	}
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", UntilReset: true}, Send: then})
+	if !out.Committed {
+		t.Fatalf("capacity after the reset gave up: %+v", out)
+	}
+	// a model in the chain and in its overflow chain: walked once
+	cfg := overflowConfig("")
+	cfg.Chains["claude-b"] = append(cfg.Chains["claude-b"], "claude-haiku-5-5")
+	e, _ = clocked(cfg)
+	calls := 0
+	full := func(_ context.Context, a *Attempt) Result {
+		calls++
+		return Result{Verdict: classify.Verdict{Class: classify.Capacity}, Status: 529}
+	}
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "claude-opus-5-5", Type: "anthropic", Budget: time.Second}, Send: full})
+	if out.Committed || calls > 20 {
+		t.Fatalf("%d attempts: a model shared by a chain and its overflow looped (%s)", calls, out.Route)
+	}
+}
+
+// A Claude login goes only to the provider it came for (or to one with
+// spillway's own key): never to another passthrough provider.
+func TestSignInStaysWithItsProvider(t *testing.T) {
+	cfg := overflowConfig("")
+	m := cfg.Models["claude-sonnet-5-5"]
+	m.Provider = "anthropic-open" // a passthrough provider of another host
+	cfg.Models["claude-sonnet-5-5"] = m
+	e, _ := clocked(cfg)
+	for _, signIn := range []bool{true, false} {
+		var got []string
+		for _, c := range e.Candidates(Request{Model: "claude-opus-5-5", Type: "anthropic", SignIn: signIn}) {
+			got = append(got, c.Model)
+		}
+		has := contains(fmt.Sprint(got), "claude-sonnet-5-5")
+		if signIn == has {
+			t.Fatalf("sign-in %v: candidates %v", signIn, got)
+		}
 	}
 }

@@ -61,6 +61,11 @@ type Request struct {
 	// is set, else as long as the reset says (spillway exec --until-reset,
 	// the queue).
 	UntilReset bool
+	// SignIn: the caller's credentials are a person's sign-in (a Claude
+	// login on the API's route; Via's routes are sign-ins too): they go
+	// only to the provider they came for, never to an overflow for a usage
+	// limit. (Call.SignIn sets it.)
+	SignIn bool
 	// Via, when set, is the sign-in provider every candidate goes to (the
 	// ChatGPT plan's backend): each model of the chain once, under its own
 	// name, on that provider alone, so that a plan's models never share a
@@ -155,6 +160,10 @@ type plan struct {
 	// overflowed: the overflow chain's candidates were added to the chain
 	// (once a request: overflow is not transitive)
 	overflowed bool
+	// limitSkip are the candidates a usage limit skipped (back at its
+	// reset); resets counts the waits for one
+	limitSkip map[string]bool
+	resets    int
 	// noFit: no model of the chain is known to fit the request, so the
 	// ones of a window no smaller than the requested model's are taken to
 	// (the upstream judges)

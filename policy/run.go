@@ -391,7 +391,9 @@ func (e *Engine) newRun(c *Call) *run {
 	if c.Events == nil {
 		c.Events = events.Nop{}
 	}
-	r := &run{e: e, c: c, plan: e.newPlan(c.Request)}
+	req := c.Request
+	req.SignIn = req.SignIn || c.SignIn
+	r := &run{e: e, c: c, plan: e.newPlan(req)}
 	r.live = r.live1[:0]
 	return r
 }

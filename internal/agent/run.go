@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,7 +231,7 @@ func Run(ctx context.Context, o Options) Result {
 				say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
 			}
 		}
-		if o.Resume && kind == Gemini && (a.N > 1 || flagValue(args, "--session-id") == "") {
+		if (o.Resume || o.UntilReset) && kind == Gemini && (a.N > 1 || flagValue(args, "--session-id") == "") {
 			args = withSessionID(args, o.NewSessionID())
 		}
 		return args
@@ -261,11 +262,15 @@ func Run(ctx context.Context, o Options) Result {
 		}
 		return at, out, v
 	}
+	var lastClass classify.Class // the class of the last run
 	c.Send = func(ctx context.Context, a *policy.Attempt) policy.Result {
 		args, model, resumed := o.Command, a.Candidate.Model, ""
 		stopCountdown()
-		if (o.Resume || o.UntilReset) && a.N > 1 && (session != "" || kind == Claude) {
-			if ra, ok := resumeArgs(o.Command, session, model, o.ResumePrompt); ok {
+		// --resume resumes every rerun; --until-reset only the run after
+		// a usage limit's reset (the same model, waited for)
+		afterReset := o.UntilReset && lastClass == classify.UsageLimit
+		if (o.Resume || afterReset) && a.N > 1 && (session != "" || kind == Claude) {
+			if ra, ok := resumeArgs(o.Command, session, model, cmp.Or(o.ResumePrompt, DefaultResumePrompt)); ok {
 				args, resumed = ra, session
 				if resumed == "" {
 					resumed = "--continue"
@@ -286,7 +291,8 @@ func Run(ctx context.Context, o Options) Result {
 			say("run %d on %s", a.N, model)
 		}
 		at, out, v := runAs(ctx, a, model, args, resumed)
-		if resumed != "" && v.Class == classify.BadRequest {
+		lastClass = v.Class
+		if resumed != "" && v.Class == classify.BadRequest && refusedHistory(v.Message) {
 			// the provider refused the session's history (Gemini CLI 0.61
 			// writes a turn cut off in its tool loop with its function
 			// responses twice, which the API refuses, and so every request
@@ -341,6 +347,23 @@ func Run(ctx context.Context, o Options) Result {
 		res = finish(o, res, out, last, say)
 	}
 	return res
+}
+
+// DefaultResumePrompt is sent when a session is resumed and Options say
+// no prompt of their own.
+const DefaultResumePrompt = "Continue the task from where you left off."
+
+// refusedHistory reports a provider's refusal of a conversation's history
+// (the tool calls and results a resumed session holds), as against a
+// request refused for another reason (a model name, a parameter).
+func refusedHistory(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"function response parts", "function call turn", "tool_use", "tool_result", "tool_call", "thinking", "roles must alternate", "messages."} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // clipMessage is a message cut to a line's worth, redacted.

@@ -114,7 +114,7 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 	f.DurationVar(&maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
 	f.BoolVar(&resume, "resume", false, "continue the agent's session on the next model instead of starting over")
 	f.BoolVar(&untilReset, "until-reset", false, "at a plan's usage limit, wait for its reset (as the agent says it), then resume the session; --max-wait bounds it (without: exit 77)")
-	f.StringVar(&resumePrompt, "resume-prompt", "Continue the task from where you left off.", "the prompt sent when resuming")
+	f.StringVar(&resumePrompt, "resume-prompt", agent.DefaultResumePrompt, "the prompt sent when resuming")
 	f.StringVar(&archive, "archive", "", "save each failed attempt's output (and Codex session file) in this directory")
 	f.StringVar(&notify, "notify", "", "POST a JSON summary to this URL on final failure")
 	f.BoolVar(&asJSON, "json", false, "print a JSON summary of the attempts on stderr at the end")

@@ -23,6 +23,9 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
+	if ep.Format == wire.Anthropic && wire.SignedIn(r.Header) && s.signInRefused(w, r, ep) {
+		return // a Claude login on a gateway that serves others: 403, never a 401 of spillway's
+	}
 	r = s.pin(r)
 	key, release, ok := s.admit(w, r, ep)
 	if !ok {

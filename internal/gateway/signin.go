@@ -94,6 +94,14 @@ func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, pr
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.Path, prefix)
+	// a path that climbs (an escaped ".." the mux did not clean) would
+	// leave the prefix on the sign-in's host
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == ".." || seg == "." {
+			reject(w, ep, http.StatusBadRequest, "spillway: a path with . or .. segments is not passed to the sign-in's backend")
+			return
+		}
+	}
 	proxy := &httputil.ReverseProxy{
 		Transport: s.rt,
 		Rewrite: func(pr *httputil.ProxyRequest) {

@@ -94,6 +94,12 @@ func TestChatGPTPlanRefusedOnASharedGateway(t *testing.T) {
 	if n := r.sim.Snapshot().Models["gpt-6-astra"]; n != nil && n.Received > 0 {
 		t.Fatal("a refused sign-in reached the backend")
 	}
+	// a Claude login too: 403, not the 401 that sends Claude Code to log in again
+	login := messages("claude-opus-5-5", "hi", true)
+	login.Header = map[string]string{"Authorization": "Bearer sk-ant-oat01-login-0123456789", "anthropic-version": "2023-06-01", "anthropic-beta": "oauth-2025-04-20"}
+	if resp, body := r.do(t, login); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a Claude login on a shared gateway: %d %s", resp.StatusCode, body)
+	}
 }
 
 // Claude Code logged in with a plan: its OAuth bearer goes through as it
@@ -225,5 +231,22 @@ func TestStatusKeepsThePlanHeaders(t *testing.T) {
 	}
 	if strings.Contains(string(b), "plan-token") || strings.Contains(string(b), "acct-0123") {
 		t.Fatalf("the status holds the credential: %s", b)
+	}
+}
+
+// An escaped ".." (which the mux does not clean) never leaves the prefix.
+func TestSignInPassThroughStaysUnderItsPrefix(t *testing.T) {
+	r := newRig(t, nil, nil)
+	for _, p := range []string{"/backend-api/codex/%2e%2e/%2e%2e/accounts/check", "/backend-api/codex/models/%2E%2E/x", "/v1internal:loadCodeAssist/%2e%2e/%2e%2e/x"} {
+		req, _ := http.NewRequest(http.MethodGet, r.url+p, nil)
+		req.Header.Set("Authorization", "Bearer eyJ.plan-token-0123456789.sig")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Sim-Path") != "" {
+			t.Fatalf("%s: %d, reached %q", p, resp.StatusCode, resp.Header.Get("X-Sim-Path"))
+		}
 	}
 }

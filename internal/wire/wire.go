@@ -411,6 +411,19 @@ func SetKey(h http.Header, f Format, key string) {
 	switch f {
 	case Anthropic:
 		h.Set("X-Api-Key", key)
+		// a login's oauth beta goes with the login it replaces
+		if beta := h.Get("Anthropic-Beta"); strings.Contains(beta, "oauth-") {
+			var keep []string
+			for _, b := range strings.Split(beta, ",") {
+				if b = strings.TrimSpace(b); b != "" && !strings.HasPrefix(b, "oauth-") {
+					keep = append(keep, b)
+				}
+			}
+			h.Set("Anthropic-Beta", strings.Join(keep, ","))
+			if len(keep) == 0 {
+				h.Del("Anthropic-Beta")
+			}
+		}
 	case Gemini:
 		h.Set("X-Goog-Api-Key", key)
 	default:

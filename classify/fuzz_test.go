@@ -13,6 +13,9 @@ func FuzzClassify(f *testing.F) {
 	f.Add(0, "", "", "", "event: response.failed\ndata: {\"response\":{\"error\":{}}}")
 	f.Add(200, "", "", "data: {\"error\":[1,2]}\n\n", "")
 	f.Add(0, "", "", "", "Reconnecting... 1/5 (Reconnecting... 2/5 (x))")
+	f.Add(0, "", "", "", "ERROR: You’ve hit your usage limit. try again at Feb 31st, 2026 12:99 PM.")
+	f.Add(429, "anthropic-ratelimit-unified-status", "rejected", `{"type":"error","error":{"type":"rate_limit_error","message":"Claude usage limit reached|99999999999"}}`, "")
+	f.Add(0, "", "", "", "Claude usage limit reached. Your limit will reset at 9999-12-31T23:59:59Z.")
 	f.Fuzz(func(t *testing.T, status int, hk, hv, body, text string) {
 		h := http.Header{}
 		if hk != "" {

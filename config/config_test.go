@@ -233,6 +233,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("models: {a: {provider: openai, tier: heavy, context: 1}}\nchains: {x: [a]}\n"))
 	f.Add([]byte("retry: {ladder: [1s, -1s]}\n"))
 	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("chains:\n  claude: {models: [claude-opus-5-5], overflow: codex, on_usage_limit: overflow}\n  codex: {models: [gpt-6-astra], overflow: claude}\n"))
+	f.Add([]byte("chains:\n  x: {models: 3, overflow: [1]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("f.yaml", data, env(nil))
 		if err == nil && c == nil {

@@ -61,10 +61,15 @@ type Request struct {
 	// is set, else as long as the reset says (spillway exec --until-reset,
 	// the queue).
 	UntilReset bool
-	// SignIn: the caller's credentials are a person's sign-in (a Claude
-	// login on the API's route; Via's routes are sign-ins too): they go
-	// only to the provider they came for, never to an overflow for a usage
-	// limit. (Call.SignIn sets it.)
+	// SignIn says the caller's credentials are a person's sign-in (a plan's
+	// token, not an API key: a Claude login on the API's route, and every
+	// request of a Via route). They go only to the provider they came for
+	// (another candidate has spillway's own key in their place); the
+	// request is sent only as the caller asked, never raced by a hedge nor
+	// continued by a request of spillway's own (a broken answer ends
+	// Unfinished, for the front end to end); and its pace is the process's
+	// own: Call.Key is not part of it (nothing derived from the token
+	// reaches the fleet).
 	SignIn bool
 	// Via, when set, is the sign-in provider every candidate goes to (the
 	// ChatGPT plan's backend): each model of the chain once, under its own

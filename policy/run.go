@@ -44,13 +44,6 @@ type Call struct {
 	// wait budget: the client waited it without an answer (an HTTP
 	// attempt's; an agent's run is work, not waiting).
 	ChargeFailures bool
-	// SignIn says the request carries its caller's own sign-in (a plan's
-	// token, not an API key): it is sent only as the caller asked, never
-	// raced by a hedge nor continued by a request of spillway's own (a
-	// broken answer ends Unfinished, for the front end to end), and its
-	// pace is the process's own: Key is not part of it (nothing derived
-	// from the token reaches the fleet).
-	SignIn bool
 
 	// Send sends one attempt to a.Candidate and reports what came back.
 	//
@@ -312,7 +305,7 @@ func (r *run) before(ctx context.Context) *Outcome {
 }
 
 // callerKey is the caller's part of the request's pace key: Key, or
-// nothing for a sign-in.
+// nothing for a sign-in (Request.SignIn).
 func (c *Call) callerKey() string {
 	if c.SignIn {
 		return ""
@@ -391,9 +384,7 @@ func (e *Engine) newRun(c *Call) *run {
 	if c.Events == nil {
 		c.Events = events.Nop{}
 	}
-	req := c.Request
-	req.SignIn = req.SignIn || c.SignIn
-	r := &run{e: e, c: c, plan: e.newPlan(req)}
+	r := &run{e: e, c: c, plan: e.newPlan(c.Request)}
 	r.live = r.live1[:0]
 	return r
 }

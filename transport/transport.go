@@ -170,10 +170,10 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
-			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft, UntilReset: ladder.UntilReset},
+			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft, UntilReset: ladder.UntilReset,
+			SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header)},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events,
-		SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header),
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			resp, res := t.send(ctx, req, ep, body, opts, a)
 			if res.Committed {

@@ -23,8 +23,8 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
-	if ep.Format == wire.Anthropic && wire.SignedIn(r.Header) && s.signInRefused(w, r, ep) {
-		return // a Claude login on a gateway that serves others: 403, never a 401 of spillway's
+	if signedIn(ep, r) && s.signInRefused(w, r, ep) {
+		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
 	r = s.pin(r)
 	key, release, ok := s.admit(w, r, ep)
@@ -47,6 +47,12 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	lg := reqLog{key: key}
 	outcome := s.serve(w, r, ep, &lg)
 	s.logRequest(ep, &lg, outcome, time.Since(t0))
+}
+
+// signedIn reports a request that carries a person's sign-in: every one of
+// a sign-in's route (Via), and a Claude login on the Messages route.
+func signedIn(ep wire.Endpoint, r *http.Request) bool {
+	return ep.Via != "" || ep.Format == wire.Anthropic && wire.SignedIn(r.Header)
 }
 
 // logRequest ends a request: its key's spend, its metrics, and one line
@@ -164,10 +170,10 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(presented(r))}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(ep, r)},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
-		Send: x.send, OnSwitch: x.switched, SignIn: ep.Via != "" || ep.Format == wire.Anthropic && wire.SignedIn(r.Header),
+		Send: x.send, OnSwitch: x.switched,
 	}
 	return x, ""
 }

@@ -48,11 +48,9 @@ func (s *Server) signInRefused(w http.ResponseWriter, r *http.Request, ep wire.E
 	return true
 }
 
-// handleChatGPT serves the plan's Responses endpoint through the driver.
+// handleChatGPT serves the plan's Responses endpoint through the driver
+// (whose proxy refuses a sign-in on a gateway that serves others).
 func (s *Server) handleChatGPT(w http.ResponseWriter, r *http.Request) {
-	if s.signInRefused(w, r, wire.ChatGPTResponses) {
-		return
-	}
 	s.proxy(w, r, wire.ChatGPTResponses)
 }
 
@@ -70,9 +68,7 @@ func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		for _, gen := range wire.CodeAssistEndpoints {
 			if r.URL.Path == gen.Path {
-				if !s.signInRefused(w, r, gen) {
-					s.proxy(w, r, gen)
-				}
+				s.proxy(w, r, gen)
 				return
 			}
 		}

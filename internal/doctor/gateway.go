@@ -85,14 +85,9 @@ func planFindings(o Options, host string, seen time.Time, h map[string]string) [
 		if !reset.IsZero() {
 			f.Summary += ", resets " + reset.Local().Format("Jan 2 15:04")
 		}
-		live := reset.IsZero() || reset.After(o.Now())
-		switch {
-		case used >= 100 && live:
-			f.Status, f.Class = Broken, string(classify.UsageLimit)
-			f.Summary += ": used up, your plan's limit, not capacity"
-		case used >= 90 && live:
-			f.Status, f.Class = Degraded, string(classify.UsageLimit)
-			f.Summary += ": nearly used up, your plan's limit, not capacity"
+		if st, class, says := windowUse(used, reset, o.Now()); st != Healthy {
+			f.Status, f.Class = st, class
+			f.Summary += says
 		}
 		fs = append(fs, f)
 	}

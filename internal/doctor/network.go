@@ -256,15 +256,10 @@ func checkAgents(o Options) []Finding {
 			// a window seen longer ago than it lasts, with no reset time,
 			// says nothing about now
 			stale := l.ResetsAt.IsZero() && l.WindowMinutes > 0 && o.Now().Sub(l.Seen) > time.Duration(l.WindowMinutes)*time.Minute
-			switch {
-			case stale:
+			if stale {
 				f.Summary += " (seen " + l.Seen.Local().Format("Jan 2 15:04") + ", longer ago than the window: not now)"
-			case l.UsedPercent >= 100 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
-				f.Status, f.Class = Broken, string(classify.UsageLimit)
-				f.Summary = state + ": used up, your plan's limit, not capacity"
-			case l.UsedPercent >= 90 && (l.ResetsAt.IsZero() || l.ResetsAt.After(o.Now())):
-				f.Status, f.Class = Degraded, string(classify.UsageLimit)
-				f.Summary = state + ": nearly used up, your plan's limit, not capacity"
+			} else if st, class, says := windowUse(l.UsedPercent, l.ResetsAt, o.Now()); st != Healthy {
+				f.Status, f.Class, f.Summary = st, class, state+says
 			}
 			fs = append(fs, f)
 		}
@@ -301,6 +296,22 @@ func checkAgents(o Options) []Finding {
 			Evidence: fmt.Sprintf("%d attempts read (%s)", m.Attempts, strings.Join(ro.Only, ", "))})
 	}
 	return fs
+}
+
+// windowUse judges a plan's usage window at used percent that resets at
+// reset (zero: not said), as of now: used up (broken) or nearly (degraded),
+// a limit of the plan's, with the words that say so; healthy once reset.
+func windowUse(used float64, reset, now time.Time) (st Status, class, says string) {
+	if !reset.IsZero() && !reset.After(now) {
+		return Healthy, "", ""
+	}
+	switch {
+	case used >= 100:
+		return Broken, string(classify.UsageLimit), ": used up, your plan's limit, not capacity"
+	case used >= 90:
+		return Degraded, string(classify.UsageLimit), ": nearly used up, your plan's limit, not capacity"
+	}
+	return Healthy, "", ""
 }
 
 // agentNames are the agents as findings name them.

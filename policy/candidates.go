@@ -115,12 +115,8 @@ func (e *Engine) candidates(r Request) []Candidate {
 // a sign-in route's (Via) plan has no other host, and does not overflow for
 // a usage limit.
 func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []Candidate {
-	name, _ := e.cfg.ChainFor(r.Model)
-	rules := e.cfg.ChainRules[name]
-	if rules.Overflow == "" || r.NoFallback || len(r.Models) > 0 {
-		return nil
-	}
-	if forLimit && (rules.OnUsageLimit != config.UsageLimitOverflow || r.Via != "") {
+	rules := e.chainRules(r)
+	if rules.Overflow == "" || r.NoFallback || len(r.Models) > 0 || forLimit && !e.limitOverflows(r) {
 		return nil
 	}
 	asked := e.cfg.Models[r.Model].Tier.Rank()
@@ -144,6 +140,19 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 		}
 	}
 	return out
+}
+
+// chainRules are the overflow settings of the chain r walks.
+func (e *Engine) chainRules(r Request) config.ChainRules {
+	name, _ := e.cfg.ChainFor(r.Model)
+	return e.cfg.ChainRules[name]
+}
+
+// limitOverflows reports whether a usage limit of r goes on to its chain's
+// overflow (on_usage_limit: overflow), which a sign-in route's plan, having
+// no other host, never does.
+func (e *Engine) limitOverflows(r Request) bool {
+	return e.chainRules(r).OnUsageLimit == config.UsageLimitOverflow && r.Via == ""
 }
 
 // sameCredential reports candidates sent with the same credentials: a

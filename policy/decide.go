@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
-	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/redact"
 )
 
@@ -231,7 +230,7 @@ func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
 		}
 	}
 	other := func(n Candidate) bool { return !sameCredential(n, c) }
-	if name, _ := p.e.cfg.ChainFor(p.req.Model); p.e.cfg.ChainRules[name].OnUsageLimit == config.UsageLimitOverflow && p.req.Via == "" && p.overflowed {
+	if p.overflowed && p.e.limitOverflows(p.req) {
 		// the overflow chain is in already (a walk at capacity): its
 		// models with spillway's own key
 		if next, ok := p.next(p.cur+1, func(n Candidate) bool { return other(n) && n.KeyID != "" }); ok {

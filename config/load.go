@@ -242,42 +242,31 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// chainFields are the fields of a chain's object form.
-var chainFields = []string{"models", "on_usage_limit", "overflow"}
+// chainObject is a chain written as an object, as the file writes it.
+type chainObject struct {
+	Models       []string `yaml:"models"`
+	Overflow     string   `yaml:"overflow"`
+	OnUsageLimit string   `yaml:"on_usage_limit"`
+}
 
 // walkChain checks a chain written as {models: [...], overflow: Y,
-// on_usage_limit: overflow|fail}; its models are found at both paths
-// (chains.X.models[i] and chains.X[i]) for the checks that follow.
-func (l *loader) walkChain(m []*ast.MappingValueNode, path string) {
-	seen := map[string]bool{}
+// on_usage_limit: overflow|fail} as walk checks any mapping; its models
+// are found at both paths (chains.X.models[i] and chains.X[i]) for the
+// checks that follow.
+func (l *loader) walkChain(n ast.Node, m []*ast.MappingValueNode, path string) {
+	l.walk(n, reflect.TypeOf(chainObject{}), path)
 	for _, kv := range m {
-		key := keyName(kv.Key)
-		kp := join(path, key)
-		if seen[key] {
-			l.add(kv.Key.GetToken(), kp, "is set twice")
+		if keyName(kv.Key) != "models" {
 			continue
 		}
-		seen[key] = true
-		switch key {
-		case "models":
-			l.walk(kv.Value, reflect.TypeOf([]string(nil)), kp)
-			if seq, ok := unwrap(kv.Value).(*ast.SequenceNode); ok {
-				for i, v := range seq.Values {
-					l.pos[fmt.Sprintf("%s[%d]", path, i)] = v.GetToken().Position
-				}
+		if seq, ok := unwrap(kv.Value).(*ast.SequenceNode); ok {
+			for i, v := range seq.Values {
+				l.pos[fmt.Sprintf("%s[%d]", path, i)] = v.GetToken().Position
 			}
-		case "overflow", "on_usage_limit":
-			if _, ok := scalarText(unwrap(kv.Value)); !ok {
-				l.add(kv.Value.GetToken(), kp, "must be a string")
-			}
-			l.pos[kp] = kv.Key.GetToken().Position
-		default:
-			l.add(kv.Key.GetToken(), kp, fmt.Sprintf("unknown field %q; allowed here: %s (or write the chain as a list of models)", key, strings.Join(chainFields, ", ")))
 		}
+		return
 	}
-	if !seen["models"] {
-		l.add(nil, path, "a chain written as an object needs models: [...]")
-	}
+	l.add(nil, path, "a chain written as an object needs models: [...]")
 }
 
 // walk checks the file's shape against the Go type before decoding, so that
@@ -294,7 +283,7 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		return
 	}
 	if m, ok := mapping(n); ok && t.Kind() == reflect.Slice && strings.HasPrefix(path, "chains.") && strings.Count(path, ".") == 1 {
-		l.walkChain(m, path) // a chain's object form
+		l.walkChain(n, m, path) // a chain's object form
 		return
 	}
 	switch {
@@ -514,11 +503,7 @@ func mergeChains(n ast.Node, cfg *Config) error {
 			delete(cfg.ChainRules, name)
 			continue
 		}
-		var obj struct {
-			Models       []string `yaml:"models"`
-			Overflow     string   `yaml:"overflow"`
-			OnUsageLimit string   `yaml:"on_usage_limit"`
-		}
+		var obj chainObject
 		if err := yaml.NodeToValue(val, &obj); err != nil {
 			return err
 		}

@@ -46,7 +46,6 @@ func TestBadFiles(t *testing.T) {
 		{"negative_duration.yaml", []string{"negative_duration.yaml:3:16", "retry.network_gap", "is negative"}},
 		{"unknown_field.yaml", []string{"unknown_field.yaml:2:1", "chians", `unknown field "chians"; allowed here: `, "chains"}},
 		{"bad_duration.yaml", []string{"bad_duration.yaml:2:12", "pacing.min_gap", "not a duration; write it like 500ms"}},
-		{"mixed_chain.yaml", []string{"mixed_chain.yaml:2:", "chains.mixed[1]", "speaks anthropic but the chain started with openai"}},
 		{"undefined_provider.yaml", []string{"undefined_provider.yaml:2:", "models.local-llama.provider", `provider "ollama" is not defined; defined providers: anthropic, gemini, openai`}},
 		{"wrong_type.yaml", []string{"wrong_type.yaml:2:", "models.gpt-6-astra.context", `must be a whole number, not "lots"`}},
 		{"syntax.yaml", []string{"syntax.yaml:3:", "YAML:"}},
@@ -283,13 +282,22 @@ func TestAddChain(t *testing.T) {
 	if strings.Join(c.Chains["codex"], ",") != "gpt-6.1-sol,gpt-6-luna" || c.Models["my-small"].Upstream != "gpt-6-luna" {
 		t.Fatalf("codex %v, models %+v", c.Chains["codex"], c.Models["my-small"])
 	}
+	// a chain may mix wire formats: another vendor's model is a
+	// cross-vendor step
+	if err := c.AddChain("mixed",
+		ChainModel{Name: "gpt-x", Provider: "openai", Tier: Heavy},
+		ChainModel{Name: "claude-y", Provider: "anthropic", Tier: Light, Upstream: "claude-haiku-5-5"}); err != nil {
+		t.Fatalf("a mixed chain: %v", err)
+	}
+	if name, chain := c.ChainFor("gpt-x"); name != "mixed" || strings.Join(chain, ",") != "gpt-x,claude-y" || c.ModelType("claude-y") != "anthropic" {
+		t.Fatalf("chain for gpt-x: %s %v", name, chain)
+	}
 	for _, bad := range []struct {
 		models []ChainModel
 		want   string
 	}{
 		{[]ChainModel{{Name: "x", Provider: "openai", Tier: "huge"}}, `chains.bad[0]: model x: unknown tier "huge"`},
 		{[]ChainModel{{Name: "x", Provider: "ollama", Tier: Light}}, `provider "ollama" is not configured; configured: anthropic, gemini, openai`},
-		{[]ChainModel{{Name: "x", Provider: "openai", Tier: Heavy}, {Name: "y", Provider: "anthropic", Tier: Light}}, "model y speaks anthropic but the chain started with openai"},
 		{nil, "at least one model"},
 	} {
 		before := len(c.Models)
@@ -458,7 +466,6 @@ func TestChainObjectForm(t *testing.T) {
 		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: nowhere }\n", `chains.claude.overflow: chain "nowhere" is not defined`},
 		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: claude }\n", "cannot overflow into itself"},
 		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: claude-b }\n  claude-b: { models: [claude-sonnet-5-5-b], overflow: claude }\n", "overflow into each other: a cycle"},
-		{"chains:\n  claude: { models: [claude-opus-5-5], overflow: codex }\n", "an overflow chain shares the client's wire format"},
 		{"chains:\n  claude: { models: [claude-opus-5-5], on_usage_limit: overflow }\n", "on_usage_limit: overflow needs an overflow: chain"},
 		{"chains:\n  claude: { models: [claude-opus-5-5], on_usage_limit: wait }\n", `unknown value "wait"; allowed: overflow`},
 		{"chains:\n  claude: { model: [claude-opus-5-5] }\n", `chains.claude.model: unknown field "model"; allowed here: models, on_usage_limit, overflow`},
@@ -467,6 +474,121 @@ func TestChainObjectForm(t *testing.T) {
 		_, err := Parse("b.yaml", []byte(extra+bad.body), env(map[string]string{"B_KEY": "k"}))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want %q", bad.body, err, bad.want)
+		}
+	}
+}
+
+// Issue 36: a chain may hold another vendor's models, and overflow into a
+// chain of another wire format; both load, and each cross-vendor step is
+// warned about only when it cannot work (its provider has no api_key, or
+// it takes no tools or images where the walk did).
+func TestCrossVendorChainsLoad(t *testing.T) {
+	keys := map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a", "GEMINI_API_KEY": "g"}
+	for _, c := range []struct {
+		name, body string
+		env        map[string]string
+		chain      string
+		models     []string
+		overflow   string
+		warnings   []string // substrings, each in some warning; none when empty
+	}{
+		{name: "mixed chain", body: "models:\n  gpt-6-astra: { chain: mixed }\nchains:\n  mixed: [gpt-6-astra, claude-sonnet-5-5]\n  claude: [claude-opus-5-5, claude-haiku-5-5]\n",
+			env: keys, chain: "mixed", models: []string{"gpt-6-astra", "claude-sonnet-5-5"}},
+		{name: "three formats", body: "catalog: none\nmodels:\n  a: { provider: openai, tier: heavy }\n  b: { provider: anthropic, tier: medium }\n  c: { provider: gemini, tier: light }\nchains:\n  all: [a, b, c]\n",
+			env: keys, chain: "all", models: []string{"a", "b", "c"}},
+		{name: "overflow into another format", body: "chains:\n  claude: { models: [claude-opus-5-5, claude-sonnet-5-5], overflow: codex, on_usage_limit: overflow }\n",
+			env: keys, chain: "claude", models: []string{"claude-opus-5-5", "claude-sonnet-5-5"}, overflow: "codex"},
+		{name: "openai overflows into claude", body: "chains:\n  codex: { models: [gpt-6-astra, gpt-6.1-sol, gpt-6-luna], overflow: claude }\n",
+			env: keys, chain: "codex", models: []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"}, overflow: "claude"},
+		{name: "mixed chain, no key", body: "models:\n  gpt-6-astra: { chain: mixed }\nchains:\n  mixed: [gpt-6-astra, claude-sonnet-5-5]\n  claude: [claude-opus-5-5, claude-haiku-5-5]\n",
+			env: map[string]string{"OPENAI_API_KEY": "sk-o"}, chain: "mixed", models: []string{"gpt-6-astra", "claude-sonnet-5-5"},
+			warnings: []string{"x.yaml:4: chains.mixed[1]: claude-sonnet-5-5 is another vendor's (anthropic) model: a cross-vendor step uses its provider's own api_key, and provider anthropic has none (ANTHROPIC_API_KEY is not set in this environment), so this step is always skipped"}},
+		{name: "overflow, no key", body: "chains:\n  codex:\n    models: [gpt-6-astra]\n    overflow: claude\n",
+			env: nil, chain: "codex", models: []string{"gpt-6-astra"}, overflow: "claude",
+			warnings: []string{"x.yaml:4: chains.codex.overflow: claude-opus-5-5 is another vendor's (anthropic) model", "chains.codex.overflow: claude-haiku-5-5 is another vendor's (anthropic) model"}},
+		{name: "loses tools and images", body: "models:\n  gpt-6-astra: { chain: mixed }\n  claude-sonnet-5-5: { tools: false, images: false }\nchains:\n  mixed: [gpt-6-astra, claude-sonnet-5-5]\n  claude: [claude-opus-5-5, claude-haiku-5-5]\n",
+			env: keys, chain: "mixed", models: []string{"gpt-6-astra", "claude-sonnet-5-5"},
+			warnings: []string{"x.yaml:5: chains.mixed[1]: claude-sonnet-5-5 is another vendor's (anthropic) model with tools: false, and gpt-6-astra takes tools: a cross-vendor step to it loses tools, so a request with tools skips it",
+				"chains.mixed[1]: claude-sonnet-5-5 is another vendor's (anthropic) model with images: false, and gpt-6-astra takes images: a cross-vendor step to it loses images, so a request with images skips it"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse("x.yaml", []byte(c.body), env(c.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Chains[c.chain]; !reflect.DeepEqual(got, c.models) {
+				t.Fatalf("chain %s = %v", c.chain, got)
+			}
+			if got := cfg.ChainRules[c.chain].Overflow; got != c.overflow {
+				t.Fatalf("overflow %q", got)
+			}
+			all := strings.Join(cfg.Warnings, "\n")
+			for _, w := range c.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("warnings lack %q:\n%s", w, all)
+				}
+			}
+			if len(c.warnings) == 0 && strings.Contains(all, "another vendor's") {
+				t.Errorf("a cross-vendor warning where every step can work:\n%s", all)
+			}
+		})
+	}
+	// a model's deployments still share one wire format
+	_, err := Parse("d.yaml", []byte("models:\n  gpt-6-astra:\n    deployments:\n      - { provider: openai }\n      - { provider: anthropic }\n"), env(keys))
+	if err == nil || !strings.Contains(err.Error(), "models.gpt-6-astra.deployments[1].provider: anthropic speaks anthropic but the model's first deployment speaks openai; a model's deployments share one wire format") {
+		t.Fatalf("%v", err)
+	}
+	// the built-in chains are each of one vendor: nothing to warn about
+	if cfg, err := Load("", env(nil)); err != nil || strings.Contains(strings.Join(cfg.Warnings, "\n"), "another vendor's") {
+		t.Fatalf("%v %q", err, cfg.Warnings)
+	}
+	cfg, err := Load("../testdata/config/good/cross_vendor.yaml", env(keys))
+	if err != nil || cfg.ChainRules["openai"].Overflow != "claude" || cfg.ModelType(cfg.Chains["claude"][0]) != "anthropic" {
+		t.Fatalf("cross_vendor.yaml: %v", err)
+	}
+}
+
+// What a model takes: tools, images and reasoning, each true unless the
+// file says false; the walk checks them like any bool.
+func TestWhatAModelTakes(t *testing.T) {
+	c, err := Parse("t.yaml", []byte("models:\n  claude-haiku-5-5: { tools: false, images: false, reasoning: false }\n  gpt-6-luna: { tools: true, reasoning: false }\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name                  string
+		tools, images, reason bool
+	}{
+		{"claude-haiku-5-5", false, false, false},
+		{"gpt-6-luna", true, true, false},
+		{"gpt-6-astra", true, true, true},
+	} {
+		got := c.Models[m.name]
+		if got.TakesTools() != m.tools || got.TakesImages() != m.images || got.TakesReasoning() != m.reason {
+			t.Errorf("%s: tools %v images %v reasoning %v", m.name, got.TakesTools(), got.TakesImages(), got.TakesReasoning())
+		}
+	}
+	if got := (Model{}); !got.TakesTools() || !got.TakesImages() || !got.TakesReasoning() {
+		t.Error("an unset capability must mean the model takes it")
+	}
+	if c.Models["claude-haiku-5-5"].Tier != Light || c.Models["claude-haiku-5-5"].Provider != "anthropic" {
+		t.Errorf("the built-in entry was not merged: %+v", c.Models["claude-haiku-5-5"])
+	}
+	for _, bad := range []struct{ body, want string }{
+		{"models:\n  gpt-6-astra: { tools: maybe }\n", `t.yaml:2:25: models.gpt-6-astra.tools: must be true or false, not "maybe"`},
+		{"models:\n  gpt-6-astra: { images: [png] }\n", `models.gpt-6-astra.images: must be true or false`},
+		{"models:\n  gpt-6-astra: { reasoning: 1 }\n", `models.gpt-6-astra.reasoning: must be true or false, not "1"`},
+		{"models:\n  gpt-6-astra: { tool: false }\n", `models.gpt-6-astra.tool: unknown field "tool"; allowed here: `},
+	} {
+		_, err := Parse("t.yaml", []byte(bad.body), env(nil))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.body, err, bad.want)
+		}
+	}
+	_, err = Parse("t.yaml", []byte("models:\n  gpt-6-astra: { tool: false }\n"), env(nil))
+	for _, f := range []string{"images", "reasoning", "tools"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("the allowed fields lack %s: %v", f, err)
 		}
 	}
 }

@@ -776,8 +776,10 @@ func (l *loader) validate(c *Config) {
 			l.at(fp+".overflow", "a chain cannot overflow into itself")
 		case c.ChainRules[r.Overflow].Overflow == name:
 			l.at(fp+".overflow", fmt.Sprintf("chains %s and %s overflow into each other: a cycle (overflow is not transitive; give one of them none)", name, r.Overflow))
-		case len(y) > 0 && len(c.Chains[name]) > 0 && c.ModelType(y[0]) != c.ModelType(c.Chains[name][0]):
-			l.at(fp+".overflow", fmt.Sprintf("chain %q speaks %s, this one %s: an overflow chain shares the client's wire format", r.Overflow, c.ModelType(y[0]), c.ModelType(c.Chains[name][0])))
+		default:
+			// an overflow chain may speak another wire format: its
+			// models are cross-vendor steps of this chain's walks
+			l.crossVendor(c, c.Chains[name], y, fp+".overflow")
 		}
 	}
 	for _, name := range sortedKeys(c.Chains) {
@@ -788,7 +790,6 @@ func (l *loader) validate(c *Config) {
 			continue
 		}
 		seen := map[string]bool{}
-		ptype := ""
 		for i, m := range chain {
 			ip := fmt.Sprintf("%s[%d]", fp, i)
 			model, ok := c.Models[m]
@@ -800,17 +801,16 @@ func (l *loader) validate(c *Config) {
 				l.at(ip, fmt.Sprintf("model %q appears twice in the chain", m))
 			}
 			seen[m] = true
-			t := c.ModelType(m)
-			if ptype == "" {
-				ptype = t
-			} else if t != ptype {
-				l.at(ip, fmt.Sprintf("model %q speaks %s but the chain started with %s; a request can only fall back within one wire format", m, t, ptype))
-			}
 			if i > 0 {
 				if prev, ok := c.Models[chain[i-1]]; ok && model.Tier.Rank() > prev.Tier.Rank() {
 					l.warn(ip, fmt.Sprintf("%s (%s) comes after %s (%s): chains usually go heavy → medium → light", m, model.Tier, chain[i-1], prev.Tier))
 				}
 			}
+		}
+		// a chain may mix wire formats: a step to another vendor's model
+		// is translated, with that provider's own key
+		for j := 1; j < len(chain); j++ {
+			l.crossVendor(c, chain[:j], chain[j:j+1], fmt.Sprintf("%s[%d]", fp, j))
 		}
 	}
 	if c.Pacing.MaxConcurrency < 1 {
@@ -928,6 +928,80 @@ func (l *loader) validate(c *Config) {
 	if c.Events.Keep < 0 {
 		l.at("events.keep", fmt.Sprintf("must be 0 or more, not %d", c.Events.Keep))
 	}
+}
+
+// crossVendor warns about the cross-vendor steps from the models of from to
+// those of to: a model of to whose wire format differs from that of a model
+// of from that a walk reaches it from. Such a step is translated and sent
+// with its provider's own api_key (never the caller's credentials), so a
+// provider without one makes it always skipped; and a request that needs
+// what the target does not take (tools: false, images: false) skips it.
+// The warnings name field, where to is written.
+func (l *loader) crossVendor(c *Config, from, to []string, at string) {
+	for _, target := range to {
+		m, ok := c.Models[target]
+		if !ok {
+			continue
+		}
+		format := c.ModelType(target)
+		var others []string // the models of from of another format
+		for _, f := range from {
+			if t := c.ModelType(f); t != "" && format != "" && t != format {
+				others = append(others, f)
+			}
+		}
+		if len(others) == 0 {
+			continue
+		}
+		if none := keyless(c, target); none != "" {
+			l.warn(at, fmt.Sprintf("%s is another vendor's (%s) model: a cross-vendor step uses its provider's own api_key, and %s, so this step is always skipped", target, format, none))
+		}
+		for _, lack := range []struct {
+			what string
+			has  func(Model) bool
+		}{{"tools", Model.TakesTools}, {"images", Model.TakesImages}} {
+			if lack.has(m) {
+				continue
+			}
+			for _, f := range others {
+				if lack.has(c.Models[f]) {
+					l.warn(at, fmt.Sprintf("%s is another vendor's (%s) model with %s: false, and %s takes %s: a cross-vendor step to it loses %s, so a request with %s skips it", target, format, lack.what, f, lack.what, lack.what, lack.what))
+					break
+				}
+			}
+		}
+	}
+}
+
+// keyless says, of a model none of whose deployments' providers has an
+// api_key (none written, or an env:VAR not set), "provider anthropic has
+// none" (with the variable that is not set); "" when one has a key.
+func keyless(c *Config, model string) string {
+	var names []string
+	for _, d := range c.Deployments(model) {
+		if c.Providers[d.Provider].APIKey.Value != "" {
+			return ""
+		}
+		if !slices.Contains(names, d.Provider) {
+			names = append(names, d.Provider)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("provider %s has none%s", names[0], unsetEnv(c.Providers[names[0]].APIKey))
+	}
+	return fmt.Sprintf("none of its providers (%s) has one", strings.Join(names, ", "))
+}
+
+// unsetEnv says why an env:VAR key is empty: " (VAR is not set in this
+// environment)"; "" for a key not written.
+func unsetEnv(s Secret) string {
+	if s.IsEnv() {
+		return fmt.Sprintf(" (%s is not set in this environment)", s.EnvVar())
+	}
+	return ""
 }
 
 // deployments checks a model's deployments: names told apart and fit to

@@ -254,6 +254,15 @@ type Model struct {
 	// Prefill: false says the model refuses a partial assistant turn, so
 	// a broken answer is never continued on it.
 	Prefill *bool `yaml:"prefill,omitempty"`
+	// Tools, Images and Reasoning are what the model takes: tool
+	// definitions and calls, image input, a reasoning (thinking) budget or
+	// effort. Unset means it takes it; false says it does not. A
+	// cross-vendor step (to a model of another wire format than the
+	// request's) that needs what the target model does not take is
+	// skipped.
+	Tools     *bool `yaml:"tools,omitempty"`
+	Images    *bool `yaml:"images,omitempty"`
+	Reasoning *bool `yaml:"reasoning,omitempty"`
 	// Upstream is the name sent to the provider when it differs from the
 	// name clients use (an alias). Empty means the same name.
 	Upstream string `yaml:"upstream,omitempty"`
@@ -262,6 +271,21 @@ type Model struct {
 	// tries them, balanced by weight, before the next model of its chain.
 	Deployments []Deployment `yaml:"deployments,omitempty"`
 }
+
+// TakesTools reports whether the model takes tool definitions and tool
+// calls (tools: false says no; unset says yes).
+func (m Model) TakesTools() bool { return takes(m.Tools) }
+
+// TakesImages reports whether the model takes image input (images: false
+// says no; unset says yes).
+func (m Model) TakesImages() bool { return takes(m.Images) }
+
+// TakesReasoning reports whether the model takes a reasoning (thinking)
+// budget or effort (reasoning: false says no; unset says yes).
+func (m Model) TakesReasoning() bool { return takes(m.Reasoning) }
+
+// takes is an optional capability: unset means the model has it.
+func takes(b *bool) bool { return b == nil || *b }
 
 // Hold is a hold window: output is kept back until Tokens pieces of the
 // answer have come or Duration has passed since the first (whichever is
@@ -545,8 +569,10 @@ type ChainModel struct {
 // chain to their names, in order (a request for any of them walks on from
 // its position). A model walks one chain: AddChain takes its models out of
 // any chain they were in. It checks what `spillway config check` checks of
-// a chain: every model has a tier and a configured provider, and all speak
-// one wire format; on a mistake it changes nothing.
+// a chain: every model has a tier and a configured provider; on a mistake
+// it changes nothing. The models may speak different wire formats (another
+// vendor's model is a cross-vendor step, translated, with its provider's
+// own api_key).
 //
 //	cfg := config.Default()
 //	err := cfg.AddChain("mine",
@@ -556,7 +582,6 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 	if name == "" || len(models) == 0 {
 		return fmt.Errorf("config: a chain needs a name and at least one model")
 	}
-	format := ""
 	for i, m := range models {
 		where := fmt.Sprintf("config: chains.%s[%d]", name, i)
 		if m.Name == "" {
@@ -567,11 +592,6 @@ func (c *Config) AddChain(name string, models ...ChainModel) error {
 		}
 		if _, ok := c.Providers[m.Provider]; !ok || IsSignIn(m.Provider) {
 			return fmt.Errorf("%s: model %s: provider %q is not configured; configured: %s", where, m.Name, m.Provider, strings.Join(modelProviders(c), ", "))
-		}
-		if t := c.ProviderType(m.Provider); format == "" {
-			format = t
-		} else if t != format {
-			return fmt.Errorf("%s: model %s speaks %s but the chain started with %s", where, m.Name, t, format)
 		}
 	}
 	if c.Models == nil {

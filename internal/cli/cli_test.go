@@ -165,6 +165,79 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
+// A chain that mixes vendors, or overflows into another vendor's chain:
+// config check marks each cross-vendor step of a walk, says once where such
+// steps are skipped, and warns (exit 0) when a step's provider has no key.
+func TestConfigCheckCrossVendor(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mixed.yaml")
+	os.WriteFile(file, []byte("models:\n  gpt-6-astra: { chain: mixed }\n  gpt-6.1-sol: { chain: mixed }\nchains:\n"+
+		"  mixed: [gpt-6-astra, gpt-6.1-sol, claude-sonnet-5-5]\n  claude: [claude-opus-5-5, claude-haiku-5-5]\n"), 0o600)
+	const note = "# note: [format, translated] is a cross-vendor step, sent with its provider's own api_key; the gateway and prompt steps translate it, spillway exec and queue command steps (an agent's -m) skip it"
+	keyWarning := "warning: " + file + ":5: chains.mixed[2]: claude-sonnet-5-5 is another vendor's (anthropic) model: a cross-vendor step uses its provider's own api_key, and provider anthropic has none (ANTHROPIC_API_KEY is not set in this environment), so this step is always skipped"
+
+	// a keyed anthropic provider: the step is marked, nothing is warned
+	out, errOut, code := run(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-TOPSECRET"}, "", "config", "check", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"#   gpt-6-astra: gpt-6-astra > gpt-6.1-sol > claude-sonnet-5-5 [anthropic, translated] (chain mixed)\n",
+		"#   gpt-6.1-sol: gpt-6.1-sol > claude-sonnet-5-5 [anthropic, translated] (chain mixed)\n",
+		"#   claude-sonnet-5-5: claude-sonnet-5-5 (chain mixed)\n", // its own walk is not cross-vendor
+		"#   claude-opus-5-5: claude-opus-5-5 > claude-haiku-5-5 (chain claude)\n",
+		note + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "# note:") != 1 || strings.Contains(errOut, "another vendor's") || strings.Contains(out+errOut, "TOPSECRET") {
+		t.Errorf("one note, no cross-vendor warning, no key:\n%s\n%s", out, errOut)
+	}
+
+	// no key: the same walk, and a warning with the file and line
+	out, errOut, code = run(t, nil, "", "config", "check", file)
+	if code != 0 || !strings.Contains(out, "gpt-6.1-sol > claude-sonnet-5-5 [anthropic, translated] (chain mixed)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, keyWarning+"\n") || strings.Count(errOut, "another vendor's") != 1 {
+		t.Errorf("want one warning %q; got:\n%s", keyWarning, errOut)
+	}
+
+	// an overflow into another vendor's chain, from the models at or below
+	// the asked tier, marked the same way
+	out, errOut, code = run(t, map[string]string{"ANTHROPIC_API_KEY": "k"}, "", "config", "check", "../../testdata/config/good/cross_vendor.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"#   gpt-6-astra: gpt-6-astra > gpt-6.1-sol (chain openai) then overflow: claude-sonnet-5-5 [anthropic, translated] > claude-haiku-5-5 [anthropic, translated] (chain claude)\n",
+		"#   gpt-6.1-sol: gpt-6.1-sol (chain openai) then overflow: claude-sonnet-5-5 [anthropic, translated] > claude-haiku-5-5 [anthropic, translated] (chain claude)\n",
+		"#   claude-sonnet-5-5: claude-sonnet-5-5 > claude-haiku-5-5 (chain claude)\n",
+		note + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if want := "warning: ../../testdata/config/good/cross_vendor.yaml:14: chains.openai.overflow: claude-haiku-5-5 is another vendor's (anthropic) model with images: false, and gpt-6-astra takes images: a cross-vendor step to it loses images, so a request with images skips it\n"; !strings.Contains(errOut, want) || strings.Contains(errOut, "api_key") {
+		t.Errorf("want only the images warning %q; got:\n%s", want, errOut)
+	}
+
+	// an overflow of a heavy model's chain reaches no pricier model; a
+	// chain of one vendor gets no marks and no note
+	os.WriteFile(file, []byte("chains:\n  claude: { models: [claude-sonnet-5-5, claude-haiku-5-5], overflow: codex }\n"), 0o600)
+	out, errOut, code = run(t, map[string]string{"OPENAI_API_KEY": "k"}, "", "config", "check", file)
+	if code != 0 || !strings.Contains(out, "#   claude-sonnet-5-5: claude-sonnet-5-5 > claude-haiku-5-5 (chain claude) then overflow: gpt-6.1-sol [openai, translated] > gpt-6-luna [openai, translated] (chain codex)\n") ||
+		!strings.Contains(out, "#   claude-haiku-5-5: claude-haiku-5-5 (chain claude) then overflow: gpt-6-luna [openai, translated] (chain codex)\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, _ = run(t, nil, "", "config", "check")
+	if strings.Contains(out, "translated") || strings.Contains(out, "# note:") {
+		t.Errorf("the built-in chains are marked cross-vendor:\n%s", out)
+	}
+}
+
 func TestInit(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "spillway.yaml")

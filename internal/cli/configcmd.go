@@ -138,18 +138,58 @@ unless --force is given; the old file is then kept as PATH.bak.`,
 }
 
 // chainLines say, for each model, the walk a request for it takes: "#
-// gpt-6-astra: gpt-6-astra > gpt-6.1-sol > gpt-6-luna (chain codex)".
+// gpt-6-astra: gpt-6-astra > gpt-6.1-sol > gpt-6-luna (chain codex)", then
+// its chain's overflow, the models at or below its tier: " then overflow:
+// claude-sonnet-5-5 [anthropic, translated] > ... (chain claude)". A step to
+// a model of another wire format than the walk's first (a cross-vendor step:
+// translated, with its provider's own api_key) is marked with that format;
+// when there is one, a note says where it is skipped.
 func chainLines(c *config.Config) []string {
 	lines := []string{"# where a request for each model goes, in order (then, with every one full, again after a wait):"}
+	cross := false
 	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
 		chain, walk := c.ChainFor(name)
 		which := "in no chain"
 		if chain != "" {
 			which = "chain " + chain
 		}
-		lines = append(lines, fmt.Sprintf("#   %s: %s (%s)", name, strings.Join(walk, " > "), which))
+		format := c.ModelType(name)
+		steps := func(models []string) string {
+			out := make([]string, len(models))
+			for i, m := range models {
+				out[i] = m
+				if t := c.ModelType(m); t != "" && format != "" && t != format {
+					out[i] += " [" + t + ", translated]"
+					cross = true
+				}
+			}
+			return strings.Join(out, " > ")
+		}
+		line := fmt.Sprintf("#   %s: %s (%s)", name, steps(walk), which)
+		if over := c.ChainRules[chain].Overflow; chain != "" && over != "" {
+			if models := overflowWalk(c, name, c.Chains[over]); len(models) > 0 {
+				line += fmt.Sprintf(" then overflow: %s (chain %s)", steps(models), over)
+			}
+		}
+		lines = append(lines, line)
+	}
+	if cross {
+		lines = append(lines, "# note: [format, translated] is a cross-vendor step, sent with its provider's own api_key; the gateway and prompt steps translate it, spillway exec and queue command steps (an agent's -m) skip it")
 	}
 	return lines
+}
+
+// overflowWalk are the models of an overflow chain a request for model
+// walks: those at or below its tier (never a pricier one).
+func overflowWalk(c *config.Config, model string, chain []string) []string {
+	asked := c.Models[model].Tier.Rank()
+	var out []string
+	for _, m := range chain {
+		if mm, ok := c.Models[m]; ok && (asked == 0 || mm.Tier.Rank() <= asked) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // deploymentLines say, for each model served by several deployments, where

@@ -55,4 +55,9 @@ type Record struct {
 	// attempt of the request answered first (added after the first
 	// fields: absent otherwise).
 	HedgeLost bool `json:"hedge_lost,omitempty"`
+	// TranslatedFrom marks an attempt sent to another vendor's model: the
+	// client's own kind of request (responses, chat, messages,
+	// generateContent, streamGenerateContent), translated into the
+	// model's format (added after the first fields: absent otherwise).
+	TranslatedFrom string `json:"translated_from,omitempty"`
 }

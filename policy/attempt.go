@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -409,6 +410,9 @@ func (a *Attempt) end(res Result) {
 	if headers {
 		rec.TTFBMS = ttfb.Milliseconds()
 	}
+	if f := a.Candidate.Format; f != "" && c.Type != "" && f != c.Type {
+		rec.TranslatedFrom = endpointKind(c.Endpoint)
+	}
 	if v.Class != classify.OK {
 		rec.Error = redact.String(v.Message)
 	}
@@ -429,4 +433,17 @@ func rateKey(c Candidate, callerKey string) string {
 		cred = "caller:" + callerKey
 	}
 	return c.Model + "\x00" + cred
+}
+
+// endpointKind is the kind of request an endpoint path takes: its method
+// after a ':' (Gemini's), else its last segment, Chat Completions' "chat".
+func endpointKind(endpoint string) string {
+	if i := strings.LastIndex(endpoint, ":"); i >= 0 {
+		return endpoint[i+1:]
+	}
+	k := endpoint[strings.LastIndex(endpoint, "/")+1:]
+	if k == "completions" {
+		return "chat"
+	}
+	return k
 }

@@ -98,7 +98,7 @@ func (e *Engine) candidates(r Request) []Candidate {
 		}
 		for _, d := range deps {
 			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, r.Type)})
 		}
 	}
 	return out
@@ -131,12 +131,15 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 			continue
 		}
 		for _, d := range e.cfg.Deployments(mn) {
-			own := e.cfg.Providers[d.Provider].Auth == "key"
+			// another vendor's step is sent with its provider's own key
+			// whatever its auth (Call.Cross passes over one without)
+			f := classify.Provider(e.cfg.ProviderType(d.Provider))
+			own := e.cfg.Providers[d.Provider].Auth == "key" || f != r.Type && r.Type != ""
 			if forLimit && !own || !forLimit && !own && (d.Provider != from.Provider || r.SignIn && from.KeyID != "") {
 				continue
 			}
-			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.keyID(d.Provider)})
+			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: f,
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, r.Type)})
 		}
 	}
 	return out

@@ -25,6 +25,9 @@ func (p *plan) decide(v classify.Verdict) step {
 	if v.Class == classify.OK {
 		return step{Action: done, Candidate: c}
 	}
+	if passedOver(v) {
+		return p.passOver(c, v)
+	}
 	p.lastBad = v
 	if p.resuming && v.Code == classify.PrefillRefused {
 		// the model refuses a partial assistant turn: never again, and
@@ -97,6 +100,36 @@ func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
 		return next, true
 	}
 	return p.next(p.cur+1, allowed)
+}
+
+// passOver skips c, a step this request can never take, for the rest of
+// it, and goes on as from a full model (the others may still be full);
+// with no step left at all, it fails with what the last one said, or with
+// why c was passed over when nothing was sent.
+func (p *plan) passOver(c Candidate, v classify.Verdict) step {
+	put(&p.skip, c.Key(), true)
+	if _, ok := p.next(0, nil); !ok {
+		if p.overflowed || len(p.e.overflowCandidates(p.req, p.chain[0], false)) == 0 {
+			if p.lastBad.Class != "" {
+				return p.fail(p.lastBad, p.walkSays())
+			}
+			return p.fail(v, v.Message)
+		}
+	}
+	last := v
+	if p.lastBad.Class != "" {
+		last = p.lastBad
+	}
+	if next, ok := p.onward(nil); ok {
+		return p.switchTo(next, c)
+	}
+	if next, ok := p.overflow(c, false, nil); ok {
+		return p.switchTo(next, c)
+	}
+	if p.lastBad.Class == "" {
+		return p.fail(v, v.Message)
+	}
+	return p.onCapacity(c, last)
 }
 
 // onRateLimit: the same model after its Retry-After (or backoff), at most

@@ -232,6 +232,25 @@ func (e *Engine) keyID(provider string) string {
 	if !ok || p.Auth != "key" {
 		return ""
 	}
+	return e.ownKeyID(provider)
+}
+
+// idFor is the KeyID of a candidate on provider for a request of format
+// t: keyID, but another vendor's step always goes with its provider's own
+// key (whatever its auth).
+func (e *Engine) idFor(provider string, t classify.Provider) string {
+	if f := classify.Provider(e.cfg.ProviderType(provider)); t != "" && f != t {
+		return e.ownKeyID(provider)
+	}
+	return e.keyID(provider)
+}
+
+// ownKeyID is the id of provider's own key, "" when it has none.
+func (e *Engine) ownKeyID(provider string) string {
+	p := e.cfg.Providers[provider]
+	if p.APIKey.Value == "" {
+		return ""
+	}
 	sum := sha256.Sum256([]byte(p.APIKey.Value))
 	return "key:" + hex.EncodeToString(sum[:6])
 }

@@ -334,6 +334,16 @@ const (
 	// NetworkDown: the candidate's provider is down (its connections fail
 	// and it answered nothing for a minute); the route says network.
 	NetworkDown = "network_down"
+	// NoKey: a cross-vendor step whose provider has no api_key of its own
+	// (a caller's credentials never go to another vendor).
+	NoKey = "no_key"
+	// Untranslatable: a cross-vendor step the request cannot be carried
+	// to (a stateful Responses request, hosted tools, audio, images or
+	// tools the model does not take).
+	Untranslatable = "untranslatable"
+	// OtherVendor: a cross-vendor step this request never takes (an
+	// agent's run, a sign-in's request).
+	OtherVendor = "other_vendor"
 )
 
 // refused is the verdict for an attempt to c that was never sent.
@@ -348,7 +358,13 @@ func refused(c Candidate, code string) classify.Verdict {
 }
 
 func local(v classify.Verdict) bool {
-	return v.Code == BreakerOpen || v.Code == NoSlot || v.Code == NetworkDown
+	return v.Code == BreakerOpen || v.Code == NoSlot || v.Code == NetworkDown || passedOver(v)
+}
+
+// passedOver reports a step the request can never take (a cross-vendor
+// step it cannot be sent): skipped for the rest of the request.
+func passedOver(v classify.Verdict) bool {
+	return v.Code == NoKey || v.Code == Untranslatable || v.Code == OtherVendor
 }
 
 // FailFast reports a class that no wait and no other model can fix (the

@@ -71,6 +71,15 @@ type Call struct {
 	// or retries: waiting is the driver's.
 	Send func(ctx context.Context, a *Attempt) Result
 
+	// Cross says whether this call can go to cand, a model of another
+	// wire format than Request.Type (a cross-vendor step): "" when it can
+	// (the front end translates it), else the local refusal's Code
+	// (NoKey, Untranslatable) and why, and the step is passed over
+	// without being sent. Nil: the front end sends no other format (an
+	// agent's -m): such steps are passed over (OtherVendor). A sign-in's
+	// request never goes to another vendor, whatever Cross says.
+	Cross func(cand Candidate) (code, why string)
+
 	// Events receives one record per attempt that reached the upstream.
 	Events events.Sink
 	// OnSwitch, when set, is told of every move to another model, and why.
@@ -423,6 +432,22 @@ func (r *run) attempt(ctx context.Context, st *step, out *Result) *racer {
 	return r.hedged(a, st.Candidate, out)
 }
 
+// crossing is why cand, another vendor's model, is not sent this call's
+// request (Call.Cross), "" when it is not another vendor's or can be.
+func (r *run) crossing(cand Candidate) (code, why string) {
+	c := r.c
+	if cand.Format == "" || c.Type == "" || cand.Format == c.Type {
+		return "", ""
+	}
+	switch {
+	case c.SignIn || c.Via != "":
+		return OtherVendor, "a sign-in's request never leaves its own vendor; " + cand.Model + " is " + string(cand.Format) + "'s"
+	case c.Cross == nil:
+		return OtherVendor, cand.Model + " is " + string(cand.Format) + "'s model, and this request cannot be translated here (an agent runs its own vendor's models)"
+	}
+	return c.Cross(cand)
+}
+
 // ready paces st's attempt, asks the breakers and makes it; nil when it is
 // not to be sent, with why in out.
 func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
@@ -434,6 +459,10 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		wait = r.hedgeWait
 	}
 	r.mu.Unlock()
+	if code, why := r.crossing(cand); code != "" {
+		*out = Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: code, Message: why}, NotSent: true}
+		return nil
+	}
 	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rateKey(cand, c.callerKey()), deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)

@@ -268,9 +268,14 @@ func shellArgs(t tool, args map[string]any) (string, error) {
 	if cmd == "" {
 		return "", errors.New(`spillway sim: a "shell" call needs "arguments": {"command": "..."}`)
 	}
-	if t.custom { // Codex's exec: JavaScript calling its exec_command tool
+	if t.custom || freeform(t) { // Codex's exec: JavaScript calling its exec_command tool
 		q, _ := json.Marshal(cmd)
-		return fmt.Sprintf("const r = await tools.exec_command({cmd: %s});\ntext(r.output);", q), nil
+		js := fmt.Sprintf("const r = await tools.exec_command({cmd: %s});\ntext(r.output);", q)
+		if !t.custom { // the freeform tool as another vendor's function of one string
+			b, err := json.Marshal(map[string]string{"input": js})
+			return string(b), err
+		}
+		return js, nil
 	}
 	out := map[string]any{}
 	for k, v := range args {
@@ -295,6 +300,15 @@ func shellArgs(t tool, args map[string]any) (string, error) {
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
+}
+
+// freeform reports a function whose one argument is a string "input": a
+// freeform tool (Codex's exec) as a gateway carries it to another vendor,
+// which a model fills with the tool's text.
+func freeform(t tool) bool {
+	props, _ := t.schema["properties"].(map[string]any)
+	in, _ := props["input"].(map[string]any)
+	return len(props) == 1 && str(in["type"]) == "string"
 }
 
 // plainArgs are a named tool's arguments as given: a function's as JSON, a

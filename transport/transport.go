@@ -173,7 +173,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft, UntilReset: ladder.UntilReset,
 			SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header)},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events,
+		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events, Cross: upstream.Cross(t.cfg, ep, body),
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
 			resp, res := t.send(ctx, req, ep, body, opts, a)
 			if res.Committed {
@@ -206,11 +206,19 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
 func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, opts reply.Options, a *policy.Attempt) (*http.Response, policy.Result) {
-	out, err := t.request(ctx, req, ep, body, a.Candidate)
-	if err != nil {
+	o := relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)}
+	var out *http.Request
+	var err error
+	if a.Candidate.Format != "" && a.Candidate.Format != ep.Format {
+		// another vendor's model: translated, to its provider, with its own key
+		out, o.Turn, err = upstream.NewAttempt(ctx, t.cfg, ep, body, a.Candidate, req.Header, req.URL.RawQuery)
+		if err != nil {
+			return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: policy.Untranslatable, Message: err.Error()}, NotSent: true}
+		}
+	} else if out, err = t.request(ctx, req, ep, body, a.Candidate); err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.From(ep, a.Candidate), relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)})
+	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.From(ep, a.Candidate), o)
 	if ans == nil {
 		return nil, res
 	}

@@ -173,7 +173,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(ep, r)},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
-		Send: x.send, OnSwitch: x.switched,
+		Send: x.send, OnSwitch: x.switched, Cross: upstream.Cross(s.stateOf(r.Context()).cfg, ep, body),
 	}
 	return x, ""
 }
@@ -313,10 +313,16 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
-	up, err := upstream.NewRequest(ctx, x.s.stateOf(ctx).cfg, x.ep, body, a.Candidate, x.r.Header, x.r.URL.RawQuery)
+	up, turn, err := upstream.NewAttempt(ctx, x.s.stateOf(ctx).cfg, x.ep, body, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {
 		*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
+		if a.Candidate.Format != x.ep.Format { // another vendor's step it cannot take: passed over
+			res.Verdict.Code = policy.Untranslatable
+		}
 		return nil, so
+	}
+	if turn != nil { // another vendor's model: its answer comes back translated, never continued
+		so.Turn, so.Track = turn, false
 	}
 	return up, so
 }

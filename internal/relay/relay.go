@@ -10,8 +10,10 @@
 //
 // The client's wire format and the candidate's are two values all the way
 // through (Stream.client, Stream.from): a stream is judged in the format
-// it comes in and written in the one the client speaks. Today they are one
-// (a chain shares a format); a translation between them plugs in here.
+// it comes in and written in the one the client speaks. For another
+// vendor's model (Options.Turn) each event is translated as it comes
+// (translate.Stream), and the hold, the first-output judgement, the last
+// word and the records are those of any stream.
 package relay
 
 import (
@@ -28,6 +30,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/translate"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -48,6 +51,9 @@ type Options struct {
 	// answer broke: this stream's opening is dropped and its content
 	// blocks renumbered to go on from there.
 	Splice *Resume
+	// Turn, for a model of another format than the client's, is the
+	// translation its answer comes back through.
+	Turn *translate.Turn
 }
 
 // Resume is where a broken Messages answer stopped: what a continuation
@@ -73,6 +79,7 @@ type Stream struct {
 	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
 	rd           *sse.Reader
 	o            Options
+	conv         *translate.Stream // the translation, for another vendor's stream
 
 	// pump, while a hold window with a time limit is open and after it:
 	// the events, read on a goroutine of their own so that the window can
@@ -159,6 +166,9 @@ func (s *Stream) next(end <-chan struct{}) (ev sse.Event, err error, over bool) 
 // Result (resp's body then closed).
 func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o Options) (*Stream, policy.Result) {
 	s := &Stream{a: a, client: client, from: from, resp: resp, o: o}
+	if o.Turn != nil {
+		s.from, s.conv = o.Turn.Target, o.Turn.NewStream()
+	}
 	if failed, ok := s.hold(); !ok {
 		resp.Body.Close()
 		return nil, failed
@@ -216,11 +226,15 @@ func (s *Stream) hold() (policy.Result, bool) {
 				continue
 			}
 		}
-		raw := ev.Raw
 		f := fa.Frame
+		raw, err := s.frame(ev, f)
+		if err != nil {
+			return fail(classify.Verdict{Class: classify.ServerError, Message: err.Error()}, nil)
+		}
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
-				return fail(s.errorEvent(ev, prov), &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+				v := s.errorEvent(ev, prov)
+				return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 			}
 			held = append(held, raw...)
 			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
@@ -247,7 +261,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 			s.first = held
 			return policy.Result{}, true
 		case wire.Error:
-			return fail(s.errorEvent(ev, prov), &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, raw...)})
+			v := s.errorEvent(ev, prov)
+			return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 		default: // output, or the end
 			held = append(held, raw...)
 			s.note(ev, fa, f)
@@ -272,6 +287,34 @@ func (s *Stream) hold() (policy.Result, bool) {
 			}
 		}
 	}
+}
+
+// frame is what the client gets of ev, an event whose frame is f: its bytes
+// as they came, or, for another vendor's stream, its translation (none, one
+// or several of the client's events). A translated error event is written
+// by errorFrame once it is judged.
+func (s *Stream) frame(ev sse.Event, f wire.Frame) ([]byte, error) {
+	if s.conv == nil {
+		return ev.Raw, nil
+	}
+	if f == wire.Error {
+		return nil, nil
+	}
+	out, err := s.conv.Event(ev.Name, ev.Data)
+	if err != nil {
+		return nil, fmt.Errorf("the answer of %s could not be translated: %v", s.a.Candidate.Model, err)
+	}
+	return out, nil
+}
+
+// errorFrame is the error event the client gets for an upstream's error
+// event judged v: raw as it came, or, translated, the client's own error
+// event for v's class with the upstream's message.
+func (s *Stream) errorFrame(raw []byte, v classify.Verdict) []byte {
+	if s.conv == nil {
+		return raw
+	}
+	return wire.StreamErrorFrame(s.client, v.Class, v.Message)
 }
 
 // windowOver reports whether a hold window's tokens came.
@@ -324,7 +367,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	}
 	switch {
 	case f == wire.Terminal:
-		s.terminal = true
+		s.terminal = s.conv == nil || s.conv.Done()
 		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
 		if ev.Name == "response.incomplete" {
 			s.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
@@ -336,8 +379,8 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 		s.terminal = true
 	case fa.Finished:
 		// a Chat chunk with a finish_reason: some providers end there
-		// without [DONE]
-		s.terminal = true
+		// without [DONE] (a translation's client ends when it says so)
+		s.terminal = s.conv == nil || s.conv.Done()
 		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
 	case fa.Usage:
 		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
@@ -440,6 +483,14 @@ func (s *Stream) First() []byte { return s.first }
 // ended. A frame that does not parse is never returned: it ends the stream.
 func (s *Stream) Next() ([]byte, error) {
 	ev, err, _ := s.next(nil)
+	if err != nil && s.conv != nil && !s.terminal {
+		// a translated stream whose upstream ended after its stop reason
+		// but without its final event: the client's final events
+		if out := s.conv.End(); len(out) > 0 {
+			s.terminal = true
+			return out, nil
+		}
+	}
 	if err != nil {
 		if s.terminal {
 			if s.verdict.Class == "" {
@@ -472,6 +523,10 @@ func (s *Stream) Next() ([]byte, error) {
 	raw := ev.Raw
 	if !ev.Comment {
 		f := fa.OnceStarted(s.from.Kind)
+		if raw, err = s.frame(ev, f); err != nil {
+			s.verdict, s.err = classify.Verdict{Class: classify.ServerError, Message: err.Error()}, err
+			return nil, err
+		}
 		if f == wire.Output || f == wire.Terminal {
 			if !s.started() { // after opening events past the hold limit
 				s.verdict = s.a.Failure(context.Canceled)
@@ -479,6 +534,11 @@ func (s *Stream) Next() ([]byte, error) {
 			}
 		}
 		s.note(ev, fa, f)
+		if f == wire.Error {
+			raw = s.errorFrame(raw, s.verdict)
+		}
+	} else if s.conv != nil && !s.client.TakesComments() {
+		return nil, nil // another vendor's keep-alive, for a client that fails on comments
 	}
 	return raw, nil
 }

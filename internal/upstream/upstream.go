@@ -14,6 +14,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/relay"
 	"github.com/spillway/spillway/internal/reply"
+	"github.com/spillway/spillway/internal/translate"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -46,6 +47,9 @@ type Answer struct {
 // translation between them has its place.
 func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client, from wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Format)
+	if o.Turn != nil {
+		from = o.Turn.Target
+	}
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
@@ -57,12 +61,18 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		resp.Body.Close()
 		res.Verdict = a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
 		res.Detail = &reply.Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
+		if o.Turn != nil { // another vendor's error, in the client's words
+			res.Detail = translatedFailure(client, a.Candidate, res.Verdict)
+		}
 		return nil, res
 	}
 	if wire.IsSSE(resp.Header) {
 		st, held := relay.Open(a, resp, client, from, o)
 		if st == nil {
 			return nil, held
+		}
+		if o.Turn != nil {
+			translatedHeader(resp.Header)
 		}
 		return &Answer{Resp: resp, Stream: st}, res
 	}
@@ -87,15 +97,110 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		return nil, res
 	}
 	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
+	if o.Turn != nil {
+		if body, err = o.Turn.Answer(body); err != nil {
+			res.Verdict = classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the answer of %s could not be translated: %v", a.Candidate.Model, err)}
+			return nil, res
+		}
+		translatedHeader(resp.Header)
+	}
 	return &Answer{Resp: resp, Body: body}, res
 }
 
+// translatedFailure is another vendor's error answer as the client's own
+// format says an error of its class, with the provider's message.
+func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *reply.Failure {
+	status, body := wire.ErrorBody(client, v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
+	return &reply.Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+}
+
+// translatedHeader keeps of another vendor's answer headers what is not
+// its own: no length (the body is another), no vendor headers the
+// client would read as its own vendor's.
+func translatedHeader(h http.Header) {
+	for k := range h {
+		lk := strings.ToLower(k)
+		if lk == "content-length" || strings.HasPrefix(lk, "anthropic-") || strings.HasPrefix(lk, "openai-") || strings.HasPrefix(lk, "x-ratelimit-") || strings.HasPrefix(lk, "x-goog-") {
+			h.Del(k)
+		}
+	}
+}
+
 // From is the endpoint candidate cand answers on, for a caller that called
-// client: the client's own, while every candidate speaks the client's wire
-// format (NewRequest refuses one that does not). It is where a translation
-// between formats will choose the candidate's endpoint.
+// client: the client's own; another vendor's model answers on its Turn's
+// target (Exchange takes it from Options.Turn).
 func From(client wire.Endpoint, cand policy.Candidate) wire.Endpoint {
 	return client
+}
+
+// NewAttempt is the request of an attempt to cand for a caller of ep:
+// NewRequest's for a model of the caller's format. Another vendor's model
+// (a cross-vendor step) gets the request translated into its format, sent
+// with its provider's own api_key whatever its auth, with none of the
+// caller's credentials or vendor headers (only what the target requires),
+// and the Turn its answer comes back through.
+func NewAttempt(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body *wire.Body, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *translate.Turn, error) {
+	if cand.Format == "" || cand.Format == ep.Format {
+		req, err := NewRequest(ctx, cfg, ep, body, cand, header, rawQuery)
+		return req, nil, err
+	}
+	prov, ok := cfg.Providers[cand.Provider]
+	if !ok {
+		return nil, nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
+	}
+	if prov.APIKey.Value == "" {
+		return nil, nil, fmt.Errorf("spillway: provider %s has no api_key of its own for %s", cand.Provider, cand.Model)
+	}
+	turn, err := translate.New(ep, body.Raw, cand.Format, Takes(cfg, cand.Model), cand.Model, cand.Upstream)
+	if err != nil {
+		return nil, nil, err
+	}
+	target := turn.Target.URL(prov.BaseURL, cand.Upstream)
+	q, _ := url.ParseQuery(strings.TrimPrefix(prov.Query, "?"))
+	if extra := turn.Query(); extra != "" {
+		more, _ := url.ParseQuery(extra)
+		for k, vs := range more {
+			q[k] = vs
+		}
+	}
+	if enc := q.Encode(); enc != "" {
+		target += "?" + enc
+	}
+	up, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(turn.Body))
+	if err != nil {
+		return nil, nil, err
+	}
+	turn.Header(up.Header)
+	setKey(up.Header, prov, cand.Format)
+	up.ContentLength = int64(len(turn.Body))
+	return up, turn, nil
+}
+
+// Takes is what model takes (config's tools, images, reasoning).
+func Takes(cfg *config.Config, model string) translate.Takes {
+	m := cfg.Models[model]
+	return translate.Takes{Tools: m.TakesTools(), Images: m.TakesImages(), Reasoning: m.TakesReasoning()}
+}
+
+// Cross is Call.Cross for a request to ep with body: whether a
+// cross-vendor step can take it (its provider has a key of its own, and
+// the request can be carried to its format).
+func Cross(cfg *config.Config, ep wire.Endpoint, body *wire.Body) func(policy.Candidate) (string, string) {
+	return func(c policy.Candidate) (string, string) {
+		prov, ok := cfg.Providers[c.Provider]
+		switch {
+		case !ok:
+			return policy.Untranslatable, "no provider " + c.Provider + " is configured"
+		case config.IsSignIn(c.Provider):
+			return policy.OtherVendor, c.Provider + " is a sign-in's own backend"
+		case prov.APIKey.Value == "":
+			return policy.NoKey, fmt.Sprintf("%s is %s's model, and provider %s has no api_key of its own (a caller's credentials never go to another vendor)", c.Model, c.Format, c.Provider)
+		}
+		if err := translate.Check(ep, body.Raw, c.Format, Takes(cfg, c.Model)); err != nil {
+			return policy.Untranslatable, fmt.Sprintf("%s (%s): the request %v", c.Model, c.Format, err)
+		}
+		return "", ""
+	}
 }
 
 // judgeWhole checks a 2xx whole answer before the caller may have it: a

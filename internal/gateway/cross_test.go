@@ -1,0 +1,220 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/simtest"
+	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/sim"
+)
+
+// recorded is a real client's request from testdata/clients.
+type recorded struct {
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+func loadRecording(t *testing.T, name string) recorded {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "clients", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r recorded
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// ownKeys are the providers' own keys a cross-vendor step is sent with.
+var ownKeys = map[string]string{"openai": "sk-own-openai-0123456789", "anthropic": "sk-ant-own-0123456789", "gemini": "AIza-own-0123456789"}
+
+// spillTo makes every chain's overflow the one-model chain of target, and
+// gives each provider a key of its own.
+func spillTo(target string) func(*config.Config) {
+	return func(c *config.Config) {
+		for name, k := range ownKeys {
+			p := c.Providers[name]
+			p.APIKey = config.Secret{Value: k}
+			c.Providers[name] = p
+		}
+		c.Chains["spill"] = []string{target}
+		if c.ChainRules == nil {
+			c.ChainRules = map[string]config.ChainRules{}
+		}
+		for _, ch := range []string{"codex", "claude", "gemini"} {
+			c.ChainRules[ch] = config.ChainRules{Overflow: "spill"}
+		}
+	}
+}
+
+// events is the SSE stream's events, each checked to be JSON (or [DONE]).
+func sseEvents(t *testing.T, body []byte) []sse.Event {
+	t.Helper()
+	rd := sse.NewReader(strings.NewReader(string(body)))
+	var out []sse.Event
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return out
+		}
+		if ev.Comment {
+			continue
+		}
+		if string(ev.Data) != "[DONE]" && !json.Valid(ev.Data) {
+			t.Fatalf("event %q is not JSON: %s", ev.Name, ev.Data)
+		}
+		ev.Data = append([]byte(nil), ev.Data...)
+		out = append(out, ev)
+	}
+}
+
+// The real agents' recorded requests, every model of their own vendor
+// full, are answered by another vendor's model through the chain's
+// overflow: the shell call the script asks for comes back in the client's
+// own shape (Codex's freeform exec as a custom_tool_call), the tool's
+// result goes over and the answer quotes it; the provider gets its own key,
+// never the client's.
+func TestAgentsSpillAcrossVendors(t *testing.T) {
+	cases := []struct {
+		recording, full, target string
+		want                    []string // in the client's stream
+	}{
+		{"codex-0.169-first", "gpt-", "claude-sonnet-5-5", []string{`"type":"custom_tool_call"`, `"name":"exec"`, `tools.exec_command`, `response.completed`}},
+		{"codex-0.169-tool-result", "gpt-", "claude-sonnet-5-5", []string{`The command printed`, `spill-42`, `response.completed`}},
+		{"codex-0.169-first", "gpt-", "gemini-3-flash", []string{`"type":"custom_tool_call"`, `tools.exec_command`}},
+		{"claude-2.1.328-first", "claude-", "gpt-6.1-sol", []string{`"type":"tool_use"`, `"name":"Bash"`, `input_json_delta`, `"stop_reason":"tool_use"`, `message_stop`}},
+		{"claude-2.1.328-tool-result", "claude-", "gpt-6.1-sol", []string{`The command printed`, `"stop_reason":"end_turn"`}},
+		{"claude-2.1.328-first", "claude-", "gemini-3-flash", []string{`"name":"Bash"`, `"stop_reason":"tool_use"`}},
+		{"gemini-0.61-first", "gemini-", "claude-sonnet-5-5", []string{`"functionCall"`, `"name":"run_shell_command"`, `"finishReason":"STOP"`}},
+		{"gemini-0.61-tool-result", "gemini-", "claude-sonnet-5-5", []string{`The command printed`}},
+		{"gemini-0.61-first", "gemini-", "gpt-6.1-sol", []string{`"name":"run_shell_command"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.recording+"→"+tc.target, func(t *testing.T) {
+			r := newRig(t, nil, spillTo(tc.target))
+			for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
+				if strings.HasPrefix(m, tc.full) {
+					r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+				}
+			}
+			if err := r.sim.AddScript(simtest.ShellScript()); err != nil {
+				t.Fatal(err)
+			}
+			rec := loadRecording(t, tc.recording)
+			req, _ := http.NewRequest(http.MethodPost, r.url+rec.Path, strings.NewReader(string(rec.Body)))
+			for k, v := range rec.Headers {
+				if !strings.EqualFold(k, "accept-encoding") {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var buf strings.Builder
+			_, _ = io.Copy(&buf, resp.Body)
+			body := buf.String()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("X-Spillway-Model"); got != tc.target {
+				t.Errorf("X-Spillway-Model = %q, want %q", got, tc.target)
+			}
+			text := streamText(sseEvents(t, []byte(body)))
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) && !strings.Contains(text, w) {
+					t.Errorf("the answer has no %s:\n%s", w, clipText(body))
+				}
+			}
+			if strings.Contains(body, `"thinking"`) || strings.Contains(body, "signature") {
+				t.Errorf("another vendor's reasoning reached the client:\n%s", clipText(body))
+			}
+			st := r.sim.Snapshot().Models[tc.target]
+			if st == nil || st.Served != 1 {
+				t.Fatalf("%s served %+v, want 1", tc.target, st)
+			}
+			targetVendor := map[string]string{"claude-sonnet-5-5": "anthropic", "gpt-6.1-sol": "openai", "gemini-3-flash": "gemini"}[tc.target]
+			want := sim.Fingerprint(ownKeys[targetVendor], "")
+			for fp := range st.Credentials {
+				if fp != want {
+					t.Errorf("%s got credentials %s, not its provider's own key (%s)", tc.target, fp, want)
+				}
+			}
+			var translated bool
+			for _, rec := range r.records() {
+				if rec.Model == tc.target && rec.Class == "ok" {
+					translated = rec.TranslatedFrom != ""
+					if !strings.Contains(rec.Route, tc.target+":ok") {
+						t.Errorf("route %q does not end at %s", rec.Route, tc.target)
+					}
+				}
+			}
+			if !translated {
+				t.Errorf("the answer's record does not say it was translated: %+v", r.records())
+			}
+		})
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 3000 {
+		return s[:3000] + "…"
+	}
+	return s
+}
+
+// streamText is the text a stream's events carry, in any client's format.
+func streamText(evs []sse.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		var m struct {
+			Type    string `json:"type"`
+			Delta   any    `json:"delta"`
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Candidates []struct {
+				Content struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
+		}
+		if json.Unmarshal(ev.Data, &m) != nil {
+			continue
+		}
+		switch d := m.Delta.(type) {
+		case string:
+			if m.Type == "response.output_text.delta" {
+				b.WriteString(d)
+			}
+		case map[string]any:
+			if t, _ := d["text"].(string); d["type"] == "text_delta" {
+				b.WriteString(t)
+			}
+		}
+		for _, c := range m.Choices {
+			b.WriteString(c.Delta.Content)
+		}
+		for _, c := range m.Candidates {
+			for _, p := range c.Content.Parts {
+				b.WriteString(p.Text)
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,606 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ---- OpenAI Responses (Codex) ----
+
+func readResponses(m map[string]any) (*Request, error) {
+	switch {
+	case str(m["previous_response_id"]) != "":
+		return nil, fmt.Errorf("it continues a stored response (previous_response_id), which only OpenAI has")
+	case m["conversation"] != nil:
+		return nil, fmt.Errorf("it continues a stored conversation (conversation), which only OpenAI has")
+	case m["store"] == true:
+		return nil, fmt.Errorf("it asks OpenAI to store the response (store: true) for a later request to continue")
+	case m["background"] == true:
+		return nil, fmt.Errorf("it is a background response")
+	}
+	r := &Request{Stream: m["stream"] == true}
+	if s := str(m["instructions"]); s != "" {
+		r.System = append(r.System, s)
+	}
+	if err := responsesTools(r, objs(m["tools"]), ""); err != nil {
+		return nil, err
+	}
+	if s, ok := m["input"].(string); ok {
+		r.add("user", Part{Kind: Text, Text: s})
+	}
+	for i, it := range objs(m["input"]) {
+		switch typ := str(it["type"]); typ {
+		case "additional_tools":
+			if err := responsesTools(r, objs(it["tools"]), ""); err != nil {
+				return nil, err
+			}
+		case "message", "":
+			role := str(it["role"])
+			parts, err := responsesContent(it["content"])
+			if err != nil {
+				return nil, fmt.Errorf("input[%d]: %v", i, err)
+			}
+			switch role {
+			case "system", "developer":
+				if t := resultText(parts); t != "" {
+					r.System = append(r.System, t)
+				}
+			case "user", "assistant":
+				r.add(role, parts...)
+			default:
+				return nil, fmt.Errorf("input[%d] has the role %q", i, role)
+			}
+		case "function_call":
+			r.add("assistant", Part{Kind: Call, ID: str(it["call_id"]), Name: str(it["name"]), Args: argsText(it["arguments"]), Namespace: str(it["namespace"])})
+		case "custom_tool_call":
+			in, _ := json.Marshal(map[string]string{"input": str(it["input"])})
+			r.add("assistant", Part{Kind: Call, ID: str(it["call_id"]), Name: str(it["name"]), Args: string(in)})
+		case "function_call_output", "custom_tool_call_output":
+			res := Part{Kind: Result, ID: str(it["call_id"])}
+			if s, ok := it["output"].(string); ok {
+				res.Content = []Part{{Kind: Text, Text: s}}
+			} else {
+				var err error
+				if res.Content, err = responsesContent(it["output"]); err != nil {
+					return nil, fmt.Errorf("input[%d]: %v", i, err)
+				}
+			}
+			r.add("user", res)
+		case "reasoning":
+			// OpenAI's own (encrypted) reasoning: it goes back to OpenAI only
+		case "item_reference":
+			return nil, fmt.Errorf("input[%d] refers to a stored item, which only OpenAI has", i)
+		default:
+			return nil, fmt.Errorf("input[%d] is a %s item, which no other vendor takes", i, typ)
+		}
+	}
+	r.MaxTokens = intOf(m["max_output_tokens"])
+	r.Temperature, r.TopP = fptr(m["temperature"]), fptr(m["top_p"])
+	if rs := obj(m["reasoning"]); rs != nil {
+		r.Effort = str(rs["effort"])
+	}
+	if f := obj(obj(m["text"])["format"]); f != nil {
+		switch str(f["type"]) {
+		case "json_schema":
+			r.Schema = &Schema{Name: str(f["name"]), Schema: raw(f["schema"]), Strict: f["strict"] == true}
+		case "json_object":
+			r.JSONObject = true
+		}
+	}
+	r.Choice = openAIChoice(m["tool_choice"])
+	r.NoParallel = m["parallel_tool_calls"] == false
+	return r, nil
+}
+
+// responsesTools reads a Responses tool list: functions, freeform (custom)
+// tools, and namespaces of them.
+func responsesTools(r *Request, tools []map[string]any, ns string) error {
+	for _, t := range tools {
+		switch typ := str(t["type"]); typ {
+		case "function":
+			r.Tools = append(r.Tools, Tool{Name: str(t["name"]), Namespace: ns, Description: str(t["description"]), Schema: raw(t["parameters"])})
+		case "custom":
+			desc := str(t["description"])
+			if f := obj(t["format"]); str(f["type"]) == "grammar" {
+				desc += "\n\nThe input follows this " + str(f["syntax"]) + " grammar:\n" + str(f["definition"])
+			}
+			r.Tools = append(r.Tools, Tool{Name: str(t["name"]), Namespace: ns, Description: desc, Custom: true})
+		case "namespace":
+			if err := responsesTools(r, objs(t["tools"]), str(t["name"])); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("it uses the hosted tool %s, which runs at OpenAI", typ)
+		}
+	}
+	return nil
+}
+
+// responsesContent reads a Responses message's content.
+func responsesContent(v any) ([]Part, error) {
+	if s, ok := v.(string); ok {
+		return []Part{{Kind: Text, Text: s}}, nil
+	}
+	var out []Part
+	for _, c := range objs(v) {
+		switch typ := str(c["type"]); typ {
+		case "input_text", "output_text", "text":
+			out = append(out, Part{Kind: Text, Text: str(c["text"])})
+		case "refusal":
+			out = append(out, Part{Kind: Text, Text: str(c["refusal"])})
+		case "input_image":
+			u := str(c["image_url"])
+			if u == "" {
+				return nil, fmt.Errorf("an image by file_id is stored at OpenAI")
+			}
+			out = append(out, imagePart(u))
+		case "input_file":
+			mime, data, ok := dataURL(str(c["file_data"]))
+			if !ok {
+				return nil, fmt.Errorf("a file by file_id or URL is stored at OpenAI")
+			}
+			out = append(out, Part{Kind: Document, MIME: mime, Data: data, Filename: str(c["filename"])})
+		case "input_audio":
+			return nil, fmt.Errorf("it has audio")
+		default:
+			return nil, fmt.Errorf("a %s part no other vendor takes", typ)
+		}
+	}
+	return out, nil
+}
+
+// openAIChoice reads a tool_choice of Chat or Responses.
+func openAIChoice(v any) Choice {
+	switch c := v.(type) {
+	case string:
+		switch c {
+		case "none", "required":
+			return Choice{Mode: c}
+		}
+	case map[string]any:
+		name := str(c["name"])
+		if f := obj(c["function"]); f != nil {
+			name = str(f["name"])
+		}
+		if name != "" {
+			return Choice{Mode: "tool", Name: name}
+		}
+	}
+	return Choice{}
+}
+
+// ---- OpenAI Chat Completions ----
+
+func readChat(m map[string]any) (*Request, error) {
+	if n, ok := num(m["n"]); ok && n > 1 {
+		return nil, fmt.Errorf("it asks for %d answers (n), which no other vendor gives", int(n))
+	}
+	if m["audio"] != nil || m["modalities"] != nil && strings.Contains(fmt.Sprint(m["modalities"]), "audio") {
+		return nil, fmt.Errorf("it asks for audio")
+	}
+	r := &Request{Stream: m["stream"] == true}
+	for _, t := range objs(m["tools"]) {
+		switch typ := str(t["type"]); typ {
+		case "function":
+			f := obj(t["function"])
+			r.Tools = append(r.Tools, Tool{Name: str(f["name"]), Description: str(f["description"]), Schema: raw(f["parameters"])})
+		case "custom":
+			f := obj(t["custom"])
+			r.Tools = append(r.Tools, Tool{Name: str(f["name"]), Description: str(f["description"]), Custom: true})
+		default:
+			return nil, fmt.Errorf("it uses the tool type %s", typ)
+		}
+	}
+	for i, msg := range objs(m["messages"]) {
+		role := str(msg["role"])
+		parts, err := chatContent(msg["content"])
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d]: %v", i, err)
+		}
+		switch role {
+		case "system", "developer":
+			if t := resultText(parts); t != "" {
+				r.System = append(r.System, t)
+			}
+		case "user":
+			r.add("user", parts...)
+		case "assistant":
+			for _, tc := range objs(msg["tool_calls"]) {
+				if f := obj(tc["function"]); f != nil {
+					parts = append(parts, Part{Kind: Call, ID: str(tc["id"]), Name: str(f["name"]), Args: argsText(f["arguments"])})
+				} else if f := obj(tc["custom"]); f != nil {
+					in, _ := json.Marshal(map[string]string{"input": str(f["input"])})
+					parts = append(parts, Part{Kind: Call, ID: str(tc["id"]), Name: str(f["name"]), Args: string(in)})
+				}
+			}
+			r.add("assistant", parts...)
+		case "tool", "function":
+			r.add("user", Part{Kind: Result, ID: str(msg["tool_call_id"]), Name: str(msg["name"]), Content: parts})
+		default:
+			return nil, fmt.Errorf("messages[%d] has the role %q", i, role)
+		}
+	}
+	r.MaxTokens = intOf(m["max_completion_tokens"])
+	if r.MaxTokens == 0 {
+		r.MaxTokens = intOf(m["max_tokens"])
+	}
+	r.Temperature, r.TopP = fptr(m["temperature"]), fptr(m["top_p"])
+	switch s := m["stop"].(type) {
+	case string:
+		r.Stop = []string{s}
+	case []any:
+		r.Stop = strs(s)
+	}
+	r.Effort = str(m["reasoning_effort"])
+	if f := obj(m["response_format"]); f != nil {
+		switch str(f["type"]) {
+		case "json_schema":
+			js := obj(f["json_schema"])
+			r.Schema = &Schema{Name: str(js["name"]), Schema: raw(js["schema"]), Strict: js["strict"] == true}
+		case "json_object":
+			r.JSONObject = true
+		}
+	}
+	r.Choice = openAIChoice(m["tool_choice"])
+	r.NoParallel = m["parallel_tool_calls"] == false
+	return r, nil
+}
+
+// chatContent reads a Chat message's content.
+func chatContent(v any) ([]Part, error) {
+	if s, ok := v.(string); ok {
+		if s == "" {
+			return nil, nil
+		}
+		return []Part{{Kind: Text, Text: s}}, nil
+	}
+	var out []Part
+	for _, c := range objs(v) {
+		switch typ := str(c["type"]); typ {
+		case "text":
+			out = append(out, Part{Kind: Text, Text: str(c["text"])})
+		case "refusal":
+			out = append(out, Part{Kind: Text, Text: str(c["refusal"])})
+		case "image_url":
+			out = append(out, imagePart(str(obj(c["image_url"])["url"])))
+		case "file":
+			f := obj(c["file"])
+			mime, data, ok := dataURL(str(f["file_data"]))
+			if !ok {
+				return nil, fmt.Errorf("a file by file_id is stored at OpenAI")
+			}
+			out = append(out, Part{Kind: Document, MIME: mime, Data: data, Filename: str(f["filename"])})
+		case "input_audio":
+			return nil, fmt.Errorf("it has audio")
+		default:
+			return nil, fmt.Errorf("a %s part no other vendor takes", typ)
+		}
+	}
+	return out, nil
+}
+
+// ---- Anthropic Messages (Claude Code) ----
+
+// billingHeader starts the system block Claude Code sends for Anthropic's
+// billing: it means nothing to another vendor.
+const billingHeader = "x-anthropic-billing-header"
+
+func readMessages(m map[string]any) (*Request, error) {
+	r := &Request{Stream: m["stream"] == true}
+	switch s := m["system"].(type) {
+	case string:
+		if s != "" {
+			r.System = append(r.System, s)
+		}
+	case []any:
+		for _, b := range objs(s) {
+			if t := str(b["text"]); t != "" && !strings.HasPrefix(t, billingHeader) {
+				r.System = append(r.System, t)
+			}
+		}
+	}
+	for _, t := range objs(m["tools"]) {
+		switch typ := str(t["type"]); typ {
+		case "", "custom":
+			r.Tools = append(r.Tools, Tool{Name: str(t["name"]), Description: str(t["description"]), Schema: raw(t["input_schema"])})
+		default:
+			return nil, fmt.Errorf("it uses Anthropic's server tool %s", typ)
+		}
+	}
+	for i, msg := range objs(m["messages"]) {
+		role := str(msg["role"])
+		parts, err := messagesContent(msg["content"])
+		if err != nil {
+			return nil, fmt.Errorf("messages.%d: %v", i, err)
+		}
+		switch role {
+		case "system":
+			if t := resultText(parts); t != "" {
+				r.System = append(r.System, t)
+			}
+		case "user", "assistant":
+			r.add(role, parts...)
+		default:
+			return nil, fmt.Errorf("messages.%d has the role %q", i, role)
+		}
+	}
+	r.MaxTokens = intOf(m["max_tokens"])
+	r.Temperature, r.TopP = fptr(m["temperature"]), fptr(m["top_p"])
+	if k, ok := num(m["top_k"]); ok {
+		n := int(k)
+		r.TopK = &n
+	}
+	r.Stop = strs(m["stop_sequences"])
+	if th := obj(m["thinking"]); th != nil {
+		switch str(th["type"]) {
+		case "enabled":
+			r.Budget = intOf(th["budget_tokens"])
+			r.Effort = budgetEffort(r.Budget)
+		case "adaptive":
+			r.Effort = "medium"
+		}
+	}
+	if oc := obj(m["output_config"]); oc != nil {
+		if e := str(oc["effort"]); e != "" && r.Effort != "" {
+			r.Effort = e
+		}
+		if f := obj(oc["format"]); str(f["type"]) == "json_schema" {
+			r.Schema = &Schema{Name: "output", Schema: raw(f["schema"]), Strict: true}
+		}
+	}
+	if f := obj(m["output_format"]); str(f["type"]) == "json_schema" {
+		r.Schema = &Schema{Name: "output", Schema: raw(f["schema"]), Strict: true}
+	}
+	if tc := obj(m["tool_choice"]); tc != nil {
+		switch str(tc["type"]) {
+		case "any":
+			r.Choice = Choice{Mode: "required"}
+		case "tool":
+			r.Choice = Choice{Mode: "tool", Name: str(tc["name"])}
+		case "none":
+			r.Choice = Choice{Mode: "none"}
+		}
+		r.NoParallel = tc["disable_parallel_tool_use"] == true
+	}
+	return r, nil
+}
+
+// messagesContent reads a Messages turn's content.
+func messagesContent(v any) ([]Part, error) {
+	if s, ok := v.(string); ok {
+		return []Part{{Kind: Text, Text: s}}, nil
+	}
+	var out []Part
+	for _, b := range objs(v) {
+		switch typ := str(b["type"]); typ {
+		case "text":
+			out = append(out, Part{Kind: Text, Text: str(b["text"])})
+		case "image", "document":
+			p, err := messagesSource(typ, b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		case "tool_use":
+			out = append(out, Part{Kind: Call, ID: str(b["id"]), Name: str(b["name"]), Args: argsText(b["input"])})
+		case "tool_result":
+			res := Part{Kind: Result, ID: str(b["tool_use_id"]), Error: b["is_error"] == true}
+			content, err := messagesContent(b["content"])
+			if err != nil {
+				return nil, err
+			}
+			res.Content = content
+			out = append(out, res)
+		case "thinking", "redacted_thinking":
+			// Anthropic's own reasoning, signed: it goes back to Anthropic only
+		default:
+			return nil, fmt.Errorf("a %s block, which no other vendor takes", typ)
+		}
+	}
+	return out, nil
+}
+
+// messagesSource reads an image or document block's source.
+func messagesSource(typ string, b map[string]any) (Part, error) {
+	kind := Image
+	if typ == "document" {
+		kind = Document
+	}
+	src := obj(b["source"])
+	switch str(src["type"]) {
+	case "base64":
+		return Part{Kind: kind, MIME: str(src["media_type"]), Data: str(src["data"])}, nil
+	case "url":
+		return Part{Kind: kind, URL: str(src["url"])}, nil
+	case "text":
+		return Part{Kind: Text, Text: str(src["data"])}, nil
+	}
+	return Part{}, fmt.Errorf("a %s by %s, stored at Anthropic", typ, str(src["type"]))
+}
+
+// ---- Gemini ----
+
+func readGemini(m map[string]any, stream bool) (*Request, error) {
+	r := &Request{Stream: stream}
+	if si := obj(m["systemInstruction"]); si != nil {
+		for _, p := range objs(si["parts"]) {
+			if t := str(p["text"]); t != "" {
+				r.System = append(r.System, t)
+			}
+		}
+	}
+	for _, t := range objs(m["tools"]) {
+		for k := range t {
+			if k != "functionDeclarations" {
+				return nil, fmt.Errorf("it uses Gemini's hosted tool %s", k)
+			}
+		}
+		for _, f := range objs(t["functionDeclarations"]) {
+			schema := f["parametersJsonSchema"]
+			if schema == nil {
+				schema = geminiSchema(f["parameters"])
+			}
+			r.Tools = append(r.Tools, Tool{Name: str(f["name"]), Description: str(f["description"]), Schema: raw(schema)})
+		}
+	}
+	// Gemini's calls may have no ids: a call without one gets one from
+	// its place, and the results of the next turn are paired with the
+	// calls by name, in order
+	var pending []Part // the last model turn's calls
+	for i, c := range objs(m["contents"]) {
+		role := str(c["role"])
+		if role == "" {
+			role = "user"
+		}
+		var parts []Part
+		var calls []Part
+		for j, p := range objs(c["parts"]) {
+			switch {
+			case p["thought"] == true:
+				// Gemini's own reasoning: back to Gemini only
+			case p["functionCall"] != nil:
+				fc := obj(p["functionCall"])
+				id := str(fc["id"])
+				if id == "" {
+					id = fmt.Sprintf("call_g%d_%d", i, j)
+				}
+				call := Part{Kind: Call, ID: id, Name: str(fc["name"]), Args: argsText(fc["args"])}
+				parts, calls = append(parts, call), append(calls, call)
+			case p["functionResponse"] != nil:
+				fr := obj(p["functionResponse"])
+				res := Part{Kind: Result, ID: str(fr["id"]), Name: str(fr["name"])}
+				if res.ID == "" {
+					for k, pc := range pending {
+						if pc.Name == res.Name {
+							res.ID = pc.ID
+							pending = append(pending[:k:k], pending[k+1:]...)
+							break
+						}
+					}
+				}
+				resp := obj(fr["response"])
+				text := ""
+				if s, ok := resp["output"].(string); ok && len(resp) == 1 {
+					text = s
+				} else if e, ok := resp["error"]; ok && len(resp) == 1 {
+					text, res.Error = argsText(e), true
+					if s, ok := e.(string); ok {
+						text = s
+					}
+				} else {
+					text = argsText(resp)
+				}
+				res.Content = []Part{{Kind: Text, Text: text}}
+				parts = append(parts, res)
+			case p["inlineData"] != nil:
+				d := obj(p["inlineData"])
+				kind := Image
+				if !strings.HasPrefix(str(d["mimeType"]), "image/") {
+					kind = Document
+				}
+				parts = append(parts, Part{Kind: kind, MIME: str(d["mimeType"]), Data: str(d["data"])})
+			case p["fileData"] != nil:
+				d := obj(p["fileData"])
+				if !strings.HasPrefix(str(d["fileUri"]), "http") {
+					return nil, fmt.Errorf("contents[%d] has a file uploaded to Gemini", i)
+				}
+				kind := Image
+				if !strings.HasPrefix(str(d["mimeType"]), "image/") {
+					kind = Document
+				}
+				parts = append(parts, Part{Kind: kind, MIME: str(d["mimeType"]), URL: str(d["fileUri"])})
+			case p["executableCode"] != nil || p["codeExecutionResult"] != nil:
+				return nil, fmt.Errorf("contents[%d] has Gemini's code execution", i)
+			case p["text"] != nil:
+				if t := str(p["text"]); t != "" {
+					parts = append(parts, Part{Kind: Text, Text: t})
+				}
+			}
+		}
+		switch role {
+		case "model":
+			r.add("assistant", parts...)
+			pending = calls
+		case "user", "function":
+			r.add("user", parts...)
+		default:
+			return nil, fmt.Errorf("contents[%d] has the role %q", i, role)
+		}
+	}
+	gc := obj(m["generationConfig"])
+	if n, ok := num(gc["candidateCount"]); ok && n > 1 {
+		return nil, fmt.Errorf("it asks for %d candidates, which no other vendor gives", int(n))
+	}
+	if mods := fmt.Sprint(gc["responseModalities"]); strings.Contains(strings.ToUpper(mods), "AUDIO") || strings.Contains(strings.ToUpper(mods), "IMAGE") {
+		return nil, fmt.Errorf("it asks for %s output", mods)
+	}
+	r.MaxTokens = intOf(gc["maxOutputTokens"])
+	r.Temperature, r.TopP = fptr(gc["temperature"]), fptr(gc["topP"])
+	if k, ok := num(gc["topK"]); ok {
+		n := int(k)
+		r.TopK = &n
+	}
+	r.Stop = strs(gc["stopSequences"])
+	if tc := obj(gc["thinkingConfig"]); tc != nil {
+		if b, ok := num(tc["thinkingBudget"]); ok && b > 0 {
+			r.Budget = int(b)
+			r.Effort = budgetEffort(r.Budget)
+		} else if l := strings.ToLower(str(tc["thinkingLevel"])); l != "" {
+			r.Effort = l
+		}
+	}
+	if str(gc["responseMimeType"]) == "application/json" {
+		schema := gc["responseJsonSchema"]
+		if schema == nil {
+			schema = geminiSchema(gc["responseSchema"])
+		}
+		if schema != nil {
+			r.Schema = &Schema{Name: "output", Schema: raw(schema), Strict: true}
+		} else {
+			r.JSONObject = true
+		}
+	}
+	if fc := obj(obj(m["toolConfig"])["functionCallingConfig"]); fc != nil {
+		switch strings.ToUpper(str(fc["mode"])) {
+		case "ANY":
+			r.Choice = Choice{Mode: "required"}
+			if names, _ := fc["allowedFunctionNames"].([]any); len(names) == 1 {
+				r.Choice = Choice{Mode: "tool", Name: str(names[0])}
+			}
+		case "NONE":
+			r.Choice = Choice{Mode: "none"}
+		}
+	}
+	return r, nil
+}
+
+// geminiSchema is a Gemini OpenAPI-style schema (type names in capitals) as
+// a JSON schema.
+func geminiSchema(v any) any {
+	switch s := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(s))
+		for k, x := range s {
+			switch k {
+			case "type":
+				out[k] = strings.ToLower(str(x))
+			case "properties":
+				props := map[string]any{}
+				for name, p := range obj(x) {
+					props[name] = geminiSchema(p)
+				}
+				out[k] = props
+			case "items":
+				out[k] = geminiSchema(x)
+			case "nullable":
+			default:
+				out[k] = x
+			}
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return v
+}

@@ -1,0 +1,562 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Stream turns the target's answer, event by event, into the client's: the
+// gateway's relay and the library's body write what it gives. One
+// goroutine uses it.
+type Stream struct {
+	t  *Turn
+	rd *reader
+
+	id      string // the answer's id, as the client sees it
+	created int64
+	opened  bool // the client's opening went out
+	items   []*item
+	cur     *item // the item in flight (Messages' block, Responses' item)
+	stop    string
+	usage   Usage
+	done    bool // the client's final event went out
+	buf     []byte
+	whole   bool // no events: a whole answer is being read
+	seq     int  // Responses' sequence_number
+	blocks  int  // Messages: content blocks opened
+	outputs int  // Responses: output items opened
+}
+
+// item is one piece of the answer: a text, or a call.
+type item struct {
+	text  strings.Builder
+	call  *call
+	index int    // its Messages block index, its Responses output index
+	id    string // its Responses item id
+	open  bool
+}
+
+// NewStream is the converter of t's streamed answer.
+func (t *Turn) NewStream() *Stream {
+	return &Stream{t: t, rd: newReader(string(t.Target.Kind)), created: time.Now().Unix()}
+}
+
+// Event is the client's frames for one event of the target's stream (its
+// name, for formats that name events, and its data): none, one or several.
+// An event out of order (arguments for a call already closed) is an error:
+// what the client would get is broken.
+func (s *Stream) Event(name string, data []byte) ([]byte, error) {
+	s.buf = s.buf[:0]
+	evs, err := s.rd.read(name, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if err := s.take(ev); err != nil {
+			return nil, err
+		}
+	}
+	return append([]byte(nil), s.buf...), nil
+}
+
+// End is what the client still needs when the target's stream ended
+// without its final event but after its stop reason (a Chat provider that
+// sends no [DONE]): the client's final events; nil otherwise.
+func (s *Stream) End() []byte {
+	if s.done || s.stop == "" {
+		return nil
+	}
+	s.buf = s.buf[:0]
+	_ = s.take(event{kind: evEnd})
+	return append([]byte(nil), s.buf...)
+}
+
+// Done reports that the client's final event went out.
+func (s *Stream) Done() bool { return s.done }
+
+// Usage is the answer's usage so far.
+func (s *Stream) Usage() Usage { return s.usage }
+
+func (s *Stream) take(ev event) error {
+	if s.done {
+		return nil
+	}
+	if !s.opened && ev.kind != evError {
+		s.open()
+	}
+	switch ev.kind {
+	case evStart:
+	case evText:
+		if ev.text == "" {
+			return nil
+		}
+		if s.cur == nil || s.cur.call != nil {
+			s.closeItem()
+			s.startItem(&item{})
+		}
+		s.cur.text.WriteString(ev.text)
+		s.textDelta(ev.text)
+	case evCallStart:
+		s.closeItem()
+		id := s.t.clientID(ev.id)
+		if id == "" {
+			id = newID("call_")
+		}
+		c := &call{id: id, name: ev.name, tool: s.t.tool(ev.name)}
+		s.startItem(&item{call: c})
+	case evCallArgs:
+		it := s.callItem(ev.call)
+		if it == nil || !it.open {
+			return fmt.Errorf("the model sent arguments for call %d after it ended", ev.call)
+		}
+		it.call.args.WriteString(ev.text)
+		s.argsDelta(it, ev.text)
+	case evUsage:
+		s.usage = ev.usage
+	case evFinish:
+		s.closeItem()
+		s.stop = ev.stop
+	case evEnd:
+		s.closeItem()
+		if s.stop == "" {
+			s.stop = stopEnd
+		}
+		s.final()
+		s.done = true
+	case evError:
+		// the relay writes the client's error event, in the client's
+		// words for the class the classifier gives it
+	}
+	return nil
+}
+
+// callItem is the item of the answer's call n.
+func (s *Stream) callItem(n int) *item {
+	k := 0
+	for _, it := range s.items {
+		if it.call != nil {
+			if k == n {
+				return it
+			}
+			k++
+		}
+	}
+	return nil
+}
+
+func (s *Stream) startItem(it *item) {
+	it.open = true
+	s.items = append(s.items, it)
+	s.cur = it
+	switch s.t.Client.Kind {
+	case "messages":
+		it.index = s.blocks
+		s.blocks++
+		if it.call != nil {
+			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.index,
+				"content_block": map[string]any{"type": "tool_use", "id": it.call.id, "name": it.call.tool.Name, "input": map[string]any{}}})
+		} else {
+			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.index,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+		}
+	case "responses":
+		it.index = s.outputs
+		s.outputs++
+		if it.call != nil {
+			if it.call.tool.Custom {
+				it.id = newID("ctc_")
+			} else {
+				it.id = newID("fc_")
+			}
+		} else {
+			it.id = newID("msg_")
+		}
+		s.sse("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.index, "item": s.responsesItem(it, "in_progress")})
+		if it.call == nil {
+			s.sse("response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.id, "output_index": it.index, "content_index": 0,
+				"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+		}
+	case "chat":
+		if it.call != nil {
+			n := s.calls() - 1
+			s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": n, "id": it.call.id, "type": "function",
+				"function": map[string]any{"name": it.call.tool.Name, "arguments": ""}}}}, nil))
+		}
+	}
+}
+
+// calls is how many calls the answer has so far.
+func (s *Stream) calls() int {
+	n := 0
+	for _, it := range s.items {
+		if it.call != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Stream) textDelta(text string) {
+	it := s.cur
+	switch s.t.Client.Kind {
+	case "messages":
+		s.sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": it.index, "delta": map[string]any{"type": "text_delta", "text": text}})
+	case "responses":
+		s.sse("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": it.id, "output_index": it.index, "content_index": 0, "delta": text, "logprobs": []any{}})
+	case "chat":
+		s.data(s.chatChunk(map[string]any{"content": text}, nil))
+	default:
+		s.data(s.geminiChunk([]any{map[string]any{"text": text}}, "", false))
+	}
+}
+
+func (s *Stream) argsDelta(it *item, text string) {
+	switch s.t.Client.Kind {
+	case "messages":
+		s.sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": it.index, "delta": map[string]any{"type": "input_json_delta", "partial_json": text}})
+	case "responses":
+		if !it.call.tool.Custom { // a freeform tool's input is its arguments' "input": whole, at the end
+			s.sse("response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.id, "output_index": it.index, "delta": text})
+		}
+	case "chat":
+		n := -1
+		for _, x := range s.items {
+			if x.call != nil {
+				n++
+			}
+			if x == it {
+				break
+			}
+		}
+		s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": n, "function": map[string]any{"arguments": text}}}}, nil))
+	}
+	// Gemini's calls go out whole, when they end
+}
+
+// closeItem ends the item in flight.
+func (s *Stream) closeItem() {
+	it := s.cur
+	if it == nil || !it.open {
+		return
+	}
+	it.open = false
+	s.cur = nil
+	switch s.t.Client.Kind {
+	case "messages":
+		s.sse("content_block_stop", map[string]any{"type": "content_block_stop", "index": it.index})
+	case "responses":
+		switch {
+		case it.call == nil:
+			text := it.text.String()
+			s.sse("response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": it.id, "output_index": it.index, "content_index": 0, "text": text, "logprobs": []any{}})
+			s.sse("response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.id, "output_index": it.index, "content_index": 0,
+				"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
+		case it.call.tool.Custom:
+			in := customInput(it.call.args.String())
+			s.sse("response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.id, "output_index": it.index, "delta": in})
+			s.sse("response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.id, "output_index": it.index, "input": in})
+		default:
+			s.sse("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.id, "output_index": it.index, "arguments": callArgs(it.call)})
+		}
+		s.sse("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.index, "item": s.responsesItem(it, "completed")})
+	case "generateContent", "streamGenerateContent":
+		if it.call != nil {
+			s.data(s.geminiChunk([]any{s.geminiCall(it.call)}, "", false))
+		}
+	}
+}
+
+// customInput is a freeform tool's input from the arguments the target's
+// model gave its one-string function: their "input" (the text as it came
+// when it is not such an object).
+func customInput(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) == nil {
+		if s, ok := m["input"].(string); ok {
+			return s
+		}
+	}
+	return args
+}
+
+// callArgs is a call's arguments as the client gets them: the JSON text the
+// model gave ({} for none).
+func callArgs(c *call) string {
+	if a := strings.TrimSpace(c.args.String()); a != "" {
+		return a
+	}
+	return "{}"
+}
+
+// open sends the client's opening events.
+func (s *Stream) open() {
+	s.opened = true
+	switch s.t.Client.Kind {
+	case "messages":
+		s.id = newID("msg_")
+		s.sse("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": s.id, "type": "message", "role": "assistant",
+			"model": s.t.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 0, "output_tokens": 0}}})
+	case "responses":
+		s.id = newID("resp_")
+		s.sse("response.created", map[string]any{"type": "response.created", "response": s.responsesObject("in_progress")})
+		s.sse("response.in_progress", map[string]any{"type": "response.in_progress", "response": s.responsesObject("in_progress")})
+	case "chat":
+		s.id = newID("chatcmpl-")
+		s.data(s.chatChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	default:
+		s.id = newID("")
+	}
+}
+
+// final sends the client's final events.
+func (s *Stream) final() {
+	u := s.usage
+	switch s.t.Client.Kind {
+	case "messages":
+		s.sse("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": messagesStopOf(s.stop), "stop_sequence": nil},
+			"usage": messagesUsage(u)})
+		s.sse("message_stop", map[string]any{"type": "message_stop"})
+	case "responses":
+		status := "completed"
+		if s.stop == stopLength || s.stop == stopFilter {
+			status = "incomplete"
+		}
+		s.sse("response."+status, map[string]any{"type": "response." + status, "response": s.responsesObject(status)})
+	case "chat":
+		s.data(s.chatChunk(map[string]any{}, chatStopOf(s.stop)))
+		s.data(map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.t.Model, "choices": []any{}, "usage": chatUsage(u)})
+		s.buf = append(s.buf, "data: [DONE]\n\n"...)
+	default:
+		s.data(s.geminiChunk([]any{map[string]any{"text": ""}}, geminiStopOf(s.stop), true))
+	}
+}
+
+// sse adds one named event.
+func (s *Stream) sse(name string, v map[string]any) {
+	if s.whole {
+		return
+	}
+	if s.t.Client.Kind == "responses" {
+		v["sequence_number"] = s.seq
+		s.seq++
+	}
+	b, _ := json.Marshal(v)
+	s.buf = fmt.Appendf(s.buf, "event: %s\ndata: %s\n\n", name, b)
+}
+
+// data adds one unnamed event.
+func (s *Stream) data(v map[string]any) {
+	if s.whole {
+		return
+	}
+	b, _ := json.Marshal(v)
+	s.buf = fmt.Appendf(s.buf, "data: %s\n\n", b)
+}
+
+func (s *Stream) chatChunk(delta map[string]any, finish any) map[string]any {
+	return map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.t.Model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+}
+
+func (s *Stream) geminiChunk(parts []any, finish string, usage bool) map[string]any {
+	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+	if finish != "" {
+		cand["finishReason"] = finish
+	}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": s.t.Model, "responseId": s.id}
+	if usage {
+		out["usageMetadata"] = geminiUsage(s.usage)
+	}
+	return out
+}
+
+func (s *Stream) geminiCall(c *call) map[string]any {
+	return map[string]any{"functionCall": map[string]any{"id": c.id, "name": c.tool.Name, "args": argsObject(callArgs(c))}}
+}
+
+// responsesItem is an output item as Responses shows it.
+func (s *Stream) responsesItem(it *item, status string) map[string]any {
+	done := status == "completed"
+	if it.call == nil {
+		content := []any{}
+		if done {
+			content = []any{map[string]any{"type": "output_text", "text": it.text.String(), "annotations": []any{}}}
+		}
+		return map[string]any{"id": it.id, "type": "message", "status": status, "role": "assistant", "content": content}
+	}
+	c := it.call
+	if c.tool.Custom {
+		in := ""
+		if done {
+			in = customInput(c.args.String())
+		}
+		return map[string]any{"id": it.id, "type": "custom_tool_call", "status": status, "call_id": c.id, "name": c.tool.Name, "input": in}
+	}
+	args := ""
+	if done {
+		args = callArgs(c)
+	}
+	m := map[string]any{"id": it.id, "type": "function_call", "status": status, "call_id": c.id, "name": c.tool.Name, "arguments": args}
+	if ns := c.tool.Namespace; ns != "" && ns != "functions" {
+		m["namespace"] = ns
+	}
+	return m
+}
+
+// responsesObject is the response as its events carry it.
+func (s *Stream) responsesObject(status string) map[string]any {
+	out := []any{}
+	for _, it := range s.items {
+		out = append(out, s.responsesItem(it, "completed"))
+	}
+	r := map[string]any{"id": s.id, "object": "response", "created_at": s.created, "status": status, "model": s.t.Model, "output": out}
+	switch status {
+	case "in_progress":
+		r["output"] = []any{}
+	default:
+		u := s.usage
+		r["usage"] = map[string]any{"input_tokens": u.Input, "input_tokens_details": map[string]any{"cached_tokens": u.Cached},
+			"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}, "total_tokens": u.Input + u.Output}
+	}
+	if status == "incomplete" {
+		reason := "max_output_tokens"
+		if s.stop == stopFilter {
+			reason = "content_filter"
+		}
+		r["incomplete_details"] = map[string]any{"reason": reason}
+	}
+	return r
+}
+
+func messagesStopOf(stop string) string {
+	switch stop {
+	case stopLength:
+		return "max_tokens"
+	case stopTool:
+		return "tool_use"
+	case stopFilter:
+		return "refusal"
+	case stopSeq:
+		return "stop_sequence"
+	}
+	return "end_turn"
+}
+
+func chatStopOf(stop string) string {
+	switch stop {
+	case stopLength:
+		return "length"
+	case stopTool:
+		return "tool_calls"
+	case stopFilter:
+		return "content_filter"
+	}
+	return "stop"
+}
+
+func geminiStopOf(stop string) string {
+	switch stop {
+	case stopLength:
+		return "MAX_TOKENS"
+	case stopFilter:
+		return "SAFETY"
+	}
+	return "STOP"
+}
+
+func messagesUsage(u Usage) map[string]any {
+	return map[string]any{"input_tokens": max(u.Input-u.Cached-u.CacheWrite, 0), "output_tokens": u.Output,
+		"cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": u.CacheWrite}
+}
+
+func chatUsage(u Usage) map[string]any {
+	return map[string]any{"prompt_tokens": u.Input, "completion_tokens": u.Output, "total_tokens": u.Input + u.Output,
+		"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached}, "completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}}
+}
+
+func geminiUsage(u Usage) map[string]any {
+	m := map[string]any{"promptTokenCount": u.Input, "candidatesTokenCount": max(u.Output-u.Reasoning, 0), "totalTokenCount": u.Input + u.Output}
+	if u.Cached > 0 {
+		m["cachedContentTokenCount"] = u.Cached
+	}
+	if u.Reasoning > 0 {
+		m["thoughtsTokenCount"] = u.Reasoning
+	}
+	return m
+}
+
+// Answer is the client's whole answer for the target's whole answer body.
+func (t *Turn) Answer(body []byte) ([]byte, error) {
+	s := t.NewStream()
+	s.whole = true
+	evs, err := s.rd.whole(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if err := s.take(ev); err != nil {
+			return nil, err
+		}
+	}
+	var out any
+	switch t.Client.Kind {
+	case "messages":
+		content := []any{}
+		for _, it := range s.items {
+			if it.call != nil {
+				content = append(content, map[string]any{"type": "tool_use", "id": it.call.id, "name": it.call.tool.Name, "input": argsObject(callArgs(it.call))})
+			} else {
+				content = append(content, map[string]any{"type": "text", "text": it.text.String()})
+			}
+		}
+		out = map[string]any{"id": s.id, "type": "message", "role": "assistant", "model": t.Model, "content": content,
+			"stop_reason": messagesStopOf(s.stop), "stop_sequence": nil, "usage": messagesUsage(s.usage)}
+	case "responses":
+		status := "completed"
+		if s.stop == stopLength || s.stop == stopFilter {
+			status = "incomplete"
+		}
+		for _, it := range s.items {
+			if it.id == "" {
+				it.id = newID("msg_")
+				if it.call != nil {
+					it.id = newID("fc_")
+				}
+			}
+		}
+		out = s.responsesObject(status)
+	case "chat":
+		msg := map[string]any{"role": "assistant", "content": nil}
+		var text strings.Builder
+		var calls []any
+		for _, it := range s.items {
+			if it.call != nil {
+				calls = append(calls, map[string]any{"id": it.call.id, "type": "function", "function": map[string]any{"name": it.call.tool.Name, "arguments": callArgs(it.call)}})
+			} else {
+				text.WriteString(it.text.String())
+			}
+		}
+		if text.Len() > 0 || len(calls) == 0 {
+			msg["content"] = text.String()
+		}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		out = map[string]any{"id": s.id, "object": "chat.completion", "created": s.created, "model": t.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": chatStopOf(s.stop)}}, "usage": chatUsage(s.usage)}
+	default:
+		parts := []any{}
+		for _, it := range s.items {
+			if it.call != nil {
+				parts = append(parts, s.geminiCall(it.call))
+			} else {
+				parts = append(parts, map[string]any{"text": it.text.String()})
+			}
+		}
+		out = map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": geminiStopOf(s.stop), "index": 0}},
+			"usageMetadata": geminiUsage(s.usage), "modelVersion": t.Model, "responseId": s.id}
+	}
+	return json.Marshal(out)
+}

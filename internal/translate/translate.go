@@ -1,0 +1,157 @@
+// Package translate carries a request across vendors: a client's request in
+// one wire format (OpenAI Responses or Chat, Anthropic Messages, Gemini) is
+// sent to a model of another, and the answer, whole or streamed event by
+// event, comes back in the client's own format. It is the one translation
+// layer of the relay, for the gateway and the library alike.
+//
+// Every direction goes through one neutral form (Request, and the answer's
+// events): a client's request is read into it, and it is written in the
+// target's format; the target's answer is read into events, and they are
+// written in the client's. So each format has a reader and a writer, not a
+// translation per pair.
+//
+// Rules every direction keeps (the README's "Across vendors" lists them):
+//   - reasoning never leaves its vendor: thinking blocks and their
+//     signatures, Responses' reasoning items and Gemini's thought parts and
+//     signatures in a client's history are dropped on the way to another
+//     vendor, and another vendor's reasoning never reaches the client (only
+//     its token count);
+//   - tool names the target refuses go through a reversible mapping, call
+//     ids are made valid for the target and mapped back one to one, and
+//     calls come back in the form the client declared the tool in (Codex's
+//     freeform tools as custom_tool_call);
+//   - what cannot be carried (a stateful Responses request, hosted tools,
+//     audio, several candidates) is not sent: Check says why, and the step
+//     is skipped with its reason in the route.
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spillway/spillway/internal/wire"
+)
+
+// Takes is what the target model takes (config.Model's tools, images and
+// reasoning).
+type Takes struct {
+	Tools, Images, Reasoning bool
+}
+
+// Turn is one request translated for a model of another format: what is
+// sent, and what its answer needs to come back in the client's format.
+type Turn struct {
+	Client wire.Endpoint // what the client called
+	Target wire.Endpoint // where the translated request goes
+	Body   []byte        // the translated request
+	Stream bool
+	// Model is the name the client is told answered (the candidate's)
+	Model string
+	// From is the client's format's name, for records (translated_from)
+	From string
+
+	req   *Request
+	tools map[string]Tool   // the target's tool names: the client's tools
+	ids   map[string]string // the target's call ids in the history: the client's
+}
+
+// ErrCannot wraps why a request cannot be translated (Check's answer).
+var ErrCannot = errors.New("cannot be translated")
+
+// Check reads body, a request to client, and says why it cannot go to a
+// model of format to that takes what t says: nil when it can.
+func Check(client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
+	_, err := read(client, body, to, t)
+	return err
+}
+
+// read is Check, keeping what it read.
+func read(client wire.Endpoint, body []byte, to wire.Format, t Takes) (*Request, error) {
+	if client.Format == to {
+		return nil, fmt.Errorf("%w: the model speaks the client's own format", ErrCannot)
+	}
+	if _, ok := target(to, client); !ok {
+		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("%w: the body is not a JSON object", ErrCannot)
+	}
+	var r *Request
+	var err error
+	switch client.Kind {
+	case wire.Responses:
+		r, err = readResponses(m)
+	case wire.Chat:
+		r, err = readChat(m)
+	case wire.Messages:
+		r, err = readMessages(m)
+	case wire.GenerateContent, wire.StreamGenerateContent:
+		r, err = readGemini(m, client.Kind == wire.StreamGenerateContent)
+	default:
+		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCannot, err)
+	}
+	switch {
+	case len(r.Tools) > 0 && !t.Tools:
+		return nil, fmt.Errorf("%w: the request has tools and the model takes none (tools: false)", ErrCannot)
+	case r.images() && !t.Images:
+		return nil, fmt.Errorf("%w: the request has images and the model takes none (images: false)", ErrCannot)
+	}
+	if !t.Reasoning {
+		r.Effort, r.Budget = "", 0
+	}
+	return r, nil
+}
+
+// target is the endpoint a request to client goes to in format f: Chat
+// Completions for OpenAI, Messages for Anthropic, Gemini's generate methods
+// (streamed when the client streams). Embeddings and countTokens have none.
+func target(f wire.Format, client wire.Endpoint) (wire.Endpoint, bool) {
+	if client.Kind == wire.Embeddings || client.Via != "" {
+		return wire.Endpoint{}, false
+	}
+	switch f {
+	case wire.OpenAI:
+		return wire.EndpointOf(wire.Chat), true
+	case wire.Anthropic:
+		return wire.EndpointOf(wire.Messages), true
+	case wire.Gemini:
+		return wire.EndpointOf(wire.GenerateContent), true
+	}
+	return wire.Endpoint{}, false
+}
+
+// New translates body, a request to client, for model (its name at the
+// provider: upstream) of format to.
+func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upstream string) (*Turn, error) {
+	r, err := read(client, body, to, t)
+	if err != nil {
+		return nil, err
+	}
+	ep, _ := target(to, client)
+	if to == wire.Gemini && r.Stream {
+		ep = wire.EndpointOf(wire.StreamGenerateContent)
+	}
+	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, From: string(client.Kind), req: r,
+		tools: map[string]Tool{}, ids: map[string]string{}}
+	for _, tl := range r.Tools {
+		tr.tools[targetName(tl)] = tl
+	}
+	var out map[string]any
+	switch to {
+	case wire.OpenAI:
+		out = tr.writeChat(upstream)
+	case wire.Anthropic:
+		out = tr.writeMessages(upstream)
+	default:
+		out = tr.writeGemini()
+	}
+	if tr.Body, err = json.Marshal(out); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}

@@ -1,0 +1,385 @@
+package translate
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/wire"
+)
+
+var all = Takes{Tools: true, Images: true, Reasoning: true}
+
+func ep(k wire.Kind) wire.Endpoint { return wire.EndpointOf(k) }
+
+// translated is body (a request to client) as sent to a model of format
+// to, decoded.
+func translated(t *testing.T, client wire.Kind, to wire.Format, body string) (*Turn, map[string]any) {
+	t.Helper()
+	tr, err := New(ep(client), []byte(body), to, all, "m", "m-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(tr.Body, &m); err != nil {
+		t.Fatalf("the translation is not JSON: %v\n%s", err, tr.Body)
+	}
+	return tr, m
+}
+
+// The failures other gateways' bug lists name, each a case: what a
+// translation must never do.
+func TestNamedFailures(t *testing.T) {
+	t.Run("thinking blocks and signatures never reach another vendor", func(t *testing.T) {
+		body := `{"model":"claude-opus-5-5","max_tokens":1000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[
+			{"role":"user","content":"hi"},
+			{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan","signature":"sig-abc"},{"type":"redacted_thinking","data":"xyz"},{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}]}],
+			"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`
+		for _, to := range []wire.Format{wire.OpenAI, wire.Gemini} {
+			tr, _ := translated(t, wire.Messages, to, body)
+			for _, bad := range []string{"secret plan", "sig-abc", "xyz", "thinking\":\"", "redacted"} {
+				if strings.Contains(string(tr.Body), bad) {
+					t.Errorf("%s: %q reached another vendor: %s", to, bad, tr.Body)
+				}
+			}
+			if !strings.Contains(string(tr.Body), "Let me look.") || !strings.Contains(string(tr.Body), "a.txt") {
+				t.Errorf("%s: the text or the tool result was lost: %s", to, tr.Body)
+			}
+		}
+	})
+	t.Run("thinking is off for a history with a tool call and no thinking block", func(t *testing.T) {
+		body := `{"model":"gpt-6-astra","reasoning_effort":"high","messages":[{"role":"user","content":"hi"},
+			{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"ls","arguments":"{}"}}]},
+			{"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"ls","parameters":{"type":"object"}}}]}`
+		_, m := translated(t, wire.Chat, wire.Anthropic, body)
+		if m["thinking"] != nil {
+			t.Fatalf("thinking on with a tool call and no thinking block before it (Messages refuses it): %v", m["thinking"])
+		}
+		_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}`)
+		th, _ := m["thinking"].(map[string]any)
+		if th["type"] != "enabled" || intOf(th["budget_tokens"]) != 16384 || intOf(m["max_tokens"]) <= 16384 {
+			t.Fatalf("high effort, no history: thinking %v, max_tokens %v", th, m["max_tokens"])
+		}
+	})
+	t.Run("a call in Gemini's history carries no forged signature, and Gemini's own never leaves", func(t *testing.T) {
+		body := `{"model":"x","max_tokens":100,"messages":[{"role":"user","content":"hi"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}},{"type":"tool_use","id":"toolu_2","name":"ls","input":{"a":1}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"one"},{"type":"tool_result","tool_use_id":"toolu_2","content":"two"}]}],"tools":[{"name":"ls","input_schema":{"type":"object"}}]}`
+		tr, m := translated(t, wire.Messages, wire.Gemini, body)
+		contents := objs(m["contents"])
+		if len(contents) != 3 {
+			t.Fatalf("contents %s", tr.Body)
+		}
+		parts := objs(contents[1]["parts"])
+		if len(parts) != 2 || parts[0]["thoughtSignature"] != skipSignature || parts[1]["thoughtSignature"] != nil {
+			t.Fatalf("the model turn's calls: %v (the first call carries Gemini's documented no-signature value, once)", parts)
+		}
+		res := objs(contents[2]["parts"])
+		if len(res) != 2 || str(obj(res[0]["functionResponse"])["name"]) != "ls" || str(obj(res[1]["functionResponse"])["id"]) != "toolu_2" {
+			t.Fatalf("the results: %v", res)
+		}
+		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"mm","thought":true},{"functionCall":{"name":"ls","args":{}},"thoughtSignature":"gem-sig"}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"x"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
+		tr, m = translated(t, wire.GenerateContent, wire.Anthropic, g)
+		if strings.Contains(string(tr.Body), "gem-sig") || strings.Contains(string(tr.Body), `"mm"`) {
+			t.Fatalf("Gemini's signature or thought left Gemini: %s", tr.Body)
+		}
+		msgs := objs(m["messages"])
+		use := objs(msgs[1]["content"])[0]
+		result := objs(msgs[2]["content"])[0]
+		if use["id"] == "" || use["id"] != result["tool_use_id"] {
+			t.Fatalf("a call with no id and its result are not paired: %v / %v", use, result)
+		}
+	})
+	t.Run("tool names keep their case and a refused name maps back", func(t *testing.T) {
+		body := `{"model":"x","input":"hi","tools":[{"type":"function","name":"Get_Time","parameters":{"type":"object"}},{"type":"function","name":"mcp.server/read file","parameters":{"type":"object"}}]}`
+		tr, m := translated(t, wire.Responses, wire.Anthropic, body)
+		tools := objs(m["tools"])
+		if tools[0]["name"] != "Get_Time" {
+			t.Fatalf("a valid name changed: %v", tools[0]["name"])
+		}
+		mapped := str(tools[1]["name"])
+		if !validName(mapped) || mapped == "mcp.server/read file" {
+			t.Fatalf("a refused name went as it was: %q", mapped)
+		}
+		if got := tr.tool(mapped).Name; got != "mcp.server/read file" {
+			t.Fatalf("%q maps back to %q", mapped, got)
+		}
+	})
+	t.Run("a call id the target refuses maps one to one", func(t *testing.T) {
+		body := `{"model":"x","stream":true,"input":[{"type":"message","role":"user","content":"hi"},
+			{"type":"function_call","call_id":"fc.1/x","name":"ls","arguments":"{}"},{"type":"function_call","call_id":"fc.1:x","name":"ls","arguments":"{}"},
+			{"type":"function_call_output","call_id":"fc.1/x","output":"a"},{"type":"function_call_output","call_id":"fc.1:x","output":"b"}],
+			"tools":[{"type":"function","name":"ls","parameters":{"type":"object"}}]}`
+		_, m := translated(t, wire.Responses, wire.Anthropic, body)
+		msgs := objs(m["messages"])
+		uses, results := objs(msgs[1]["content"]), objs(msgs[2]["content"])
+		if uses[0]["id"] == uses[1]["id"] || !validID(str(uses[0]["id"])) || results[0]["tool_use_id"] != uses[0]["id"] || results[1]["tool_use_id"] != uses[1]["id"] {
+			t.Fatalf("ids %v %v / results %v %v", uses[0]["id"], uses[1]["id"], results[0]["tool_use_id"], results[1]["tool_use_id"])
+		}
+	})
+	t.Run("Codex's request shape: namespaced tools, the freeform exec with its grammar, responses-lite", func(t *testing.T) {
+		rec := recording(t, "codex-0.169-tool-result")
+		tr, m := translated(t, wire.Responses, wire.Anthropic, rec)
+		names := map[string]bool{}
+		for _, tl := range objs(m["tools"]) {
+			names[str(tl["name"])] = true
+		}
+		if !names["exec"] || !names["clock__sleep"] {
+			t.Fatalf("the namespaces' tools: %v", names)
+		}
+		if !tr.tool("exec").Custom || tr.tool("clock__sleep").Namespace != "clock" {
+			t.Fatalf("exec is not freeform, or sleep lost its namespace")
+		}
+		if !strings.Contains(string(tr.Body), "lark grammar") {
+			t.Fatalf("the freeform tool's grammar is not in its description")
+		}
+		msgs := objs(m["messages"])
+		last := msgs[len(msgs)-1]
+		if b := objs(last["content"]); len(b) == 0 || b[0]["type"] != "tool_result" || b[0]["tool_use_id"] != "call_0" {
+			t.Fatalf("the exec call's output: %v", last)
+		}
+	})
+}
+
+func recording(t *testing.T, name string) string {
+	t.Helper()
+	b, err := readFile("../../testdata/clients/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return string(r.Body)
+}
+
+// Steps no other vendor can take are refused with why, never sent broken.
+func TestIncapable(t *testing.T) {
+	cases := []struct {
+		kind wire.Kind
+		body string
+		why  string
+	}{
+		{wire.Responses, `{"model":"x","input":"hi","previous_response_id":"resp_1"}`, "previous_response_id"},
+		{wire.Responses, `{"model":"x","input":"hi","store":true}`, "store: true"},
+		{wire.Responses, `{"model":"x","input":"hi","conversation":"conv_1"}`, "conversation"},
+		{wire.Responses, `{"model":"x","input":"hi","tools":[{"type":"web_search"}]}`, "hosted tool web_search"},
+		{wire.Responses, `{"model":"x","input":[{"type":"message","role":"user","content":[{"type":"input_audio"}]}]}`, "audio"},
+		{wire.Chat, `{"model":"x","n":2,"messages":[{"role":"user","content":"hi"}]}`, "2 answers"},
+		{wire.Messages, `{"model":"x","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, "server tool"},
+		{wire.GenerateContent, `{"contents":[{"parts":[{"text":"hi"}]}],"tools":[{"googleSearch":{}}]}`, "googleSearch"},
+		{wire.Embeddings, `{"model":"x","input":"hi"}`, "never translated"},
+	}
+	for _, c := range cases {
+		err := Check(ep(c.kind), []byte(c.body), wire.Anthropic, all)
+		if c.kind == wire.Messages {
+			err = Check(ep(c.kind), []byte(c.body), wire.OpenAI, all)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s %s: %v, want it refused with %q", c.kind, c.body, err, c.why)
+		}
+	}
+	img := `{"model":"x","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`
+	if err := Check(ep(wire.Chat), []byte(img), wire.Anthropic, Takes{Tools: true}); err == nil || !strings.Contains(err.Error(), "images") {
+		t.Errorf("images to a model that takes none: %v", err)
+	}
+	if err := Check(ep(wire.Chat), []byte(img), wire.Anthropic, all); err != nil {
+		t.Errorf("images to a model that takes them: %v", err)
+	}
+}
+
+// What a request carries, both ways: one table of fields and where each
+// lands in each target.
+func TestFieldsCarried(t *testing.T) {
+	chat := `{"model":"x","max_tokens":77,"temperature":0.5,"top_p":0.9,"stop":["END"],"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBOR"}}]}],
+		"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":{"type":"function","function":{"name":"f"}},"parallel_tool_calls":false,
+		"response_format":{"type":"json_schema","json_schema":{"name":"out","schema":{"type":"object"},"strict":true}}}`
+	_, m := translated(t, wire.Chat, wire.Anthropic, chat)
+	sys := objs(m["system"])
+	msgs := objs(m["messages"])
+	img := objs(msgs[0]["content"])[1]
+	tc := obj(m["tool_choice"])
+	if str(sys[0]["text"]) != "be brief" || intOf(m["max_tokens"]) != 77 || m["temperature"] != 0.5 || m["top_p"] != nil || strs(m["stop_sequences"])[0] != "END" ||
+		str(obj(img["source"])["media_type"]) != "image/png" || tc["type"] != "tool" || tc["name"] != "f" || tc["disable_parallel_tool_use"] != true || obj(m["output_format"])["type"] != "json_schema" {
+		t.Fatalf("chat → messages: %v", m)
+	}
+	_, m = translated(t, wire.Chat, wire.Gemini, chat)
+	gc := obj(m["generationConfig"])
+	if intOf(gc["maxOutputTokens"]) != 77 || gc["responseMimeType"] != "application/json" || str(obj(objs(obj(m["systemInstruction"])["parts"])[0])["text"]) != "be brief" ||
+		obj(objs(objs(m["contents"])[0]["parts"])[1]["inlineData"])["mimeType"] != "image/png" {
+		t.Fatalf("chat → gemini: %v", m)
+	}
+	msg := `{"model":"x","messages":[{"role":"user","content":"hi"}],"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2"},{"type":"text","text":"You are Claude Code."}]}`
+	_, m = translated(t, wire.Messages, wire.OpenAI, msg)
+	first := objs(m["messages"])[0]
+	if first["role"] != "system" || first["content"] != "You are Claude Code." || m["max_completion_tokens"] != nil {
+		t.Fatalf("messages → chat: the billing block is dropped, the rest kept, no cap invented: %v", m)
+	}
+	_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`)
+	if intOf(m["max_tokens"]) != DefaultMaxTokens {
+		t.Fatalf("Messages requires max_tokens: %v", m["max_tokens"])
+	}
+}
+
+// A streamed answer of another vendor comes out in the client's own events,
+// the parallel calls' arguments in pieces assembled in order.
+func TestStreamsBothWays(t *testing.T) {
+	messagesStream := strings.Join([]string{
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":10,"cache_read_input_tokens":4,"output_tokens":1}}}`),
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}`),
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Checking."}}`),
+		ev("content_block_stop", `{"type":"content_block_stop","index":1}`),
+		ev("content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_A","name":"get_weather","input":{}}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"ci"}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"ty\":\"Zü"}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"rich\"}"}}`),
+		ev("content_block_stop", `{"type":"content_block_stop","index":2}`),
+		ev("content_block_start", `{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_B","name":"Get_Time","input":{}}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{}"}}`),
+		ev("content_block_stop", `{"type":"content_block_stop","index":3}`),
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42}}`),
+		ev("message_stop", `{"type":"message_stop"}`),
+	}, "")
+	req := `{"model":"x","stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"Get_Time","parameters":{"type":"object"}}}]}`
+	tr, _ := translated(t, wire.Chat, wire.Anthropic, req)
+	out := run(t, tr, messagesStream)
+	if strings.Contains(out, "hmm") || strings.Contains(out, "SIG") {
+		t.Fatalf("another vendor's reasoning reached the client:\n%s", out)
+	}
+	var args [2]string
+	var names, ids [2]string
+	var finish string
+	var usage map[string]any
+	done := false
+	for _, e := range events(t, out) {
+		if string(e.Data) == "[DONE]" {
+			done = true
+			continue
+		}
+		var m map[string]any
+		json.Unmarshal(e.Data, &m)
+		if u := obj(m["usage"]); u != nil {
+			usage = u
+		}
+		for _, ch := range objs(m["choices"]) {
+			if f := str(ch["finish_reason"]); f != "" {
+				finish = f
+			}
+			for _, tc := range objs(obj(ch["delta"])["tool_calls"]) {
+				i := intOf(tc["index"])
+				args[i] += str(obj(tc["function"])["arguments"])
+				if n := str(obj(tc["function"])["name"]); n != "" {
+					names[i], ids[i] = n, str(tc["id"])
+				}
+			}
+		}
+	}
+	if args[0] != `{"city":"Zürich"}` || args[1] != "{}" || names != [2]string{"get_weather", "Get_Time"} || ids != [2]string{"toolu_A", "toolu_B"} {
+		t.Fatalf("calls %q %q %q", names, ids, args)
+	}
+	if finish != "tool_calls" || !done || intOf(usage["completion_tokens"]) != 42 || intOf(usage["prompt_tokens"]) != 14 || intOf(obj(usage["prompt_tokens_details"])["cached_tokens"]) != 4 {
+		t.Fatalf("finish %q done %v usage %v", finish, done, usage)
+	}
+
+	// Chat's calls, interleaved by index, for a Messages client: blocks
+	// never overlap, and a delta for a call already closed is refused
+	chatStream := strings.Join([]string{
+		data(`{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`),
+		data(`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`),
+		data(`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`),
+		data(`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Bern\"}"}}]}}]}`),
+		data(`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"Get_Time","arguments":"{}"}}]}}]}`),
+		data(`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		data(`{"id":"c1","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":7}}`),
+		data(`[DONE]`),
+	}, "")
+	mreq := `{"model":"x","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"get_weather","input_schema":{"type":"object"}},{"name":"Get_Time","input_schema":{"type":"object"}}]}`
+	tr, _ = translated(t, wire.Messages, wire.OpenAI, mreq)
+	out = run(t, tr, chatStream)
+	openBlocks, maxOpen := 0, 0
+	var order []string
+	for _, e := range events(t, out) {
+		switch e.Name {
+		case "content_block_start":
+			openBlocks++
+			maxOpen = max(maxOpen, openBlocks)
+			var m map[string]any
+			json.Unmarshal(e.Data, &m)
+			order = append(order, str(obj(m["content_block"])["name"]))
+		case "content_block_stop":
+			openBlocks--
+		}
+	}
+	if maxOpen != 1 || strings.Join(order, ",") != "get_weather,Get_Time" || !strings.Contains(out, `"stop_reason":"tool_use"`) || !strings.HasSuffix(out, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") {
+		t.Fatalf("blocks overlap (%d open at once) or are out of order %v:\n%s", maxOpen, order, out)
+	}
+	tr, _ = translated(t, wire.Messages, wire.OpenAI, mreq)
+	s := tr.NewStream()
+	for _, d := range []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"get_weather","arguments":"{"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"Get_Time","arguments":"{}"}}]}}]}`,
+	} {
+		if _, err := s.Event("", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Event("", []byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]}}]}`)); err == nil {
+		t.Fatal("arguments for a call already closed were accepted: the client's blocks would overlap")
+	}
+}
+
+func ev(name, d string) string { return "event: " + name + "\ndata: " + d + "\n\n" }
+func data(d string) string     { return "data: " + d + "\n\n" }
+
+// run feeds a target stream through tr's Stream.
+func run(t *testing.T, tr *Turn, stream string) string {
+	t.Helper()
+	s := tr.NewStream()
+	rd := sse.NewReader(strings.NewReader(stream))
+	var out strings.Builder
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		b, err := s.Event(e.Name, e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+	}
+	out.Write(s.End())
+	if !s.Done() {
+		t.Fatalf("the client's stream did not end:\n%s", out.String())
+	}
+	return out.String()
+}
+
+func events(t *testing.T, stream string) []sse.Event {
+	t.Helper()
+	rd := sse.NewReader(strings.NewReader(stream))
+	var out []sse.Event
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			return out
+		}
+		if string(e.Data) != "[DONE]" && !json.Valid(e.Data) {
+			t.Fatalf("not JSON: %s", e.Data)
+		}
+		e.Data = append([]byte(nil), e.Data...)
+		out = append(out, e)
+	}
+}
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

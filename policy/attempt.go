@@ -290,7 +290,8 @@ func (a *Attempt) RouteAs(class classify.Class) string {
 		// library caller reads it): its hop is the route's last
 		hops = hops[:len(hops)-1]
 	}
-	return renderRouteWith(hops, &Hop{Model: a.Candidate.Name(), Class: class})
+	last := a.r.plan.hop(a.Candidate, class, false)
+	return renderRouteWith(hops, &last)
 }
 
 // Finish ends an attempt whose Result was Open: v is how delivery ended

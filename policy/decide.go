@@ -461,7 +461,7 @@ func (p *plan) retrySame(c Candidate, wait time.Duration) step {
 func (p *plan) switchTo(i int, from Candidate) step {
 	for j := max(p.cur+1, p.passed); j < i; j++ {
 		if c := p.chain[j]; !p.fits(c) { // passed over for the request's size: a refused hop, once
-			p.route = append(p.route, Hop{Model: c.Name(), Class: classify.ContextLength, Refused: true})
+			p.route = append(p.route, p.hop(c, classify.ContextLength, true))
 		}
 	}
 	p.passed = max(p.passed, i)

@@ -132,6 +132,19 @@ type Hop struct {
 	// Refused: the attempt was never sent (an open breaker, no pacing
 	// slot, a provider that is down); Class then says why.
 	Refused bool
+	// Vendor, on a cross-vendor step, is the model's wire format: the
+	// route shows it ("claude-sonnet-5-5[anthropic]:ok"), the step being
+	// translated.
+	Vendor classify.Provider
+}
+
+// hop is c's hop of the route with class.
+func (p *plan) hop(c Candidate, class classify.Class, refused bool) Hop {
+	h := Hop{Model: c.Name(), Class: class, Refused: refused}
+	if c.Format != "" && p.req.Type != "" && c.Format != p.req.Type {
+		h.Vendor = c.Format
+	}
+	return h
 }
 
 // largeBody is the size (in tokens by its bytes: 64 KB) past which a
@@ -227,7 +240,7 @@ func (p *plan) note(v classify.Verdict) { p.noteAt(p.chain[p.cur], v) }
 
 // noteAt adds c's outcome to the route.
 func (p *plan) noteAt(c Candidate, v classify.Verdict) {
-	hop := Hop{Model: c.Name(), Class: v.Class, Refused: local(v)}
+	hop := p.hop(c, v.Class, local(v))
 	if hop.Refused && v.Code != NetworkDown || v.Code == HedgeLost {
 		hop.Class = classify.Class(v.Code)
 	}
@@ -300,7 +313,7 @@ func renderRouteWith(route []Hop, last *Hop) string {
 	size := 0
 	for i := range n {
 		h := hop(i)
-		size += len(h.Model) + len(h.Class) + 4
+		size += len(h.Model) + len(h.Class) + len(h.Vendor) + 6
 	}
 	var b strings.Builder
 	b.Grow(size)
@@ -316,6 +329,11 @@ func renderRouteWith(route []Hop, last *Hop) string {
 		}
 		h := hop(i)
 		b.WriteString(h.Model)
+		if h.Vendor != "" {
+			b.WriteByte('[')
+			b.WriteString(string(h.Vendor))
+			b.WriteByte(']')
+		}
 		b.WriteByte(':')
 		b.WriteString(string(h.Class))
 	}
@@ -433,9 +451,9 @@ func (p *plan) start() step {
 	for _, c := range p.chain[:p.cur] {
 		switch {
 		case !p.fits(c) || fit != nil && !fit(c):
-			p.route = append(p.route, Hop{Model: c.Name(), Class: classify.ContextLength, Refused: true})
+			p.route = append(p.route, p.hop(c, classify.ContextLength, true))
 		case open(c):
-			p.route = append(p.route, Hop{Model: c.Name(), Class: BreakerOpen, Refused: true})
+			p.route = append(p.route, p.hop(c, BreakerOpen, true))
 		}
 	}
 	st := step{Action: send, Candidate: p.chain[p.cur]}

@@ -58,6 +58,16 @@ func startSim(t *testing.T) (*sim.Server, string) {
 
 func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *rig {
 	t.Helper()
+	return newRigAt(t, func(c *config.Config, _ string) {
+		if mut != nil {
+			mut(c)
+		}
+	}, opts...)
+}
+
+// newRigAt is newRig, with mut given the simulator's URL too.
+func newRigAt(t *testing.T, mut func(*config.Config, string), opts ...transport.Option) *rig {
+	t.Helper()
 	srv, url := startSim(t)
 	cfg := config.Default()
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
@@ -66,9 +76,7 @@ func newRig(t *testing.T, mut func(*config.Config), opts ...transport.Option) *r
 	cfg.Retry.BackoffMax = config.Duration(100 * time.Millisecond)
 	cfg.Retry.NetworkGap = config.Duration(30 * time.Millisecond)
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0 // breakers are policy's to test
-	if mut != nil {
-		mut(cfg)
-	}
+	mut(cfg, url)
 	r := &rig{sim: srv, url: url}
 	sink := events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()

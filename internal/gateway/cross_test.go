@@ -137,7 +137,7 @@ func TestAgentsSpillAcrossVendors(t *testing.T) {
 					t.Errorf("the answer has no %s:\n%s", w, clipText(body))
 				}
 			}
-			if strings.Contains(body, `"thinking"`) || strings.Contains(body, "signature") {
+			if strings.Contains(body, `"thinking"`) || strings.Contains(body, "signature") || strings.Contains(body, `"type":"reasoning"`) {
 				t.Errorf("another vendor's reasoning reached the client:\n%s", clipText(body))
 			}
 			st := r.sim.Snapshot().Models[tc.target]
@@ -155,7 +155,7 @@ func TestAgentsSpillAcrossVendors(t *testing.T) {
 			for _, rec := range r.records() {
 				if rec.Model == tc.target && rec.Class == "ok" {
 					translated = rec.TranslatedFrom != ""
-					if !strings.Contains(rec.Route, tc.target+":ok") {
+					if !strings.HasSuffix(rec.Route, tc.target+"["+targetVendor+"]:ok") {
 						t.Errorf("route %q does not end at %s", rec.Route, tc.target)
 					}
 				}
@@ -217,4 +217,48 @@ func streamText(evs []sse.Event) string {
 		}
 	}
 	return b.String()
+}
+
+// A cross-vendor step the request cannot take is passed over, its reason
+// in the route, and nothing reaches the other vendor: no key of the
+// target's own (the caller's never goes there), a request only OpenAI can
+// serve, embeddings.
+func TestCrossVendorStepsPassedOver(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(*config.Config)
+		c    call
+		hop  string
+	}{
+		{"no key of its own", func(c *config.Config) {
+			spillTo("claude-sonnet-5-5")(c)
+			p := c.Providers["anthropic"]
+			p.APIKey = config.Secret{}
+			c.Providers["anthropic"] = p
+		}, chat("gpt-6.1-sol", "hi", false), "claude-sonnet-5-5[anthropic]:no_key"},
+		{"a stored response to continue", spillTo("claude-sonnet-5-5"),
+			responses("gpt-6.1-sol", "hi", false).WithBody(`{"model":"gpt-6.1-sol","input":"hi","previous_response_id":"resp_1"}`), "claude-sonnet-5-5[anthropic]:untranslatable"},
+		{"a hosted tool", spillTo("claude-sonnet-5-5"),
+			responses("gpt-6.1-sol", "hi", false).WithBody(`{"model":"gpt-6.1-sol","input":"hi","tools":[{"type":"web_search"}]}`), "claude-sonnet-5-5[anthropic]:untranslatable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil, func(c *config.Config) {
+				tc.mut(c)
+				c.Retry.Budget = 0
+			})
+			fullVendor(t, r, "gpt-")
+			resp, body := r.do(t, tc.c)
+			if resp.StatusCode == 200 {
+				t.Fatalf("answered: %s", body)
+			}
+			route := resp.Header.Get("X-Spillway-Route")
+			if !strings.Contains(route, tc.hop) {
+				t.Fatalf("route %q lacks %s", route, tc.hop)
+			}
+			if st := r.sim.Snapshot().Models["claude-sonnet-5-5"]; st != nil && st.Received > 0 {
+				t.Fatalf("the other vendor got the request: %+v", st)
+			}
+		})
+	}
 }

@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+)
+
+// crossConfig: chain codex overflows into claude (another vendor), and
+// chain mixed holds a Claude model among OpenAI's.
+func crossConfig() *config.Config {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	cfg.Chains["mixed"] = []string{"gpt-mixed", "claude-mixed", "gpt-mixed-light"}
+	cfg.Models["gpt-mixed"] = config.Model{Provider: "openai", Tier: config.Heavy}
+	cfg.Models["claude-mixed"] = config.Model{Provider: "anthropic", Tier: config.Medium}
+	cfg.Models["gpt-mixed-light"] = config.Model{Provider: "openai", Tier: config.Light}
+	cfg.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
+	return cfg
+}
+
+// A cross-vendor step is sent only where the front end can translate it
+// (Call.Cross); otherwise it is passed over, its reason in the route, for
+// the rest of the request, and never counted as an attempt.
+func TestCrossVendorSteps(t *testing.T) {
+	full := func(models ...string) map[string][]classify.Class {
+		m := map[string][]classify.Class{}
+		for _, n := range models {
+			m[n] = []classify.Class{classify.Capacity, classify.Capacity, classify.Capacity, classify.Capacity}
+		}
+		return m
+	}
+	can := func(Candidate) (string, string) { return "", "" }
+	noKey := func(c Candidate) (string, string) { return NoKey, "provider has no api_key" }
+	cases := []struct {
+		name     string
+		req      Request
+		cross    func(Candidate) (string, string)
+		answers  map[string][]classify.Class
+		route    string
+		ok       bool
+		attempts int
+	}{
+		{"a member of another format in the chain answers, translated", Request{Model: "gpt-mixed", Type: "openai"}, can,
+			full("gpt-mixed"), "gpt-mixed:capacity > claude-mixed[anthropic]:ok", true, 2},
+		{"the overflow chain of another vendor, after one walk", Request{Model: "gpt-6.1-sol", Type: "openai"}, can,
+			full("gpt-6.1-sol", "gpt-6-luna"), "gpt-6.1-sol:capacity > gpt-6-luna:capacity > claude-sonnet-5-5[anthropic]:ok", true, 3},
+		{"no key: passed over, the chain goes on", Request{Model: "gpt-mixed", Type: "openai"}, noKey,
+			full("gpt-mixed"), "gpt-mixed:capacity > claude-mixed[anthropic]:no_key > gpt-mixed-light:ok", true, 2},
+		{"an agent's run (no Cross): other_vendor", Request{Model: "gpt-mixed", Type: "openai"}, nil,
+			full("gpt-mixed"), "gpt-mixed:capacity > claude-mixed[anthropic]:other_vendor > gpt-mixed-light:ok", true, 2},
+		{"a sign-in never leaves its vendor, whatever Cross says (a provider without a key of its own is not a candidate at all)", Request{Model: "gpt-mixed", Type: "openai", SignIn: true}, can,
+			full("gpt-mixed"), "gpt-mixed:capacity > gpt-mixed-light:ok", true, 2},
+		{"every other step passed over: the last real answer is the give-up's", Request{Model: "gpt-mixed", Type: "openai", Budget: time.Second}, noKey,
+			full("gpt-mixed", "gpt-mixed-light"), "gpt-mixed:capacity > claude-mixed[anthropic]:no_key > gpt-mixed-light:capacity >", false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := clocked(crossConfig())
+			sent := map[string]int{}
+			send := answers(c.answers)
+			out := e.Run(context.Background(), &Call{Request: c.req, Cross: c.cross, Send: func(ctx context.Context, a *Attempt) Result {
+				sent[a.Candidate.Model]++
+				return send(ctx, a)
+			}})
+			if out.Route != c.route && !(c.route[len(c.route)-1] == '>' && contains(out.Route, c.route)) {
+				t.Fatalf("route %q, want %q", out.Route, c.route)
+			}
+			if out.Committed != c.ok || c.attempts > 0 && out.Attempts != c.attempts {
+				t.Fatalf("committed %v attempts %d: %+v", out.Committed, out.Attempts, out)
+			}
+			if c.cross == nil || c.req.SignIn || c.name[:2] == "no" || !c.ok {
+				if sent["claude-mixed"] > 0 {
+					t.Fatalf("a step passed over was sent: %v", sent)
+				}
+			}
+			if !c.ok && out.Verdict.Class != classify.Capacity {
+				t.Fatalf("give-up class %s, want the last real answer's (capacity)", out.Verdict.Class)
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package transport_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/sim"
+)
+
+// A Go OpenAI client on spillway's transport, every OpenAI model of its
+// chain full, is answered by an Anthropic model through the chain's
+// overflow: the tool call comes back as a Chat tool call, with its
+// arguments whole, and the Anthropic provider got its own key.
+func TestOpenAIClientAnsweredByAnthropic(t *testing.T) {
+	r := newRigAt(t, func(c *config.Config, url string) {
+		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
+		anth := c.Providers["anthropic"]
+		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
+		c.Providers["anthropic"] = anth
+		oa := c.Providers["openai"] // the URL the client calls is OpenAI's
+		oa.BaseURL = url + "/v1"
+		c.Providers["openai"] = oa
+	})
+	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	if err := r.sim.AddScript(sim.Script{Turns: []sim.ScriptTurn{{Call: sim.ScriptCalls{{Tool: "get_weather", Arguments: map[string]any{"city": "Bern"}}}}, {Text: "ok"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		params := openai.ChatCompletionNewParams{Model: "gpt-6.1-sol", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("weather?")},
+			Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "get_weather",
+				Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}})}}
+		var cc *openai.ChatCompletion
+		if stream {
+			s := r.openai().Chat.Completions.NewStreaming(testCtx(t), params)
+			acc := openai.ChatCompletionAccumulator{}
+			for s.Next() {
+				acc.AddChunk(s.Current())
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+			cc = &acc.ChatCompletion
+		} else {
+			var err error
+			if cc, err = r.openai().Chat.Completions.New(testCtx(t), params); err != nil {
+				t.Fatalf("%v (route %s)", err, r.route())
+			}
+		}
+		if len(cc.Choices) != 1 || len(cc.Choices[0].Message.ToolCalls) != 1 {
+			t.Fatalf("stream %v: %+v (route %s)", stream, cc, r.route())
+		}
+		tc := cc.Choices[0].Message.ToolCalls[0]
+		if tc.Function.Name != "get_weather" || strings.ReplaceAll(tc.Function.Arguments, " ", "") != `{"city":"Bern"}` || tc.ID == "" || cc.Choices[0].FinishReason != "tool_calls" || cc.Model != "claude-sonnet-5-5" {
+			t.Fatalf("stream %v: the call %+v, finish %q, model %q", stream, tc, cc.Choices[0].FinishReason, cc.Model)
+		}
+	}
+	st := r.sim.Snapshot().Models["claude-sonnet-5-5"]
+	if st == nil || st.Served != 2 || st.Credentials[sim.Fingerprint("sk-ant-own-0123456789", "")] != 2 {
+		t.Fatalf("claude-sonnet-5-5's stats %+v: want both answers, with the provider's own key", st)
+	}
+	if !strings.Contains(r.route(), "claude-sonnet-5-5:ok") {
+		t.Fatalf("route %s", r.route())
+	}
+}

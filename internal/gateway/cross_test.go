@@ -262,3 +262,37 @@ func TestCrossVendorStepsPassedOver(t *testing.T) {
 		})
 	}
 }
+
+// Another vendor's errors reach the client in its own format: a refusal
+// no retry fixes as the client's error body (status, shape), a break
+// after output as the client's own error event.
+func TestCrossVendorErrorsInTheClientsWords(t *testing.T) {
+	t.Run("a bad request", func(t *testing.T) {
+		r := newRig(t, nil, spillTo("claude-sonnet-5-5"))
+		fullVendor(t, r, "gpt-")
+		r.fault(t, sim.Fault{Model: "claude-sonnet-5-5", Kind: "bad_request", Count: -1, Message: "messages.0: something the model refuses"})
+		resp, body := r.do(t, chat("gpt-6.1-sol", "hi", false))
+		var e struct {
+			Error struct{ Message, Type, Code string } `json:"error"`
+		}
+		if resp.StatusCode != 400 || json.Unmarshal(body, &e) != nil || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "something the model refuses") || strings.Contains(string(body), `"type":"error"`) {
+			t.Fatalf("status %d: %s (want OpenAI's error shape with Anthropic's message)", resp.StatusCode, body)
+		}
+	})
+	t.Run("an overload after output", func(t *testing.T) {
+		r := newRig(t, nil, spillTo("claude-sonnet-5-5"))
+		fullVendor(t, r, "gpt-")
+		r.fault(t, sim.Fault{Model: "claude-sonnet-5-5", Kind: "midstream", Count: -1})
+		resp, body := r.do(t, responses("gpt-6.1-sol", "hi", true))
+		evs := sseEvents(t, body)
+		last := evs[len(evs)-1]
+		if resp.StatusCode != 200 || last.Name != "response.failed" || !strings.Contains(string(last.Data), "server_is_overloaded") {
+			t.Fatalf("the stream ends %q %s, want Responses' own response.failed:\n%s", last.Name, last.Data, body)
+		}
+		for _, e := range evs {
+			if e.Name == "error" || e.Name == "message_stop" {
+				t.Fatalf("Anthropic's own event reached a Responses client: %s", body)
+			}
+		}
+	})
+}

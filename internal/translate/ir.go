@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -107,6 +108,22 @@ func (r *Request) images() bool {
 		}
 	}
 	return false
+}
+
+// placed says what is out of place: a tool call in a user turn, a result
+// in the model's (no vendor takes either; carried, they would be lost).
+func (r *Request) placed() error {
+	for i, m := range r.Messages {
+		for _, p := range m.Parts {
+			switch {
+			case p.Kind == Call && m.Role != "assistant":
+				return fmt.Errorf("turn %d is the user's and has a tool call", i)
+			case p.Kind == Result && m.Role != "user":
+				return fmt.Errorf("turn %d is the model's and has a tool result", i)
+			}
+		}
+	}
+	return nil
 }
 
 // add appends parts to the conversation as role's: to the last turn when it

@@ -92,6 +92,9 @@ func read(client wire.Endpoint, body []byte, to wire.Format, t Takes) (*Request,
 	default:
 		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
 	}
+	if err == nil {
+		err = r.placed()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannot, err)
 	}

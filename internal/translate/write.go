@@ -43,6 +43,36 @@ func (t *Turn) Query() string {
 	return ""
 }
 
+// toolSchema is the arguments' schema a target gets for tl, by one rule
+// (README, "Across vendors"): a freeform tool's one string; a schema as the
+// client gave it, but with an object at its top (Chat and Messages require
+// one: a schema of another type, or none, becomes an object of no
+// properties) and without the top-level "$schema" and "$id" (which
+// Messages and Gemini refuse).
+func toolSchema(tl Tool) json.RawMessage {
+	if tl.Custom {
+		return customSchema
+	}
+	var m map[string]any
+	if json.Unmarshal(tl.Schema, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if t, ok := m["type"]; ok && t != "object" {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	_, s1 := m["$schema"]
+	_, s2 := m["$id"]
+	_, typed := m["type"]
+	if !s1 && !s2 && typed {
+		return tl.Schema
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	m["type"] = "object"
+	b, _ := json.Marshal(m)
+	return b
+}
+
 // callName is the target's name for a call of the client's tool name.
 func (t *Turn) callName(p Part) string {
 	return targetName(Tool{Name: p.Name, Namespace: p.Namespace})
@@ -128,16 +158,8 @@ func (t *Turn) writeChat(model string) map[string]any {
 	if len(r.Tools) > 0 {
 		var tools []any
 		for _, tl := range r.Tools {
-			schema := tl.Schema
-			desc := tl.Description
-			if tl.Custom {
-				schema = customSchema
-			}
-			if len(schema) == 0 || string(schema) == "null" {
-				schema = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
 			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{
-				"name": targetName(tl), "description": desc, "parameters": schema}})
+				"name": targetName(tl), "description": tl.Description, "parameters": toolSchema(tl)}})
 		}
 		out["tools"] = tools
 		switch r.Choice.Mode {
@@ -281,14 +303,7 @@ func (t *Turn) writeMessages(model string) map[string]any {
 	if len(r.Tools) > 0 {
 		var tools []any
 		for _, tl := range r.Tools {
-			schema := tl.Schema
-			if tl.Custom {
-				schema = customSchema
-			}
-			if len(schema) == 0 || string(schema) == "null" {
-				schema = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
-			tools = append(tools, map[string]any{"name": targetName(tl), "description": tl.Description, "input_schema": schema})
+			tools = append(tools, map[string]any{"name": targetName(tl), "description": tl.Description, "input_schema": toolSchema(tl)})
 		}
 		out["tools"] = tools
 		var tc map[string]any
@@ -390,6 +405,15 @@ func messagesPart(p Part) map[string]any {
 
 // ---- to Gemini ----
 
+// geminiMedia is an image or document part for Gemini: inline data, or a
+// file by its URL.
+func geminiMedia(p Part) map[string]any {
+	if p.URL != "" {
+		return map[string]any{"fileData": map[string]any{"mimeType": p.MIME, "fileUri": p.URL}}
+	}
+	return map[string]any{"inlineData": map[string]any{"mimeType": p.MIME, "data": p.Data}}
+}
+
 func (t *Turn) writeGemini() map[string]any {
 	r := t.req
 	out := map[string]any{}
@@ -420,6 +444,18 @@ func (t *Turn) writeGemini() map[string]any {
 				}
 				parts = append(parts, map[string]any{"functionResponse": map[string]any{"id": t.callID(p.ID), "name": name, "response": resp}})
 			}
+			// a result's images follow the responses, as the turn's own
+			// parts (a functionResponse's response is JSON)
+			for _, p := range m.Parts {
+				if p.Kind != Result {
+					continue
+				}
+				for _, c := range p.Content {
+					if c.Kind == Image || c.Kind == Document {
+						parts = append(parts, geminiMedia(c))
+					}
+				}
+			}
 		}
 		for _, p := range m.Parts {
 			switch p.Kind {
@@ -438,11 +474,7 @@ func (t *Turn) writeGemini() map[string]any {
 					parts = append(parts, map[string]any{"text": p.Text})
 				}
 			case Image, Document:
-				if p.URL != "" {
-					parts = append(parts, map[string]any{"fileData": map[string]any{"mimeType": p.MIME, "fileUri": p.URL}})
-				} else {
-					parts = append(parts, map[string]any{"inlineData": map[string]any{"mimeType": p.MIME, "data": p.Data}})
-				}
+				parts = append(parts, geminiMedia(p))
 			}
 		}
 		if len(parts) == 0 {
@@ -458,15 +490,7 @@ func (t *Turn) writeGemini() map[string]any {
 	if len(r.Tools) > 0 {
 		var decls []any
 		for _, tl := range r.Tools {
-			schema := tl.Schema
-			if tl.Custom {
-				schema = customSchema
-			}
-			d := map[string]any{"name": targetName(tl), "description": tl.Description}
-			if len(schema) > 0 && string(schema) != "null" {
-				d["parametersJsonSchema"] = schema
-			}
-			decls = append(decls, d)
+			decls = append(decls, map[string]any{"name": targetName(tl), "description": tl.Description, "parametersJsonSchema": toolSchema(tl)})
 		}
 		out["tools"] = []any{map[string]any{"functionDeclarations": decls}}
 		switch r.Choice.Mode {

@@ -259,6 +259,9 @@ func (a *Attempt) Classify(in classify.Input) classify.Verdict { return a.r.e.Cl
 // wait and the pacer's).
 func (a *Attempt) Waited() time.Duration { return a.waited }
 
+// Now is the engine's clock's time.
+func (a *Attempt) Now() time.Time { return a.r.e.clock.Now() }
+
 // Progress reports that bytes arrived; it keeps an idle watchdog from
 // firing. It is cheap enough to call for every event of a stream.
 func (a *Attempt) Progress() { a.last.Store(a.r.e.clock.Now().UnixNano()) }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Stream turns the target's answer, event by event, into the client's: the
@@ -40,7 +39,7 @@ type item struct {
 
 // NewStream is the converter of t's streamed answer.
 func (t *Turn) NewStream() *Stream {
-	return &Stream{t: t, rd: newReader(string(t.Target.Kind)), created: time.Now().Unix()}
+	return &Stream{t: t, rd: newReader(string(t.Target.Kind)), created: t.Now().Unix()}
 }
 
 // Event is the client's frames for one event of the target's stream (its
@@ -102,7 +101,7 @@ func (s *Stream) take(ev event) error {
 		s.closeItem()
 		id := s.t.clientID(ev.id)
 		if id == "" {
-			id = newID("call_")
+			id = s.t.NewID("call_")
 		}
 		c := &call{id: id, name: ev.name, tool: s.t.tool(ev.name)}
 		s.startItem(&item{call: c})
@@ -166,12 +165,12 @@ func (s *Stream) startItem(it *item) {
 		s.outputs++
 		if it.call != nil {
 			if it.call.tool.Custom {
-				it.id = newID("ctc_")
+				it.id = s.t.NewID("ctc_")
 			} else {
-				it.id = newID("fc_")
+				it.id = s.t.NewID("fc_")
 			}
 		} else {
-			it.id = newID("msg_")
+			it.id = s.t.NewID("msg_")
 		}
 		s.sse("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.index, "item": s.responsesItem(it, "in_progress")})
 		if it.call == nil {
@@ -295,18 +294,18 @@ func (s *Stream) open() {
 	s.opened = true
 	switch s.t.Client.Kind {
 	case "messages":
-		s.id = newID("msg_")
+		s.id = s.t.NewID("msg_")
 		s.sse("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": s.id, "type": "message", "role": "assistant",
 			"model": s.t.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 0, "output_tokens": 0}}})
 	case "responses":
-		s.id = newID("resp_")
+		s.id = s.t.NewID("resp_")
 		s.sse("response.created", map[string]any{"type": "response.created", "response": s.responsesObject("in_progress")})
 		s.sse("response.in_progress", map[string]any{"type": "response.in_progress", "response": s.responsesObject("in_progress")})
 	case "chat":
-		s.id = newID("chatcmpl-")
+		s.id = s.t.NewID("chatcmpl-")
 		s.data(s.chatChunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	default:
-		s.id = newID("")
+		s.id = s.t.NewID("")
 	}
 }
 
@@ -520,9 +519,9 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 		}
 		for _, it := range s.items {
 			if it.id == "" {
-				it.id = newID("msg_")
+				it.id = s.t.NewID("msg_")
 				if it.call != nil {
-					it.id = newID("fc_")
+					it.id = s.t.NewID("fc_")
 				}
 			}
 		}

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -50,6 +51,12 @@ type Turn struct {
 	Model string
 	// From is the client's format's name, for records (translated_from)
 	From string
+
+	// Now is the clock an answer's creation time comes from (the
+	// engine's); NewID makes the ids spillway gives what it writes (an
+	// answer's, a call's): random unless a test sets it
+	Now   func() time.Time
+	NewID func(prefix string) string
 
 	req   *Request
 	tools map[string]Tool   // the target's tool names: the client's tools
@@ -140,7 +147,7 @@ func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upst
 		ep = wire.EndpointOf(wire.StreamGenerateContent)
 	}
 	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, From: string(client.Kind), req: r,
-		tools: map[string]Tool{}, ids: map[string]string{}}
+		Now: time.Now, NewID: newID, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
 		tr.tools[targetName(tl)] = tl
 	}

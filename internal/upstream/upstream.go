@@ -48,7 +48,7 @@ type Answer struct {
 func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client, from wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Format)
 	if o.Turn != nil {
-		from = o.Turn.Target
+		from, o.Turn.Now = o.Turn.Target, a.Now
 	}
 	resp, err := rt.RoundTrip(req)
 	if err != nil {

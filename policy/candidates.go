@@ -145,6 +145,28 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 	return out
 }
 
+// optedIn reports whether cand, a model of another format than r's, is a
+// step r's configuration opts into: a model of its overflow chain, or a
+// member of a chain that holds a model of r's own format (a chain of
+// another vendor's models alone is not one a client of this format walks:
+// a request naming one of them is not translated).
+func (e *Engine) optedIn(r Request, cand Candidate) bool {
+	name, walk := e.cfg.ChainFor(r.Model)
+	whole := e.cfg.Chains[name] // the whole chain, not only the walk from r's model
+	if len(r.Models) > 0 {
+		walk, whole = r.Models, r.Models
+	}
+	if !slices.Contains(walk, cand.Model) {
+		return true // the overflow chain's
+	}
+	for _, m := range whole {
+		if classify.Provider(e.cfg.ModelType(m)) == r.Type {
+			return true
+		}
+	}
+	return false
+}
+
 // chainRules are the overflow settings of the chain r walks.
 func (e *Engine) chainRules(r Request) config.ChainRules {
 	name, _ := e.cfg.ChainFor(r.Model)

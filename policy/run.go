@@ -442,6 +442,9 @@ func (r *run) crossing(cand Candidate) (code, why string) {
 	switch {
 	case c.SignIn || c.Via != "":
 		return OtherVendor, "a sign-in's request never leaves its own vendor; " + cand.Model + " is " + string(cand.Format) + "'s"
+	case !r.e.optedIn(c.Request, cand):
+		name, _ := r.e.cfg.ChainFor(c.Model)
+		return Untranslatable, fmt.Sprintf("not sent: model %s speaks %s, and chain %s does not translate (none of its models speaks %s, the format the request came in)", cand.Model, cand.Format, name, c.Type)
 	case c.Cross == nil:
 		return OtherVendor, cand.Model + " is " + string(cand.Format) + "'s model, and this request cannot be translated here (an agent runs its own vendor's models)"
 	}

@@ -167,15 +167,16 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
 	var answer *http.Response
+	cross := upstream.NewCrossing(t.cfg, ep, body)
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
 			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft, UntilReset: ladder.UntilReset,
 			SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header)},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
-		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events, Cross: upstream.Cross(t.cfg, ep, body),
+		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events, Cross: cross.Check,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
-			resp, res := t.send(ctx, req, ep, body, opts, a)
+			resp, res := t.send(ctx, req, ep, body, cross, opts, a)
 			if res.Committed {
 				answer = resp
 			}
@@ -205,13 +206,13 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 // changes only the model, never the host; a model with deployments is sent
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
-func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, opts reply.Options, a *policy.Attempt) (*http.Response, policy.Result) {
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cross *upstream.Crossing, opts reply.Options, a *policy.Attempt) (*http.Response, policy.Result) {
 	o := relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)}
 	var out *http.Request
 	var err error
 	if a.Candidate.Format != "" && a.Candidate.Format != ep.Format {
 		// another vendor's model: translated, to its provider, with its own key
-		out, o.Turn, err = upstream.NewAttempt(ctx, t.cfg, ep, body, a.Candidate, req.Header, req.URL.RawQuery)
+		out, o.Turn, err = cross.Attempt(ctx, a.Candidate, req.Header, req.URL.RawQuery)
 		if err != nil {
 			return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: policy.Untranslatable, Message: err.Error()}, NotSent: true}
 		}

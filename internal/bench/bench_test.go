@@ -147,3 +147,27 @@ func TestOverheadSmoke(t *testing.T) {
 		})
 	}
 }
+
+// The translated path: the same Chat request answered by another vendor's
+// model, every request answered, its ratio over the same-format path
+// filled in (and its goal name known to Repeat).
+func TestOverheadTranslatedSmoke(t *testing.T) {
+	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{100}, Duration: 300 * time.Millisecond, Slice: 100 * time.Millisecond,
+		Stream: true, Conns: 4, Translated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range rep.Paths {
+		seen[p.Name] = true
+		if p.Errors != 0 || p.Sent < 25 {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+	if !seen[Translated] || !seen[DirectTranslated] || rep.TranslatedTTFBRatio["100"] <= 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if _, ok := rep.metrics()["translated100"]; !ok {
+		t.Fatalf("no translated100 metric: %v", rep.metrics())
+	}
+}

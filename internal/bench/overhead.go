@@ -28,6 +28,7 @@ import (
 	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/internal/translate"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
@@ -39,7 +40,19 @@ const (
 	Spillway = "spillway"
 	// Fleet is spillway in a fleet (state: redis://…, OverheadOptions.State).
 	Fleet = "fleet"
+	// Translated is spillway answering the same Chat request from another
+	// vendor's model (OverheadOptions.Translated): the request into
+	// Messages, the answer back, event by event.
+	Translated = "translated"
+	// DirectTranslated is the translated path's baseline: its request as
+	// the gateway sends it (Messages), direct to the simulator.
+	DirectTranslated = "direct-messages"
 )
+
+// translatedModel is the gateway's model for the translated path: an
+// Anthropic model (the simulator's claude-haiku-5-5) in a chain whose first
+// model speaks OpenAI, so that a Chat request for it is translated.
+const translatedModel = "bench-claude"
 
 // OverheadOptions configure Overhead.
 type OverheadOptions struct {
@@ -57,6 +70,10 @@ type OverheadOptions struct {
 	// fleet on that Redis, to measure what fleet state costs a request
 	// while nothing changes (the request path should make no Redis call).
 	State string
+	// Translated adds a path: the same gateway answering the Chat request
+	// from another vendor's model (translated both ways), to measure what
+	// a cross-vendor step adds over a same-format one.
+	Translated bool
 	// Procs runs the upstream, the bare proxy and the gateway as processes
 	// of their own (this one only generates load), measures each proxy's
 	// CPU per request, and then the peak RSS of each with OpenStreams
@@ -111,8 +128,12 @@ type OverheadReport struct {
 	// p50 and p99 latency divided by the local one's (with State).
 	FleetP50Ratio map[string]float64 `json:"fleet_p50_ratio,omitempty"`
 	FleetP99Ratio map[string]float64 `json:"fleet_p99_ratio,omitempty"`
-	MaxThroughput []Throughput       `json:"max_throughput,omitempty"`
-	PeakRSSMB     float64            `json:"peak_rss_mb"`
+	// TranslatedTTFBRatio is, by rate, the translated path's added time to
+	// first byte over the same-format one's (both over direct), with
+	// Translated.
+	TranslatedTTFBRatio map[string]float64 `json:"translated_ttfb_ratio,omitempty"`
+	MaxThroughput       []Throughput       `json:"max_throughput,omitempty"`
+	PeakRSSMB           float64            `json:"peak_rss_mb"`
 	// With Procs, by rate: spillway's over the bare proxy's CPU per
 	// request, added time-to-first-byte p50 and added p99; then each
 	// proxy's peak RSS with OpenStreams slow streams open.
@@ -175,17 +196,35 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	if o.State != "" {
 		names = append(names, Fleet)
 	}
+	if o.Translated {
+		names = append(names, DirectTranslated, Translated)
+		urls[Translated] = urls[Spillway]
+		urls[DirectTranslated] = strings.TrimSuffix(urls[Direct], "/v1/chat/completions") + "/v1/messages"
+		if p := procs[Spillway]; p != nil {
+			procs[Translated] = p
+		}
+	}
 	clients := map[string]*http.Client{}
 	for _, n := range names {
 		clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
 	}
-	body := `{"model":"gpt-6-luna","messages":[{"role":"user","content":"say hi"}]}`
-	if o.Stream {
-		body = `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"say hi"}]}`
+	bodies := map[string]string{}
+	for _, n := range names {
+		model := "gpt-6-luna"
+		if n == Translated {
+			model = translatedModel
+		}
+		bodies[n] = fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"say hi"}]}`, model)
+		if o.Stream {
+			bodies[n] = fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"say hi"}]}`, model)
+		}
+		if n == DirectTranslated { // what the gateway sends for the translated path
+			bodies[n] = fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, translate.DefaultMaxTokens, o.Stream)
+		}
 	}
 	// warm up every path's connections and code
 	for _, n := range names {
-		if _, err := closedLoop(ctx, clients[n], urls[n], body, 8, 300*time.Millisecond); err != nil {
+		if _, err := closedLoop(ctx, clients[n], urls[n], bodies[n], 8, 300*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("bench: %s path: %w", n, err)
 		}
 	}
@@ -207,7 +246,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 				if p := procs[n]; p != nil {
 					cpu0 = p.cpu()
 				}
-				if err := openLoop(ctx, clients[n], urls[n], body, rps, o.Slice, samples[n]); err != nil {
+				if err := openLoop(ctx, clients[n], urls[n], bodies[n], rps, o.Slice, samples[n]); err != nil {
 					return nil, err
 				}
 				if p := procs[n]; p != nil {
@@ -249,6 +288,15 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 			rep.FleetP50Ratio[strconv.Itoa(rps)], rep.FleetP99Ratio[strconv.Itoa(rps)] = fl.P50US/sw.P50US, fl.P99US/sw.P99US
 			o.Progress("%d req/s: fleet ÷ local gateway: p50 %.3f, p99 %.3f", rps, fl.P50US/sw.P50US, fl.P99US/sw.P99US)
 		}
+		if tr, ok := at[Translated]; ok {
+			if rep.TranslatedTTFBRatio == nil {
+				rep.TranslatedTTFBRatio = map[string]float64{}
+			}
+			if d := sw.TTFBP50US - direct.TTFBP50US; d > 0 {
+				rep.TranslatedTTFBRatio[strconv.Itoa(rps)] = (tr.TTFBP50US - at[DirectTranslated].TTFBP50US) / d
+				o.Progress("%d req/s: added TTFB p50, translated ÷ same format: %.2f", rps, rep.TranslatedTTFBRatio[strconv.Itoa(rps)])
+			}
+		}
 		ratio := 0.0
 		if bare.AddedP50US > 0 {
 			ratio = sw.AddedP50US / bare.AddedP50US
@@ -261,7 +309,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	if o.ThroughputFor > 0 {
 		for _, n := range names {
-			rate, err := closedLoop(ctx, clients[n], urls[n], body, o.Conns, o.ThroughputFor)
+			rate, err := closedLoop(ctx, clients[n], urls[n], bodies[n], o.Conns, o.ThroughputFor)
 			if err != nil {
 				return nil, err
 			}
@@ -436,6 +484,14 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state stri
 	p := cfg.Providers["openai"]
 	p.BaseURL = target + "/v1"
 	cfg.Providers["openai"] = p
+	// the translated path's: a chain of an OpenAI model and an Anthropic
+	// one, the Anthropic provider with a key of its own
+	a := cfg.Providers["anthropic"]
+	a.BaseURL, a.APIKey = target, config.Secret{Value: "sk-ant-bench"}
+	cfg.Providers["anthropic"] = a
+	cfg.Models["bench-openai"] = config.Model{Provider: "openai", Tier: config.Light, Upstream: "gpt-6-luna"}
+	cfg.Models[translatedModel] = config.Model{Provider: "anthropic", Tier: config.Light, Upstream: "claude-haiku-5-5"}
+	cfg.Chains["bench-translated"] = []string{"bench-openai", translatedModel}
 	if pacingOff {
 		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
 	}
@@ -576,6 +632,10 @@ func request(ctx context.Context, c *http.Client, u, body string, due time.Time)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+benchKey)
+	if strings.HasSuffix(u, "/v1/messages") { // the translated path's baseline: Messages, direct
+		req.Header.Set("X-Api-Key", benchKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, 0, false
@@ -649,6 +709,11 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	for _, k := range rates {
 		if v, ok := r.FleetP50Ratio[k]; ok {
 			fmt.Fprintf(out, "fleet (Redis state) ÷ local gateway at %s req/s: p50 %.3f, p99 %.3f\n", k, v, r.FleetP99Ratio[k])
+		}
+	}
+	for _, k := range rates {
+		if v, ok := r.TranslatedTTFBRatio[k]; ok {
+			fmt.Fprintf(out, "added TTFB p50, translated (Chat → Messages → Chat) ÷ same format at %s req/s: %.2f\n", k, v)
 		}
 	}
 	for _, t := range r.MaxThroughput {

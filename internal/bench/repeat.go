@@ -169,6 +169,9 @@ func (r *OverheadReport) metrics() map[string]metric {
 		k := strconv.Itoa(rps)
 		out["added"+k] = over(sw.AddedP50US, bare.AddedP50US)
 		out["p99_"+k] = over(sw.AddedP99US, bare.AddedP99US)
+		if tr, ok := at[Translated]; ok {
+			out["translated"+k] = over(tr.TTFBP50US-at[DirectTranslated].TTFBP50US, sw.TTFBP50US-direct.TTFBP50US)
+		}
 		if r.Procs {
 			out["ttfb"+k] = over(sw.TTFBP50US-direct.TTFBP50US, bare.TTFBP50US-direct.TTFBP50US)
 			if bare.CPUPerReqUS > 0 {

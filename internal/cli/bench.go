@@ -129,11 +129,13 @@ closed-loop max throughput of each path, and the process's peak RSS.
 --reps N runs it N times (default 5 with --procs, 1 otherwise: one run on two
 CPUs swings by more than twofold) and prints each ratio's median with its min
 and max; --goal NAME<=X (or >=) judges a ratio's median: added500, p99_500,
-ttfb500, cpu500 (rates as run), rss, throughput.`,
+ttfb500, cpu500 (rates as run), rss, throughput, and with --translated
+translated500 (the translated path's added TTFB p50 over the same-format path's).`,
 		Example: `  spillway bench overhead
   spillway bench overhead --rps 1000 --duration 10s --stream --json
   spillway bench overhead --procs --stream --rps 500,1000 --reps 5 --goal ttfb500<=1.2 --goal rss<=1.2
-  spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s`,
+  spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s
+  spillway bench overhead --procs --stream --translated --rps 500,1000 --reps 5 --goal translated500<=1.3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, r := range rps {
@@ -190,6 +192,7 @@ ttfb500, cpu500 (rates as run), rss, throughput.`,
 	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
 	f.BoolVar(&o.Procs, "procs", false, "run the simulator, the bare proxy and the gateway as separate processes: adds CPU per request and the peak RSS with --open-streams slow streams open")
 	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
+	f.BoolVar(&o.Translated, "translated", false, "also measure a translated path: the Chat request answered by another vendor's model (Messages), its added TTFB over the same-format path's (goal translatedRATE)")
 	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")

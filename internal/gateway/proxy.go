@@ -124,6 +124,9 @@ type exchange struct {
 	opts reply.Options
 	lg   *reqLog
 	call policy.Call
+	// cross is the request's cross-vendor steps' (Call.Cross, and the
+	// attempts' requests)
+	cross *upstream.Crossing
 	// secrets are the configuration's and the request's own credential:
 	// taken out of what an upstream says before the client, a log or a
 	// record sees it
@@ -173,8 +176,10 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(ep, r)},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
-		Send: x.send, OnSwitch: x.switched, Cross: upstream.Cross(s.stateOf(r.Context()).cfg, ep, body),
+		Send: x.send, OnSwitch: x.switched,
 	}
+	x.cross = upstream.NewCrossing(s.stateOf(r.Context()).cfg, ep, body)
+	x.call.Cross = x.cross.Check
 	return x, ""
 }
 
@@ -313,7 +318,11 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
-	up, turn, err := upstream.NewAttempt(ctx, x.s.stateOf(ctx).cfg, x.ep, body, a.Candidate, x.r.Header, x.r.URL.RawQuery)
+	cross := x.cross
+	if body != x.body { // a continuation's (never another vendor's: Track is off there)
+		cross = upstream.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body)
+	}
+	up, turn, err := cross.Attempt(ctx, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {
 		*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 		if a.Candidate.Format != x.ep.Format { // another vendor's step it cannot take: passed over

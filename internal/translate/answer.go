@@ -91,56 +91,95 @@ func (rd *reader) read(name string, data []byte) ([]event, error) {
 	}
 }
 
+// chatChunk is what a Chat chunk (or whole answer) says; typed, not a map:
+// every event of a translated stream goes through here.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Delta   *chatDelta `json:"delta"`
+		Message *chatDelta `json:"message"`
+		Finish  string     `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+		PD         struct {
+			Cached int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CD struct {
+			Reasoning int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+type chatDelta struct {
+	Content   string `json:"content"`
+	Refusal   string `json:"refusal"`
+	ToolCalls []struct {
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
 func (rd *reader) chatEvent(data []byte) ([]event, error) {
 	if strings.TrimSpace(string(data)) == "[DONE]" {
 		return []event{{kind: evEnd}}, nil
 	}
-	var m map[string]any
+	var m chatChunk
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
 	}
-	if e := obj(m["error"]); e != nil {
-		return []event{{kind: evError, text: str(e["message"]), etype: str(e["type"]) + "/" + str(e["code"])}}, nil
+	if e := m.Error; e != nil {
+		return []event{{kind: evError, text: e.Message, etype: e.Type}}, nil
 	}
 	var out []event
-	if id := str(m["id"]); id != "" {
-		out = append(out, event{kind: evStart, id: id})
+	if m.ID != "" {
+		out = append(out, event{kind: evStart, id: m.ID})
 	}
-	for _, ch := range objs(m["choices"]) {
-		d := obj(ch["delta"])
+	for _, ch := range m.Choices {
+		d := ch.Delta
 		if d == nil {
-			d = obj(ch["message"])
+			d = ch.Message
 		}
-		if t := str(d["content"]); t != "" {
-			out = append(out, event{kind: evText, text: t})
-		}
-		if t := str(d["refusal"]); t != "" {
-			out = append(out, event{kind: evText, text: t})
-		}
-		for j, tc := range objs(d["tool_calls"]) {
-			idx := j // a whole answer's calls have no index
-			if v, ok := tc["index"]; ok {
-				idx = intOf(v)
+		if d != nil {
+			if d.Content != "" {
+				out = append(out, event{kind: evText, text: d.Content})
 			}
-			f := obj(tc["function"])
-			n, seen := rd.chat[idx]
-			if !seen {
-				n = rd.calls
-				rd.chat[idx] = n
-				rd.calls++
-				out = append(out, event{kind: evCallStart, call: n, id: str(tc["id"]), name: str(f["name"])})
+			if d.Refusal != "" {
+				out = append(out, event{kind: evText, text: d.Refusal})
 			}
-			if a := str(f["arguments"]); a != "" {
-				out = append(out, event{kind: evCallArgs, call: n, text: a})
+			for j, tc := range d.ToolCalls {
+				idx := j // a whole answer's calls have no index
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				n, seen := rd.chat[idx]
+				if !seen {
+					n = rd.calls
+					rd.chat[idx] = n
+					rd.calls++
+					out = append(out, event{kind: evCallStart, call: n, id: tc.ID, name: tc.Function.Name})
+				}
+				if a := tc.Function.Arguments; a != "" {
+					out = append(out, event{kind: evCallArgs, call: n, text: a})
+				}
 			}
 		}
-		if fr := str(ch["finish_reason"]); fr != "" {
-			out = append(out, event{kind: evFinish, stop: chatStop(fr)})
+		if ch.Finish != "" {
+			out = append(out, event{kind: evFinish, stop: chatStop(ch.Finish)})
 		}
 	}
-	if u := obj(m["usage"]); u != nil {
-		rd.usage = Usage{Input: intOf(u["prompt_tokens"]), Output: intOf(u["completion_tokens"]),
-			Cached: intOf(obj(u["prompt_tokens_details"])["cached_tokens"]), Reasoning: intOf(obj(u["completion_tokens_details"])["reasoning_tokens"])}
+	if u := m.Usage; u != nil {
+		rd.usage = Usage{Input: u.Prompt, Output: u.Completion, Cached: u.PD.Cached, Reasoning: u.CD.Reasoning}
 		out = append(out, event{kind: evUsage, usage: rd.usage})
 	}
 	return out, nil
@@ -158,69 +197,108 @@ func chatStop(s string) string {
 	return stopEnd
 }
 
+// messagesEvent is what a Messages event says, typed.
+type messagesEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message struct {
+		ID    string         `json:"id"`
+		Usage messagesUsageT `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Text string `json:"text"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *messagesUsageT `json:"usage"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type messagesUsageT struct {
+	Input      *int `json:"input_tokens"`
+	Output     *int `json:"output_tokens"`
+	CacheRead  int  `json:"cache_read_input_tokens"`
+	CacheWrite int  `json:"cache_creation_input_tokens"`
+}
+
 func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
-	var m map[string]any
+	var m messagesEvent
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
 	}
 	if name == "" {
-		name = str(m["type"])
+		name = m.Type
 	}
 	switch name {
 	case "message_start":
-		msg := obj(m["message"])
-		u := obj(msg["usage"])
-		rd.usage.Input = intOf(u["input_tokens"]) + intOf(u["cache_read_input_tokens"]) + intOf(u["cache_creation_input_tokens"])
-		rd.usage.Cached, rd.usage.CacheWrite = intOf(u["cache_read_input_tokens"]), intOf(u["cache_creation_input_tokens"])
-		rd.usage.Output = intOf(u["output_tokens"])
-		return []event{{kind: evStart, id: str(msg["id"])}, {kind: evUsage, usage: rd.usage}}, nil
+		u := m.Message.Usage
+		rd.usage.Cached, rd.usage.CacheWrite = u.CacheRead, u.CacheWrite
+		rd.usage.Input = deref(u.Input) + u.CacheRead + u.CacheWrite
+		rd.usage.Output = deref(u.Output)
+		return []event{{kind: evStart, id: m.Message.ID}, {kind: evUsage, usage: rd.usage}}, nil
 	case "content_block_start":
-		b := obj(m["content_block"])
-		if str(b["type"]) != "tool_use" {
-			if t := str(b["text"]); t != "" && str(b["type"]) == "text" {
-				return []event{{kind: evText, text: t}}, nil
+		b := m.ContentBlock
+		if b.Type != "tool_use" {
+			if b.Text != "" && b.Type == "text" {
+				return []event{{kind: evText, text: b.Text}}, nil
 			}
 			return nil, nil // text comes in its deltas; thinking never leaves Anthropic
 		}
 		n := rd.calls
 		rd.calls++
-		rd.blocks[intOf(m["index"])] = n
-		return []event{{kind: evCallStart, call: n, id: str(b["id"]), name: str(b["name"])}}, nil
+		rd.blocks[m.Index] = n
+		return []event{{kind: evCallStart, call: n, id: b.ID, name: b.Name}}, nil
 	case "content_block_delta":
-		d := obj(m["delta"])
-		switch str(d["type"]) {
+		switch m.Delta.Type {
 		case "text_delta":
-			return []event{{kind: evText, text: str(d["text"])}}, nil
+			return []event{{kind: evText, text: m.Delta.Text}}, nil
 		case "input_json_delta":
-			n, ok := rd.blocks[intOf(m["index"])]
+			n, ok := rd.blocks[m.Index]
 			if !ok {
-				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", intOf(m["index"]))
+				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", m.Index)
 			}
-			if s := str(d["partial_json"]); s != "" {
+			if s := m.Delta.PartialJSON; s != "" {
 				return []event{{kind: evCallArgs, call: n, text: s}}, nil
 			}
 		}
 		return nil, nil
 	case "message_delta":
-		u := obj(m["usage"])
-		if v, ok := u["output_tokens"]; ok {
-			rd.usage.Output = intOf(v)
-		}
-		if v, ok := u["input_tokens"]; ok && intOf(v) > 0 {
-			rd.usage.Input = intOf(v) + rd.usage.Cached + rd.usage.CacheWrite
+		if u := m.Usage; u != nil {
+			if u.Output != nil {
+				rd.usage.Output = *u.Output
+			}
+			if u.Input != nil && *u.Input > 0 {
+				rd.usage.Input = *u.Input + rd.usage.Cached + rd.usage.CacheWrite
+			}
 		}
 		out := []event{{kind: evUsage, usage: rd.usage}}
-		if s := str(obj(m["delta"])["stop_reason"]); s != "" {
+		if s := m.Delta.StopReason; s != "" {
 			out = append(out, event{kind: evFinish, stop: messagesStop(s)})
 		}
 		return out, nil
 	case "message_stop":
 		return []event{{kind: evEnd}}, nil
 	case "error":
-		e := obj(m["error"])
-		return []event{{kind: evError, text: str(e["message"]), etype: str(e["type"])}}, nil
+		return []event{{kind: evError, text: m.Error.Message, etype: m.Error.Type}}, nil
 	}
 	return nil, nil // ping, and what comes later
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func messagesStop(s string) string {

@@ -61,6 +61,9 @@ func golden(t *testing.T, name string, got []byte) {
 		wb, _ := json.Marshal(w)
 		got, want = gb, wb
 	}
+	if strings.HasSuffix(name, ".sse") { // event by event, each event's JSON as JSON
+		got, want = normalSSE(got), normalSSE(want)
+	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from its golden file (go test ./internal/translate -run TestCorpus -update rewrites it; review the diff):\ngot:  %s\nwant: %s", name, clip(got), clip(want))
 	}
@@ -169,4 +172,22 @@ func translateStream(t *testing.T, tr *Turn, stream []byte) []byte {
 		t.Fatalf("the client's stream has no end:\n%s", out)
 	}
 	return out
+}
+
+// normalSSE is a stream with each event's data re-encoded (keys in order).
+func normalSSE(b []byte) []byte {
+	rd := sse.NewReader(bytes.NewReader(b))
+	var out []byte
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			return out
+		}
+		var v any
+		d := e.Data
+		if json.Unmarshal(e.Data, &v) == nil {
+			d, _ = json.Marshal(v)
+		}
+		out = fmt.Appendf(out, "%s|%s\n", e.Name, d)
+	}
 }

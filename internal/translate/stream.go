@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -197,17 +198,37 @@ func (s *Stream) calls() int {
 	return n
 }
 
+// textDelta writes a piece of text: the most frequent event of all, so its
+// frame is built here rather than through a map (same JSON, fixed key
+// order).
 func (s *Stream) textDelta(text string) {
+	if s.whole {
+		return
+	}
 	it := s.cur
+	q, _ := json.Marshal(text)
 	switch s.t.Client.Kind {
 	case "messages":
-		s.sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": it.index, "delta": map[string]any{"type": "text_delta", "text": text}})
+		s.buf = append(s.buf, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
+		s.buf = strconv.AppendInt(s.buf, int64(it.index), 10)
+		s.buf = append(append(append(s.buf, `,"delta":{"type":"text_delta","text":`...), q...), "}}\n\n"...)
 	case "responses":
-		s.sse("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": it.id, "output_index": it.index, "content_index": 0, "delta": text, "logprobs": []any{}})
+		s.buf = append(s.buf, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":"...)
+		s.buf = strconv.AppendInt(s.buf, int64(s.seq), 10)
+		s.seq++
+		s.buf = append(append(append(s.buf, `,"item_id":"`...), it.id...), `","output_index":`...)
+		s.buf = strconv.AppendInt(s.buf, int64(it.index), 10)
+		s.buf = append(append(append(s.buf, `,"content_index":0,"delta":`...), q...), ",\"logprobs\":[]}\n\n"...)
 	case "chat":
-		s.data(s.chatChunk(map[string]any{"content": text}, nil))
+		s.buf = append(append(append(s.buf, `data: {"id":"`...), s.id...), `","object":"chat.completion.chunk","created":`...)
+		s.buf = strconv.AppendInt(s.buf, s.created, 10)
+		m, _ := json.Marshal(s.t.Model)
+		s.buf = append(append(append(s.buf, `,"model":`...), m...), `,"choices":[{"index":0,"delta":{"content":`...)
+		s.buf = append(append(s.buf, q...), "},\"finish_reason\":null}]}\n\n"...)
 	default:
-		s.data(s.geminiChunk([]any{map[string]any{"text": text}}, "", false))
+		m, _ := json.Marshal(s.t.Model)
+		s.buf = append(append(append(s.buf, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":`...), q...), `}]},"index":0}],"modelVersion":`...)
+		s.buf = append(append(append(append(s.buf, m...), `,"responseId":"`...), s.id...), "\"}\n\n"...)
 	}
 }
 

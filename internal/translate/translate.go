@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spillway/spillway/internal/wire"
@@ -73,14 +74,75 @@ func Check(client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
 	return err
 }
 
+// Parsed is a client's request read once (on first use), for every
+// cross-vendor step of it: a request that spills across vendors is read
+// into the neutral form once, whatever the steps it is checked for and
+// sent to. Safe for concurrent use (a hedge).
+type Parsed struct {
+	client wire.Endpoint
+	body   []byte
+	once   sync.Once
+	req    *Request
+	err    error
+}
+
+// Parse is body, a request to client, to be read when a step needs it.
+func Parse(client wire.Endpoint, body []byte) *Parsed { return &Parsed{client: client, body: body} }
+
+func (p *Parsed) read() (*Request, error) {
+	p.once.Do(func() { p.req, p.err = parse(p.client, p.body) })
+	return p.req, p.err
+}
+
+// Check says why the request cannot go to a model of format to that takes
+// what t says: nil when it can.
+func (p *Parsed) Check(to wire.Format, t Takes) error {
+	r, err := p.read()
+	if err != nil {
+		return err
+	}
+	_, err = fits(p.client, r, to, t)
+	return err
+}
+
+// New is the request translated for model (upstream at its provider) of
+// format to.
+func (p *Parsed) New(to wire.Format, t Takes, model, upstream string) (*Turn, error) {
+	r, err := p.read()
+	if err != nil {
+		return nil, err
+	}
+	if r, err = fits(p.client, r, to, t); err != nil {
+		return nil, err
+	}
+	return newTurn(p.client, r, to, model, upstream)
+}
+
 // read is Check, keeping what it read.
 func read(client wire.Endpoint, body []byte, to wire.Format, t Takes) (*Request, error) {
+	if err := reachable(client, to); err != nil {
+		return nil, err
+	}
+	r, err := parse(client, body)
+	if err != nil {
+		return nil, err
+	}
+	return fits(client, r, to, t)
+}
+
+// reachable says why no request to client goes to format to.
+func reachable(client wire.Endpoint, to wire.Format) error {
 	if client.Format == to {
-		return nil, fmt.Errorf("%w: the model speaks the client's own format", ErrCannot)
+		return fmt.Errorf("%w: the model speaks the client's own format", ErrCannot)
 	}
 	if _, ok := target(to, client); !ok {
-		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
+		return fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
 	}
+	return nil
+}
+
+// parse reads body, a request to client, into the neutral form.
+func parse(client wire.Endpoint, body []byte) (*Request, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("%w: the body is not a JSON object", ErrCannot)
@@ -105,14 +167,25 @@ func read(client wire.Endpoint, body []byte, to wire.Format, t Takes) (*Request,
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannot, err)
 	}
+	return r, nil
+}
+
+// fits is r as it goes to a model of format to that takes what t says (a
+// copy, when it must change), or why it cannot.
+func fits(client wire.Endpoint, r *Request, to wire.Format, t Takes) (*Request, error) {
+	if err := reachable(client, to); err != nil {
+		return nil, err
+	}
 	switch {
 	case len(r.Tools) > 0 && !t.Tools:
 		return nil, fmt.Errorf("%w: the request has tools and the model takes none (tools: false)", ErrCannot)
 	case r.images() && !t.Images:
 		return nil, fmt.Errorf("%w: the request has images and the model takes none (images: false)", ErrCannot)
 	}
-	if !t.Reasoning {
-		r.Effort, r.Budget = "", 0
+	if !t.Reasoning && (r.Effort != "" || r.Budget != 0) {
+		c := *r
+		c.Effort, c.Budget = "", 0
+		r = &c
 	}
 	return r, nil
 }
@@ -142,6 +215,10 @@ func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upst
 	if err != nil {
 		return nil, err
 	}
+	return newTurn(client, r, to, model, upstream)
+}
+
+func newTurn(client wire.Endpoint, r *Request, to wire.Format, model, upstream string) (*Turn, error) {
 	ep, _ := target(to, client)
 	if to == wire.Gemini && r.Stream {
 		ep = wire.EndpointOf(wire.StreamGenerateContent)
@@ -160,6 +237,7 @@ func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upst
 	default:
 		out = tr.writeGemini()
 	}
+	var err error
 	if tr.Body, err = json.Marshal(out); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spillway/spillway/classify"
@@ -133,15 +134,57 @@ func From(client wire.Endpoint, cand policy.Candidate) wire.Endpoint {
 	return client
 }
 
-// NewAttempt is the request of an attempt to cand for a caller of ep:
-// NewRequest's for a model of the caller's format. Another vendor's model
-// (a cross-vendor step) gets the request translated into its format, sent
-// with its provider's own api_key whatever its auth, with none of the
-// caller's credentials or vendor headers (only what the target requires),
-// and the Turn its answer comes back through.
-func NewAttempt(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body *wire.Body, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *translate.Turn, error) {
+// Crossing is what a front end needs of one request for its cross-vendor
+// steps: whether a step can take it (Check, the Call's Cross) and the
+// attempt's request (Attempt). The request is read for translation once,
+// on the first step that needs it, whatever the steps after.
+type Crossing struct {
+	cfg  *config.Config
+	ep   wire.Endpoint
+	body *wire.Body
+	once sync.Once
+	p    *translate.Parsed // made by the first cross-vendor step (most requests never take one)
+}
+
+// NewCrossing is the crossing of a request to ep with body under cfg.
+func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body) *Crossing {
+	return &Crossing{cfg: cfg, ep: ep, body: body}
+}
+
+func (x *Crossing) parsed() *translate.Parsed {
+	x.once.Do(func() { x.p = translate.Parse(x.ep, x.body.Raw) })
+	return x.p
+}
+
+// Check is Call.Cross: whether cand, a cross-vendor step, can take the
+// request (its provider has a key of its own, and the request can be
+// carried to its format), or the local refusal's code and why.
+func (x *Crossing) Check(c policy.Candidate) (string, string) {
+	prov, ok := x.cfg.Providers[c.Provider]
+	switch {
+	case !ok:
+		return policy.Untranslatable, "no provider " + c.Provider + " is configured"
+	case config.IsSignIn(c.Provider):
+		return policy.OtherVendor, c.Provider + " is a sign-in's own backend"
+	case prov.APIKey.Value == "":
+		return policy.NoKey, fmt.Sprintf("%s is %s's model, and provider %s has no api_key of its own (a caller's credentials never go to another vendor)", c.Model, c.Format, c.Provider)
+	}
+	if err := x.parsed().Check(c.Format, Takes(x.cfg, c.Model)); err != nil {
+		return policy.Untranslatable, fmt.Sprintf("%s (%s): the request %v", c.Model, c.Format, err)
+	}
+	return "", ""
+}
+
+// Attempt is the request of an attempt to cand, with the caller's header
+// and query: NewRequest's for a model of the caller's format. Another
+// vendor's model (a cross-vendor step) gets the request translated into its
+// format, sent with its provider's own api_key whatever its auth, with none
+// of the caller's credentials or vendor headers (only what the target
+// requires), and the Turn its answer comes back through.
+func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *translate.Turn, error) {
+	cfg, ep := x.cfg, x.ep
 	if cand.Format == "" || cand.Format == ep.Format {
-		req, err := NewRequest(ctx, cfg, ep, body, cand, header, rawQuery)
+		req, err := NewRequest(ctx, cfg, ep, x.body, cand, header, rawQuery)
 		return req, nil, err
 	}
 	prov, ok := cfg.Providers[cand.Provider]
@@ -151,7 +194,7 @@ func NewAttempt(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	if prov.APIKey.Value == "" {
 		return nil, nil, fmt.Errorf("spillway: provider %s has no api_key of its own for %s", cand.Provider, cand.Model)
 	}
-	turn, err := translate.New(ep, body.Raw, cand.Format, Takes(cfg, cand.Model), cand.Model, cand.Upstream)
+	turn, err := x.parsed().New(cand.Format, Takes(cfg, cand.Model), cand.Model, cand.Upstream)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,27 +223,6 @@ func NewAttempt(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 func Takes(cfg *config.Config, model string) translate.Takes {
 	m := cfg.Models[model]
 	return translate.Takes{Tools: m.TakesTools(), Images: m.TakesImages(), Reasoning: m.TakesReasoning()}
-}
-
-// Cross is Call.Cross for a request to ep with body: whether a
-// cross-vendor step can take it (its provider has a key of its own, and
-// the request can be carried to its format).
-func Cross(cfg *config.Config, ep wire.Endpoint, body *wire.Body) func(policy.Candidate) (string, string) {
-	return func(c policy.Candidate) (string, string) {
-		prov, ok := cfg.Providers[c.Provider]
-		switch {
-		case !ok:
-			return policy.Untranslatable, "no provider " + c.Provider + " is configured"
-		case config.IsSignIn(c.Provider):
-			return policy.OtherVendor, c.Provider + " is a sign-in's own backend"
-		case prov.APIKey.Value == "":
-			return policy.NoKey, fmt.Sprintf("%s is %s's model, and provider %s has no api_key of its own (a caller's credentials never go to another vendor)", c.Model, c.Format, c.Provider)
-		}
-		if err := translate.Check(ep, body.Raw, c.Format, Takes(cfg, c.Model)); err != nil {
-			return policy.Untranslatable, fmt.Sprintf("%s (%s): the request %v", c.Model, c.Format, err)
-		}
-		return "", ""
-	}
 }
 
 // judgeWhole checks a 2xx whole answer before the caller may have it: a

@@ -448,7 +448,7 @@ func waits(w *world) []time.Duration {
 }
 
 func TestBehaviours(t *testing.T) {
-	rows := slices.Concat(capacityRows(), behaviourRows(), deploymentRows(), failureRows(), streamRows(), answerRows(), strictRows())
+	rows := slices.Concat(capacityRows(), behaviourRows(), deploymentRows(), failureRows(), streamRows(), answerRows(), strictRows(), crossRows())
 	for _, fe := range frontEnds {
 		t.Run(fe.name, func(t *testing.T) {
 			for _, r := range rows {

@@ -117,6 +117,17 @@ func Text(b []byte) string {
 	if s, ok := m["output_text"].(string); ok {
 		return s
 	}
+	if items, ok := m["output"].([]any); ok { // a Responses answer without the SDKs' output_text
+		for _, it := range items {
+			c, _ := it.(map[string]any)["content"].([]any)
+			for _, p := range c {
+				if t, ok := p.(map[string]any)["text"].(string); ok {
+					out.WriteString(t)
+				}
+			}
+		}
+		return out.String()
+	}
 	if c, ok := m["content"].([]any); ok && len(c) > 0 {
 		return c[0].(map[string]any)["text"].(string)
 	}

@@ -63,3 +63,18 @@ func BenchmarkStreamDirect(b *testing.B) {
 func benchStream(b *testing.B, url string) {
 	benchPost(b, url, `{"model":"gpt-6-luna","stream":true,"messages":[{"role":"user","content":"bench"}]}`)
 }
+
+// BenchmarkStreamTranslated is BenchmarkStreamThroughGateway answered by
+// another vendor's model: the Chat request into Messages, the stream back.
+func BenchmarkStreamTranslated(b *testing.B) {
+	r := newRig(b, nil, func(c *config.Config) {
+		c.Pacing = config.Pacing{MaxConcurrency: 64}
+		p := c.Providers["anthropic"]
+		p.APIKey = config.Secret{Value: "sk-ant-bench"}
+		c.Providers["anthropic"] = p
+		c.Models["bench-openai"] = config.Model{Provider: "openai", Tier: config.Light, Upstream: "gpt-6-luna"}
+		c.Models["bench-claude"] = config.Model{Provider: "anthropic", Tier: config.Light, Upstream: "claude-haiku-5-5"}
+		c.Chains["bench-translated"] = []string{"bench-openai", "bench-claude"}
+	})
+	benchPost(b, r.url, `{"model":"bench-claude","stream":true,"messages":[{"role":"user","content":"bench"}]}`)
+}

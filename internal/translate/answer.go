@@ -201,10 +201,6 @@ func chatStop(s string) string {
 type messagesEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
-	Message struct {
-		ID    string         `json:"id"`
-		Usage messagesUsageT `json:"usage"`
-	} `json:"message"`
 	ContentBlock struct {
 		Type string `json:"type"`
 		ID   string `json:"id"`
@@ -231,7 +227,58 @@ type messagesUsageT struct {
 	CacheWrite int  `json:"cache_creation_input_tokens"`
 }
 
+// messagesDelta is a content_block_delta's: the event of every piece of an
+// answer, decoded into no more than it needs.
+type messagesDelta struct {
+	Index int `json:"index"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+	} `json:"delta"`
+}
+
 func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
+	switch name {
+	case "ping", "content_block_stop": // nothing the client's events need (a block's end is the next one's start)
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("a %s event that is not JSON", name)
+		}
+		return nil, nil
+	case "content_block_delta":
+		var d messagesDelta
+		if err := json.Unmarshal(data, &d); err != nil {
+			return nil, err
+		}
+		switch d.Delta.Type {
+		case "text_delta":
+			return []event{{kind: evText, text: d.Delta.Text}}, nil
+		case "input_json_delta":
+			n, ok := rd.blocks[d.Index]
+			if !ok {
+				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", d.Index)
+			}
+			if s := d.Delta.PartialJSON; s != "" {
+				return []event{{kind: evCallArgs, call: n, text: s}}, nil
+			}
+		}
+		return nil, nil // thinking and its signature never leave Anthropic
+	case "message_start":
+		var m struct {
+			Message struct {
+				ID    string         `json:"id"`
+				Usage messagesUsageT `json:"usage"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		u := m.Message.Usage
+		rd.usage.Cached, rd.usage.CacheWrite = u.CacheRead, u.CacheWrite
+		rd.usage.Input = deref(u.Input) + u.CacheRead + u.CacheWrite
+		rd.usage.Output = deref(u.Output)
+		return []event{{kind: evStart, id: m.Message.ID}, {kind: evUsage, usage: rd.usage}}, nil
+	}
 	var m messagesEvent
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
@@ -240,12 +287,6 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		name = m.Type
 	}
 	switch name {
-	case "message_start":
-		u := m.Message.Usage
-		rd.usage.Cached, rd.usage.CacheWrite = u.CacheRead, u.CacheWrite
-		rd.usage.Input = deref(u.Input) + u.CacheRead + u.CacheWrite
-		rd.usage.Output = deref(u.Output)
-		return []event{{kind: evStart, id: m.Message.ID}, {kind: evUsage, usage: rd.usage}}, nil
 	case "content_block_start":
 		b := m.ContentBlock
 		if b.Type != "tool_use" {

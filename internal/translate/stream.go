@@ -324,7 +324,12 @@ func (s *Stream) open() {
 		s.sse("response.in_progress", map[string]any{"type": "response.in_progress", "response": s.responsesObject("in_progress")})
 	case "chat":
 		s.id = s.t.NewID("chatcmpl-")
-		s.data(s.chatChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		if !s.whole { // every stream's first chunk: built, not marshalled
+			m, _ := json.Marshal(s.t.Model)
+			s.buf = append(append(append(s.buf, `data: {"id":"`...), s.id...), `","object":"chat.completion.chunk","created":`...)
+			s.buf = strconv.AppendInt(s.buf, s.created, 10)
+			s.buf = append(append(append(s.buf, `,"model":`...), m...), `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n"...)
+		}
 	default:
 		s.id = s.t.NewID("")
 	}

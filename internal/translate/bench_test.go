@@ -1,0 +1,55 @@
+package translate
+
+import (
+	"testing"
+
+	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/wire"
+	"strings"
+)
+
+// The request path of bench overhead --translated: a small Chat request
+// to a Messages model, and the opening of its answer up to the first text
+// (what its time to first byte pays for).
+func BenchmarkRequest(b *testing.B) {
+	body := []byte(`{"model":"bench-claude","stream":true,"messages":[{"role":"user","content":"say hi"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		p := Parse(ep(wire.Chat), body)
+		if err := p.Check(wire.Anthropic, all); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.New(wire.Anthropic, all, "bench-claude", "claude-haiku-5-5"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStreamOpening(b *testing.B) {
+	stream := ev("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}`) +
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"[claude-haiku-5-5]"}}`)
+	var evs []sse.Event
+	rd := sse.NewReader(strings.NewReader(stream))
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		e.Data = append([]byte(nil), e.Data...)
+		evs = append(evs, e)
+	}
+	tr, err := New(ep(wire.Chat), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`), wire.Anthropic, all, "m", "m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := tr.NewStream()
+		for _, e := range evs {
+			if _, err := s.Event(e.Name, e.Data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -91,7 +91,10 @@ func TestAChainOfAnotherVendorDoesNotTranslate(t *testing.T) {
 	e, _ := clocked(crossConfig())
 	sent := 0
 	out := e.Run(context.Background(), &Call{Request: Request{Model: "claude-sonnet-5-5", Type: "openai"}, Cross: func(Candidate) (string, string) { return "", "" },
-		Send: func(context.Context, *Attempt) Result { sent++; return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true} }})
+		Send: func(context.Context, *Attempt) Result {
+			sent++
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+		}})
 	if sent != 0 || out.Committed || out.Attempts != 0 || out.Route != "claude-sonnet-5-5[anthropic]:untranslatable > claude-haiku-5-5[anthropic]:untranslatable" ||
 		!contains(out.Reason, "chain claude does not translate") {
 		t.Fatalf("sent %d: %+v", sent, out)

@@ -199,8 +199,8 @@ func chatStop(s string) string {
 
 // messagesEvent is what a Messages event says, typed.
 type messagesEvent struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
+	Type         string `json:"type"`
+	Index        int    `json:"index"`
 	ContentBlock struct {
 		Type string `json:"type"`
 		ID   string `json:"id"`

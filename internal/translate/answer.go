@@ -73,6 +73,13 @@ type reader struct {
 	chat   map[int]int // Chat: a tool call's index: the call's number
 	calls  int
 	usage  Usage
+	evs    []event // an event's, reused: read's answer is the caller's until the next read
+}
+
+// one is the reused answer of one event.
+func (rd *reader) one(e event) []event {
+	rd.evs = append(rd.evs[:0], e)
+	return rd.evs
 }
 
 func newReader(kind string) *reader {
@@ -141,7 +148,8 @@ func (rd *reader) chatEvent(data []byte) ([]event, error) {
 	if e := m.Error; e != nil {
 		return []event{{kind: evError, text: e.Message, etype: e.Type}}, nil
 	}
-	var out []event
+	out := rd.evs[:0]
+	defer func() { rd.evs = out[:0] }()
 	if m.ID != "" {
 		out = append(out, event{kind: evStart, id: m.ID})
 	}
@@ -252,14 +260,14 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		}
 		switch d.Delta.Type {
 		case "text_delta":
-			return []event{{kind: evText, text: d.Delta.Text}}, nil
+			return rd.one(event{kind: evText, text: d.Delta.Text}), nil
 		case "input_json_delta":
 			n, ok := rd.blocks[d.Index]
 			if !ok {
 				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", d.Index)
 			}
 			if s := d.Delta.PartialJSON; s != "" {
-				return []event{{kind: evCallArgs, call: n, text: s}}, nil
+				return rd.one(event{kind: evCallArgs, call: n, text: s}), nil
 			}
 		}
 		return nil, nil // thinking and its signature never leave Anthropic

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Stream turns the target's answer, event by event, into the client's: the
@@ -27,6 +28,71 @@ type Stream struct {
 	seq     int  // Responses' sequence_number
 	blocks  int  // Messages: content blocks opened
 	outputs int  // Responses: output items opened
+	q       []byte // a text's JSON, reused
+	modelQ  []byte // the model's name as JSON, made once
+}
+
+// model is the answering model's name as a JSON string.
+func (s *Stream) model() []byte {
+	if s.modelQ == nil {
+		s.modelQ = appendJSONString(nil, s.t.Model)
+	}
+	return s.modelQ
+}
+
+// appendJSONString appends v as a JSON string: what encoding/json writes
+// for it (quotes, backslashes, control characters and U+2028/U+2029
+// escaped; HTML characters too, as json.Marshal does), without its
+// allocation: the standard library exports no append form of its string
+// encoder, and every piece of a translated stream's text comes through
+// here.
+func appendJSONString(b []byte, v string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, v[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(v[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, v[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(b, v[start:]...), '"')
 }
 
 // item is one piece of the answer: a text, or a call.
@@ -44,9 +110,10 @@ func (t *Turn) NewStream() *Stream {
 }
 
 // Event is the client's frames for one event of the target's stream (its
-// name, for formats that name events, and its data): none, one or several.
-// An event out of order (arguments for a call already closed) is an error:
-// what the client would get is broken.
+// name, for formats that name events, and its data): none, one or several,
+// valid until the next call (the relay writes or copies them before it
+// reads on). An event out of order (arguments for a call already closed)
+// is an error: what the client would get is broken.
 func (s *Stream) Event(name string, data []byte) ([]byte, error) {
 	s.buf = s.buf[:0]
 	evs, err := s.rd.read(name, data)
@@ -58,7 +125,7 @@ func (s *Stream) Event(name string, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return append([]byte(nil), s.buf...), nil
+	return s.buf, nil
 }
 
 // End is what the client still needs when the target's stream ended
@@ -206,7 +273,8 @@ func (s *Stream) textDelta(text string) {
 		return
 	}
 	it := s.cur
-	q, _ := json.Marshal(text)
+	q := appendJSONString(s.q[:0], text)
+	s.q = q
 	switch s.t.Client.Kind {
 	case "messages":
 		s.buf = append(s.buf, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
@@ -222,13 +290,11 @@ func (s *Stream) textDelta(text string) {
 	case "chat":
 		s.buf = append(append(append(s.buf, `data: {"id":"`...), s.id...), `","object":"chat.completion.chunk","created":`...)
 		s.buf = strconv.AppendInt(s.buf, s.created, 10)
-		m, _ := json.Marshal(s.t.Model)
-		s.buf = append(append(append(s.buf, `,"model":`...), m...), `,"choices":[{"index":0,"delta":{"content":`...)
+		s.buf = append(append(append(s.buf, `,"model":`...), s.model()...), `,"choices":[{"index":0,"delta":{"content":`...)
 		s.buf = append(append(s.buf, q...), "},\"finish_reason\":null}]}\n\n"...)
 	default:
-		m, _ := json.Marshal(s.t.Model)
 		s.buf = append(append(append(s.buf, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":`...), q...), `}]},"index":0}],"modelVersion":`...)
-		s.buf = append(append(append(append(s.buf, m...), `,"responseId":"`...), s.id...), "\"}\n\n"...)
+		s.buf = append(append(append(append(s.buf, s.model()...), `,"responseId":"`...), s.id...), "\"}\n\n"...)
 	}
 }
 
@@ -325,10 +391,9 @@ func (s *Stream) open() {
 	case "chat":
 		s.id = s.t.NewID("chatcmpl-")
 		if !s.whole { // every stream's first chunk: built, not marshalled
-			m, _ := json.Marshal(s.t.Model)
 			s.buf = append(append(append(s.buf, `data: {"id":"`...), s.id...), `","object":"chat.completion.chunk","created":`...)
 			s.buf = strconv.AppendInt(s.buf, s.created, 10)
-			s.buf = append(append(append(s.buf, `,"model":`...), m...), `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n"...)
+			s.buf = append(append(append(s.buf, `,"model":`...), s.model()...), `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n"...)
 		}
 	default:
 		s.id = s.t.NewID("")

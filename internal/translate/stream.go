@@ -24,10 +24,10 @@ type Stream struct {
 	usage   Usage
 	done    bool // the client's final event went out
 	buf     []byte
-	whole   bool // no events: a whole answer is being read
-	seq     int  // Responses' sequence_number
-	blocks  int  // Messages: content blocks opened
-	outputs int  // Responses: output items opened
+	whole   bool   // no events: a whole answer is being read
+	seq     int    // Responses' sequence_number
+	blocks  int    // Messages: content blocks opened
+	outputs int    // Responses: output items opened
 	q       []byte // a text's JSON, reused
 	modelQ  []byte // the model's name as JSON, made once
 }

@@ -672,3 +672,20 @@ func (c *Config) ProviderType(name string) string {
 	}
 	return name
 }
+
+// CrossVendor reports whether any request can be answered by another
+// vendor's model under c: a chain whose models speak more than one wire
+// format, or whose overflow chain speaks another.
+func (c *Config) CrossVendor() bool {
+	for name, chain := range c.Chains {
+		for _, m := range chain {
+			if c.ModelType(m) != c.ModelType(chain[0]) {
+				return true
+			}
+		}
+		if o := c.ChainRules[name].Overflow; o != "" && len(c.Chains[o]) > 0 && len(chain) > 0 && c.ModelType(c.Chains[o][0]) != c.ModelType(chain[0]) {
+			return true
+		}
+	}
+	return false
+}

@@ -134,7 +134,10 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 			// another vendor's step is sent with its provider's own key
 			// whatever its auth (Call.Cross passes over one without)
 			f := classify.Provider(e.cfg.ProviderType(d.Provider))
-			own := e.cfg.Providers[d.Provider].Auth == "key" || f != r.Type && r.Type != ""
+			// (for a usage limit only with a key it has: a step passed over
+			// for none would end the request before its wait for the reset)
+			cross := f != r.Type && r.Type != "" && (!forLimit || e.cfg.Providers[d.Provider].APIKey.Value != "")
+			own := e.cfg.Providers[d.Provider].Auth == "key" || cross
 			if forLimit && !own || !forLimit && !own && (d.Provider != from.Provider || r.SignIn && from.KeyID != "") {
 				continue
 			}

@@ -31,6 +31,7 @@ type Transport struct {
 	opts     reply.Options
 	pacing   *config.Pacing
 	classify func(classify.Input) classify.Verdict
+	crosses  bool // cfg.CrossVendor(): a history may hold another vendor's turns
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -92,7 +93,7 @@ func New(cfg *config.Config, opts ...Option) *Transport {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	t := &Transport{cfg: cfg}
+	t := &Transport{cfg: cfg, crosses: cfg.CrossVendor()}
 	for _, o := range opts {
 		o(t)
 	}
@@ -167,7 +168,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
 	var answer *http.Response
-	cross := upstream.NewCrossing(t.cfg, ep, body)
+	cross := upstream.NewCrossing(t.cfg, ep, body, t.crosses)
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,

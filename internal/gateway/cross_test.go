@@ -2,16 +2,21 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/translate"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -267,16 +272,28 @@ func TestCrossVendorStepsPassedOver(t *testing.T) {
 // no retry fixes as the client's error body (status, shape), a break
 // after output as the client's own error event.
 func TestCrossVendorErrorsInTheClientsWords(t *testing.T) {
-	t.Run("a bad request", func(t *testing.T) {
+	t.Run("a context too long for every model left", func(t *testing.T) {
 		r := newRig(t, nil, spillTo("claude-sonnet-5-5"))
 		fullVendor(t, r, "gpt-")
-		r.fault(t, sim.Fault{Model: "claude-sonnet-5-5", Kind: "bad_request", Count: -1, Message: "messages.0: something the model refuses"})
+		r.fault(t, sim.Fault{Model: "claude-sonnet-5-5", Kind: "context_length", Count: -1})
 		resp, body := r.do(t, chat("gpt-6.1-sol", "hi", false))
 		var e struct {
 			Error struct{ Message, Type, Code string } `json:"error"`
 		}
-		if resp.StatusCode != 400 || json.Unmarshal(body, &e) != nil || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "something the model refuses") || strings.Contains(string(body), `"type":"error"`) {
-			t.Fatalf("status %d: %s (want OpenAI's error shape with Anthropic's message)", resp.StatusCode, body)
+		if resp.StatusCode != 400 || json.Unmarshal(body, &e) != nil || e.Error.Code != "context_length_exceeded" || !strings.Contains(e.Error.Message, "claude-sonnet-5-5") || strings.Contains(string(body), `"type":"error"`) {
+			t.Fatalf("status %d: %s (want OpenAI's own context_length_exceeded, which Codex compacts on, with Anthropic's message)", resp.StatusCode, body)
+		}
+	})
+	t.Run("a request the other vendor refuses is passed over", func(t *testing.T) {
+		r := newRig(t, nil, func(c *config.Config) {
+			spillTo("claude-sonnet-5-5")(c)
+			c.Retry.Budget = 0
+		})
+		fullVendor(t, r, "gpt-")
+		r.fault(t, sim.Fault{Model: "claude-sonnet-5-5", Kind: "bad_request", Count: -1, Message: "messages.0: something the model refuses"})
+		resp, body := r.do(t, chat("gpt-6.1-sol", "hi", false))
+		if route := resp.Header.Get("X-Spillway-Route"); resp.StatusCode != 503 || !strings.Contains(route, "claude-sonnet-5-5[anthropic]:untranslatable") {
+			t.Fatalf("status %d route %q: %s (the translation's refusal is not the client's bad request)", resp.StatusCode, route, body)
 		}
 	})
 	t.Run("an overload after output", func(t *testing.T) {
@@ -295,4 +312,99 @@ func TestCrossVendorErrorsInTheClientsWords(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A Chat provider that ends its stream at its finish_reason, without
+// [DONE], answering a Messages client: the answer is whole (the client's
+// own final events), inside a hold window or after it, and nothing hangs.
+func TestTranslatedStreamWithoutItsFinalEvent(t *testing.T) {
+	chunks := []string{
+		`{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+		`{"id":"c1","choices":[{"index":0,"delta":{"content":"Hello"}}]}`,
+		`{"id":"c1","choices":[{"index":0,"delta":{"content":" there"}}]}`,
+		`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range chunks {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	for name, hold := range map[string]config.Hold{"no hold window": {}, "a window the answer ends in": {Tokens: 1000, Duration: config.Duration(10 * time.Second)},
+		"a window that ends first (events then come through its pump)": {Tokens: 1, Duration: config.Duration(10 * time.Second)}} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, nil, func(c *config.Config) {
+				spillTo("gpt-6.1-sol")(c)
+				p := c.Providers["openai"]
+				p.BaseURL = up.URL + "/v1"
+				c.Providers["openai"] = p
+				m := c.Models["gpt-6.1-sol"]
+				m.Hold = hold
+				c.Models["gpt-6.1-sol"] = m
+			})
+			fullVendor(t, r, "claude-")
+			resp, body := r.do(t, messages("claude-sonnet-5-5", "hi", true))
+			evs := sseEvents(t, body)
+			if resp.StatusCode != 200 || len(evs) == 0 || evs[len(evs)-1].Name != "message_stop" || streamText(evs) != "Hello there" || !strings.Contains(string(body), `"stop_reason":"end_turn"`) {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// After another vendor answered a tool call, the conversation's next turn
+// may go back to its own vendor: Claude Code's history then holds a tool
+// call with no thinking block before it, which Messages refuses with
+// thinking on; a Gemini model turn's call has no thought signature. The
+// gateway sends such a request fit for its own vendor (only where a chain
+// crosses vendors), and the strict simulator takes it.
+func TestBackToTheOwnVendorAfterATranslatedTurn(t *testing.T) {
+	rec := loadRecording(t, "claude-2.1.328-tool-result")
+	var body map[string]any
+	json.Unmarshal(rec.Body, &body)
+	for _, m := range body["messages"].([]any) {
+		msg := m.(map[string]any)
+		if blocks, ok := msg["content"].([]any); ok && msg["role"] == "assistant" && len(blocks) > 0 && blocks[0].(map[string]any)["type"] == "thinking" {
+			msg["content"] = blocks[1:] // as another vendor's turn comes back: no thinking block
+		}
+	}
+	raw, _ := json.Marshal(body)
+	send := func(r *rig) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, r.url+rec.Path, strings.NewReader(string(raw)))
+		for k, v := range rec.Headers {
+			if !strings.EqualFold(k, "accept-encoding") {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	r := newRig(t, nil, spillTo("gpt-6.1-sol"))
+	if resp, b := send(r); resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "claude-opus-5-5" {
+		t.Fatalf("status %d model %q: %s", resp.StatusCode, resp.Header.Get("X-Spillway-Model"), clipText(b))
+	}
+	// without a cross-vendor chain the request goes as it came (and this
+	// one, never seen then, is refused as the provider refuses it)
+	plain := newRig(t, nil, nil)
+	if resp, b := send(plain); resp.StatusCode != 400 || !strings.Contains(b, "thinking") {
+		t.Fatalf("without a cross-vendor chain: status %d: %s", resp.StatusCode, clipText(b))
+	}
+
+	g := `{"contents":[{"role":"user","parts":[{"text":"run it"}]},{"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":{"command":"ls"}}}]},{"role":"user","parts":[{"functionResponse":{"name":"run_shell_command","response":{"output":"a"}}}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command","parametersJsonSchema":{"type":"object"}}]}]}`
+	fit, ok := translateNative(g)
+	if !ok || !strings.Contains(fit, `"thoughtSignature":"skip_thought_signature_validator"`) {
+		t.Fatalf("a Gemini model turn's call without a signature: %v %s", ok, fit)
+	}
+}
+
+func translateNative(body string) (string, bool) {
+	out, ok := translate.Native(wire.GeminiEndpoints[1], []byte(body))
+	return string(out), ok
 }

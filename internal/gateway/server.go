@@ -185,10 +185,13 @@ type gwState struct {
 	cfg     *config.Config
 	engine  *policy.Engine
 	secrets redact.Secrets
+	// crosses: a request may be answered by another vendor's model (its
+	// history may then hold turns its own vendor must be sent fit)
+	crosses bool
 }
 
 func newState(cfg *config.Config, engine *policy.Engine) *gwState {
-	return &gwState{cfg: cfg, engine: engine, secrets: redact.NewSecrets(cfg.SecretValues()...)}
+	return &gwState{cfg: cfg, engine: engine, secrets: redact.NewSecrets(cfg.SecretValues()...), crosses: cfg.CrossVendor()}
 }
 
 func (s *Server) conf() *config.Config { return s.st.Load().cfg }

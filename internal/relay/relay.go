@@ -90,6 +90,7 @@ type Stream struct {
 	first    []byte
 	output   bool             // the first real output came (and the driver was told)
 	err      error            // what cut the stream, when something did
+	readEnd  error            // what ended the upstream's events (io.EOF at their end): every read after it says so
 	terminal bool             // the stream's final event (or an error event) came
 	said     bool             // the route's last word went out (say)
 	verdict  classify.Verdict // how the stream ended, once it has
@@ -207,6 +208,16 @@ func (s *Stream) hold() (policy.Result, bool) {
 			return deliver()
 		}
 		if err != nil {
+			if s.output && s.conv != nil {
+				// in a hold window, a translated upstream that ended after
+				// its stop reason without its final event: the answer is
+				// whole, with the client's final events
+				if out := s.conv.End(); len(out) > 0 {
+					held = append(held, out...)
+					s.terminal, s.readEnd = true, err
+					return deliver()
+				}
+			}
 			return fail(s.broke(err), nil)
 		}
 		s.a.Progress()  // alive, if not yet answering
@@ -482,7 +493,13 @@ func (s *Stream) First() []byte { return s.first }
 // final event came), else the error that cut it; Verdict then says how it
 // ended. A frame that does not parse is never returned: it ends the stream.
 func (s *Stream) Next() ([]byte, error) {
-	ev, err, _ := s.next(nil)
+	var ev sse.Event
+	err := s.readEnd
+	if err == nil {
+		if ev, err, _ = s.next(nil); err != nil {
+			s.readEnd = err // a pump sends its end once: it is kept for the reads after
+		}
+	}
 	if err != nil && s.conv != nil && !s.terminal {
 		// a translated stream whose upstream ended after its stop reason
 		// but without its final event: the client's final events

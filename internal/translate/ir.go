@@ -32,6 +32,9 @@ type Request struct {
 	Stream     bool
 	// NoParallel: the client asked for one tool call at a time
 	NoParallel bool
+	// IncludeUsage: a Chat client asked for the usage chunk
+	// (stream_options.include_usage)
+	IncludeUsage bool
 }
 
 // Schema is a structured output's JSON schema.

@@ -179,7 +179,7 @@ func readChat(m map[string]any) (*Request, error) {
 	if m["audio"] != nil || m["modalities"] != nil && strings.Contains(fmt.Sprint(m["modalities"]), "audio") {
 		return nil, fmt.Errorf("it asks for audio")
 	}
-	r := &Request{Stream: m["stream"] == true}
+	r := &Request{Stream: m["stream"] == true, IncludeUsage: obj(m["stream_options"])["include_usage"] == true}
 	for _, t := range objs(m["tools"]) {
 		switch typ := str(t["type"]); typ {
 		case "function":
@@ -470,7 +470,13 @@ func readGemini(m map[string]any, stream bool) (*Request, error) {
 			case p["functionResponse"] != nil:
 				fr := obj(p["functionResponse"])
 				res := Part{Kind: Result, ID: str(fr["id"]), Name: str(fr["name"])}
-				if res.ID == "" {
+				known := false
+				for _, pc := range pending {
+					known = known || res.ID != "" && pc.ID == res.ID
+				}
+				if !known {
+					// no id, or one of the client's own (Gemini CLI makes
+					// one for a call that came without): paired by name
 					for k, pc := range pending {
 						if pc.Name == res.Name {
 							res.ID = pc.ID
@@ -593,6 +599,12 @@ func geminiSchema(v any) any {
 				out[k] = props
 			case "items":
 				out[k] = geminiSchema(x)
+			case "anyOf", "oneOf", "allOf":
+				var alts []any
+				for _, a := range x.([]any) {
+					alts = append(alts, geminiSchema(a))
+				}
+				out[k] = alts
 			case "nullable":
 			default:
 				out[k] = x

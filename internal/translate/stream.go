@@ -168,8 +168,13 @@ func (s *Stream) take(ev event) error {
 	case evCallStart:
 		s.closeItem()
 		id := s.t.clientID(ev.id)
-		if id == "" {
+		switch {
+		case id == "":
 			id = s.t.NewID("call_")
+		case s.t.Client.Kind == "messages" && !validID(id):
+			// another vendor's id Messages would refuse on the turn after
+			// (functions.x:0): made valid, as the history's are
+			id = safe(id, 40)
 		}
 		c := &call{id: id, name: ev.name, tool: s.t.tool(ev.name)}
 		s.startItem(&item{call: c})
@@ -416,7 +421,9 @@ func (s *Stream) final() {
 		s.sse("response."+status, map[string]any{"type": "response." + status, "response": s.responsesObject(status)})
 	case "chat":
 		s.data(s.chatChunk(map[string]any{}, chatStopOf(s.stop)))
-		s.data(map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.t.Model, "choices": []any{}, "usage": chatUsage(u)})
+		if s.t.req.IncludeUsage { // only when asked: a client that did not may read choices[0] of every chunk
+			s.data(map[string]any{"id": s.id, "object": "chat.completion.chunk", "created": s.created, "model": s.t.Model, "choices": []any{}, "usage": chatUsage(u)})
+		}
 		s.buf = append(s.buf, "data: [DONE]\n\n"...)
 	default:
 		s.data(s.geminiChunk([]any{map[string]any{"text": ""}}, geminiStopOf(s.stop), true))

@@ -60,6 +60,7 @@ type Turn struct {
 	NewID func(prefix string) string
 
 	req   *Request
+	takes Takes
 	tools map[string]Tool   // the target's tool names: the client's tools
 	ids   map[string]string // the target's call ids in the history: the client's
 }
@@ -115,7 +116,7 @@ func (p *Parsed) New(to wire.Format, t Takes, model, upstream string) (*Turn, er
 	if r, err = fits(p.client, r, to, t); err != nil {
 		return nil, err
 	}
-	return newTurn(p.client, r, to, model, upstream)
+	return newTurn(p.client, r, to, t, model, upstream)
 }
 
 // read is Check, keeping what it read.
@@ -215,16 +216,16 @@ func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upst
 	if err != nil {
 		return nil, err
 	}
-	return newTurn(client, r, to, model, upstream)
+	return newTurn(client, r, to, t, model, upstream)
 }
 
-func newTurn(client wire.Endpoint, r *Request, to wire.Format, model, upstream string) (*Turn, error) {
+func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, model, upstream string) (*Turn, error) {
 	ep, _ := target(to, client)
 	if to == wire.Gemini && r.Stream {
 		ep = wire.EndpointOf(wire.StreamGenerateContent)
 	}
 	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, From: string(client.Kind), req: r,
-		Now: time.Now, NewID: newID, tools: map[string]Tool{}, ids: map[string]string{}}
+		Now: time.Now, NewID: newID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
 		tr.tools[targetName(tl)] = tl
 	}

@@ -250,7 +250,7 @@ func TestStreamsBothWays(t *testing.T) {
 		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42}}`),
 		ev("message_stop", `{"type":"message_stop"}`),
 	}, "")
-	req := `{"model":"x","stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"Get_Time","parameters":{"type":"object"}}}]}`
+	req := `{"model":"x","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"Get_Time","parameters":{"type":"object"}}}]}`
 	tr, _ := translated(t, wire.Chat, wire.Anthropic, req)
 	out := run(t, tr, messagesStream)
 	if strings.Contains(out, "hmm") || strings.Contains(out, "SIG") {
@@ -393,6 +393,50 @@ func FuzzAppendJSONString(f *testing.F) {
 		want, _ := json.Marshal(s)
 		if got := appendJSONString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
+
+// What a review of the first version found, each a case.
+func TestReviewedCases(t *testing.T) {
+	t.Run("Gemini CLI's own id on a result whose call had none: paired by name", func(t *testing.T) {
+		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"cli-7f3","name":"ls","response":{"output":"a"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
+		_, m := translated(t, wire.GenerateContent, wire.Anthropic, g)
+		msgs := objs(m["messages"])
+		if use, res := objs(msgs[1]["content"])[0], objs(msgs[2]["content"])[0]; use["id"] != res["tool_use_id"] {
+			t.Fatalf("call %v, result %v", use, res)
+		}
+	})
+	t.Run("no thinking with a forced tool", func(t *testing.T) {
+		_, m := translated(t, wire.Chat, wire.Anthropic, `{"model":"x","reasoning_effort":"high","tool_choice":"required","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`)
+		if m["thinking"] != nil {
+			t.Fatalf("thinking with tool_choice any: %v", m["thinking"])
+		}
+	})
+	t.Run("a reasoning model gets no sampling settings; another does", func(t *testing.T) {
+		body := []byte(`{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"topP":1,"stopSequences":["X"]}}`)
+		tr, _ := New(ep(wire.GenerateContent), body, wire.OpenAI, all, "m", "m")
+		if strings.Contains(string(tr.Body), "temperature") || strings.Contains(string(tr.Body), "top_p") || strings.Contains(string(tr.Body), `"stop"`) {
+			t.Fatalf("a reasoning model got sampling settings: %s", tr.Body)
+		}
+		tr, _ = New(ep(wire.GenerateContent), body, wire.OpenAI, Takes{Tools: true, Images: true}, "m", "m")
+		if !strings.Contains(string(tr.Body), `"temperature":0`) || !strings.Contains(string(tr.Body), `"stop":["X"]`) {
+			t.Fatalf("a model with reasoning: false lost them: %s", tr.Body)
+		}
+	})
+	t.Run("another vendor's call id Messages would refuse reaches a Messages client valid", func(t *testing.T) {
+		tr, _ := translated(t, wire.Messages, wire.OpenAI, `{"model":"x","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"}}]}`)
+		out := run(t, tr, data(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"functions.f:0","function":{"name":"f","arguments":"{}"}}]}}]}`)+data(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`)+data(`[DONE]`))
+		if strings.Contains(out, "functions.f:0") || !strings.Contains(out, `"type":"tool_use"`) {
+			t.Fatalf("%s", out)
+		}
+	})
+	t.Run("a Chat client that did not ask for usage gets no usage chunk", func(t *testing.T) {
+		tr, _ := translated(t, wire.Chat, wire.Anthropic, `{"model":"x","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+		out := run(t, tr, ev("message_start", `{"message":{"id":"m","usage":{"input_tokens":1}}}`)+ev("content_block_start", `{"index":0,"content_block":{"type":"text","text":""}}`)+
+			ev("content_block_delta", `{"index":0,"delta":{"type":"text_delta","text":"hi"}}`)+ev("message_delta", `{"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`)+ev("message_stop", `{}`))
+		if strings.Contains(out, `"choices":[]`) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+			t.Fatalf("%s", out)
 		}
 	})
 }

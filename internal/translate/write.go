@@ -2,7 +2,10 @@ package translate
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 )
 
@@ -175,16 +178,18 @@ func (t *Turn) writeChat(model string) map[string]any {
 	if r.MaxTokens > 0 {
 		out["max_completion_tokens"] = r.MaxTokens
 	}
-	if r.Temperature != nil {
-		out["temperature"] = *r.Temperature
+	if !t.takes.Reasoning { // a reasoning model takes no sampling settings (OpenAI refuses them)
+		if r.Temperature != nil {
+			out["temperature"] = *r.Temperature
+		}
+		if r.TopP != nil {
+			out["top_p"] = *r.TopP
+		}
+		if len(r.Stop) > 0 {
+			out["stop"] = r.Stop[:min(len(r.Stop), 4)]
+		}
 	}
-	if r.TopP != nil {
-		out["top_p"] = *r.TopP
-	}
-	if len(r.Stop) > 0 {
-		out["stop"] = r.Stop[:min(len(r.Stop), 4)]
-	}
-	if e := r.Effort; e != "" {
+	if e := r.Effort; e != "" && t.takes.Reasoning {
 		out["reasoning_effort"] = openAIEffort(e)
 	}
 	switch {
@@ -334,7 +339,8 @@ func (t *Turn) writeMessages(model string) map[string]any {
 	// tool call has no thinking block of Anthropic's own before it (none
 	// is ever forged), and Messages refuses that with thinking on
 	thinking := false
-	if budget := max(r.Budget, effortBudget(r.Effort)); budget >= 1024 && !r.history() {
+	forced := r.Choice.Mode == "required" || r.Choice.Mode == "tool" // Messages refuses thinking with a forced tool
+	if budget := max(r.Budget, effortBudget(r.Effort)); budget >= 1024 && !r.history() && !forced {
 		if r.MaxTokens <= 0 {
 			maxTokens = budget + DefaultMaxTokens
 		}
@@ -409,7 +415,17 @@ func messagesPart(p Part) map[string]any {
 // file by its URL.
 func geminiMedia(p Part) map[string]any {
 	if p.URL != "" {
-		return map[string]any{"fileData": map[string]any{"mimeType": p.MIME, "fileUri": p.URL}}
+		mt := p.MIME
+		if mt == "" { // Gemini requires one: from the URL's extension, else an image's or a PDF's
+			u, _ := url.Parse(p.URL)
+			if u != nil {
+				mt = mime.TypeByExtension(path.Ext(u.Path))
+			}
+			if mt == "" {
+				mt = map[PartKind]string{Image: "image/jpeg", Document: "application/pdf"}[p.Kind]
+			}
+		}
+		return map[string]any{"fileData": map[string]any{"mimeType": mt, "fileUri": p.URL}}
 	}
 	return map[string]any{"inlineData": map[string]any{"mimeType": p.MIME, "data": p.Data}}
 }
@@ -519,7 +535,8 @@ func (t *Turn) writeGemini() map[string]any {
 		gc["stopSequences"] = r.Stop[:min(len(r.Stop), 5)]
 	}
 	if budget := max(r.Budget, effortBudget(r.Effort)); budget > 0 {
-		gc["thinkingConfig"] = map[string]any{"thinkingBudget": budget, "includeThoughts": false}
+		// at most 24 576 tokens, the smallest of Gemini's models' caps
+		gc["thinkingConfig"] = map[string]any{"thinkingBudget": min(budget, 24576), "includeThoughts": false}
 	}
 	switch {
 	case r.Schema != nil:

@@ -56,6 +56,9 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
 	}
 	a.Headers(wire.IsSSE(resp.Header))
+	if o.Turn != nil && resp.StatusCode/100 == 2 {
+		translatedHeader(resp.Header) // another vendor's own headers are not the client's vendor's
+	}
 	res := policy.Result{Status: resp.StatusCode}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
@@ -64,6 +67,12 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		res.Detail = &reply.Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
 		if o.Turn != nil { // another vendor's error, in the client's words
 			res.Detail = translatedFailure(client, a.Candidate, res.Verdict)
+			if res.Verdict.Class == classify.BadRequest {
+				// what another vendor refuses of a translated request is
+				// the translation's, not the client's: the step is passed
+				// over, and the chain goes on
+				res.Verdict.Code = policy.Untranslatable
+			}
 		}
 		return nil, res
 	}
@@ -71,9 +80,6 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		st, held := relay.Open(a, resp, client, from, o)
 		if st == nil {
 			return nil, held
-		}
-		if o.Turn != nil {
-			translatedHeader(resp.Header)
 		}
 		return &Answer{Resp: resp, Stream: st}, res
 	}
@@ -103,7 +109,6 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 			res.Verdict = classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the answer of %s could not be translated: %v", a.Candidate.Model, err)}
 			return nil, res
 		}
-		translatedHeader(resp.Header)
 	}
 	return &Answer{Resp: resp, Body: body}, res
 }
@@ -142,13 +147,21 @@ type Crossing struct {
 	cfg  *config.Config
 	ep   wire.Endpoint
 	body *wire.Body
-	once sync.Once
-	p    *translate.Parsed // made by the first cross-vendor step (most requests never take one)
+	// native: the configuration has cross-vendor steps, so a request's
+	// history may hold another vendor's turns, which its own vendor's
+	// model is sent fit (translate.Native)
+	native   bool
+	nativeMu sync.Once
+	fit      *wire.Body // the body its own vendor is sent, when native changed it
+	once     sync.Once
+	p        *translate.Parsed // made by the first cross-vendor step (most requests never take one)
 }
 
-// NewCrossing is the crossing of a request to ep with body under cfg.
-func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body) *Crossing {
-	return &Crossing{cfg: cfg, ep: ep, body: body}
+// NewCrossing is the crossing of a request to ep with body under cfg;
+// crosses is cfg.CrossVendor(), which the front end keeps per
+// configuration.
+func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, crosses bool) *Crossing {
+	return &Crossing{cfg: cfg, ep: ep, body: body, native: crosses}
 }
 
 func (x *Crossing) parsed() *translate.Parsed {
@@ -184,7 +197,21 @@ func (x *Crossing) Check(c policy.Candidate) (string, string) {
 func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *translate.Turn, error) {
 	cfg, ep := x.cfg, x.ep
 	if cand.Format == "" || cand.Format == ep.Format {
-		req, err := NewRequest(ctx, cfg, ep, x.body, cand, header, rawQuery)
+		body := x.body
+		if x.native {
+			x.nativeMu.Do(func() {
+				if fit, ok := translate.Native(ep, body.Raw); ok {
+					if b, err := wire.ParseBody(ep, fit); err == nil {
+						b.Model = body.Model
+						x.fit = b
+					}
+				}
+			})
+			if x.fit != nil {
+				body = x.fit
+			}
+		}
+		req, err := NewRequest(ctx, cfg, ep, body, cand, header, rawQuery)
 		return req, nil, err
 	}
 	prov, ok := cfg.Providers[cand.Provider]

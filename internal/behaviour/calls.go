@@ -93,9 +93,12 @@ func Text(b []byte) string {
 			}
 			switch m["type"] {
 			case "response.output_text.delta":
-				out.WriteString(m["delta"].(string))
-			case "content_block_delta":
-				out.WriteString(m["delta"].(map[string]any)["text"].(string))
+				d, _ := m["delta"].(string)
+				out.WriteString(d)
+			case "content_block_delta": // a text's (a tool call's arguments are not text)
+				d, _ := m["delta"].(map[string]any)
+				t, _ := d["text"].(string)
+				out.WriteString(t)
 			}
 			if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
 				if c, ok := ch[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {

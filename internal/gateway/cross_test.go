@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/translate"
@@ -38,6 +39,25 @@ func loadRecording(t *testing.T, name string) recorded {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// send is the recorded request with body, to the rig's gateway, as the
+// client sent it (its headers but its compression): the answer, read.
+func (rec recorded) send(t *testing.T, r *rig, body []byte) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, r.url+rec.Path, strings.NewReader(string(body)))
+	for k, v := range rec.Headers {
+		if !strings.EqualFold(k, "accept-encoding") {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
 }
 
 // ownKeys are the providers' own keys a cross-vendor step is sent with.
@@ -107,36 +127,20 @@ func TestAgentsSpillAcrossVendors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.recording+"→"+tc.target, func(t *testing.T) {
 			r := newRig(t, nil, spillTo(tc.target))
-			for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
-				if strings.HasPrefix(m, tc.full) {
-					r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
-				}
-			}
+			fullVendor(t, r, tc.full)
 			if err := r.sim.AddScript(simtest.ShellScript()); err != nil {
 				t.Fatal(err)
 			}
 			rec := loadRecording(t, tc.recording)
-			req, _ := http.NewRequest(http.MethodPost, r.url+rec.Path, strings.NewReader(string(rec.Body)))
-			for k, v := range rec.Headers {
-				if !strings.EqualFold(k, "accept-encoding") {
-					req.Header.Set(k, v)
-				}
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var buf strings.Builder
-			_, _ = io.Copy(&buf, resp.Body)
-			body := buf.String()
+			resp, body := rec.send(t, r, rec.Body)
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
 			}
 			if got := resp.Header.Get("X-Spillway-Model"); got != tc.target {
 				t.Errorf("X-Spillway-Model = %q, want %q", got, tc.target)
 			}
-			text := streamText(sseEvents(t, []byte(body)))
+			sseEvents(t, []byte(body))
+			text := behaviour.Text([]byte(body))
 			for _, w := range tc.want {
 				if !strings.Contains(body, w) && !strings.Contains(text, w) {
 					t.Errorf("the answer has no %s:\n%s", w, clipText(body))
@@ -177,51 +181,6 @@ func clipText(s string) string {
 		return s[:3000] + "…"
 	}
 	return s
-}
-
-// streamText is the text a stream's events carry, in any client's format.
-func streamText(evs []sse.Event) string {
-	var b strings.Builder
-	for _, ev := range evs {
-		var m struct {
-			Type    string `json:"type"`
-			Delta   any    `json:"delta"`
-			Choices []struct {
-				Delta struct {
-					Content string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-			Candidates []struct {
-				Content struct {
-					Parts []struct {
-						Text string `json:"text"`
-					} `json:"parts"`
-				} `json:"content"`
-			} `json:"candidates"`
-		}
-		if json.Unmarshal(ev.Data, &m) != nil {
-			continue
-		}
-		switch d := m.Delta.(type) {
-		case string:
-			if m.Type == "response.output_text.delta" {
-				b.WriteString(d)
-			}
-		case map[string]any:
-			if t, _ := d["text"].(string); d["type"] == "text_delta" {
-				b.WriteString(t)
-			}
-		}
-		for _, c := range m.Choices {
-			b.WriteString(c.Delta.Content)
-		}
-		for _, c := range m.Candidates {
-			for _, p := range c.Content.Parts {
-				b.WriteString(p.Text)
-			}
-		}
-	}
-	return b.String()
 }
 
 // A cross-vendor step the request cannot take is passed over, its reason
@@ -347,7 +306,7 @@ func TestTranslatedStreamWithoutItsFinalEvent(t *testing.T) {
 			fullVendor(t, r, "claude-")
 			resp, body := r.do(t, messages("claude-sonnet-5-5", "hi", true))
 			evs := sseEvents(t, body)
-			if resp.StatusCode != 200 || len(evs) == 0 || evs[len(evs)-1].Name != "message_stop" || streamText(evs) != "Hello there" || !strings.Contains(string(body), `"stop_reason":"end_turn"`) {
+			if resp.StatusCode != 200 || len(evs) == 0 || evs[len(evs)-1].Name != "message_stop" || behaviour.Text(body) != "Hello there" || !strings.Contains(string(body), `"stop_reason":"end_turn"`) {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
 			}
 		})
@@ -371,21 +330,7 @@ func TestBackToTheOwnVendorAfterATranslatedTurn(t *testing.T) {
 		}
 	}
 	raw, _ := json.Marshal(body)
-	send := func(r *rig) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, r.url+rec.Path, strings.NewReader(string(raw)))
-		for k, v := range rec.Headers {
-			if !strings.EqualFold(k, "accept-encoding") {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
+	send := func(r *rig) (*http.Response, string) { return rec.send(t, r, raw) }
 	r := newRig(t, nil, spillTo("gpt-6.1-sol"))
 	if resp, b := send(r); resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Model") != "claude-opus-5-5" {
 		t.Fatalf("status %d model %q: %s", resp.StatusCode, resp.Header.Get("X-Spillway-Model"), clipText(b))

@@ -106,7 +106,7 @@ func TestCorpus(t *testing.T) {
 					}
 				}
 				stream, _ := os.ReadFile(filepath.Join(corpus, "answers", tname+".sse"))
-				out := translateStream(t, tr, stream)
+				out := []byte(run(t, tr, string(stream)))
 				golden(t, cname+"-to-"+tname+".stream.sse", out)
 				whole, _ := os.ReadFile(filepath.Join(corpus, "answers", tname+".json"))
 				ans, err := tr.Answer(whole)
@@ -147,31 +147,6 @@ func TestCorpus(t *testing.T) {
 			})
 		}
 	}
-}
-
-// translateStream is stream's events through tr's Stream, the client's
-// events as one text.
-func translateStream(t *testing.T, tr *Turn, stream []byte) []byte {
-	t.Helper()
-	s := tr.NewStream()
-	rd := sse.NewReader(bytes.NewReader(stream))
-	var out []byte
-	for {
-		e, err := rd.Next()
-		if err != nil {
-			break
-		}
-		b, err := s.Event(e.Name, e.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b...)
-	}
-	out = append(out, s.End()...)
-	if !s.Done() {
-		t.Fatalf("the client's stream has no end:\n%s", out)
-	}
-	return out
 }
 
 // normalSSE is a stream with each event's data re-encoded (keys in order).

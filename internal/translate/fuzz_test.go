@@ -82,22 +82,9 @@ func FuzzStream(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := tr.NewStream()
-		rd := sse.NewReader(strings.NewReader(stream))
-		var out []byte
-		for {
-			e, err := rd.Next()
-			if err != nil {
-				break
-			}
-			b, err := s.Event(e.Name, e.Data)
-			if err != nil {
-				continue // refused: the relay ends the attempt there
-			}
-			out = append(out, b...)
-		}
-		out = append(out, s.End()...)
-		rd = sse.NewReader(strings.NewReader(string(out)))
+		got, _ := feed(t, tr, stream, true)
+		out := []byte(got)
+		rd := sse.NewReader(strings.NewReader(string(out)))
 		for {
 			e, err := rd.Next()
 			if err != nil {

@@ -150,11 +150,11 @@ type Crossing struct {
 	// native: the configuration has cross-vendor steps, so a request's
 	// history may hold another vendor's turns, which its own vendor's
 	// model is sent fit (translate.Native)
-	native   bool
-	nativeMu sync.Once
-	fit      *wire.Body // the body its own vendor is sent, when native changed it
-	once     sync.Once
-	p        *translate.Parsed // made by the first cross-vendor step (most requests never take one)
+	native  bool
+	fitOnce sync.Once
+	fit     *wire.Body // the body its own vendor is sent, when native changed it
+	once    sync.Once
+	p       *translate.Parsed // made by the first cross-vendor step (most requests never take one)
 }
 
 // NewCrossing is the crossing of a request to ep with body under cfg;
@@ -199,7 +199,7 @@ func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header ht
 	if cand.Format == "" || cand.Format == ep.Format {
 		body := x.body
 		if x.native {
-			x.nativeMu.Do(func() {
+			x.fitOnce.Do(func() {
 				if fit, ok := translate.Native(ep, body.Raw); ok {
 					if b, err := wire.ParseBody(ep, fit); err == nil {
 						b.Model = body.Model

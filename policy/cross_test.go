@@ -100,3 +100,42 @@ func TestAChainOfAnotherVendorDoesNotTranslate(t *testing.T) {
 		t.Fatalf("sent %d: %+v", sent, out)
 	}
 }
+
+// A hedge never starts a cross-vendor step the request cannot take: it
+// races the next model it can (here past Claude, which an agent's run
+// cannot send), not a step that would be passed over unsent.
+func TestAHedgeSkipsAStepItCannotTake(t *testing.T) {
+	cfg := hedged()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	cfg.Chains["codex"] = []string{"gpt-6-astra", "claude-sonnet-5-5", "gpt-6.1-sol"}
+	e, clk := clocked(cfg)
+	done := make(chan Outcome)
+	go func() {
+		done <- e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Type: "openai"}, Stream: true, Watchdogs: true, ChargeFailures: true,
+			Send: func(ctx context.Context, a *Attempt) Result {
+				a.Headers(true)
+				if a.Candidate.Model == "gpt-6-astra" { // slow: past its first-token limit
+					<-ctx.Done()
+					return Result{Verdict: a.Failure(ctx.Err()), Status: 200}
+				}
+				if !a.Output() {
+					return Result{Verdict: a.Failure(context.Canceled), Status: 200}
+				}
+				return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+			}})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clk.BlockUntilDue(ctx, 10*time.Second); err != nil {
+		t.Fatal("the first-token watchdog was never armed")
+	}
+	clk.Advance(10 * time.Second)
+	select {
+	case out := <-done:
+		if !out.Committed || out.Candidate.Model != "gpt-6.1-sol" || contains(out.Route, "claude") && !contains(out.Route, "claude-sonnet-5-5[anthropic]:other_vendor") {
+			t.Fatalf("%+v", out)
+		}
+	case <-ctx.Done():
+		t.Fatal("the request never ended")
+	}
+}

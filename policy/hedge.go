@@ -10,9 +10,9 @@ import (
 // hedgeStep is the attempt to start beside the hedged attempt to c, which
 // passed its first-token limit: the next candidate (as a timeout would
 // move on to), or fail when there is none.
-func (p *plan) hedgeStep(c Candidate) step {
+func (p *plan) hedgeStep(c Candidate, takes func(Candidate) bool) step {
 	p.at(c)
-	next, ok := p.onward(nil)
+	next, ok := p.onward(takes) // never a step that would be passed over: that is no race
 	if !ok {
 		return step{Action: fail}
 	}
@@ -37,7 +37,7 @@ type racer struct {
 // hedged attempt's own hop noted first.
 func (r *run) race(ctx context.Context, rc *racer) {
 	r.mu.Lock()
-	st := r.plan.hedgeStep(rc.cand)
+	st := r.plan.hedgeStep(rc.cand, r.takes)
 	r.mu.Unlock()
 	if st.Action != send { // nothing to race against: wait for it
 		r.cand, r.res = rc.cand, <-rc.done

@@ -432,6 +432,13 @@ func (r *run) attempt(ctx context.Context, st *step, out *Result) *racer {
 	return r.hedged(a, st.Candidate, out)
 }
 
+// takes reports whether the request can be sent to cand at all (a
+// cross-vendor step it cannot take is passed over when it is reached).
+func (r *run) takes(cand Candidate) bool {
+	code, _ := r.crossing(cand)
+	return code == ""
+}
+
 // crossing is why cand, another vendor's model, is not sent this call's
 // request (Call.Cross), "" when it is not another vendor's or can be.
 func (r *run) crossing(cand Candidate) (code, why string) {

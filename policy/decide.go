@@ -108,6 +108,7 @@ func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
 // why c was passed over when nothing was sent.
 func (p *plan) passOver(c Candidate, v classify.Verdict) step {
 	put(&p.skip, c.Key(), true)
+	p.passedWhy = append(p.passedWhy, c.Name()+": "+v.Message)
 	if _, ok := p.next(0, nil); !ok {
 		if p.overflowed || len(p.e.overflowCandidates(p.req, p.chain[0], false)) == 0 {
 			if p.lastBad.Class != "" {
@@ -535,6 +536,9 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 		noun = "attempt"
 	}
 	reason += fmt.Sprintf("; tried %s in %d %s; waited %s", strings.Join(tried, ", "), attempts, noun, classify.FormatWait(p.waited))
+	if len(p.passedWhy) > 0 && !passedOver(v) { // why a step was passed over, when the last word is not that already
+		reason += "; passed over: " + strings.Join(p.passedWhy, "; ")
+	}
 	if v.Message != "" {
 		// (an error of the HTTP client quotes the URL: a Gemini key in its
 		// query must not reach the caller's answer or a log)

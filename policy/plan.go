@@ -178,6 +178,8 @@ type plan struct {
 	// overflowed: the overflow chain's candidates were added to the chain
 	// (once a request: overflow is not transitive)
 	overflowed bool
+	// passedWhy says why each step passed over was (a give-up names them)
+	passedWhy []string
 	// limitSkip are the candidates a usage limit skipped (back at its
 	// reset); resets counts the waits for one
 	limitSkip map[string]bool

@@ -168,7 +168,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
 	var answer *http.Response
-	cross := upstream.NewCrossing(t.cfg, ep, body, t.crosses)
+	cross := upstream.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,

@@ -353,3 +353,19 @@ func translateNative(body string) (string, bool) {
 	out, ok := translate.Native(wire.GeminiEndpoints[1], []byte(body))
 	return string(out), ok
 }
+
+// A Gemini stream asked for as a JSON array (no alt=sse) is not translated
+// (a translation writes SSE): the step is passed over, saying so.
+func TestAGeminiArrayStreamIsNotTranslated(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) {
+		spillTo("claude-sonnet-5-5")(c)
+		c.Retry.Budget = 0
+	})
+	fullVendor(t, r, "gemini-")
+	c := behaviour.Gemini("gemini-3-flash", "hi", true)
+	c.Path = strings.TrimSuffix(c.Path, "?alt=sse")
+	resp, body := r.do(t, c)
+	if route := resp.Header.Get("X-Spillway-Route"); resp.StatusCode == 200 || !strings.Contains(route, "claude-sonnet-5-5[anthropic]:untranslatable") || !strings.Contains(string(body), "alt=sse") {
+		t.Fatalf("status %d route %q: %s", resp.StatusCode, route, body)
+	}
+}

@@ -178,7 +178,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
 	}
-	x.cross = upstream.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, s.stateOf(r.Context()).crosses)
+	x.cross = upstream.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, r.URL.RawQuery, s.stateOf(r.Context()).crosses)
 	x.call.Cross = x.cross.Check
 	return x, ""
 }
@@ -320,7 +320,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	}
 	cross := x.cross
 	if body != x.body { // a continuation's (never another vendor's: Track is off there)
-		cross = upstream.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body, x.s.stateOf(ctx).crosses)
+		cross = upstream.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body, x.r.URL.RawQuery, x.s.stateOf(ctx).crosses)
 	}
 	up, turn, err := cross.Attempt(ctx, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {

@@ -155,13 +155,17 @@ type Crossing struct {
 	fit     *wire.Body // the body its own vendor is sent, when native changed it
 	once    sync.Once
 	p       *translate.Parsed // made by the first cross-vendor step (most requests never take one)
+	// array: a Gemini stream asked for as a JSON array (no alt=sse),
+	// which a translation does not write
+	array bool
 }
 
 // NewCrossing is the crossing of a request to ep with body under cfg;
 // crosses is cfg.CrossVendor(), which the front end keeps per
 // configuration.
-func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, crosses bool) *Crossing {
-	return &Crossing{cfg: cfg, ep: ep, body: body, native: crosses}
+func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, rawQuery string, crosses bool) *Crossing {
+	return &Crossing{cfg: cfg, ep: ep, body: body, native: crosses,
+		array: ep.Kind == wire.StreamGenerateContent && !strings.Contains(rawQuery, "alt=sse")}
 }
 
 func (x *Crossing) parsed() *translate.Parsed {
@@ -179,6 +183,8 @@ func (x *Crossing) Check(c policy.Candidate) (string, string) {
 		return policy.Untranslatable, "no provider " + c.Provider + " is configured"
 	case config.IsSignIn(c.Provider):
 		return policy.OtherVendor, c.Provider + " is a sign-in's own backend"
+	case x.array:
+		return policy.Untranslatable, "a Gemini stream without alt=sse (a JSON array) is not translated: ask for ?alt=sse"
 	case prov.APIKey.Value == "":
 		return policy.NoKey, fmt.Sprintf("%s is %s's model, and provider %s has no api_key of its own (a caller's credentials never go to another vendor)", c.Model, c.Format, c.Provider)
 	}

@@ -57,7 +57,7 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 	counts := map[hourKey]int{}
 	lo, hi := civil(a.since, loc), civil(a.until, loc)
 	memo := map[string]string{}
-	var lower, shape []byte
+	var shape []byte
 	br := bufio.NewReaderSize(r, 256<<10)
 	var buf []byte
 	for {
@@ -72,7 +72,7 @@ func ReadText(r io.Reader, a *Aggregate, o TextOptions) (Input, error) {
 					in.Unreadable++
 				}
 			case o.Pattern != nil && !o.Pattern.Match(line):
-			case o.Pattern == nil && !mentions(rest, &lower):
+			case o.Pattern == nil && !mentions(rest):
 			case !k.hasOffset && !inRange(k, lo, hi):
 				// out of --since/--until, to the minute (a line with a
 				// zone is judged with its minute kept, at the end)
@@ -187,22 +187,40 @@ func stamp(line []byte) (hourKey, []byte, bool) {
 var keywords = [][]byte{[]byte("capacity"), []byte("error"), []byte("retry")}
 
 // mentions reports whether b mentions capacity, error or retry in any
-// case; lower is a scratch buffer.
-func mentions(b []byte, lower *[]byte) bool {
-	l := (*lower)[:0]
-	for _, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
+// case. It looks at b where it is, with no lowered copy: most lines of a
+// busy log are successes that mention none, and this is all they cost
+// after their timestamp.
+func mentions(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		var k []byte
+		switch b[i] | 0x20 { // ASCII letters lowered; other bytes never match a keyword's first letter
+		case 'c':
+			k = keywords[0]
+		case 'e':
+			k = keywords[1]
+		case 'r':
+			k = keywords[2]
+		default:
+			continue
 		}
-		l = append(l, c)
-	}
-	*lower = l
-	for _, k := range keywords {
-		if bytes.Contains(l, k) {
+		if len(b)-i >= len(k) && equalFoldASCII(b[i:i+len(k)], k) {
 			return true
 		}
 	}
 	return false
+}
+
+// equalFoldASCII reports whether b is k (lower-case letters) in any case.
+func equalFoldASCII(b, k []byte) bool {
+	for j, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != k[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // maskDigits appends b with every word that holds a digit (a number, a

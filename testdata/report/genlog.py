@@ -2,13 +2,16 @@
 """Writes a text log for the report benchmark: N lines (default 1,000,000),
 each a timestamp and a short message, three quarters of them errors or
 retries, over four weeks with more capacity errors on weekday afternoons.
-Seeded: the same file every time. Usage: genlog.py FILE [N]"""
+Seeded: the same file every time. Usage: genlog.py FILE [N] [OK_SHARE]:
+OK_SHARE (0 to 1) makes that share of the lines successes instead (0.5: a
+log where half the lines are requests that went well)."""
 import random
 import sys
 from datetime import datetime, timedelta
 
 rnd = random.Random(7)
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+ok_share = float(sys.argv[3]) if len(sys.argv) > 3 else None
 start = datetime(2026, 11, 2)
 span = 28 * 24 * 3600
 errors = [
@@ -28,7 +31,8 @@ with open(sys.argv[1], "w") as f:
     for i in range(n):
         t = start + timedelta(seconds=i * span // n)
         busy = t.weekday() < 5 and 10 <= t.hour < 16
-        if rnd.random() < (0.85 if busy else 0.7):
+        share = (0.85 if busy else 0.7) if ok_share is None else 1 - ok_share
+        if rnd.random() < share:
             msg = rnd.choice(errors)
         else:
             msg = rnd.choice(ok)

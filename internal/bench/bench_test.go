@@ -171,3 +171,24 @@ func TestOverheadTranslatedSmoke(t *testing.T) {
 		t.Fatalf("no translated100 metric: %v", rep.metrics())
 	}
 }
+
+// The failover paths: every request answered, by the chain's second model
+// (the first answering 529 at once), their added time measured, and
+// their goal names known to Repeat.
+func TestOverheadFailoverSmoke(t *testing.T) {
+	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{50}, Duration: 400 * time.Millisecond, Slice: 200 * time.Millisecond, Failover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range rep.Paths {
+		seen[p.Name] = true
+		if p.Errors != 0 || p.Sent < 10 {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+	m := rep.metrics()
+	if !seen[Failover] || !seen[FailoverSkip] || !m["failover50_p50"].ok || !m["skip50_p50"].ok {
+		t.Fatalf("paths %v metrics %v", seen, m)
+	}
+}

@@ -47,6 +47,22 @@ const (
 	// DirectTranslated is the translated path's baseline: its request as
 	// the gateway sends it (Messages), direct to the simulator.
 	DirectTranslated = "direct-messages"
+	// Failover is a request whose first model answers 529 at once (its
+	// breaker held closed, so every request makes the round trip) and the
+	// next answers; FailoverSkip the same with the first model's breaker
+	// open (a skip, no round trip). Both over direct: the answering
+	// model's own time (OverheadOptions.Failover).
+	Failover     = "failover"
+	FailoverSkip = "failover-open"
+)
+
+// The failover paths' gateways: failClosed holds the full model's breaker
+// closed, failOpen leaves the shipped breaker to open.
+const (
+	failClosed = "closed"
+	failOpen   = "open"
+	// fullModel is the simulator's model the failover paths find full
+	fullModel = "gpt-6-astra"
 )
 
 // translatedModel is the gateway's model for the translated path: an
@@ -70,6 +86,10 @@ type OverheadOptions struct {
 	// fleet on that Redis, to measure what fleet state costs a request
 	// while nothing changes (the request path should make no Redis call).
 	State string
+	// Failover adds the failover paths (Failover, FailoverSkip): gateways
+	// of their own (pacing off, so that the full model is tried each
+	// time, not passed over as crowded), the simulator's gpt-6-astra full.
+	Failover bool
 	// Translated adds a path: the same gateway answering the Chat request
 	// from another vendor's model (translated both ways), to measure what
 	// a cross-vendor step adds over a same-format one.
@@ -184,17 +204,25 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	var err error
 	procs := map[string]*proc{} // the proxies' processes, with Procs
 	if o.Procs {
-		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff, o.PartProfile)
+		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff, o.PartProfile, o.Failover)
 	} else {
-		urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State)
+		urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State, o.Failover)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
+	if o.Failover { // the failover paths' first model: full, answering 529 at once
+		if err := fullUpstream(ctx, urls[Direct]); err != nil {
+			return nil, err
+		}
+	}
 	names := []string{Direct, Bare, Spillway}
 	if o.State != "" {
 		names = append(names, Fleet)
+	}
+	if o.Failover {
+		names = append(names, Failover, FailoverSkip)
 	}
 	if o.Translated {
 		names = append(names, DirectTranslated, Translated)
@@ -211,8 +239,11 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	bodies := map[string]string{}
 	for _, n := range names {
 		model := "gpt-6-luna"
-		if n == Translated {
+		switch n {
+		case Translated:
 			model = translatedModel
+		case Failover, FailoverSkip:
+			model = "bench-full"
 		}
 		bodies[n] = fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"say hi"}]}`, model)
 		if o.Stream {
@@ -332,7 +363,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 // startProcs runs the upstream, the bare proxy and the gateway as
 // processes of their own and returns the paths' URLs and the proxies'
 // processes (by path).
-func startProcs(ctx context.Context, tokenRate float64, pacingOff bool, profile string) (map[string]string, map[string]*proc, func(), error) {
+func startProcs(ctx context.Context, tokenRate float64, pacingOff bool, profile string, failover bool) (map[string]string, map[string]*proc, func(), error) {
 	up, err := startPart(ctx, PartUpstream, "", tokenRate, false, "")
 	if err != nil {
 		return nil, nil, nil, err
@@ -357,14 +388,31 @@ func startProcs(ctx context.Context, tokenRate float64, pacingOff bool, profile 
 	}
 	const path = "/v1/chat/completions"
 	urls := map[string]string{Direct: target + path, Bare: "http://" + bare.addr + path, Spillway: "http://" + gw.addr + path}
-	return urls, map[string]*proc{Bare: bare, Spillway: gw}, func() { gw.stop(); bare.stop(); up.stop() }, nil
+	procs := map[string]*proc{Bare: bare, Spillway: gw}
+	stop := func() {
+		for _, p := range procs {
+			p.stop()
+		}
+		up.stop()
+	}
+	if failover {
+		for name, kind := range map[string]string{Failover: PartFailover, FailoverSkip: PartFailoverOpen} {
+			p, err := startPart(ctx, kind, target, 0, true, "")
+			if err != nil {
+				stop()
+				return nil, nil, nil, err
+			}
+			urls[name], procs[name] = "http://"+p.addr+path, p
+		}
+	}
+	return urls, procs, stop, nil
 }
 
 // openStreamsRSS opens n streams at once through a fresh bare proxy and a
 // fresh gateway, in front of an upstream that streams slowly (each stream
 // lasts seconds), and returns each proxy's peak RSS.
 func openStreamsRSS(ctx context.Context, n int, pacingOff bool) (bareMB, spillwayMB float64, err error) {
-	urls, procs, cleanup, err := startProcs(ctx, 20, pacingOff, "") // 20 tokens a second
+	urls, procs, cleanup, err := startProcs(ctx, 20, pacingOff, "", false) // 20 tokens a second
 	if err != nil {
 		return 0, 0, err
 	}
@@ -392,7 +440,7 @@ func openStreamsRSS(ctx context.Context, n int, pacingOff bool) (bareMB, spillwa
 
 // startPaths starts the simulator, the bare proxy and the gateway on
 // loopback and returns each path's URL.
-func startPaths(ctx context.Context, pacingOff bool, state string) (map[string]string, func(), error) {
+func startPaths(ctx context.Context, pacingOff bool, state string, failover bool) (map[string]string, func(), error) {
 	simAddr, err := startUpstream(ctx, 0)
 	if err != nil {
 		return nil, nil, err
@@ -401,15 +449,28 @@ func startPaths(ctx context.Context, pacingOff bool, state string) (map[string]s
 	if err != nil {
 		return nil, nil, err
 	}
-	gwAddr, closeGW, err := startGateway(ctx, "http://"+simAddr, pacingOff, "")
+	gwAddr, closeGW, err := startGateway(ctx, "http://"+simAddr, pacingOff, "", "")
 	if err != nil {
 		return nil, nil, err
 	}
 	const path = "/v1/chat/completions"
 	urls := map[string]string{Direct: "http://" + simAddr + path, Bare: "http://" + bareAddr + path, Spillway: "http://" + gwAddr + path}
 	closers := []func(){closeGW}
+	if failover {
+		for name, mode := range map[string]string{Failover: failClosed, FailoverSkip: failOpen} {
+			addr, closeF, err := startGateway(ctx, "http://"+simAddr, true, "", mode)
+			if err != nil {
+				for _, c := range closers {
+					c()
+				}
+				return nil, nil, err
+			}
+			urls[name] = "http://" + addr + path
+			closers = append(closers, closeF)
+		}
+	}
 	if state != "" { // the same gateway in a fleet
-		fAddr, closeFleet, err := startGateway(ctx, "http://"+simAddr, pacingOff, state)
+		fAddr, closeFleet, err := startGateway(ctx, "http://"+simAddr, pacingOff, state, "")
 		if err != nil {
 			closeGW()
 			return nil, nil, err
@@ -422,6 +483,26 @@ func startPaths(ctx context.Context, pacingOff bool, state string) (map[string]s
 			c()
 		}
 	}, nil
+}
+
+// fullUpstream makes the simulator behind direct (its chat URL) answer
+// fullModel with capacity at once, until it stops.
+func fullUpstream(ctx context.Context, direct string) error {
+	u := strings.TrimSuffix(direct, "/v1/chat/completions") + "/_sim/faults"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(`{"model":"`+fullModel+`","fault":"capacity","count":-1}`))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("bench: making %s full: %w", fullModel, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("bench: making %s full: HTTP %d", fullModel, resp.StatusCode)
+	}
+	return nil
 }
 
 // startUpstream serves the simulator with pools that never fill; tokenRate
@@ -475,7 +556,7 @@ func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 // startGateway serves spillway as users run it in front of target: events
 // logged to a file, metrics on, the shipped pacing (only under pressure)
 // unless it is turned off; in a fleet on state when that is set.
-func startGateway(ctx context.Context, target string, pacingOff bool, state string) (string, func(), error) {
+func startGateway(ctx context.Context, target string, pacingOff bool, state, failover string) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "spillway-bench-overhead-")
 	if err != nil {
 		return "", nil, err
@@ -492,6 +573,15 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state stri
 	cfg.Models["bench-openai"] = config.Model{Provider: "openai", Tier: config.Light, Upstream: "gpt-6-luna"}
 	cfg.Models[translatedModel] = config.Model{Provider: "anthropic", Tier: config.Light, Upstream: "claude-haiku-5-5"}
 	cfg.Chains["bench-translated"] = []string{"bench-openai", translatedModel}
+	if failover != "" { // the failover paths': a full model, then the one that answers
+		cfg.Models["bench-full"] = config.Model{Provider: "openai", Tier: config.Heavy, Upstream: fullModel}
+		cfg.Models["bench-answer"] = config.Model{Provider: "openai", Tier: config.Heavy, Upstream: "gpt-6-luna"}
+		cfg.Chains["bench-failover"] = []string{"bench-full", "bench-answer"}
+		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
+		if failover == failClosed {
+			cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1<<30, 0
+		}
+	}
 	if pacingOff {
 		cfg.Pacing = config.Pacing{MaxConcurrency: 1 << 20}
 	}
@@ -709,6 +799,14 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	for _, k := range rates {
 		if v, ok := r.FleetP50Ratio[k]; ok {
 			fmt.Fprintf(out, "fleet (Redis state) ÷ local gateway at %s req/s: p50 %.3f, p99 %.3f\n", k, v, r.FleetP99Ratio[k])
+		}
+	}
+	for _, p := range r.Paths {
+		switch p.Name {
+		case Failover:
+			fmt.Fprintf(out, "failover at %d req/s (the first model 529 at once, its breaker closed): added p50 %.0fµs, p99 %.0fµs over the answering model's direct time\n", p.RPS, p.AddedP50US, p.AddedP99US)
+		case FailoverSkip:
+			fmt.Fprintf(out, "failover at %d req/s (the first model's breaker open: a skip): added p50 %.0fµs, p99 %.0fµs\n", p.RPS, p.AddedP50US, p.AddedP99US)
 		}
 	}
 	for _, k := range rates {

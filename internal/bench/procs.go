@@ -23,6 +23,11 @@ const (
 	PartUpstream = "upstream"
 	PartBare     = "bare"
 	PartGateway  = "gateway"
+	// PartFailover and PartFailoverOpen are gateways for the failover
+	// paths (OverheadOptions.Failover): their first model full, its
+	// breaker held closed, or left to open.
+	PartFailover     = "gateway-failover"
+	PartFailoverOpen = "gateway-failover-open"
 )
 
 // Part serves one part on loopback until ctx ends, and writes "listening
@@ -44,15 +49,15 @@ func Part(ctx context.Context, kind, target string, tokenRate float64, pacingOff
 		addr, err = startUpstream(ctx, tokenRate)
 	case PartBare:
 		addr, err = startBare(ctx, target)
-	case PartGateway:
+	case PartGateway, PartFailover, PartFailoverOpen:
 		serve.TuneGC(os.Getenv, serve.GatewayGC) // as `spillway serve` runs
 		var done func()
-		addr, done, err = startGateway(ctx, target, pacingOff, "")
+		addr, done, err = startGateway(ctx, target, pacingOff, "", map[string]string{PartFailover: failClosed, PartFailoverOpen: failOpen}[kind])
 		if err == nil {
 			defer done()
 		}
 	default:
-		return fmt.Errorf("bench part: %q: allowed: upstream, bare, gateway", kind)
+		return fmt.Errorf("bench part: %q: allowed: upstream, bare, gateway, %s, %s", kind, PartFailover, PartFailoverOpen)
 	}
 	if err != nil {
 		return err

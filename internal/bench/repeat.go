@@ -169,6 +169,14 @@ func (r *OverheadReport) metrics() map[string]metric {
 		k := strconv.Itoa(rps)
 		out["added"+k] = over(sw.AddedP50US, bare.AddedP50US)
 		out["p99_"+k] = over(sw.AddedP99US, bare.AddedP99US)
+		// the failover paths' added time over direct, in µs (not a ratio:
+		// a goal is a bound on it, failover50_p50<=1000)
+		if f, ok := at[Failover]; ok {
+			out["failover"+k+"_p50"], out["failover"+k+"_p99"] = metric{value: f.AddedP50US, ok: true}, metric{value: f.AddedP99US, ok: true}
+		}
+		if f, ok := at[FailoverSkip]; ok {
+			out["skip"+k+"_p50"], out["skip"+k+"_p99"] = metric{value: f.AddedP50US, ok: true}, metric{value: f.AddedP99US, ok: true}
+		}
 		if tr, ok := at[Translated]; ok {
 			out["translated"+k] = over(tr.TTFBP50US-at[DirectTranslated].TTFBP50US, sw.TTFBP50US-direct.TTFBP50US)
 		}

@@ -148,47 +148,45 @@ func TestOverheadSmoke(t *testing.T) {
 	}
 }
 
-// The translated path: the same Chat request answered by another vendor's
-// model, every request answered, its ratio over the same-format path
-// filled in (and its goal name known to Repeat).
-func TestOverheadTranslatedSmoke(t *testing.T) {
-	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{100}, Duration: 300 * time.Millisecond, Slice: 100 * time.Millisecond,
-		Stream: true, Conns: 4, Translated: true})
-	if err != nil {
-		t.Fatal(err)
+// The paths a flag adds: the translated path (the same Chat request
+// answered by another vendor's model) and the failover paths (the first
+// model answering 529 at once, its breaker closed or open): every request
+// answered, and their metrics (the goals' names) filled in.
+func TestOverheadExtraPathsSmoke(t *testing.T) {
+	cases := []struct {
+		name    string
+		o       OverheadOptions
+		paths   []string
+		metrics []string
+	}{
+		{"translated", OverheadOptions{RPS: []int{100}, Stream: true, Conns: 4, Translated: true}, []string{Translated, DirectTranslated}, []string{"translated100"}},
+		{"failover", OverheadOptions{RPS: []int{50}, Failover: true}, []string{Failover, FailoverSkip}, []string{"failover50_p50", "failover50_p99", "skip50_p50"}},
 	}
-	seen := map[string]bool{}
-	for _, p := range rep.Paths {
-		seen[p.Name] = true
-		if p.Errors != 0 || p.Sent < 25 {
-			t.Errorf("%s: %+v", p.Name, p)
-		}
-	}
-	if !seen[Translated] || !seen[DirectTranslated] || rep.TranslatedTTFBRatio["100"] <= 0 {
-		t.Fatalf("report %+v", rep)
-	}
-	if _, ok := rep.metrics()["translated100"]; !ok {
-		t.Fatalf("no translated100 metric: %v", rep.metrics())
-	}
-}
-
-// The failover paths: every request answered, by the chain's second model
-// (the first answering 529 at once), their added time measured, and
-// their goal names known to Repeat.
-func TestOverheadFailoverSmoke(t *testing.T) {
-	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{50}, Duration: 400 * time.Millisecond, Slice: 200 * time.Millisecond, Failover: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, p := range rep.Paths {
-		seen[p.Name] = true
-		if p.Errors != 0 || p.Sent < 10 {
-			t.Errorf("%s: %+v", p.Name, p)
-		}
-	}
-	m := rep.metrics()
-	if !seen[Failover] || !seen[FailoverSkip] || !m["failover50_p50"].ok || !m["skip50_p50"].ok {
-		t.Fatalf("paths %v metrics %v", seen, m)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Duration, c.o.Slice = 400*time.Millisecond, 200*time.Millisecond
+			rep, err := Overhead(context.Background(), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, p := range rep.Paths {
+				seen[p.Name] = true
+				if p.Errors != 0 || p.Sent < 10 {
+					t.Errorf("%s: %+v", p.Name, p)
+				}
+			}
+			m := rep.metrics()
+			for _, p := range c.paths {
+				if !seen[p] {
+					t.Errorf("no %s path: %v", p, seen)
+				}
+			}
+			for _, name := range c.metrics {
+				if !m[name].ok || m[name].value <= 0 {
+					t.Errorf("metric %s: %+v", name, m[name])
+				}
+			}
+		})
 	}
 }

@@ -220,7 +220,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 	} else if out, err = t.request(ctx, req, ep, body, a.Candidate); err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, t.base, out, ep, upstream.From(ep, a.Candidate), o)
+	ans, res := upstream.Exchange(a, t.base, out, ep, o)
 	if ans == nil {
 		return nil, res
 	}

@@ -280,7 +280,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 		return res
 	}
 	var ans *upstream.Answer
-	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, upstream.From(x.ep, a.Candidate), so)
+	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, so)
 	switch {
 	case ans == nil:
 	case ans.Stream != nil:

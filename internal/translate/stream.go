@@ -143,9 +143,6 @@ func (s *Stream) End() []byte {
 // Done reports that the client's final event went out.
 func (s *Stream) Done() bool { return s.done }
 
-// Usage is the answer's usage so far.
-func (s *Stream) Usage() Usage { return s.usage }
-
 func (s *Stream) take(ev event) error {
 	if s.done {
 		return nil

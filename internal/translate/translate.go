@@ -50,8 +50,6 @@ type Turn struct {
 	Stream bool
 	// Model is the name the client is told answered (the candidate's)
 	Model string
-	// From is the client's format's name, for records (translated_from)
-	From string
 
 	// Now is the clock an answer's creation time comes from (the
 	// engine's); NewID makes the ids spillway gives what it writes (an
@@ -224,7 +222,7 @@ func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, mode
 	if to == wire.Gemini && r.Stream {
 		ep = wire.EndpointOf(wire.StreamGenerateContent)
 	}
-	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, From: string(client.Kind), req: r,
+	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, req: r,
 		Now: time.Now, NewID: newID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
 		tr.tools[targetName(tl)] = tl

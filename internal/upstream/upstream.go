@@ -43,11 +43,12 @@ type Answer struct {
 // delivered); otherwise a nil Answer and the failure's Result. req must
 // carry the attempt's context, which the driver's watchdogs end. o says
 // what an event stream's answer must also do (a hold window, what a
-// continuation needs). client is the endpoint the caller called, from the
-// candidate's (whose format the answer comes in): two values, so that a
-// translation between them has its place.
-func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client, from wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
+// continuation needs). client is the endpoint the caller called; the
+// answer comes in its format, or, for another vendor's model, in o.Turn's
+// target's, and is translated back.
+func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Format)
+	from := client
 	if o.Turn != nil {
 		from, o.Turn.Now = o.Turn.Target, a.Now
 	}
@@ -130,13 +131,6 @@ func translatedHeader(h http.Header) {
 			h.Del(k)
 		}
 	}
-}
-
-// From is the endpoint candidate cand answers on, for a caller that called
-// client: the client's own; another vendor's model answers on its Turn's
-// target (Exchange takes it from Options.Turn).
-func From(client wire.Endpoint, cand policy.Candidate) wire.Endpoint {
-	return client
 }
 
 // Crossing is what a front end needs of one request for its cross-vendor

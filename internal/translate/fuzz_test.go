@@ -34,10 +34,11 @@ func FuzzRequest(f *testing.F) {
 		if target == client.Format {
 			target = targets[(int(to)+1)%len(targets)]
 		}
-		r, err := read(client, []byte(body), target, all)
-		if err != nil {
+		p := Parse(client, []byte(body))
+		if p.Check(target, all) != nil {
 			return
 		}
+		r, _ := p.read()
 		tr, err := New(client, []byte(body), target, all, "m", "m")
 		if err != nil {
 			t.Fatalf("read it, but could not write it: %v", err)

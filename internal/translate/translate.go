@@ -69,8 +69,7 @@ var ErrCannot = errors.New("cannot be translated")
 // Check reads body, a request to client, and says why it cannot go to a
 // model of format to that takes what t says: nil when it can.
 func Check(client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
-	_, err := read(client, body, to, t)
-	return err
+	return Parse(client, body).Check(to, t)
 }
 
 // Parsed is a client's request read once (on first use), for every
@@ -115,18 +114,6 @@ func (p *Parsed) New(to wire.Format, t Takes, model, upstream string) (*Turn, er
 		return nil, err
 	}
 	return newTurn(p.client, r, to, t, model, upstream)
-}
-
-// read is Check, keeping what it read.
-func read(client wire.Endpoint, body []byte, to wire.Format, t Takes) (*Request, error) {
-	if err := reachable(client, to); err != nil {
-		return nil, err
-	}
-	r, err := parse(client, body)
-	if err != nil {
-		return nil, err
-	}
-	return fits(client, r, to, t)
 }
 
 // reachable says why no request to client goes to format to.
@@ -210,11 +197,7 @@ func target(f wire.Format, client wire.Endpoint) (wire.Endpoint, bool) {
 // New translates body, a request to client, for model (its name at the
 // provider: upstream) of format to.
 func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upstream string) (*Turn, error) {
-	r, err := read(client, body, to, t)
-	if err != nil {
-		return nil, err
-	}
-	return newTurn(client, r, to, t, model, upstream)
+	return Parse(client, body).New(to, t, model, upstream)
 }
 
 func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, model, upstream string) (*Turn, error) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 )
 
 // On these 2-CPU machines one run of the overhead bench swings by more than
@@ -45,6 +46,50 @@ type Goal struct {
 	Median float64 `json:"median"`
 	Met    bool    `json:"met"`
 	NA     bool    `json:"n/a,omitempty"`
+	// What says what the figure is (the speed goals'), Min and Max its
+	// range over the runs.
+	What string  `json:"what,omitempty"`
+	Min  float64 `json:"min,omitempty"`
+	Max  float64 `json:"max,omitempty"`
+	// ifMeasured: judged only when the runs measure the ratio (the speed
+	// goals, which depend on the flags), not an error otherwise.
+	ifMeasured bool
+}
+
+// speedGoals are the gateway's speed goals (BENCHMARKS.md, "The speed
+// goals"): what a run judges when it is given no --goal.
+var speedGoals = []struct {
+	goal, what string
+	stream     int // 1: streams only, -1: whole answers only, 0: both
+}{
+	{"ttfb500<=1.2", "streams: added time to first byte p50 @500 req/s", 1},
+	{"ttfb1000<=1.3", "streams: added time to first byte p50 @1000 req/s", 1},
+	{"cpu500<=1.2", "streams: CPU per request @500 req/s", 1},
+	{"cpu1000<=1.2", "streams: CPU per request @1000 req/s", 1},
+	{"rss<=1.2", "streams: peak RSS with the open streams", 1},
+	{"throughput>=0.95", "streams: max throughput", 1},
+	{"added1000<=1.2", "whole answers: added p50 @1000 req/s", -1},
+	{"throughput>=0.9", "whole answers: max throughput", -1},
+	{"failover50_p50<=1000", "failover: added p50 over the answering model's direct time, µs @50 req/s", 0},
+	{"failover50_p99<=3000", "failover: added p99 over the answering model's direct time, µs @50 req/s", 0},
+}
+
+// SpeedGoals are the speed goals that apply to runs with o's answers
+// (streams or whole): each is judged when the runs measure its ratio.
+func SpeedGoals(o OverheadOptions) []Goal {
+	var out []Goal
+	for _, s := range speedGoals {
+		if s.stream == 1 && !o.Stream || s.stream == -1 && o.Stream {
+			continue
+		}
+		g, err := ParseGoal(s.goal)
+		if err != nil {
+			panic(err) // the table above is wrong
+		}
+		g.What, g.ifMeasured = s.what, true
+		out = append(out, g)
+	}
+	return out
 }
 
 var goalRe = regexp.MustCompile(`^([a-z]+[a-z_0-9]*)(<=|>=)([0-9]*\.?[0-9]+)$`)
@@ -68,6 +113,9 @@ type RepeatedReport struct {
 	Runs   []*OverheadReport `json:"runs"`
 	Ratios map[string]Ratio  `json:"ratios"`
 	Goals  []Goal            `json:"goals,omitempty"`
+	// Unjudged are the speed goals these runs do not measure (a rate not
+	// run, no --procs, no --failover).
+	Unjudged []string `json:"unjudged,omitempty"`
 }
 
 // Repeat runs Overhead reps times and judges goals on the medians. A goal
@@ -124,10 +172,14 @@ func summarize(runs []*OverheadReport, goals []Goal) (*RepeatedReport, error) {
 	}
 	for _, g := range goals {
 		r, ok := rr.Ratios[g.Name]
+		if !ok && g.ifMeasured {
+			rr.Unjudged = append(rr.Unjudged, g.Name+g.Op+strconv.FormatFloat(g.Bound, 'f', -1, 64))
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("goal %s: these runs measure no ratio %q (they measure %s)", g.Name, g.Name, strings.Join(slices.Sorted(maps.Keys(rr.Ratios)), ", "))
 		}
-		g.Median, g.NA = r.Median, r.Runs == 0
+		g.Median, g.Min, g.Max, g.NA = r.Median, r.Min, r.Max, r.Runs == 0
 		switch {
 		case g.NA:
 		case g.Op == "<=":
@@ -228,16 +280,50 @@ func (rr *RepeatedReport) WriteText(out io.Writer) {
 		}
 		fmt.Fprintf(out, "  %-12s %.2f  (%.2f–%.2f, %d of %d runs)\n", n, r.Median, r.Min, r.Max, r.Runs, len(rr.Runs))
 	}
-	for _, g := range rr.Goals {
-		verdict := "not met"
-		switch {
-		case g.NA:
-			verdict = "n/a"
-		case g.Met:
-			verdict = "met"
-		}
-		fmt.Fprintf(out, "goal %s%s%g: %s (median %.2f)\n", g.Name, g.Op, g.Bound, verdict, g.Median)
+	if len(rr.Goals) > 0 && rr.Goals[0].What != "" {
+		rr.writeGoalTable(out)
+		return
 	}
+	for _, g := range rr.Goals {
+		fmt.Fprintf(out, "goal %s%s%g: %s (median %.2f)\n", g.Name, g.Op, g.Bound, g.verdict(), g.Median)
+	}
+}
+
+func (g Goal) verdict() string {
+	switch {
+	case g.NA:
+		return "n/a"
+	case g.Met:
+		return "met"
+	}
+	return "not met"
+}
+
+// writeGoalTable prints the speed goals as a table: what, the median and
+// range over the runs, the bound, the verdict.
+func (rr *RepeatedReport) writeGoalTable(out io.Writer) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nspeed goals (median of %d %s)\tmedian\tmin–max\tgoal\tverdict\n", len(rr.Runs), plural(len(rr.Runs), "run", "runs"))
+	for _, g := range rr.Goals {
+		op := map[string]string{"<=": "≤", ">=": "≥"}[g.Op]
+		if g.NA {
+			fmt.Fprintf(tw, "%s\tn/a\t\t%s %g\tn/a\n", g.What, op, g.Bound)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s–%s\t%s %g\t%s\n", g.What, figure(g.Median), figure(g.Min), figure(g.Max), op, g.Bound, g.verdict())
+	}
+	tw.Flush()
+	if len(rr.Unjudged) > 0 {
+		fmt.Fprintf(out, "not measured by these runs: %s (the rates 50, 500 and 1000 req/s, --procs and --failover measure them)\n", strings.Join(rr.Unjudged, ", "))
+	}
+}
+
+// figure prints a ratio with two decimals, a time in µs whole.
+func figure(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // ratioOrder sorts the ratios: by kind, then by rate.

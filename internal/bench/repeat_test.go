@@ -66,3 +66,43 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// The speed goals are judged when no goal is given: each one the runs
+// measure, in a table; the others are named as not measured.
+func TestSpeedGoals(t *testing.T) {
+	runs := []*OverheadReport{run(400, 480, 1.1, 1.3, 0.96), run(400, 520, 1.3, 1.1, 0.97), run(400, 440, 1.0, 1.25, 0.9)}
+	goals := SpeedGoals(OverheadOptions{Stream: true})
+	for _, g := range goals {
+		if strings.HasPrefix(g.What, "whole answers") {
+			t.Fatalf("a streams run judges %s", g.What)
+		}
+	}
+	rr, err := summarize(runs, goals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict := map[string]bool{}
+	for _, g := range rr.Goals {
+		verdict[g.Name] = g.Met
+	}
+	// at 500 req/s: ttfb 1.2 (met), cpu 1.1 (met), rss 1.25 (not), throughput 0.96 (met)
+	if len(verdict) != 4 || !verdict["ttfb500"] || !verdict["cpu500"] || verdict["rss"] || !verdict["throughput"] {
+		t.Fatalf("verdicts %v", verdict)
+	}
+	var b strings.Builder
+	rr.WriteText(&b)
+	for _, want := range []string{
+		"streams: added time to first byte p50 @500 req/s  1.20",
+		"streams: peak RSS with the open streams",
+		"1.25    1.10–1.30  ≤ 1.2   not met",
+		"not measured by these runs: ttfb1000<=1.3, cpu1000<=1.2, failover50_p50<=1000, failover50_p99<=3000",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, b.String())
+		}
+	}
+	whole := SpeedGoals(OverheadOptions{})
+	if len(whole) != 4 || whole[0].Name != "added1000" || whole[1].Bound != 0.9 {
+		t.Fatalf("whole-answer goals %+v", whole)
+	}
+}

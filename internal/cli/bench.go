@@ -128,9 +128,14 @@ closed-loop max throughput of each path, and the process's peak RSS.
 
 --reps N runs it N times (default 5 with --procs, 1 otherwise: one run on two
 CPUs swings by more than twofold) and prints each ratio's median with its min
-and max; --goal NAME<=X (or >=) judges a ratio's median: added500, p99_500,
-ttfb500, cpu500 (rates as run), rss, throughput, and with --translated
-translated500 (the translated path's added TTFB p50 over the same-format path's).`,
+and max, then judges the speed goals (BENCHMARKS.md) on the medians, each one
+the runs measure: streams (--stream) ttfb500<=1.2, ttfb1000<=1.3, cpu500 and
+cpu1000<=1.2, rss<=1.2, throughput>=0.95; whole answers added1000<=1.2,
+throughput>=0.9; with --failover failover50_p50<=1000 and failover50_p99<=3000
+(µs). --goal NAME<=X (or >=), repeatable, judges those instead: added500,
+p99_500, ttfb500, cpu500 (rates as run), rss, throughput, with --translated
+translated500 (the translated path's added TTFB p50 over the same-format
+path's), with --failover failover50_p50, failover50_p99, skip50_p50.`,
 		Example: `  spillway bench overhead
   spillway bench overhead --rps 1000 --duration 10s --stream --json
   spillway bench overhead --procs --stream --rps 500,1000 --reps 5 --goal ttfb500<=1.2 --goal rss<=1.2
@@ -164,6 +169,9 @@ translated500 (the translated path's added TTFB p50 over the same-format path's)
 				}
 				goals = append(goals, goal)
 			}
+			if len(goals) == 0 {
+				goals = bench.SpeedGoals(o) // each judged when the runs measure it
+			}
 			if !cmd.Flags().Changed("reps") {
 				reps = 1
 				if o.Procs {
@@ -177,7 +185,7 @@ translated500 (the translated path's added TTFB p50 over the same-format path's)
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			if asJSON && reps == 1 && len(goals) == 0 {
+			if asJSON && reps == 1 && len(goalArgs) == 0 {
 				return a.printReport(rr.Runs[0], true) // one run: its report, as before
 			}
 			return a.printReport(rr, asJSON)

@@ -1,0 +1,782 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/sim"
+)
+
+// The soak: the gateway as a process of its own (`spillway serve`, as users
+// run it) in front of a simulator that cycles through mixed faults, under a
+// steady open-loop mix of streams and whole answers in every wire format,
+// with scripted tool turns. It watches the gateway's RSS, goroutines and
+// open files at quiet moments, and at the end checks every request got an
+// answer or a clean error, and the event log against the simulator's own
+// count of what it received.
+
+// SoakOptions configure Soak.
+type SoakOptions struct {
+	Duration time.Duration // the load's length (30m for the record; the suite's smoke is seconds)
+	RPS      float64       // open-loop starts per second (default 20)
+	// Sample is how often the gateway is sampled (default a minute, or a
+	// twelfth of the run when that is shorter).
+	Sample time.Duration
+	// FaultEvery is how often the next fault of the cycle is injected
+	// (default 10 s, or a twelfth of the run when that is shorter).
+	FaultEvery time.Duration
+	// Serve is the command that runs the gateway, given --config, --listen
+	// and --events after it (default: this executable's `serve`).
+	Serve    []string
+	Dir      string // the gateway's config and event log (default a temporary directory)
+	Progress func(format string, a ...any)
+}
+
+// SoakSample is one look at the gateway.
+type SoakSample struct {
+	AtS        float64 `json:"at_s"`
+	RSSMB      float64 `json:"rss_mb"`
+	Goroutines int     `json:"goroutines"`
+	OpenFDs    int     `json:"open_fds"`
+	// Quiet: taken with nothing in flight (the load paused until the
+	// gateway had no request open); only quiet samples judge growth.
+	Quiet bool `json:"quiet"`
+}
+
+// SoakKind counts one kind of request's outcomes.
+type SoakKind struct {
+	Sent     int `json:"sent"`
+	Answered int `json:"answered"`
+	GaveUp   int `json:"gave_up"` // a clean error: the protocol's error shape
+	Broken   int `json:"broken"`  // neither an answer nor a clean error
+}
+
+// SoakReport is the soak's account.
+type SoakReport struct {
+	DurationS float64             `json:"duration_s"`
+	RPS       float64             `json:"rps"`
+	Requests  int                 `json:"requests"`
+	Answered  int                 `json:"answered"`
+	GaveUp    int                 `json:"gave_up"`
+	Broken    int                 `json:"broken"`
+	ToolTurns int                 `json:"tool_turns"` // tool results sent back and answered
+	Kinds     map[string]SoakKind `json:"kinds"`
+	Faults    map[string]int      `json:"faults"` // injected, by kind
+	Samples   []SoakSample        `json:"samples"`
+	// RSSGrowth and GoroutineGrowth are the growth over the last two
+	// thirds of the run: the median of the quiet samples of its last sixth
+	// over the quiet sample nearest its first third (0.05: 5%).
+	RSSGrowth       float64 `json:"rss_growth"`
+	GoroutineGrowth float64 `json:"goroutine_growth"`
+	// GrowthJudged: there were quiet samples enough (3); else NotJudged
+	// says why not.
+	GrowthJudged bool   `json:"growth_judged"`
+	NotJudged    string `json:"not_judged,omitempty"`
+	// Dropped is spillway_events_dropped_total at the end.
+	Dropped float64 `json:"dropped_records"`
+	// Records are the event records by model, Received what the simulator
+	// counted by model; Doubled the records of an attempt already seen.
+	Records  map[string]int `json:"records"`
+	Received map[string]int `json:"received"`
+	Doubled  int            `json:"doubled"`
+	Examples []string       `json:"broken_examples,omitempty"`
+	Failures []string       `json:"failures"`
+	Pass     bool           `json:"pass"`
+}
+
+// soakFault is one step of the fault cycle.
+type soakFault struct {
+	name   string
+	faults []sim.Fault
+}
+
+// soakCycle is what the simulator does to the gateway, one step every
+// FaultEvery: capacity waves, rate limits, stalls, cuts, malformed frames,
+// a provider down and back. waves lasts a step (in seconds).
+func soakCycle(wave float64) []soakFault {
+	all := func(kind string, models ...string) []sim.Fault {
+		var out []sim.Fault
+		for _, m := range models {
+			out = append(out, sim.Fault{Model: m, Kind: kind, Count: -1, Seconds: wave})
+		}
+		return out
+	}
+	return []soakFault{
+		{"capacity wave", all("capacity", "gpt-6-astra", "claude-opus-5-5", "gemini-3-pro")},
+		{"rate limit", []sim.Fault{{Model: "gpt-6-astra", Kind: "rate_limit", Count: 3}, {Model: "claude-opus-5-5", Kind: "rate_limit", Count: 3}}},
+		{"stall", []sim.Fault{{Model: "gpt-6-astra", Kind: "stall", Count: 2}, {Model: "gemini-3-pro", Kind: "stall", Count: 2}}},
+		{"cut", []sim.Fault{{Model: "gpt-6-astra", Kind: "midstream", Count: 3}, {Model: "claude-opus-5-5", Kind: "reset", Count: 2}}},
+		{"malformed frame", []sim.Fault{{Model: "gpt-6-astra", Kind: "malformed", Count: 2}, {Model: "gemini-3-pro", Kind: "malformed", Count: 2}}},
+		{"capacity wave (in the stream)", []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Style: "event", Count: -1, Seconds: wave}}},
+		{"provider down", all("reset", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5")},
+	}
+}
+
+// soakTool is the tool every Messages request of the soak declares; the
+// simulator's script calls it, and the second request brings its result.
+const soakTool = `{"name":"lookup","description":"Look a word up.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}`
+
+// soakKinds are the requests of the mix, one start each in turn.
+var soakKinds = []string{"chat-stream", "chat", "responses-stream", "messages-tools-stream", "messages-tools", "gemini-stream", "gemini"}
+
+// Soak runs the soak and judges it; the error is for a soak that could
+// not run (the gateway did not start), a failed judgement is in the report.
+func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
+	if o.Duration <= 0 {
+		return nil, errors.New("bench soak: --duration must be positive")
+	}
+	if o.RPS <= 0 {
+		o.RPS = 20
+	}
+	if o.Sample <= 0 {
+		o.Sample = min(time.Minute, o.Duration/12)
+	}
+	if o.FaultEvery <= 0 {
+		o.FaultEvery = min(10*time.Second, o.Duration/12)
+	}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
+	}
+	if len(o.Serve) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.Serve = []string{self, "serve"}
+	}
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "spillway-soak-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		o.Dir = d
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	scn, _ := sim.Builtin("calm")
+	srv, err := sim.New(sim.Options{Scenario: scn, TokenRate: 400})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	simAddr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
+		if err := srv.AddScript(sim.Script{Model: m, Count: -1, Turns: []sim.ScriptTurn{
+			{Call: sim.ScriptCalls{{Tool: "lookup", Arguments: map[string]any{"q": "spill"}}}},
+			{Text: "looked up: {result}"},
+		}}); err != nil {
+			return nil, err
+		}
+	}
+
+	gw, err := startSoakGateway(ctx, o, simAddr)
+	if err != nil {
+		return nil, err
+	}
+	defer gw.stop()
+	o.Progress("gateway pid %d on %s, simulator on %s; %s at %g req/s", gw.cmd.Process.Pid, gw.addr, simAddr, o.Duration, o.RPS)
+
+	rep := &SoakReport{RPS: o.RPS, Kinds: map[string]SoakKind{}, Faults: map[string]int{}}
+	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep}
+	start := time.Now()
+	end := start.Add(o.Duration)
+
+	// the fault cycle
+	faultsDone := make(chan struct{})
+	go func() {
+		defer close(faultsDone)
+		cycle := soakCycle(o.FaultEvery.Seconds() * 0.8)
+		t := time.NewTicker(o.FaultEvery)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !time.Now().Before(end) {
+				return
+			}
+			step := cycle[i%len(cycle)]
+			for _, f := range step.faults {
+				if err := srv.AddFault(f); err == nil {
+					l.mu.Lock()
+					rep.Faults[step.name]++
+					l.mu.Unlock()
+				}
+			}
+		}
+	}()
+
+	// the load, paused for each sample (at most quietWait: a sample that
+	// finds requests still open is taken anyway, and judges no growth)
+	const quietWait = 2 * time.Second
+	sample := time.NewTimer(o.Sample)
+	defer sample.Stop()
+	gap := time.Duration(float64(time.Second) / o.RPS)
+	next := time.Now()
+	for n := 0; time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-sample.C:
+			rep.Samples = append(rep.Samples, l.sample(ctx, gw, start, quietWait))
+			next = time.Now()
+			sample.Reset(o.Sample)
+		case <-time.After(time.Until(next)):
+			l.start(ctx, soakKinds[n%len(soakKinds)])
+			n++
+			next = next.Add(gap)
+		}
+	}
+	<-faultsDone
+	l.wg.Wait()
+	srv.ClearFaults("")
+	rep.Samples = append(rep.Samples, l.sample(ctx, gw, start, 30*time.Second))
+	rep.DurationS = time.Since(start).Seconds()
+	rep.Dropped = gw.metric(ctx, "spillway_events_dropped_total")
+
+	// the records, once the gateway has written them all (it flushes its
+	// log as it stops)
+	gw.stop()
+	rep.Records, rep.Doubled, err = soakRecords(filepath.Join(o.Dir, "events"))
+	if err != nil {
+		return nil, err
+	}
+	rep.Received = map[string]int{}
+	for m, st := range srv.Snapshot().Models {
+		if st.Received > 0 {
+			rep.Received[m] = st.Received
+		}
+	}
+	rep.judge()
+	return rep, nil
+}
+
+// soakGateway is the gateway's process.
+type soakGateway struct {
+	cmd  *exec.Cmd
+	addr string
+	once sync.Once
+	http *http.Client
+}
+
+// startSoakGateway writes the gateway's configuration (the defaults, the
+// providers at the simulator, short watchdogs so that a stall costs
+// seconds) and runs it.
+func startSoakGateway(ctx context.Context, o SoakOptions, simAddr string) (*soakGateway, error) {
+	cfg := filepath.Join(o.Dir, "spillway.yaml")
+	body := fmt.Sprintf(`providers:
+  openai: { base_url: "http://%[1]s/v1" }
+  anthropic: { base_url: "http://%[1]s" }
+  gemini: { base_url: "http://%[1]s" }
+timeouts: { header: 2s, request: 5s, first_token: 2s, idle: 2s }
+retry: { budget: 10s }
+`, simAddr)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "events"), 0o700); err != nil {
+		return nil, err
+	}
+	args := append(slices.Clone(o.Serve[1:]), "--config", cfg, "--listen", "127.0.0.1:0", "--events", filepath.Join(o.Dir, "events", "events.jsonl"))
+	cmd := exec.CommandContext(ctx, o.Serve[0], args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.SysProcAttr = partAttr()
+	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = append(os.Environ(), "HOME="+o.Dir, "XDG_STATE_HOME="+o.Dir, "XDG_CONFIG_HOME="+o.Dir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	rd := bufio.NewReader(stderr)
+	var seen strings.Builder
+	for {
+		line, err := rd.ReadString('\n')
+		seen.WriteString(line)
+		if m := bannerRe.FindStringSubmatch(line); m != nil {
+			go io.Copy(io.Discard, rd)
+			return &soakGateway{cmd: cmd, addr: m[1], http: &http.Client{Timeout: 5 * time.Second}}, nil
+		}
+		if err != nil || seen.Len() > 64<<10 {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("bench soak: the gateway did not start: %s", strings.TrimSpace(seen.String()))
+		}
+	}
+}
+
+var bannerRe = regexp.MustCompile(`listening on http://(\S+)`)
+
+func (g *soakGateway) stop() {
+	g.once.Do(func() {
+		_ = g.cmd.Process.Signal(syscall.SIGTERM)
+		_ = g.cmd.Wait()
+	})
+}
+
+// metrics reads the gateway's /metrics: each series without labels.
+func (g *soakGateway) metrics(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.ContainsRune(name, '{') {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+func (g *soakGateway) metric(ctx context.Context, name string) float64 {
+	m, _ := g.metrics(ctx)
+	return m[name]
+}
+
+// soakLoad is the load generator and its tally.
+type soakLoad struct {
+	base   string
+	client *http.Client
+	wg     sync.WaitGroup
+	open   atomic.Int64
+
+	mu  sync.Mutex
+	rep *SoakReport
+}
+
+// sample pauses the load until the gateway has nothing in flight (at most
+// wait), then reads its RSS, goroutines and open files.
+func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, wait time.Duration) SoakSample {
+	quiet := false
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
+		if l.open.Load() == 0 && g.metric(ctx, "spillway_inflight_requests") == 0 {
+			quiet = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// the client's idle connections hold goroutines in the gateway
+	l.client.CloseIdleConnections()
+	time.Sleep(100 * time.Millisecond)
+	m, _ := g.metrics(ctx)
+	s := SoakSample{AtS: time.Since(start).Seconds(), RSSMB: m["process_resident_memory_bytes"] / (1 << 20),
+		Goroutines: int(m["go_goroutines"]), OpenFDs: int(m["process_open_fds"]), Quiet: quiet}
+	return s
+}
+
+// start sends one request of kind (a tool conversation: two) in the
+// background and tallies its outcome.
+func (l *soakLoad) start(ctx context.Context, kind string) {
+	l.wg.Add(1)
+	l.open.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer l.open.Add(-1)
+		out, why, tool := l.converse(ctx, kind)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		k := l.rep.Kinds[kind]
+		k.Sent++
+		l.rep.Requests++
+		switch out {
+		case answered:
+			k.Answered++
+			l.rep.Answered++
+		case gaveUp:
+			k.GaveUp++
+			l.rep.GaveUp++
+		default:
+			k.Broken++
+			l.rep.Broken++
+			if len(l.rep.Examples) < 5 {
+				l.rep.Examples = append(l.rep.Examples, kind+": "+why)
+			}
+		}
+		if tool {
+			l.rep.ToolTurns++
+		}
+		l.rep.Kinds[kind] = k
+	}()
+}
+
+type soakOutcome int
+
+const (
+	broken soakOutcome = iota
+	answered
+	gaveUp
+)
+
+// converse sends kind's request; a Messages request answered with the
+// tool call the script asks for sends the tool's result back, and its
+// answer is the outcome.
+func (l *soakLoad) converse(ctx context.Context, kind string) (soakOutcome, string, bool) {
+	stream := strings.HasSuffix(kind, "-stream")
+	switch {
+	case strings.HasPrefix(kind, "chat"):
+		body := fmt.Sprintf(`{"model":"gpt-6-astra","stream":%t,"messages":[{"role":"user","content":"soak: say something"}]}`, stream)
+		out, why, _ := l.send(ctx, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + benchKey}, "chat", stream)
+		return out, why, false
+	case strings.HasPrefix(kind, "responses"):
+		body := `{"model":"gpt-6-astra","stream":true,"input":"soak: say something"}`
+		out, why, _ := l.send(ctx, "/v1/responses", body, map[string]string{"Authorization": "Bearer " + benchKey}, "responses", true)
+		return out, why, false
+	case strings.HasPrefix(kind, "gemini"):
+		path := "/v1beta/models/gemini-3-pro:generateContent"
+		if stream {
+			path = "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
+		}
+		out, why, _ := l.send(ctx, path, `{"contents":[{"role":"user","parts":[{"text":"soak: say something"}]}]}`, map[string]string{"x-goog-api-key": benchKey}, "gemini", stream)
+		return out, why, false
+	}
+	h := map[string]string{"x-api-key": benchKey, "anthropic-version": "2023-06-01"}
+	first := fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":%t,"tools":[%s],"messages":[{"role":"user","content":"soak: look a word up"}]}`, stream, soakTool)
+	out, why, call := l.send(ctx, "/v1/messages", first, h, "messages", stream)
+	if out != answered || call == nil {
+		return out, why, false
+	}
+	use, _ := json.Marshal(map[string]any{"type": "tool_use", "id": call.id, "name": call.name, "input": map[string]any{"q": "spill"}})
+	second := fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":%t,"tools":[%s],"messages":[{"role":"user","content":"soak: look a word up"},{"role":"assistant","content":[%s]},{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"a word"}]}]}`,
+		stream, soakTool, use, call.id)
+	out, why, _ = l.send(ctx, "/v1/messages", second, h, "messages", stream)
+	return out, why, out == answered
+}
+
+// toolUse is a Messages tool call found in an answer.
+type toolUse struct{ id, name string }
+
+// send posts body and judges what came back in format's terms.
+func (l *soakLoad) send(ctx context.Context, path, body string, header map[string]string, format string, stream bool) (soakOutcome, string, *toolUse) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+path, strings.NewReader(body))
+	if err != nil {
+		return broken, err.Error(), nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return broken, err.Error(), nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		var e struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && len(e.Error) > 2 {
+			return gaveUp, "", nil
+		}
+		return broken, fmt.Sprintf("HTTP %d without the format's error: %.200s", resp.StatusCode, b), nil
+	}
+	if !stream {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		if err != nil {
+			return broken, "whole answer cut: " + err.Error(), nil
+		}
+		return judgeWhole(format, b)
+	}
+	return judgeStream(format, resp.Body)
+}
+
+// judgeWhole reads a whole answer: an answer holds the format's content.
+func judgeWhole(format string, b []byte) (soakOutcome, string, *toolUse) {
+	var v struct {
+		Choices    []json.RawMessage `json:"choices"`
+		Content    []struct{ Type, ID, Name string } `json:"content"`
+		Candidates []json.RawMessage `json:"candidates"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return broken, fmt.Sprintf("whole answer is not JSON (%v): %.200s", err, b), nil
+	}
+	switch {
+	case format == "chat" && len(v.Choices) > 0, format == "gemini" && len(v.Candidates) > 0:
+		return answered, "", nil
+	case format == "messages" && len(v.Content) > 0:
+		for _, c := range v.Content {
+			if c.Type == "tool_use" {
+				return answered, "", &toolUse{c.ID, c.Name}
+			}
+		}
+		return answered, "", nil
+	}
+	return broken, fmt.Sprintf("whole answer without content: %.200s", b), nil
+}
+
+// judgeStream reads a stream to its end: an answer ends with the format's
+// last event (Chat's [DONE], Responses' response.completed, Messages'
+// message_stop, Gemini's finishReason); a clean error is the format's
+// error event; anything else (a stream that stops, a frame that is not
+// JSON) is broken.
+func judgeStream(format string, r io.Reader) (soakOutcome, string, *toolUse) {
+	rd := sse.NewReader(r)
+	var call *toolUse
+	finished := false
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return broken, "stream: " + err.Error(), nil
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if ev.Comment || len(data) == 0 {
+			continue
+		}
+		if format == "chat" && string(data) == "[DONE]" {
+			finished = true
+			continue
+		}
+		var v struct {
+			Type  string          `json:"type"`
+			Error json.RawMessage `json:"error"`
+			Block struct {
+				Type, ID, Name string
+			} `json:"content_block"`
+			Candidates []struct {
+				FinishReason string `json:"finishReason"`
+			} `json:"candidates"`
+		}
+		if err := json.Unmarshal(data, &v); err != nil {
+			return broken, fmt.Sprintf("a frame that is not JSON: %.200s", data), nil
+		}
+		switch {
+		case len(v.Error) > 2 || v.Type == "error" || v.Type == "response.failed" || ev.Name == "error":
+			return gaveUp, "", nil
+		case v.Type == "content_block_start" && v.Block.Type == "tool_use":
+			call = &toolUse{v.Block.ID, v.Block.Name}
+		case v.Type == "message_stop", v.Type == "response.completed":
+			finished = true
+		case len(v.Candidates) > 0 && v.Candidates[0].FinishReason != "":
+			finished = true
+		}
+	}
+	if !finished {
+		return broken, "the stream ended without its last event or an error", nil
+	}
+	return answered, "", call
+}
+
+// soakRecords counts the event records in dir by model, and the records
+// of an attempt (request id, attempt number) seen before.
+func soakRecords(dir string) (map[string]int, int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl*"))
+	if err != nil {
+		return nil, 0, err
+	}
+	by := map[string]int{}
+	seen := map[string]bool{}
+	doubled := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var r events.Record
+			if json.Unmarshal(sc.Bytes(), &r) != nil {
+				continue
+			}
+			k := r.RequestID + "#" + strconv.Itoa(r.Attempt)
+			if seen[k] {
+				doubled++
+				continue
+			}
+			seen[k] = true
+			by[r.Model]++
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return by, doubled, nil
+}
+
+// judge fills in the growth figures and the failures.
+func (r *SoakReport) judge() {
+	fail := func(format string, a ...any) { r.Failures = append(r.Failures, fmt.Sprintf(format, a...)) }
+	if r.Requests == 0 {
+		fail("no request was sent")
+	}
+	if r.Broken > 0 {
+		fail("%d of %d requests got neither an answer nor a clean error (%s)", r.Broken, r.Requests, strings.Join(r.Examples, "; "))
+	}
+	if r.Dropped != 0 {
+		fail("the gateway dropped %g event records", r.Dropped)
+	}
+	if r.Doubled > 0 {
+		fail("%d attempts have two records", r.Doubled)
+	}
+	models := map[string]bool{}
+	for m := range r.Records {
+		models[m] = true
+	}
+	for m := range r.Received {
+		models[m] = true
+	}
+	for _, m := range slices.Sorted(func(yield func(string) bool) {
+		for m := range models {
+			if !yield(m) {
+				return
+			}
+		}
+	}) {
+		if r.Records[m] != r.Received[m] {
+			fail("%s: %d event records for %d requests the simulator received", m, r.Records[m], r.Received[m])
+		}
+	}
+	var quiet []SoakSample
+	for _, s := range r.Samples {
+		if s.Quiet {
+			quiet = append(quiet, s)
+		}
+	}
+	if len(quiet) < 3 {
+		r.NotJudged = fmt.Sprintf("growth not judged: %d of %d samples were taken with nothing in flight, and it takes 3 (run longer, or sample more often)", len(quiet), len(r.Samples))
+		r.Pass = len(r.Failures) == 0
+		return
+	}
+	r.GrowthJudged = true
+	base := quiet[0]
+	for _, s := range quiet {
+		if abs(s.AtS-r.DurationS/3) < abs(base.AtS-r.DurationS/3) {
+			base = s
+		}
+	}
+	var rss, gor []float64
+	for _, s := range quiet {
+		if s.AtS >= r.DurationS*5/6 {
+			rss, gor = append(rss, s.RSSMB), append(gor, float64(s.Goroutines))
+		}
+	}
+	if len(rss) == 0 {
+		last := quiet[len(quiet)-1]
+		rss, gor = []float64{last.RSSMB}, []float64{float64(last.Goroutines)}
+	}
+	if base.RSSMB > 0 {
+		r.RSSGrowth = median(rss)/base.RSSMB - 1
+	}
+	if base.Goroutines > 0 {
+		r.GoroutineGrowth = median(gor)/float64(base.Goroutines) - 1
+	}
+	if r.RSSGrowth > 0.10 {
+		fail("RSS grew %.0f%% over the last two thirds (%.1f MB at %.0f s, then %.1f MB)", 100*r.RSSGrowth, base.RSSMB, base.AtS, median(rss))
+	}
+	if r.GoroutineGrowth > 0.10 {
+		fail("goroutines grew %.0f%% over the last two thirds (%d at %.0f s, then %.0f)", 100*r.GoroutineGrowth, base.Goroutines, base.AtS, median(gor))
+	}
+	r.Pass = len(r.Failures) == 0
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+// WriteText prints the soak's account.
+func (r *SoakReport) WriteText(out io.Writer) {
+	fmt.Fprintf(out, "soak: %.0f s at %g req/s, the gateway as its own process, mixed faults\n", r.DurationS, r.RPS)
+	fmt.Fprintf(out, "requests %d: answered %d, given up with a clean error %d, neither %d; tool results sent back and answered %d\n",
+		r.Requests, r.Answered, r.GaveUp, r.Broken, r.ToolTurns)
+	for _, k := range soakKinds {
+		if c, ok := r.Kinds[k]; ok {
+			fmt.Fprintf(out, "  %-22s %6d sent  %6d answered  %5d given up  %d neither\n", k, c.Sent, c.Answered, c.GaveUp, c.Broken)
+		}
+	}
+	var fs []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range r.Faults {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		fs = append(fs, fmt.Sprintf("%s %d", k, r.Faults[k]))
+	}
+	fmt.Fprintf(out, "faults injected: %s\n", strings.Join(fs, ", "))
+	recs, recv := 0, 0
+	for _, n := range r.Records {
+		recs += n
+	}
+	for _, n := range r.Received {
+		recv += n
+	}
+	fmt.Fprintf(out, "event records %d for %d requests the simulator received; %d doubled; %g dropped\n", recs, recv, r.Doubled, r.Dropped)
+	fmt.Fprintln(out, "  at (s)   RSS (MB)  goroutines  open files")
+	for _, s := range r.Samples {
+		q := ""
+		if !s.Quiet {
+			q = "  (not quiet: left out of the growth)"
+		}
+		fmt.Fprintf(out, "  %6.0f   %8.1f  %10d  %10d%s\n", s.AtS, s.RSSMB, s.Goroutines, s.OpenFDs, q)
+	}
+	if r.GrowthJudged {
+		fmt.Fprintf(out, "growth over the last two thirds: RSS %+.1f%%, goroutines %+.1f%% (fails over +10%%)\n", 100*r.RSSGrowth, 100*r.GoroutineGrowth)
+	} else {
+		fmt.Fprintln(out, r.NotJudged)
+	}
+	if r.Pass {
+		fmt.Fprintln(out, "PASS")
+		return
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintln(out, "FAIL: "+f)
+	}
+}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The soak's smoke: a few seconds of the mix through `spillway serve` as a
+// process of its own, the whole fault cycle, every request answered or
+// given up cleanly, and the event log matching what the simulator received.
+func TestSoakSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds spillway and runs it")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED: the soak's gateway process is started as on Linux")
+	}
+	bin := filepath.Join(t.TempDir(), "spillway")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	rep, err := Soak(context.Background(), SoakOptions{Duration: 8 * time.Second, RPS: 20, Sample: 3 * time.Second, FaultEvery: 500 * time.Millisecond,
+		Serve: []string{bin, "serve"}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	if rep.Requests < 40 || rep.Answered < rep.Requests/2 || rep.ToolTurns == 0 {
+		t.Fatalf("too little went through:\n%s", b.String())
+	}
+	for _, f := range soakCycle(1) {
+		if rep.Faults[f.name] == 0 {
+			t.Errorf("fault %q was never injected", f.name)
+		}
+	}
+	// seconds are too short to judge growth (the heap is still warming,
+	// the faults come so often the gateway is seldom quiet); every other
+	// check must hold
+	for _, f := range rep.Failures {
+		if !strings.Contains(f, "grew") {
+			t.Errorf("check failed: %s", f)
+		}
+	}
+	recs := 0
+	for _, n := range rep.Records {
+		recs += n
+	}
+	if recs < rep.Requests || len(rep.Samples) < 2 {
+		t.Fatalf("records %d for %d requests, %d samples:\n%s", recs, rep.Requests, len(rep.Samples), b.String())
+	}
+	t.Log(b.String())
+}
+
+// judge fails a soak on each thing the issue names, and judges growth on
+// quiet samples only.
+func TestSoakJudge(t *testing.T) {
+	good := func() *SoakReport {
+		return &SoakReport{DurationS: 60, Requests: 100, Answered: 98, GaveUp: 2,
+			Records: map[string]int{"a": 120, "b": 3}, Received: map[string]int{"a": 120, "b": 3},
+			Samples: []SoakSample{
+				{AtS: 5, RSSMB: 20, Goroutines: 10, Quiet: true},
+				{AtS: 20, RSSMB: 40, Goroutines: 15, Quiet: true},
+				{AtS: 40, RSSMB: 90, Goroutines: 200}, // busy: not judged
+				{AtS: 55, RSSMB: 42, Goroutines: 15, Quiet: true},
+				{AtS: 60, RSSMB: 43, Goroutines: 16, Quiet: true},
+			}}
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(r *SoakReport)
+		want  string
+	}{
+		{"good", func(*SoakReport) {}, ""},
+		{"broken", func(r *SoakReport) { r.Broken, r.Examples = 1, []string{"chat: cut"} }, "neither an answer nor a clean error (chat: cut)"},
+		{"dropped", func(r *SoakReport) { r.Dropped = 2 }, "dropped 2 event records"},
+		{"doubled", func(r *SoakReport) { r.Doubled = 1 }, "1 attempts have two records"},
+		{"missing", func(r *SoakReport) { r.Records["a"] = 119 }, "a: 119 event records for 120 requests"},
+		{"unrecorded model", func(r *SoakReport) { r.Received["c"] = 1 }, "c: 0 event records for 1 requests"},
+		{"rss", func(r *SoakReport) { r.Samples[3].RSSMB, r.Samples[4].RSSMB = 46, 47 }, "RSS grew 16%"},
+		{"goroutines", func(r *SoakReport) { r.Samples[3].Goroutines, r.Samples[4].Goroutines = 18, 18 }, "goroutines grew 20%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := good()
+			tc.spoil(r)
+			r.judge()
+			got := strings.Join(r.Failures, "\n")
+			if !r.GrowthJudged {
+				t.Fatalf("four quiet samples, growth not judged: %s", r.NotJudged)
+			}
+			if tc.want == "" {
+				if !r.Pass || got != "" {
+					t.Fatalf("a good soak failed: %s", got)
+				}
+				return
+			}
+			if r.Pass || !strings.Contains(got, tc.want) {
+				t.Fatalf("failures %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Too few quiet samples leave growth unjudged, and say so: not a failure,
+// not a pass of that check.
+func TestSoakJudgeTooFewQuiet(t *testing.T) {
+	r := &SoakReport{DurationS: 60, Requests: 1, Answered: 1, Samples: []SoakSample{{AtS: 5, Quiet: true}, {AtS: 30}, {AtS: 60, Quiet: true}}}
+	r.judge()
+	if !r.Pass || r.GrowthJudged || !strings.Contains(r.NotJudged, "2 of 3 samples") {
+		t.Fatalf("%+v", r)
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "growth not judged") || !strings.Contains(b.String(), "PASS") {
+		t.Fatal(b.String())
+	}
+}
+
+// A stream is an answer when it ends with its format's last event, a clean
+// error when it carries the format's error, and broken otherwise.
+func TestJudgeStream(t *testing.T) {
+	for _, tc := range []struct {
+		format, stream string
+		want           soakOutcome
+		tool           bool
+	}{
+		{"chat", "data: {\"choices\":[]}\n\ndata: [DONE]\n\n", answered, false},
+		{"chat", "data: {\"choices\":[]}\n\n", broken, false},
+		{"chat", "data: {\"error\":{\"message\":\"full\"}}\n\n", gaveUp, false},
+		{"chat", "data: {\"choi\n\n", broken, false},
+		{"responses", "event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n", answered, false},
+		{"responses", "event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n", gaveUp, false},
+		{"messages", "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"lookup\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", answered, true},
+		{"messages", "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n\n", gaveUp, false},
+		{"messages", ": ping\n\nevent: message_start\ndata: {\"type\":\"message_start\"}\n\n", broken, false},
+		{"gemini", "data: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\n\n", answered, false},
+		{"gemini", "data: {\"candidates\":[{}]}\n\n", broken, false},
+	} {
+		got, why, call := judgeStream(tc.format, strings.NewReader(tc.stream))
+		if got != tc.want || (call != nil) != tc.tool {
+			t.Errorf("%s %q: %v (%s), call %v; want %v", tc.format, tc.stream, got, why, call, tc.want)
+		}
+	}
+}

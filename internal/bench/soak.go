@@ -524,9 +524,9 @@ func (l *soakLoad) send(ctx context.Context, path, body string, header map[strin
 // judgeWhole reads a whole answer: an answer holds the format's content.
 func judgeWhole(format string, b []byte) (soakOutcome, string, *toolUse) {
 	var v struct {
-		Choices    []json.RawMessage `json:"choices"`
+		Choices    []json.RawMessage                 `json:"choices"`
 		Content    []struct{ Type, ID, Name string } `json:"content"`
-		Candidates []json.RawMessage `json:"candidates"`
+		Candidates []json.RawMessage                 `json:"candidates"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return broken, fmt.Sprintf("whole answer is not JSON (%v): %.200s", err, b), nil

@@ -662,12 +662,31 @@ func TestRungChecks(t *testing.T) {
 		e, clk := clocked(config.Default())
 		back := t0.Add(3*time.Minute + 30*time.Second)
 		checks := 0
-		out := e.Run(context.Background(), &Call{Request: req, Send: send(clk, back), Check: func(_ context.Context, c Candidate) bool {
+		out := e.Run(context.Background(), &Call{Request: req, Send: send(clk, back), Check: func(_ context.Context, c Candidate) (bool, bool) {
 			checks++
-			return !clk.Now().Before(back)
+			return !clk.Now().Before(back), true
 		}})
 		if !out.Committed || out.Attempts != 2 || out.Waited != 4*time.Minute || checks != 4 {
 			t.Fatalf("%d checks, %+v", checks, out)
+		}
+	})
+	t.Run("a check takes the breaker's leave and is its evidence", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Breaker.Cooldown, cfg.Breaker.MaxCooldown = config.Duration(time.Hour), config.Duration(time.Hour)
+		e, clk := clocked(cfg)
+		checks, sends := 0, 0
+		out := e.Run(context.Background(), &Call{Request: req, Send: func(ctx context.Context, a *Attempt) Result {
+			sends++
+			return send(clk, t0.Add(24*time.Hour))(ctx, a)
+		}, Check: func(context.Context, Candidate) (bool, bool) {
+			checks++
+			return false, true
+		}})
+		// the first attempt's capacity and the first check's make two in a
+		// row: the breaker opens for an hour, and the rung's other checks
+		// (and the walk after it) leave the lane alone
+		if checks != 1 || sends != 1 || out.Committed || e.BreakerStates()["openai/gpt-6-luna"] != StateOpen {
+			t.Fatalf("%d checks, %d sends, breakers %v: %+v", checks, sends, e.BreakerStates(), out)
 		}
 	})
 	t.Run("parked: back for each check, with the rest of the rung", func(t *testing.T) {
@@ -695,7 +714,7 @@ func TestRungChecks(t *testing.T) {
 		out = e.Run(context.Background(), &Call{Request: parked, Send: func(ctx context.Context, a *Attempt) Result {
 			attempts++
 			return send(clk, t0.Add(24*time.Hour))(ctx, a)
-		}, Check: func(context.Context, Candidate) bool { return false }})
+		}, Check: func(context.Context, Candidate) (bool, bool) { return false, true }})
 		if attempts != 0 || out.ParkUntil.IsZero() || out.RungLeft != 4*time.Minute {
 			t.Fatalf("a check with no room: %d attempts, %+v", attempts, out)
 		}

@@ -88,10 +88,18 @@ type Call struct {
 	OnWait func(d time.Duration, next Candidate, why classify.Verdict)
 	// Check, when set, is how a check within a rung (Request.CheckEvery)
 	// looks for room without a whole attempt: a minimal request to the
-	// candidate, say; it reports false when the candidate is still at
-	// capacity. Without it, a check is an attempt. The chain is walked
-	// only when one candidate has room.
-	Check func(ctx context.Context, c Candidate) bool
+	// candidate, say. room is false when the candidate is still at
+	// capacity; checked is false when it could not look (then the attempt
+	// is the check). Without it, a check is an attempt. The chain is
+	// walked only when one candidate has room.
+	//
+	// A check goes to the model like an attempt as far as its breaker
+	// goes: it is made only with the breaker's leave (so a lane whose
+	// breaker is open is not checked, and a half-open one gets one probe,
+	// the check or another request's, here or anywhere in the fleet), and
+	// its answer is the breaker's evidence (room closes a half-open
+	// breaker; capacity counts towards opening it).
+	Check func(ctx context.Context, c Candidate) (room, checked bool)
 }
 
 // Result is what one Send found (see Call.Send).
@@ -378,12 +386,28 @@ func (r *run) after(ctx context.Context, cand Candidate, res *Result) *Outcome {
 	return nil
 }
 
-// room reports whether Call.Check finds room at a candidate of the chain.
+// room reports whether Call.Check finds room at a candidate of the chain,
+// checking each only with its breaker's leave and telling the breaker
+// what it found (see Call.Check).
 func (r *run) room(ctx context.Context) bool {
 	for _, cand := range r.plan.chain {
-		if r.c.Check(ctx, cand) {
+		if code, _ := r.crossing(cand); code != "" {
+			continue // a step this request never takes
+		}
+		permit, ok := r.e.allow(ctx, cand.Key(), rateKey(cand, r.c.callerKey()))
+		if !ok {
+			continue // open, or its probe is out: nothing to look at there now
+		}
+		room, checked := r.c.Check(ctx, cand)
+		switch {
+		case !checked:
+			permit(classify.Verdict{Class: classify.Unknown})
+			return true // it cannot be looked at: the attempt is the check
+		case room:
+			permit(classify.Verdict{Class: classify.OK})
 			return true
 		}
+		permit(classify.Verdict{Class: classify.Capacity})
 	}
 	return false
 }

@@ -217,9 +217,8 @@ func Run(ctx context.Context, o Options) Result {
 	// a check within a long rung: with the provider's own key, the
 	// smallest request to the model; else (a ChatGPT login, say) the agent
 	// is run again, and fails fast at capacity
-	c.Check = func(ctx context.Context, cand policy.Candidate) bool {
-		room, checked := upstream.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
-		return room || !checked
+	c.Check = func(ctx context.Context, cand policy.Candidate) (room, checked bool) {
+		return upstream.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
 	}
 	// fresh is the command run from the start on model (Gemini CLI given a
 	// session id of its own, to resume if the run gets somewhere)

@@ -397,7 +397,7 @@ func startProcs(ctx context.Context, tokenRate float64, pacingOff bool, profile 
 	}
 	if failover {
 		for name, kind := range map[string]string{Failover: PartFailover, FailoverSkip: PartFailoverOpen} {
-			p, err := startPart(ctx, kind, target, 0, true, "")
+			p, err := startPart(ctx, kind, target, 0, true, prof(name))
 			if err != nil {
 				stop()
 				return nil, nil, nil, err

@@ -78,3 +78,30 @@ func TestSecrets(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// The hints only skip work: String redacts exactly what the patterns'
+// regexps alone do, on any input.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{"Incorrect API key provided: sk-proj-abcdefghijklmnop1234.", "Authorization: BEARER tok_0123456789abcdef",
+		"X-Api-Key: secretsecret123", "?key=AIzaSyA-1234567890abcdefghij&alt=sse", "postgres://spill:hunter2@db/q", "HTTPS://u:p@h",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "Our servers are currently overloaded.", "aPi_KeY=abcdefgh", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := s
+		for _, p := range patterns {
+			want = p.re.ReplaceAllString(want, p.repl)
+		}
+		if got := String(s); got != want {
+			t.Fatalf("String(%q) = %q, the regexps alone give %q", s, got, want)
+		}
+	})
+}
+
+// A message with no secret in it, as a failed attempt's usually is.
+func BenchmarkStringPlain(b *testing.B) {
+	msg := "Our servers are currently overloaded. Please try again later. (request id req_0123456789abcdef, model gpt-6-astra)"
+	for b.Loop() {
+		String(msg)
+	}
+}

@@ -387,11 +387,13 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 			return p.fail(v, p.walkSays())
 		}
 	}
-	i, ok := p.next(0, nil)
+	i, ok := p.top()
 	if !ok {
 		return p.fail(v, p.walkSays())
 	}
-	if only, confined := p.confined(); confined {
+	if only, confined := p.confined(); confined && p.req.Park {
+		// a parked request leaves the engine while it waits (one in
+		// process is counted as under way: Engine.Run, pacer.need)
 		p.e.pacer.reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
 	}
 	if !p.req.Park || !rung {
@@ -410,7 +412,7 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 // CheckEvery of what is left of it), then walks the chain again from the
 // top: the check.
 func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
-	i, ok := p.next(0, nil)
+	i, ok := p.top()
 	if !ok {
 		return p.fail(v, p.walkSays())
 	}
@@ -484,6 +486,18 @@ func (p *plan) confined() (Candidate, bool) {
 		}
 	}
 	return only, n == 1
+}
+
+// top is where a walk of the chain starts again after a wait: the first
+// usable candidate whose scarce room is not promised to requests that can
+// use no other model (see pacer.crowded), else the first usable one. A
+// request that may take a lower model then does not take, and collide
+// with, the one slot a full pool frees for a request that waits for it.
+func (p *plan) top() (int, bool) {
+	if i, ok := p.next(0, func(c Candidate) bool { return !p.e.pacer.crowded(c.Key()) }); ok {
+		return i, true
+	}
+	return p.next(0, nil)
 }
 
 // next finds the first usable candidate at or after i.

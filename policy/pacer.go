@@ -60,6 +60,7 @@ type lane struct {
 	limit    float64
 	wake     chan struct{} // closed and replaced when a slot frees
 	reserved time.Time     // until then, requests that can only use this model are waiting for it
+	needy    int           // requests under way that can use no other model (see need)
 }
 
 func newPacer(cfg config.Pacing, always bool, clock Clock, rnd func() float64, fleet Fleet) *pacer {
@@ -123,13 +124,30 @@ func (l *lane) wakeLocked() {
 
 // crowded reports whether model's pool has shown less room than the
 // configured concurrency (its limit is down) and that room is taken now, or
-// promised to requests that can use no other model (see reserve): a request
-// that may go to another model should, rather than queue here.
+// promised to requests that can use no other model (see need and reserve):
+// a request that may go to another model should, rather than queue here.
 func (p *pacer) crowded(laneKey string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.lanes[laneKey]
-	return l != nil && l.limit < p.max() && p.paced(laneKey, "") && (l.inflight >= int(l.limit) || p.clock.Now().Before(l.reserved))
+	return l != nil && l.limit < p.max() && p.paced(laneKey, "") && (l.inflight >= int(l.limit) || l.needy > 0 || p.clock.Now().Before(l.reserved))
+}
+
+// need counts a request under way that can use no other model than
+// laneKey's (its minimum tier leaves only this one) while it runs: call the
+// returned func when it ends. Meanwhile a full pool's scarce room is its:
+// requests with somewhere else to go move on (crowded) instead of taking
+// the slot and the paced turn it waits for, and colliding with it. Counted
+// in this process only: a fleet shares the breaker's one probe, not this.
+func (p *pacer) need(laneKey string) (done func()) {
+	p.mu.Lock()
+	p.lane(laneKey).needy++
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.lanes[laneKey].needy--
+		p.mu.Unlock()
+	}
 }
 
 // reserve marks model's scarce room as wanted until `until` by a request
@@ -267,6 +285,17 @@ func (p *pacer) turn(laneKey string, deadline time.Time, gap func() time.Duratio
 // gap is the next start's distance from the last: pacing.min_gap plus a
 // random part of pacing.jitter, times rateKey's slowness; p.mu must be
 // held.
+// unslowed is the longest gap between starts that no rate limit has
+// slowed: the configured minimum plus all of the jitter.
+func (p *pacer) unslowed() time.Duration { return p.cfg.MinGap.D() + p.cfg.Jitter.D() }
+
+// slowed reports whether rate limits have slowed rateKey's pace.
+func (p *pacer) slowed(rateKey string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.slow[rateKey] > 1
+}
+
 func (p *pacer) gap(rateKey string) time.Duration {
 	gap := float64(p.cfg.MinGap.D()) + p.rnd()*float64(p.cfg.Jitter.D())
 	if m := p.slow[rateKey]; m > 1 {

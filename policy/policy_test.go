@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -511,8 +512,9 @@ func TestAHeavyOnlyWaitReservesHeavysRoom(t *testing.T) {
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
 	e := New(cfg, WithRand(func() float64 { return 0.5 }))
 	heavy := Candidate{Provider: "openai", Upstream: "gpt-6-astra"}.Key()
-	// a heavy-only request finds heavy full and waits to try again
-	p := e.newPlan(Request{Model: "gpt-6-astra", MinTier: config.Heavy})
+	// a heavy-only request (a queue's, parked between tries) finds heavy
+	// full and waits to try again
+	p := e.newPlan(Request{Model: "gpt-6-astra", MinTier: config.Heavy, Park: true})
 	p.start()
 	e.pacer.full(heavy)
 	if st := p.after(v(classify.Capacity, 0)); st.Action != send || st.Wait <= 0 || st.Candidate.Model != "gpt-6-astra" {
@@ -573,5 +575,95 @@ func TestProbeWaitWhileTheProbeIsOut(t *testing.T) {
 	probe(v(classify.OK, 0))
 	if w := e.probeWait(heavyOnly); w != 0 {
 		t.Fatalf("probe wait %v after a good probe", w)
+	}
+}
+
+// hookClock runs a hook at each Sleep: a test looks at the engine while a
+// request waits between its tries.
+type hookClock struct {
+	*policytest.Clock
+	onSleep func()
+}
+
+func (c hookClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.onSleep()
+	return c.Clock.Sleep(ctx, d)
+}
+
+// While a request that can use no other model than heavy is under way (here
+// waiting between its tries, with heavy's one slot free), heavy's scarce
+// room is its: a request with somewhere else to go starts elsewhere, and one
+// that walks the chain again after a wait starts there too.
+func TestARequestThatNeedsHeavyKeepsItsRoom(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MaxConcurrency: 2}
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	var others []string
+	var e *Engine
+	clk := hookClock{Clock: policytest.New(t0), onSleep: func() {
+		p := e.newPlan(Request{Model: "gpt-6-astra"})
+		first := p.start().Candidate.Model
+		again := p.exhausted(p.chain[0], v(classify.Capacity, 0)).Candidate.Model
+		others = append(others, first+" "+again)
+	}}
+	e = New(cfg, WithClock(clk), WithRand(func() float64 { return 0.5 }))
+	heavy := Candidate{Provider: "openai", Upstream: "gpt-6-astra"}.Key()
+	e.pacer.full(heavy) // heavy's pool showed room for one: it is under pressure
+	if st := e.newPlan(Request{Model: "gpt-6-astra"}).start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("started at %s with heavy's one slot free and nobody needing it", st.Candidate.Model)
+	}
+	sends := 0
+	send := func(context.Context, *Attempt) Result {
+		if sends++; sends == 1 {
+			return Result{Verdict: v(classify.Capacity, 0)}
+		}
+		return Result{Verdict: v(classify.OK, 0), Committed: true}
+	}
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", MinTier: config.Heavy}, Send: send})
+	if !out.Committed || sends != 2 {
+		t.Fatalf("outcome %+v after %d sends", out, sends)
+	}
+	if len(others) == 0 || slices.ContainsFunc(others, func(s string) bool { return s != "gpt-6.1-sol gpt-6.1-sol" }) {
+		t.Fatalf("while a heavy-only request waited between tries, others started at (first, again) %q", others)
+	}
+	// it is over: the room is anyone's again
+	if st := e.newPlan(Request{Model: "gpt-6-astra"}).start(); st.Candidate.Model != "gpt-6-astra" {
+		t.Fatalf("started at %s after the heavy-only request ended", st.Candidate.Model)
+	}
+}
+
+// A model whose pace rate limits slowed (16×: a gap of 16 s) holds a
+// request that can go elsewhere no longer than an unslowed gap: it moves on
+// at once, waiting nothing; a request that can use no other model waits
+// for its turn.
+func TestASlowedPaceSendsOnWhatCanGoElsewhere(t *testing.T) {
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MinGap: config.Duration(time.Second), MaxConcurrency: 3}
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	e, clk := clocked(cfg, WithRand(func() float64 { return 0 }))
+	astra := Candidate{Provider: "openai", Upstream: "gpt-6-astra", Model: "gpt-6-astra"}
+	for range 4 {
+		e.pacer.slowDown(rateKey(astra, ""))
+	}
+	ok := func(context.Context, *Attempt) Result { return Result{Verdict: v(classify.OK, 0), Committed: true} }
+	cases := []struct {
+		name    string
+		req     Request
+		route   string
+		waitedS float64
+	}{
+		{"the first start waits nothing", Request{Model: "gpt-6-astra"}, "gpt-6-astra:ok", 0},
+		{"the next, which may go lower, moves on", Request{Model: "gpt-6-astra"}, "gpt-6-astra:no_slot > gpt-6.1-sol:ok", 0},
+		{"a heavy-only one waits for its turn", Request{Model: "gpt-6-astra", MinTier: config.Heavy}, "gpt-6-astra:ok", 16},
+	}
+	for _, c := range cases {
+		t0 := clk.Now()
+		out := e.Run(context.Background(), &Call{Request: c.req, Send: ok})
+		if !out.Committed || out.Route != c.route {
+			t.Fatalf("%s: route %q (%+v)", c.name, out.Route, out)
+		}
+		if got := clk.Now().Sub(t0).Seconds(); got != c.waitedS {
+			t.Fatalf("%s: waited %gs, want %gs", c.name, got, c.waitedS)
+		}
 	}
 }

@@ -246,6 +246,9 @@ func (e *Engine) Run(ctx context.Context, c *Call) Outcome {
 		c.ID = newID()
 	}
 	r := e.newRun(c)
+	if only, confined := r.plan.confined(); confined {
+		defer e.pacer.need(only.Key())()
+	}
 	r.st = r.plan.start()
 	if c.Request.RungLeft > 0 && r.st.Action == send {
 		r.st.check = true // a parked request back for a check within its rung
@@ -487,7 +490,20 @@ func (r *run) crossing(cand Candidate) (code, why string) {
 func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 	e, c, cand := r.e, r.c, st.Candidate
 	r.mu.Lock()
-	deadline := e.clock.Now().Add(r.plan.left())
+	now := e.clock.Now()
+	deadline := now.Add(r.plan.left())
+	rk := rateKey(cand, c.callerKey())
+	if e.pacer.slowed(rk) {
+		if _, confined := r.plan.confined(); !confined {
+			// a request with somewhere else to go waits for a pace that
+			// rate limits slowed (up to 16×) no longer than an unslowed
+			// gap: past it, it moves on (no_slot) instead of waiting
+			// seconds for this model while another has room
+			if d := now.Add(e.pacer.unslowed()); d.Before(deadline) {
+				deadline = d
+			}
+		}
+	}
 	wait := ctx
 	if st.hedge && r.hedgeWait != nil {
 		wait = r.hedgeWait
@@ -497,7 +513,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: code, Message: why}, NotSent: true}
 		return nil
 	}
-	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rateKey(cand, c.callerKey()), deadline)
+	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rk, deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.mu.Unlock()
@@ -515,7 +531,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: refused(cand, NetworkDown), NotSent: true}
 		return nil
 	}
-	permit, ok := e.allow(ctx, cand.Key(), rateKey(cand, c.callerKey()))
+	permit, ok := e.allow(ctx, cand.Key(), rk)
 	if !ok {
 		release()
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)

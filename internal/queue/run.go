@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -453,11 +454,14 @@ func (w *worker) finishedSteps(ctx context.Context, id int64) (map[int]bool, str
 }
 
 // wake makes the tasks that wait for capacity and would use model run
-// now: an answer from model says its pool has room again, and a task
-// snoozed up the ladder (up to half an hour) would otherwise sleep through
-// it. Only the oldest few (as many as run at once), at most once per
-// gap_min per model; a woken task that still finds no room snoozes again,
-// without an attempt used.
+// now, in the place they had in the queue: an answer from model says its
+// pool has room again, and a task snoozed up the ladder (up to half an
+// hour) would otherwise sleep through it, or wait behind every task added
+// since. Only a few (as many as run at once), at most once per gap_min per
+// model: first those that can use no other model (the room of a full pool
+// is theirs before a task's that can spill to another), then the oldest. A
+// woken task that still finds no room snoozes again, without an attempt
+// used.
 func (w *worker) wake(ctx context.Context, self int64, model string) {
 	w.mu.Lock()
 	if w.woke == nil {
@@ -475,24 +479,43 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 	if err != nil {
 		return // waking is an optimisation: the ladder still runs
 	}
-	now := time.Now() // River's time: its scheduled_at is the wall clock's
-	// the oldest waiters first, and no more than can run at once: room for
-	// one is not room for the whole queue
-	woken := 0
+	type waiter struct {
+		id    int64
+		only  bool
+		place time.Time
+	}
+	var waiters []waiter
 	for _, r := range rows {
-		if woken >= w.o.Concurrency {
-			break
-		}
-		if r.ID == self || waitsFor(r) != "capacity" || !r.ScheduledAt.After(now) {
+		if r.ID == self || waitsFor(r) != "capacity" {
 			continue
 		}
 		var a taskArgs
-		if jsonUnmarshal(r.EncodedArgs, &a) != nil || !w.uses(a.Task, model) {
+		if jsonUnmarshal(r.EncodedArgs, &a) != nil {
 			continue
 		}
-		if err := w.store.be.retry(ctx, r.ID); err == nil {
+		if uses, only := w.uses(a.Task, model); uses {
+			waiters = append(waiters, waiter{r.ID, only, place(r.CreatedAt, a.Task)})
+		}
+	}
+	// (stable: the oldest first among equals) no more than can run at
+	// once: room for one is not room for the whole queue
+	slices.SortStableFunc(waiters, func(a, b waiter) int {
+		switch {
+		case a.only == b.only:
+			return 0
+		case a.only:
+			return -1
+		}
+		return 1
+	})
+	woken := 0
+	for _, x := range waiters {
+		if woken >= w.o.Concurrency {
+			break
+		}
+		if err := w.store.be.wakeAt(ctx, x.id, x.place); err == nil {
 			woken++
-			w.o.Log("task %d: %s has room again; woken", r.ID, model)
+			w.o.Log("task %d: %s has room again; woken", x.id, model)
 		}
 	}
 }
@@ -542,19 +565,24 @@ func (w *worker) wakeForSlot(ctx context.Context, self int64) {
 	}
 }
 
-// uses reports whether a prompt step of task could be served by model.
-func (w *worker) uses(task Task, model string) bool {
+// uses reports whether a prompt step of task could be served by model, and
+// whether one could be served by model alone (its minimum tier or chain
+// leaves no other).
+func (w *worker) uses(task Task, model string) (uses, only bool) {
 	for _, st := range task.Steps {
 		if !st.IsPrompt() {
 			continue
 		}
-		for _, c := range w.o.Engine.Candidates(w.request(task, st)) {
-			if c.Model == model {
-				return true
-			}
+		cands := w.o.Engine.Candidates(w.request(task, st))
+		if !slices.ContainsFunc(cands, func(c policy.Candidate) bool { return c.Model == model }) {
+			continue
+		}
+		uses = true
+		if !slices.ContainsFunc(cands, func(c policy.Candidate) bool { return c.Model != model }) {
+			only = true
 		}
 	}
-	return false
+	return uses, only
 }
 
 // stepModel is where a prompt step starts: its own model, else its task's

@@ -19,6 +19,8 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, no cgo
+
+	"github.com/spillway/spillway/config"
 )
 
 // Task is what `spillway queue add` stores: one or more steps and how to
@@ -77,6 +79,12 @@ type backend interface {
 	list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error)
 	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	retry(ctx context.Context, id int64) error
+	// wakeAt makes a waiting (scheduled or snoozed) task due now, in the
+	// place in line at (see place): River fetches by priority, then
+	// scheduled_at, so a task woken with JobRetry (scheduled now) would
+	// wait behind every task added before that moment. A task no longer
+	// waiting is left as it is.
+	wakeAt(ctx context.Context, id int64, at time.Time) error
 	cancel(ctx context.Context, id int64) error
 	purge(ctx context.Context) (int, error)
 	// exec and queryRow run spillway's own SQL (written with ? placeholders).
@@ -101,6 +109,17 @@ type riverBackend[TTx any] struct {
 func (b *riverBackend[TTx]) retry(ctx context.Context, id int64) error {
 	_, err := b.client.JobRetry(ctx, id)
 	return err
+}
+
+// wakeAt is written in SQL because River has no call that sets a job's
+// scheduled_at but JobRetry's (now). On SQLite a time is River's text in
+// River's one format (riversqlite's timeString: any other compares wrong).
+func (b *riverBackend[TTx]) wakeAt(ctx context.Context, id int64, at time.Time) error {
+	var t any = at.UTC()
+	if !b.pg() {
+		t = at.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
+	}
+	return b.exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ? WHERE id = ? AND state IN ('available', 'scheduled')`, t, id)
 }
 
 func (b *riverBackend[TTx]) cancel(ctx context.Context, id int64) error {
@@ -378,14 +397,38 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 		return 0, fmt.Errorf("queue: %w", err)
 	}
 	opts := &river.InsertOpts{Priority: t.Priority, MaxAttempts: t.MaxAttempts, Tags: t.Tags}
-	if at := w.Next(now); at.After(now) {
+	at := w.Next(now)
+	if at.After(now) {
 		opts.ScheduledAt = at
 	}
 	row, err := s.be.insert(ctx, taskArgs{Task: t}, opts)
 	if err != nil {
 		return 0, fmt.Errorf("queue: %w", err)
 	}
+	if ahead := place(row.CreatedAt, t); !at.After(now) && ahead.Before(row.CreatedAt) {
+		// its place in line (River's InsertOpts.ScheduledAt would make it
+		// wait for River's scheduler, seconds, even in the past)
+		if err := s.be.wakeAt(ctx, row.ID, ahead); err != nil {
+			return 0, fmt.Errorf("queue: %w", err)
+		}
+	}
 	return row.ID, nil
+}
+
+// placeAhead is how far ahead of the moment it was added a task's place in
+// line is, for each rank of its minimum tier (light 1, medium 2, heavy 3).
+// Among tasks of one priority added within a few seconds of one another,
+// the most constrained start first: a heavy-only task has one model to
+// wait for, and the room a full pool frees now and then is gone if the
+// tasks that could have used another model took it before the heavy one's
+// turn came (BENCHMARKS.md, resilience). Across longer spans the queue is
+// first in, first out, as before.
+const placeAhead = time.Second
+
+// place is a task's place in line (River's scheduled_at) when it was added
+// at added (River's clock: the wall clock's).
+func place(added time.Time, t Task) time.Time {
+	return added.Add(-time.Duration(config.Tier(t.MinTier).Rank()) * placeAhead)
 }
 
 // List returns every task, newest first.

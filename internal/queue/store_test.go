@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/spillway/spillway/internal/pgtest"
 )
 
@@ -134,6 +136,50 @@ func TestSummaryCountsAsListDoes(t *testing.T) {
 			}
 			if len(running) != 1 || running[0].ID != ids[0] || running[0].Name != "t0" {
 				t.Errorf("running %+v, want t0", running)
+			}
+		})
+	}
+}
+
+// A task woken from a wait is due at once in its place in line: River
+// fetches by priority, then scheduled_at, so it runs before the tasks added
+// after it, not behind every one of them; and a heavy-only task's place is
+// ahead of a light one added with it (place).
+func TestAWokenTaskKeepsItsPlace(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			heavy := Task{Name: "waiting", MinTier: "heavy", Steps: []Step{{Prompt: "a"}}}
+			waiting, err := s.be.insert(ctx, taskArgs{Task: heavy},
+				&river.InsertOpts{Priority: 2, MaxAttempts: 5, ScheduledAt: time.Now().Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			light, err := s.Add(ctx, Task{Name: "light", MinTier: "light", Steps: []Step{{Prompt: "b"}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := s.Add(ctx, Task{Name: "plain", Steps: []Step{{Prompt: "c"}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.be.wakeAt(ctx, waiting.ID, place(waiting.CreatedAt, heavy)); err != nil {
+				t.Fatal(err)
+			}
+			var due []time.Time
+			for _, id := range []int64{waiting.ID, light, plain} {
+				in, err := s.Get(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in.Status != "queued" {
+					t.Fatalf("task %d is %q", id, in.Status)
+				}
+				due = append(due, in.ScheduledAt)
+			}
+			if !due[0].Before(due[1]) || !due[1].Before(due[2]) || due[2].After(time.Now()) {
+				t.Fatalf("due: woken heavy %v, light added after it %v, plain %v", due[0], due[1], due[2])
 			}
 		})
 	}

@@ -220,7 +220,9 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	// a script would, run the queue again when the next task is due
 	var runErr error
 	for {
-		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, UntilEmpty: true})
+		// (a rung's checks come once a simulated minute, as the queue's
+		// once a minute in real time: every wait divided by the clock's)
+		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, CheckEvery: w.real(time.Minute), UntilEmpty: true})
 		if runErr != nil || ctx.Err() != nil {
 			break
 		}

@@ -233,9 +233,12 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 		}
 	}()
 
-	// the load, paused for each sample (at most quietWait: a sample that
-	// finds requests still open is taken anyway, and judges no growth)
-	const quietWait = 2 * time.Second
+	// the load, paused for each sample until the gateway is idle: at most
+	// as long as its longest request can take (its wait budget and a last
+	// try's request timeout), a quarter of the sampling interval, and not
+	// under 2 s (a sample that finds requests still open is taken anyway,
+	// and judges no growth)
+	quietWait := min(soakBudget+soakRequest+time.Second, max(2*time.Second, o.Sample/4))
 	sample := time.NewTimer(o.Sample)
 	defer sample.Stop()
 	gap := time.Duration(float64(time.Second) / o.RPS)
@@ -286,6 +289,13 @@ type soakGateway struct {
 	http *http.Client
 }
 
+// The soak gateway's request timeout and wait budget: its longest request
+// takes about their sum.
+const (
+	soakRequest = 5 * time.Second
+	soakBudget  = 10 * time.Second
+)
+
 // startSoakGateway writes the gateway's configuration (the defaults, the
 // providers at the simulator, short watchdogs so that a stall costs
 // seconds) and runs it.
@@ -295,9 +305,9 @@ func startSoakGateway(ctx context.Context, o SoakOptions, simAddr string) (*soak
   openai: { base_url: "http://%[1]s/v1" }
   anthropic: { base_url: "http://%[1]s" }
   gemini: { base_url: "http://%[1]s" }
-timeouts: { header: 2s, request: 5s, first_token: 2s, idle: 2s }
-retry: { budget: 10s }
-`, simAddr)
+timeouts: { header: 2s, request: %[2]s, first_token: 2s, idle: 2s }
+retry: { budget: %[3]s }
+`, simAddr, soakRequest, soakBudget)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		return nil, err
 	}

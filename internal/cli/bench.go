@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -61,6 +62,11 @@ or RSS or goroutines grew more than 10% over the last two thirds of the run.`,
 			}
 			if o.RPS <= 0 || o.RPS > 2000 {
 				return fail(ExitUsage, "--rps %g: from above 0 to 2000", o.RPS)
+			}
+			if o.Dir != "" {
+				if st, err := os.Stat(o.Dir); err != nil || !st.IsDir() {
+					return fail(ExitUsage, "--dir %s: not a directory; create it first, or leave --dir out for a temporary one", o.Dir)
+				}
 			}
 			if !asJSON {
 				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }

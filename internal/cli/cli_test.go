@@ -331,3 +331,28 @@ func TestDeployFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchSoakUsageErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"short duration", []string{"--duration", "10ms"}, "--duration 10ms: at least 1s"},
+		{"no rate", []string{"--rps", "0"}, "--rps 0: from above 0 to 2000"},
+		{"missing dir", []string{"--dir", filepath.Join(t.TempDir(), "nope")}, "not a directory; create it first, or leave --dir out"},
+		{"dir is a file", []string{"--dir", file}, "not a directory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, code := run(t, nil, "", append([]string{"bench", "soak"}, c.args...)...)
+			if code != ExitUsage || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut, ExitUsage, c.want)
+			}
+		})
+	}
+}

@@ -485,7 +485,11 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		place time.Time
 	}
 	var waiters []waiter
+	only := 0
 	for _, r := range rows {
+		if only >= w.o.Concurrency {
+			break // enough that can use no other model: the rest are not woken anyway
+		}
 		if r.ID == self || waitsFor(r) != "capacity" {
 			continue
 		}
@@ -493,8 +497,11 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		if jsonUnmarshal(r.EncodedArgs, &a) != nil {
 			continue
 		}
-		if uses, only := w.uses(a.Task, model); uses {
-			waiters = append(waiters, waiter{r.ID, only, place(r.CreatedAt, a.Task)})
+		if uses, confined := w.uses(a.Task, model); uses {
+			waiters = append(waiters, waiter{r.ID, confined, place(r.CreatedAt, a.Task)})
+			if confined {
+				only++
+			}
 		}
 	}
 	// (stable: the oldest first among equals) no more than can run at

@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +68,8 @@ func TestResilienceSmokeAtPeak(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rep, err := Resilience(ctx, ResilienceOptions{Tasks: 15, Seed: 1, Clock: "fast:240", Timeout: 2 * time.Minute, DataDir: t.TempDir()})
+	logs := t.TempDir()
+	rep, err := Resilience(ctx, ResilienceOptions{Tasks: 15, Seed: 1, Clock: "fast:240", Timeout: 2 * time.Minute, DataDir: t.TempDir(), EventsDir: logs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +94,12 @@ func TestResilienceSmokeAtPeak(t *testing.T) {
 		c := byName[name]
 		if c.Completed != 15 || c.BelowTierTasks != 0 || c.MakespanRatio == nil {
 			t.Errorf("%s: %d/15 completed, %d below their tier: %+v", name, c.Completed, c.BelowTierTasks, c)
+		}
+		// its event log (--events) has a record of every attempt the
+		// simulator counted
+		b, err := os.ReadFile(filepath.Join(logs, name+".jsonl"))
+		if n := bytes.Count(b, []byte("\n")); err != nil || n != c.Attempts {
+			t.Errorf("%s: %d records in its event log (%v), the simulator counted %d attempts", name, n, err, c.Attempts)
 		}
 	}
 	if c := byName[Naive]; c.Completed == 15 {

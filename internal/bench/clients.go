@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/serve"
@@ -164,7 +165,12 @@ const gatewayBudget = 3 * time.Hour
 // runGateway sends each task once through spillway's gateway, with the
 // task's minimum tier and a long wait budget (X-Spillway-Budget).
 func runGateway(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
-	gw, err := gateway.New(gateway.Options{Config: w.cfg})
+	sink, closeLog, err := w.eventLog(SpillwayGateway)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLog()
+	gw, err := gateway.New(gateway.Options{Config: w.cfg, Events: sink})
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +187,19 @@ func runGateway(ctx context.Context, w *world, tasks []Task) ([]outcome, error) 
 		})
 		return r.model, r.why, r.ok()
 	}), nil
+}
+
+// eventLog is the client's event log in w.events (nil, with nothing to
+// close, when there is none).
+func (w *world) eventLog(client string) (events.Sink, func(), error) {
+	if w.events == "" {
+		return nil, func() {}, nil
+	}
+	wr, err := events.NewWriter(filepath.Join(w.events, client+".jsonl"), 0, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return wr, func() { _ = wr.Close(context.Background()) }, nil
 }
 
 // runQueue adds the batch to a spillway queue (SQLite, as a user's first
@@ -218,11 +237,16 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	engine := policy.New(queue.Paced(w.cfg), policy.ForBatchWork(), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
 	// --until-empty stops when what is left waits (for capacity, say): as
 	// a script would, run the queue again when the next task is due
+	sink, closeLog, err := w.eventLog(SpillwayQueue)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLog()
 	var runErr error
 	for {
 		// (a rung's checks come once a simulated minute, as the queue's
 		// once a minute in real time: every wait divided by the clock's)
-		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, CheckEvery: w.real(time.Minute), UntilEmpty: true})
+		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, CheckEvery: w.real(time.Minute), UntilEmpty: true, Events: sink})
 		if runErr != nil || ctx.Err() != nil {
 			break
 		}

@@ -38,6 +38,10 @@ type ResilienceOptions struct {
 	Clients     []string      // a subset of ClientNames; all when empty
 	Chain       string        // the configured chain the tasks use (codex)
 	DataDir     string        // where the queue keeps its database (a temporary directory)
+	// EventsDir, when set, receives each spillway client's event log
+	// (spillway-gateway.jsonl, spillway-queue.jsonl): every attempt, for
+	// `spillway report --events` or a look at where the attempts went.
+	EventsDir string
 	// Cooldown and MaxCooldown, when set, replace spillway's probe
 	// schedule (breaker.cooldown, breaker.max_cooldown), in simulated time.
 	Cooldown, MaxCooldown time.Duration
@@ -108,6 +112,7 @@ type world struct {
 	chain   []string
 	conc    int
 	dataDir string
+	events  string // EventsDir
 	t0      time.Time
 	http    *http.Client
 }
@@ -189,7 +194,7 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 		if err != nil {
 			return nil, err
 		}
-		w := &world{sim: srv, simURL: "http://" + addr, factor: clock.Factor(), chain: chain, conc: o.Concurrency, dataDir: o.DataDir,
+		w := &world{sim: srv, simURL: "http://" + addr, factor: clock.Factor(), chain: chain, conc: o.Concurrency, dataDir: o.DataDir, events: o.EventsDir,
 			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 		w.cfg = spillwayConfig(w.simURL, w.factor, o.Cooldown, o.MaxCooldown)
 		worlds[i] = w

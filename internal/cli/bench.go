@@ -142,6 +142,11 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 			if clients != "" {
 				o.Clients = strings.Split(clients, ",")
 			}
+			if o.EventsDir != "" {
+				if st, err := os.Stat(o.EventsDir); err != nil || !st.IsDir() {
+					return fail(ExitUsage, "--events %s: not a directory; create it first", o.EventsDir)
+				}
+			}
 			if !asJSON {
 				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
 			}
@@ -165,6 +170,7 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 	f.StringVar(&clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
 	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
 	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
+	f.StringVar(&o.EventsDir, "events", "", "write each spillway client's event log (every attempt) to DIR/spillway-gateway.jsonl and DIR/spillway-queue.jsonl")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -356,3 +356,11 @@ func TestBenchSoakUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBenchResilienceRefusesAMissingEventsDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	_, errOut, code := run(t, nil, "", "bench", "resilience", "--tasks", "1", "--events", dir)
+	if code != ExitUsage || !strings.Contains(errOut, "--events "+dir+": not a directory; create it first") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/sim"
 )
@@ -84,9 +84,9 @@ type SoakReport struct {
 	Faults    map[string]int      `json:"faults"` // injected, by kind
 	Samples   []SoakSample        `json:"samples"`
 	// RSSGrowth and GoroutineGrowth are the growth over the last two
-	// thirds of the run, from the quiet samples around its first third
-	// (its second and third sixths) to those of its last sixth: RSS by
-	// their medians, goroutines by their fewest (0.05: 5%).
+	// thirds of the run: the least-squares trend through the quiet
+	// samples taken from its first third on, at the end over at the
+	// first third (0.05: 5%).
 	RSSGrowth       float64 `json:"rss_growth"`
 	GoroutineGrowth float64 `json:"goroutine_growth"`
 	// GrowthJudged: there were quiet samples enough (3); else NotJudged
@@ -182,10 +182,18 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 		return nil, err
 	}
 	defer srv.Close()
-	simAddr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
+	// the simulator's own http.Server (not serve.Background's): a sample
+	// closes its idle connections, so that the gateway's pool of idle
+	// upstream connections (two goroutines and a file each, kept 90 s)
+	// is not counted as the gateway's own
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	simSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = simSrv.Serve(ln) }()
+	defer simSrv.Close()
+	simAddr := ln.Addr().String()
 	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
 		if err := srv.AddScript(sim.Script{Model: m, Count: -1, Turns: []sim.ScriptTurn{
 			{Call: sim.ScriptCalls{{Tool: "lookup", Arguments: map[string]any{"q": "spill"}}}},
@@ -203,7 +211,7 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 	o.Progress("gateway pid %d on %s, simulator on %s; %s at %g req/s", gw.cmd.Process.Pid, gw.addr, simAddr, o.Duration, o.RPS)
 
 	rep := &SoakReport{RPS: o.RPS, Kinds: map[string]SoakKind{}, Faults: map[string]int{}}
-	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep}
+	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep, upstream: simSrv}
 	start := time.Now()
 	end := start.Add(o.Duration)
 
@@ -392,6 +400,8 @@ type soakLoad struct {
 	wg     sync.WaitGroup
 	open   atomic.Int64
 
+	upstream *http.Server // the simulator's
+
 	mu  sync.Mutex
 	rep *SoakReport
 }
@@ -407,10 +417,15 @@ func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// the client's idle connections hold goroutines in the gateway
+	// idle connections, the client's to the gateway and the gateway's to
+	// the simulator, hold goroutines and files in the gateway: closed for
+	// the sample (SetKeepAlivesEnabled(false) closes the server's idle
+	// ones), keep-alive back on after it
 	l.client.CloseIdleConnections()
-	time.Sleep(100 * time.Millisecond)
+	l.upstream.SetKeepAlivesEnabled(false)
+	time.Sleep(200 * time.Millisecond)
 	m, _ := g.metrics(ctx)
+	l.upstream.SetKeepAlivesEnabled(true)
 	s := SoakSample{AtS: time.Since(start).Seconds(), RSSMB: m["process_resident_memory_bytes"] / (1 << 20),
 		Goroutines: int(m["go_goroutines"]), OpenFDs: int(m["process_open_fds"]), Quiet: quiet}
 	return s
@@ -682,73 +697,59 @@ func (r *SoakReport) judge() {
 			fail("%s: %d event records for %d requests the simulator received", m, r.Records[m], r.Received[m])
 		}
 	}
-	var quiet []SoakSample
+	// the trend over the last two thirds: a least-squares line through
+	// the quiet samples taken from the first third on, its value at the
+	// end over its value at the first third. A leak is a slope; the heap's
+	// swings with the load (the collector's target, GOGC 400) are not.
+	var quiet, late []SoakSample
+	d := r.DurationS
 	for _, s := range r.Samples {
 		if s.Quiet {
 			quiet = append(quiet, s)
+			if s.AtS >= d/3 {
+				late = append(late, s)
+			}
 		}
 	}
-	if len(quiet) < 3 {
-		r.NotJudged = fmt.Sprintf("growth not judged: %d of %d samples were taken with nothing in flight, and it takes 3 (run longer, or sample more often)", len(quiet), len(r.Samples))
+	if len(late) < 3 {
+		r.NotJudged = fmt.Sprintf("growth not judged: %d of %d samples were taken with nothing in flight, %d of them in the last two thirds, and it takes 3 there (run longer, or sample more often)", len(quiet), len(r.Samples), len(late))
 		r.Pass = len(r.Failures) == 0
 		return
 	}
 	r.GrowthJudged = true
-	// around the first third (its middle two sixths) against the last
-	// sixth; a window with no quiet sample takes the nearest one
-	window := func(from, to, near float64) (rss, gor []float64) {
-		for _, s := range quiet {
-			if s.AtS >= from && s.AtS <= to {
-				rss, gor = append(rss, s.RSSMB), append(gor, float64(s.Goroutines))
-			}
+	trend := func(y func(SoakSample) float64) (from, to float64) {
+		var mx, my float64
+		for _, s := range late {
+			mx, my = mx+s.AtS, my+y(s)
 		}
-		if len(rss) == 0 {
-			n := quiet[0]
-			for _, s := range quiet {
-				if abs(s.AtS-near) < abs(n.AtS-near) {
-					n = s
-				}
-			}
-			rss, gor = []float64{n.RSSMB}, []float64{float64(n.Goroutines)}
+		n := float64(len(late))
+		mx, my = mx/n, my/n
+		var sxy, sxx float64
+		for _, s := range late {
+			sxy += (s.AtS - mx) * (y(s) - my)
+			sxx += (s.AtS - mx) * (s.AtS - mx)
 		}
-		return rss, gor
+		b := 0.0
+		if sxx > 0 {
+			b = sxy / sxx
+		}
+		return my + b*(d/3-mx), my + b*(d-mx)
 	}
-	d := r.DurationS
-	rss0, gor0 := window(d/6, d/2, d/3)
-	rss1, gor1 := window(d*5/6, d, d)
-	// RSS: the medians (the heap keeps what it grew to). Goroutines: the
-	// fewest (an idle gateway keeps up to 64 idle upstream connections, two
-	// goroutines each, for 90 s after a busy moment: the count at a quiet
-	// moment swings with the last burst; a leak raises its floor)
-	if m := median(rss0); m > 0 {
-		r.RSSGrowth = median(rss1)/m - 1
+	rss0, rss1 := trend(func(s SoakSample) float64 { return s.RSSMB })
+	gor0, gor1 := trend(func(s SoakSample) float64 { return float64(s.Goroutines) })
+	if rss0 > 0 {
+		r.RSSGrowth = rss1/rss0 - 1
 	}
-	if m := slices.Min(gor0); m > 0 {
-		r.GoroutineGrowth = slices.Min(gor1)/m - 1
+	if gor0 > 0 {
+		r.GoroutineGrowth = gor1/gor0 - 1
 	}
 	if r.RSSGrowth > 0.10 {
-		fail("RSS grew %.0f%% over the last two thirds (a median of %.1f MB at the quiet samples around the first third, then %.1f MB in the last sixth)", 100*r.RSSGrowth, median(rss0), median(rss1))
+		fail("RSS grew %.0f%% over the last two thirds (its trend through %d quiet samples: %.1f MB at the first third, %.1f MB at the end)", 100*r.RSSGrowth, len(late), rss0, rss1)
 	}
 	if r.GoroutineGrowth > 0.10 {
-		fail("goroutines grew %.0f%% over the last two thirds (at least %.0f at the quiet samples around the first third, then at least %.0f in the last sixth)", 100*r.GoroutineGrowth, slices.Min(gor0), slices.Min(gor1))
+		fail("goroutines grew %.0f%% over the last two thirds (their trend through %d quiet samples: %.0f at the first third, %.0f at the end)", 100*r.GoroutineGrowth, len(late), gor0, gor1)
 	}
 	r.Pass = len(r.Failures) == 0
-}
-
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
-}
-
-func median(vs []float64) float64 {
-	s := slices.Sorted(slices.Values(vs))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }
 
 // WriteText prints the soak's account.

@@ -678,3 +678,18 @@ func TestGatewayKeyDailyTokens(t *testing.T) {
 		t.Fatalf("the next day: %d %s", code, body)
 	}
 }
+
+// servedStats is model's statistics once the simulator has counted n
+// answers served: a client has the end of a stream (or the whole body)
+// before the simulator's handler, past its last write, counts it, so the
+// count is waited for (at most 5 s) rather than read at once.
+func (r *rig) servedStats(model string, n int) *sim.ModelStats {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := r.sim.Snapshot().Models[model]
+		if st != nil && st.Served >= n || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

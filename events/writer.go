@@ -2,9 +2,7 @@ package events
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,8 +160,7 @@ type Writer struct {
 	size     int64 // bytes in the current file, including bw's buffer
 	pending  int   // records in bw's buffer, lost if the flush fails
 	torn     bool  // a write failed, maybe mid-line: start with a newline
-	line     bytes.Buffer
-	enc      *json.Encoder
+	line     []byte
 }
 
 // NewWriter opens path for appending (creating its directory with mode 0700
@@ -194,8 +191,6 @@ func NewWriter(path string, maxBytes int64, keep int, opts ...Option) (*Writer, 
 		wake:     make(chan struct{}, 1),
 		bw:       bufio.NewWriterSize(nil, 64<<10),
 	}
-	w.enc = json.NewEncoder(&w.line)
-	w.enc.SetEscapeHTML(false) // error strings often quote HTML; keep them readable
 	if err := w.openFile(); err != nil {
 		return nil, err
 	}
@@ -283,15 +278,9 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// wireRecord is a Record as written: the same fields in the same order,
-// except that ts is always UTC with exactly three fractional digits, so
-// that lines compare as text in time order (time.Time's own encoding keeps
-// the zone and trims trailing zeros).
-type wireRecord struct {
-	TS string `json:"ts"` // shadows Record.TS
-	*Record
-}
-
+// tsLayout is ts as written: always UTC with exactly three fractional
+// digits, so that lines compare as text in time order (time.Time's own
+// encoding keeps the zone and trims trailing zeros).
 const tsLayout = "2006-01-02T15:04:05.000Z" // with a UTC time
 
 // run is the background goroutine: it owns the file.
@@ -344,12 +333,8 @@ func (w *Writer) write(r Record) {
 	if r.Error != "" {
 		r.Error = redact.String(r.Error)
 	}
-	w.line.Reset()
-	if err := w.enc.Encode(wireRecord{TS: ts.Format(tsLayout), Record: &r}); err != nil { // appends '\n'
-		w.drop(fmt.Errorf("events: encode record %q: %w", r.RequestID, err))
-		return
-	}
-	n := int64(w.line.Len())
+	w.line = appendRecord(w.line[:0], ts, &r)
+	n := int64(len(w.line))
 	if w.f != nil && w.maxBytes > 0 && w.size > 0 && w.size+n > w.maxBytes {
 		w.rotate()
 	}
@@ -371,7 +356,7 @@ func (w *Writer) write(r Record) {
 		w.size++
 		w.torn = false
 	}
-	if _, err := w.bw.Write(w.line.Bytes()); err != nil {
+	if _, err := w.bw.Write(w.line); err != nil {
 		// Only a line larger than the buffer is written directly.
 		w.bw.Reset(w.f) // bufio errors are sticky; try afresh next time
 		w.torn = true

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/spillway/spillway/internal/jsonw"
 )
 
 // Stream turns the target's answer, event by event, into the client's: the
@@ -35,64 +36,9 @@ type Stream struct {
 // model is the answering model's name as a JSON string.
 func (s *Stream) model() []byte {
 	if s.modelQ == nil {
-		s.modelQ = appendJSONString(nil, s.t.Model)
+		s.modelQ = jsonw.String(nil, s.t.Model, true)
 	}
 	return s.modelQ
-}
-
-// appendJSONString appends v as a JSON string: what encoding/json writes
-// for it (quotes, backslashes, control characters and U+2028/U+2029
-// escaped; HTML characters too, as json.Marshal does), without its
-// allocation: the standard library exports no append form of its string
-// encoder, and every piece of a translated stream's text comes through
-// here.
-func appendJSONString(b []byte, v string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, v[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(v[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			b = append(b, v[start:i]...)
-			if r == utf8.RuneError {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(append(b, v[start:]...), '"')
 }
 
 // item is one piece of the answer: a text, or a call.
@@ -275,7 +221,7 @@ func (s *Stream) textDelta(text string) {
 		return
 	}
 	it := s.cur
-	q := appendJSONString(s.q[:0], text)
+	q := jsonw.String(s.q[:0], text, true)
 	s.q = q
 	switch s.t.Client.Kind {
 	case "messages":

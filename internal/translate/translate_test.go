@@ -394,19 +394,6 @@ func events(t *testing.T, stream string) []sse.Event {
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
 
-// appendJSONString writes what json.Marshal writes, for any string.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "hi", "Zürich", "a\"b\\c\n\r\t\x00\x1f", "<tag>&amp;", "\u2028\u2029", "\xff\xfe", "日本語 🙂"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); string(got) != string(want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
-
 // What a review of the first version found, each a case.
 func TestReviewedCases(t *testing.T) {
 	t.Run("Gemini CLI's own id on a result whose call had none: paired by name", func(t *testing.T) {

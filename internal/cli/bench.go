@@ -22,7 +22,6 @@ func (a *App) benchCmd() *cobra.Command {
 127.0.0.1 in this process. Nothing leaves the machine. Numbers are for comparing
 runs on the same machine; BENCHMARKS.md records ours.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(a.benchResilienceCmd(), a.benchOverheadCmd(), a.benchSoakCmd(), a.benchPartCmd())
 	return cmd

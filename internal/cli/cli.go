@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -114,9 +116,72 @@ fast with a clear reason.`,
 		Version:       versionLine(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "configuration file (default $SPILLWAY_CONFIG or ~/.config/spillway/spillway.yaml)")
 	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd(), a.simCmd(), a.serveCmd(), a.setupCmd(), a.demoCmd(), a.execCmd(), a.queueCmd(), a.benchCmd(), a.reportCmd(), a.doctorCmd())
+	for _, c := range root.Commands() {
+		groups(c)
+	}
 	return root
+}
+
+// badValue is pflag's refusal of a flag's value, which quotes the Go
+// parser's own error ("strconv.ParseInt: parsing \"abc\": invalid
+// syntax").
+var badValue = regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "([^"]+)" flag: (strconv\.Parse(Int|Uint|Float|Bool)|time: )`)
+
+// flagError words a flag's bad value as what the flag takes; every other
+// flag error (unknown flag, missing value) is cobra's own words.
+func flagError(cmd *cobra.Command, err error) error {
+	m := badValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	name := m[2]
+	if i := strings.LastIndex(name, "--"); i >= 0 {
+		name = name[i:] // "-n, --max-attempts"
+	}
+	want := "a duration such as 30s, 5m or 2h"
+	switch m[4] {
+	case "Int", "Uint":
+		want = "a whole number"
+	case "Float":
+		want = "a number"
+	case "Bool":
+		want = "true or false"
+	}
+	return fail(ExitUsage, "%s %s: give %s (see '%s --help')", name, m[1], want, cmd.CommandPath())
+}
+
+// groups makes every command that only holds others (config, queue,
+// setup, bench) refuse a word that is none of them, as the root does:
+// cobra would print the group's help and exit 0, so a mistyped
+// `config chek` looked like it worked. With no word it shows the help.
+func groups(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	for _, sub := range c.Commands() {
+		groups(sub)
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.SuggestionsMinimumDistance = 2
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return fail(ExitUsage, "%s (its commands: %s; see '%s --help')", msg, strings.Join(names, ", "), cmd.CommandPath())
+	}
 }
 
 // loadConfig reads the configuration named by --config, or the default file

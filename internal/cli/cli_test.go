@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 
@@ -111,6 +112,10 @@ func TestExplainUsageErrors(t *testing.T) {
 		{"bad header", "", []string{"explain", "--header", "nocolon", "x"}, "write it as 'Name: value'"},
 		{"bad status", "", []string{"explain", "--status", "999", "x"}, "from 100 to 599"},
 		{"huge input", strings.Repeat("x", maxExplainInput+10), []string{"explain", "-"}, "larger than 4 MiB"},
+		{"empty TEXT", "", []string{"explain", ""}, "nothing to explain: TEXT is empty"},
+		{"blank TEXT", "", []string{"explain", "  ", ""}, "nothing to explain: TEXT is empty"},
+		{"a status that is not a number", "", []string{"explain", "--status", "abc", "x"}, "--status abc: give a whole number (see 'spillway explain --help')"},
+		{"an unknown provider", "", []string{"explain", "--provider", "foo", "x"}, `--provider "foo": give openai, anthropic or gemini`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -269,6 +274,47 @@ func TestInit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".config", "spillway", "spillway.yaml")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What comes from a pasted log is never written raw to the terminal: an
+// escape sequence in it could recolour, move or retitle it.
+func TestExplainWritesNoControlCharacters(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"a body", []string{"explain", "--status", "503", "{\"error\":{\"message\":\"overloaded \x1b[31mred\x1b]0;title\x07 \xff\"}}"}},
+		{"a line", []string{"explain", "Error: 529 overloaded_error \x1b[2J\x9b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, code := run(t, nil, "", c.args...)
+			if code != 0 || strings.ContainsAny(out, "\x1b\x07\u009b") || !utf8.ValidString(out) {
+				t.Fatalf("exit %d, output %q", code, out)
+			}
+		})
+	}
+}
+
+// A mistyped word under a group of commands is refused with the group's
+// commands and a suggestion, as the root refuses one, not answered with
+// help and 0.
+func TestAMistypedCommandIsRefused(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"config chek", `unknown command "chek" for "spillway config"; did you mean "check"? (its commands: check, hash-key; see 'spillway config --help')`},
+		{"queue foo", `unknown command "foo" for "spillway queue" (its commands: add, cancel, ls, purge, retry, run, show;`},
+		{"setup foo", `unknown command "foo" for "spillway setup" (its commands: claude, codex, gemini, service;`},
+		{"bench overhed", `did you mean "overhead"?`},
+	} {
+		t.Run(c.args, func(t *testing.T) {
+			out, errOut, code := run(t, nil, "", strings.Fields(c.args)...)
+			if code != ExitUsage || !strings.Contains(errOut, c.want) || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d and %q", code, out, errOut, ExitUsage, c.want)
+			}
+		})
+	}
+	if out, _, code := run(t, nil, "", "queue"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Fatalf("queue alone: exit %d, %q", code, out)
 	}
 }
 

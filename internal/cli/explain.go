@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -40,7 +43,7 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
   codex exec "fix the tests" 2>&1 | spillway explain --json -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := a.explainInput(args)
+			text, err := a.explainInput(args, cmd.Flags().Changed("status"))
 			if err != nil {
 				return err
 			}
@@ -52,8 +55,13 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 				}
 				h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
-			if status != 0 && (status < 100 || status > 599) {
+			if cmd.Flags().Changed("status") && (status < 100 || status > 599) {
 				return fail(ExitUsage, "--status %d: an HTTP status is from 100 to 599", status)
+			}
+			switch classify.Provider(provider) {
+			case "", classify.OpenAI, classify.Anthropic, classify.Gemini:
+			default:
+				return fail(ExitUsage, "--provider %q: give openai, anthropic or gemini (or leave it out: the text usually tells)", provider)
 			}
 			in := classify.Input{Header: h, Provider: classify.Provider(provider), Now: time.Now()}
 			if status != 0 {
@@ -68,7 +76,7 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 			}
 			writeVerdict(a.Stdout, v)
 			if where := recordWhere(text); where != "" {
-				fmt.Fprintf(a.Stdout, "  where:     %s\n", where)
+				fmt.Fprintf(a.Stdout, "  where:     %s\n", printable(where))
 			}
 			return nil
 		},
@@ -80,9 +88,15 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 	return cmd
 }
 
-func (a *App) explainInput(args []string) (string, error) {
+// explainInput is the text to explain; an empty one is an empty body when
+// a status is given (a 503 with none is still a 503).
+func (a *App) explainInput(args []string, status bool) (string, error) {
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
-		return strings.Join(args, " "), nil
+		text := strings.Join(args, " ")
+		if strings.TrimSpace(text) == "" && !status {
+			return "", fail(ExitUsage, "nothing to explain: TEXT is empty; give the error's text, or pipe it in: ... 2>&1 | spillway explain -")
+		}
+		return text, nil
 	}
 	if f, ok := a.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return "", fail(ExitUsage, "give the error as TEXT, or pipe it in: ... 2>&1 | spillway explain -")
@@ -101,6 +115,7 @@ func (a *App) explainInput(args []string) (string, error) {
 }
 
 func writeVerdict(w io.Writer, v classify.Verdict) {
+	v.Summary, v.Action, v.Code, v.Message = printable(v.Summary), printable(v.Action), printable(v.Code), printable(v.Message)
 	fmt.Fprintln(w, v.String())
 	retry := "no"
 	if v.Retryable {
@@ -137,4 +152,22 @@ func recordWhere(text string) string {
 		name += "@" + r.Deployment
 	}
 	return fmt.Sprintf("%s at %s, request %s, attempt %d (%s)", name, r.Provider, r.RequestID, r.Attempt, r.Source)
+}
+
+// printable is s safe for a terminal: control characters (an escape
+// sequence in a pasted log could move the cursor or retitle the window)
+// and bytes that are not UTF-8 are written as Go escapes, the rest as is.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
 }

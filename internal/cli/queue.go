@@ -98,6 +98,9 @@ func (a *App) queueAdd(open opener) *cobra.Command {
   spillway queue add --steps release.yaml --window quiet --priority 1
   spillway queue add --name fix-tests -- codex exec --skip-git-repo-check "fix the failing tests"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxAttempts < 1 {
+				return fail(ExitUsage, "--max-attempts %d: give 1 or more (the default is 5; capacity waits do not count)", maxAttempts)
+			}
 			t := queue.Task{Name: name, Priority: priority, MinTier: minTier, Chain: chain, Window: window, MaxAttempts: maxAttempts, Tags: tags}
 			n := 0
 			if steps != "" {
@@ -107,7 +110,7 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 					return fail(ExitUsage, "--steps: %w", err)
 				}
 				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
-					return fail(ExitUsage, "%w", err)
+					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
 				}
 			}
 			if prompt != "" {
@@ -138,7 +141,13 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 				return err
 			}
 			if err := t.Check(cfg, time.Now()); err != nil {
+				if steps != "" && strings.HasPrefix(err.Error(), steps+":") {
+					return fail(ExitFail, "%w", err) // the step file fails validation
+				}
 				return fail(ExitUsage, "%w", err)
+			}
+			for _, w := range t.Warnings(cfg) {
+				fmt.Fprintln(a.Stderr, "spillway: warning:", w)
 			}
 			s, _, err := open(cmd.Context())
 			if err != nil {

@@ -171,6 +171,10 @@ func TestQueueCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "added task 1 (prompt): queued") {
 		t.Fatalf("add: %d %s %s", code, out, errOut)
 	}
+	// no key here: queued (the runner may have it), with a word of which
+	if want := "spillway: warning: --prompt: gpt-6-luna's provider openai has no key: OPENAI_API_KEY is not set (a prompt task is sent with the provider's api_key whatever its auth; under auth: passthrough only the gateway's callers bring their own); the runner needs it\n"; errOut != want {
+		t.Fatalf("add's warning:\n%s\nwant\n%s", errOut, want)
+	}
 	if _, errOut, code := q("add", "--prompt", "x", "--steps", "../../testdata/queue/steps.yaml"); code != ExitUsage || !strings.Contains(errOut, "exactly one of") {
 		t.Fatalf("two kinds: %d %s", code, errOut)
 	}
@@ -222,8 +226,11 @@ func TestQueueAddRefusesWhatCannotRun(t *testing.T) {
 		says string
 	}{
 		{"an unknown model", []string{"add", "--prompt", "x", "--model", "nosuch-model"}, ExitUsage, `--model: model "nosuch-model" is not defined; defined models: `},
-		{"an unknown model in a step file, with its line", []string{"add", "--steps", steps}, ExitUsage, steps + `:3: steps[1].model: model "nosuch-model" is not defined`},
+		{"an unknown model in a step file, with its line", []string{"add", "--steps", steps}, ExitFail, steps + `:3: steps[1].model: model "nosuch-model" is not defined`},
 		{"an unknown chain", []string{"add", "--prompt", "x", "--chain", "nope"}, ExitUsage, `--chain: chain "nope" is not defined; defined chains: `},
+		{"no attempts", []string{"add", "--prompt", "x", "--max-attempts", "0"}, ExitUsage, "--max-attempts 0: give 1 or more (the default is 5"},
+		{"negative attempts", []string{"add", "--prompt", "x", "--max-attempts", "-3"}, ExitUsage, "--max-attempts -3: give 1 or more"},
+		{"attempts that are not a number", []string{"add", "--prompt", "x", "--max-attempts", "three"}, ExitUsage, `--max-attempts three: give a whole number (see 'spillway queue add --help')`},
 		{"a deadline already past", []string{"add", "--prompt", "x", "--deadline", past}, ExitUsage, "is already past"},
 		{"a database in a directory that does not exist", []string{"--db", "sqlite:" + filepath.Join(dir, "missing", "q.db"), "ls"}, ExitFail, "the directory " + filepath.Join(dir, "missing") + " does not exist"},
 	} {

@@ -594,8 +594,9 @@ func (w *worker) uses(task Task, model string) (uses, only bool) {
 
 // stepModel is where a prompt step starts: its own model, else its task's
 // chain's first, else the codex chain's.
-func (w *worker) stepModel(task Task, step Step) string {
-	cfg := w.o.Config
+func (w *worker) stepModel(task Task, step Step) string { return task.startModel(w.o.Config, step) }
+
+func (task Task) startModel(cfg *config.Config, step Step) string {
 	model := step.Model
 	if model == "" && task.Chain != "" && len(cfg.Chains[task.Chain]) > 0 {
 		model = cfg.Chains[task.Chain][0]
@@ -640,6 +641,10 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	ep, ok := wire.PromptEndpoint(format)
 	if !ok {
 		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models (model %s)", format, model)}
+	}
+	if why := noKey(cfg, model); why != "" {
+		// sent, it would only come back as auth, with no word of which key
+		return "", "", &stepFailure{class: classify.Auth, final: true, err: errors.New(why)}
 	}
 	prov := cfg.Providers[deps[0].Provider]
 	// no key of the queue's own: the library gives each provider its key

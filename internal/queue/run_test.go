@@ -382,6 +382,37 @@ func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 	}
 }
 
+// A prompt whose provider has no key in the runner's environment is not
+// sent (it could only come back as auth): the task fails at once, saying
+// which variable to set.
+func TestAPromptWithNoKeyFailsNamingIt(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			r := newRunRig(t, "calm")
+			p := r.cfg.Providers["openai"]
+			p.Auth, p.APIKey = "passthrough", config.Secret{Ref: "env:OPENAI_API_KEY"}
+			r.cfg.Providers["openai"] = p
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id, err := s.Add(ctx, Task{Name: "once", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(ctx, r.opts(1)); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := s.Get(ctx, id)
+			if in.Status != "failed" || in.Class != "auth" || in.Attempt != 1 || len(in.Errors) != 1 || !strings.Contains(in.Errors[0], "gpt-6-astra's provider openai has no key: OPENAI_API_KEY is not set") {
+				t.Fatalf("%+v", in)
+			}
+			if m := r.sim.Snapshot().Models["gpt-6-astra"]; m != nil && m.Received != 0 {
+				t.Fatalf("the simulator received %d requests", m.Received)
+			}
+		})
+	}
+}
+
 // An answer spillway cannot classify (unknown) may be a glitch: the task is
 // retried by River, not ended at once.
 func TestUnknownFailuresAreRetried(t *testing.T) {

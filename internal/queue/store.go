@@ -392,6 +392,9 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 	if t.MaxAttempts == 0 {
 		t.MaxAttempts = 5
 	}
+	if t.MaxAttempts < 0 {
+		return 0, fmt.Errorf("queue: max attempts %d: give 1 or more (0 is the default, 5)", t.MaxAttempts)
+	}
 	w, _, err := s.Window(ctx, t.Window)
 	if err != nil {
 		return 0, fmt.Errorf("queue: %w", err)

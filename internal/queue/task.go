@@ -254,6 +254,50 @@ func (t Task) Check(cfg *config.Config, now time.Time) error {
 	return nil
 }
 
+// Warnings are what may fail when the task runs, though nothing is wrong
+// with it: a prompt step whose first model's provider has no key here (the
+// runner, in an environment of its own, may have it).
+func (t Task) Warnings(cfg *config.Config) []string {
+	var out []string
+	for i, st := range t.Steps {
+		if !st.IsPrompt() {
+			continue
+		}
+		model := t.startModel(cfg, st)
+		if why := noKey(cfg, model); why != "" {
+			where := st.where
+			if where == "" {
+				where = "--prompt"
+				if len(t.Steps) > 1 {
+					where = fmt.Sprintf("steps[%d]", i)
+				}
+			}
+			out = append(out, where+": "+why+"; the runner needs it")
+		}
+	}
+	return out
+}
+
+// noKey says why a prompt to model would go without a key, "" when its
+// provider has one. A prompt is sent with the provider's own api_key
+// whatever its auth: the queue has no caller whose key it could pass on.
+func noKey(cfg *config.Config, model string) string {
+	deps := cfg.Deployments(model)
+	if len(deps) == 0 {
+		return ""
+	}
+	name := deps[0].Provider
+	prov, ok := cfg.Providers[name]
+	if !ok || prov.APIKey.Value != "" || config.IsSignIn(name) {
+		return ""
+	}
+	fix := "give it an api_key in the configuration"
+	if prov.APIKey.IsEnv() {
+		fix = prov.APIKey.EnvVar() + " is not set"
+	}
+	return fmt.Sprintf("%s's provider %s has no key: %s (a prompt task is sent with the provider's api_key whatever its auth; under auth: passthrough only the gateway's callers bring their own)", model, name, fix)
+}
+
 // Expand replaces {{prev}} with the previous step's output.
 func (s Step) Expand(prev string) Step {
 	out := s

@@ -73,6 +73,9 @@ skipped.
 			if o.Until, err = parseWhen(until, now, loc); err != nil {
 				return fail(ExitUsage, "--until: %v", err)
 			}
+			if !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since) {
+				return fail(ExitUsage, "--until %s is not after --since %s: the range would be empty", until, since)
+			}
 			if pattern != "" {
 				if o.Pattern, err = regexp.Compile(pattern); err != nil {
 					return fail(ExitUsage, "--pattern: %v", err)
@@ -87,6 +90,11 @@ skipped.
 			// a text log alone is read alone, unless sources are named too
 			o.NoAuto = len(textLogs) > 0 && len(o.Only) == 0 && !cmd.Flags().Changed("events")
 			o.EventLogNamed = o.EventLog != ""
+			if o.EventLogNamed {
+				if fi, err := os.Stat(o.EventLog); err == nil && fi.IsDir() {
+					return fail(ExitUsage, "--events %s is a directory: name the event log file (spillway serve writes events.jsonl; rotated ones beside it are read too)", o.EventLog)
+				}
+			}
 			if o.EventLog == "" {
 				cfg, err := a.loadConfig()
 				if err != nil {

@@ -92,6 +92,22 @@ func TestReportCommand(t *testing.T) {
 	}
 }
 
+// With nothing to read, the report says where it looked and how to give
+// it something.
+func TestAnEmptyReportSaysWhereItLooked(t *testing.T) {
+	home := t.TempDir()
+	out, errOut, code := run(t, map[string]string{"HOME": home}, "", "report")
+	want := "spillway report\n\nNothing to report: no source was there. Looked for:\n" +
+		"  spillway " + filepath.Join(home, ".local/state/spillway/events.jsonl") + " (not there)\n" +
+		"  codex " + filepath.Join(home, ".codex") + " (not there)\n" +
+		"  claude " + filepath.Join(home, ".claude") + " (not there)\n" +
+		"  gemini " + filepath.Join(home, ".gemini") + " (not there)\n" +
+		"spillway serve writes the event log as requests go through it; or name what to read:\n--events FILE, --text-log FILE, --codex-home, --claude-home, --gemini-home.\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+}
+
 func TestReportCommandErrors(t *testing.T) {
 	env := map[string]string{"HOME": t.TempDir()}
 	for _, c := range []struct {
@@ -105,6 +121,8 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"report", "--only", "codx"}, ExitFail, "no source \"codx\""},
 		{[]string{"report", "--events", "/nonexistent/events.jsonl"}, ExitFail, "no event log"},
 		{[]string{"report", "--text-log", "/nonexistent.log"}, ExitFail, "--text-log"},
+		{[]string{"report", "--events", env["HOME"]}, ExitUsage, "--events " + env["HOME"] + " is a directory: name the event log file"},
+		{[]string{"report", "--since", "2026-11-05", "--until", "2026-11-03"}, ExitUsage, "--until 2026-11-03 is not after --since 2026-11-05: the range would be empty"},
 		{[]string{"report", "--text-log", os.DevNull, "--pattern", "("}, ExitUsage, "--pattern"},
 		// nothing learned: nothing is saved, and the default stays
 		{[]string{"report", "--text-log", os.DevNull, "--save-windows", "--db", "sqlite:" + filepath.Join(t.TempDir(), "q.db")}, ExitFail, "nothing to save"},

@@ -139,7 +139,16 @@ func Text(w io.Writer, r Result, colour bool) error {
 		}
 	}
 	if r.Totals.Attempts == 0 {
-		p("\nNo attempts in range.\n")
+		switch {
+		case len(r.Inputs) == 0:
+			p("\nNothing to report: no source was there. Looked for:\n")
+			for _, a := range r.Absent {
+				p("  %s (not there)\n", a)
+			}
+			p("spillway serve writes the event log as requests go through it; or name what to read:\n--events FILE, --text-log FILE, --codex-home, --claude-home, --gemini-home.\n")
+		default:
+			p("\nNo attempts in range.\n")
+		}
 		return bw.err
 	}
 	what := "share of attempts"

@@ -313,11 +313,14 @@ type Day struct {
 
 // Result is a finished report (the JSON schema in the README).
 type Result struct {
-	Schema  string      `json:"schema"`
-	TZ      string      `json:"tz"`
-	From    *time.Time  `json:"from"`
-	To      *time.Time  `json:"to"`
-	Inputs  []Input     `json:"inputs"`
+	Schema string     `json:"schema"`
+	TZ     string     `json:"tz"`
+	From   *time.Time `json:"from"`
+	To     *time.Time `json:"to"`
+	Inputs []Input    `json:"inputs"`
+	// Absent are the places looked in that were not there ("codex
+	// ~/.codex"), so that an empty report says where it looked.
+	Absent  []string    `json:"absent,omitempty"`
 	Totals  Totals      `json:"totals"`
 	Heatmap [7][24]Cell `json:"heatmap"` // [weekday Monday=0][hour]
 	// Metric is what the heatmap and the windows weigh: capacity_rate (the

@@ -75,6 +75,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}
 	a := NewAggregate(o.Loc, o.Since, o.Until)
 	var ins []Input
+	var absent []string
 	var dup dedup // what of the agents' files the gateway's log holds too
 	if o.wants("spillway") {
 		path := o.EventLog
@@ -86,6 +87,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			got, err := ReadEventLog(path, a, o.counted, turns.add)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
+				absent = append(absent, "spillway "+path)
 			case err != nil:
 				return Result{}, fmt.Errorf("report: %w", err)
 			default:
@@ -122,6 +124,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			if named {
 				return Result{}, fmt.Errorf("report: %s: %w", ag.name, err)
 			}
+			absent = append(absent, ag.name+" "+ag.dir)
 			continue
 		}
 		for _, f := range ag.files(ag.dir) {
@@ -154,7 +157,9 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		}
 		ins = append(ins, in)
 	}
-	return a.Result(ins), nil
+	r := a.Result(ins)
+	r.Absent = absent
+	return r, nil
 }
 
 // dedup says which turns of the agents' own files the gateway's event log

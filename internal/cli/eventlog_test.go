@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,5 +41,36 @@ func TestServeSaysTheEventLogIsLosingRecords(t *testing.T) {
 	}
 	if l := logs(); !strings.Contains(l, "event log") || !strings.Contains(l, "record was not written to /dev/full") || !strings.Contains(l, "no space left on device") {
 		t.Fatalf("the gateway's log does not say the record was lost:\n%s", l)
+	}
+}
+
+// An event log path of the user's (a flag, events.path) in a directory that
+// does not exist is refused, naming it, by every command that writes one,
+// as the queue's --db is; only the default location is made.
+func TestAnEventLogInAMissingDirectoryIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "dir")
+	env := map[string]string{"HOME": dir}
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte("events:\n  path: "+filepath.Join(missing, "e.jsonl")+"\n"), 0o600)
+	for _, c := range []struct {
+		name, from string
+		args       []string
+	}{
+		{"serve", "--events", []string{"serve", "--listen", "127.0.0.1:0", "--events", filepath.Join(missing, "e.jsonl")}},
+		{"exec", "--events", []string{"exec", "--events", filepath.Join(missing, "e.jsonl"), "--", "true"}},
+		{"queue run", "--events", []string{"queue", "--db", "sqlite:" + filepath.Join(dir, "q.db"), "run", "--until-empty", "--events", filepath.Join(missing, "e.jsonl")}},
+		{"serve with events.path", "events.path", []string{"--config", cfg, "serve", "--listen", "127.0.0.1:0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, code := run(t, env, "", c.args...)
+			want := "the directory " + missing + " does not exist (create it, or leave " + c.from + " out for the default location)"
+			if code != ExitFail || !strings.Contains(errOut, want) {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+				t.Fatal("the missing directory was made")
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"sync"
@@ -205,14 +206,23 @@ and X-Spillway-Route.`,
 // Records the log loses (a full disk) are told to warn: the first at
 // once, then at most one line a minute with the count.
 func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*events.Writer, string, func(), error) {
+	named := "--events"
 	if path == "" {
-		path = cfg.Events.Path
+		path, named = cfg.Events.Path, "events.path"
 	}
 	if path == "" {
-		path = events.DefaultPath(a.Getenv)
+		path, named = events.DefaultPath(a.Getenv), ""
 	}
 	if path == "-" {
 		return nil, path, func() {}, nil
+	}
+	if dir := filepath.Dir(path); named != "" {
+		// the default location is spillway's to make (events.NewWriter
+		// does); a path of the user's must not: a typo would write the
+		// log where nobody looks (the queue's --db refuses alike)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, path, nil, fail(ExitFail, "event log %s (%s): the directory %s does not exist (create it, or leave %s out for the default location)", path, named, dir, named)
+		}
 	}
 	ew, err := events.NewWriter(path, int64(cfg.Events.MaxSizeMB)<<20, cfg.Events.Keep, events.WithErrorHandler(warn))
 	if err != nil {

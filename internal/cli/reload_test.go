@@ -168,6 +168,23 @@ func TestReload(t *testing.T) {
 	if ch, _ := status(); ch["other"] == nil {
 		t.Fatal("POST /spillway/reload did not reload")
 	}
+	// a change a reload cannot apply is said in the answer, not only the log
+	write("chains:\n  other: [gpt-5.6-luna]\nstate: redis://127.0.0.1:1/0\n")
+	req, _ := http.NewRequest(http.MethodPost, base+"/spillway/reload", nil)
+	req.Header.Set("Authorization", "Bearer adm-0123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		Reloaded bool     `json:"reloaded"`
+		Ignored  []string `json:"ignored"`
+	}
+	json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if want := `state: "redis://127.0.0.1:1/0", still serving "memory"; it takes a restart`; !answer.Reloaded || len(answer.Ignored) != 1 || answer.Ignored[0] != want {
+		t.Fatalf("reload's answer %+v; want ignored [%s]", answer, want)
+	}
 	mu.Lock()
 	if strings.Contains(log.String(), "adm-0123456789") {
 		t.Fatal("the admin key reached the log")

@@ -8,8 +8,9 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/policy"
 )
@@ -63,6 +65,7 @@ and X-Spillway-Route.`,
 				}
 				return cfg, nil
 			}
+			eventsFlag := eventsPath != ""
 			cfg, err := load()
 			if err != nil {
 				return err
@@ -119,7 +122,7 @@ and X-Spillway-Route.`,
 			board := dash.New(do)
 			opts.Events, opts.Dashboard = board, board
 			var reloading sync.Mutex // a SIGHUP and a POST read the file one after the other
-			reload := func() ([]string, error) {
+			reload := func() ([]string, []string, error) {
 				reloading.Lock()
 				defer reloading.Unlock()
 				next, err := load()
@@ -146,14 +149,15 @@ and X-Spillway-Route.`,
 					if errors.As(err, &ee) && ee.err != nil {
 						err = ee.err
 					}
-					return nil, err
+					return nil, nil, err
 				}
-				if next.Listen != cfg.Listen {
-					logger.Warn("reload: listen changed; it takes a restart", "listen", cfg.Listen, "new", next.Listen)
+				ignored := startOnly(cfg, next, eventsFlag)
+				for _, why := range ignored {
+					logger.Warn("reload: a change that takes a restart", "ignored", why)
 				}
 				kept := gw.Reload(next)
 				logger.Info("reloaded", "kept", strings.Join(kept, ","))
-				return kept, nil
+				return kept, ignored, nil
 			}
 			opts.Reload = reload
 			gw, err = gateway.New(opts)
@@ -171,7 +175,7 @@ and X-Spillway-Route.`,
 					case <-cmd.Context().Done():
 						return
 					case <-hup:
-						if _, err := reload(); err != nil {
+						if _, _, err := reload(); err != nil {
 							logger.Error("reload refused; the old configuration keeps serving", "error", err.Error())
 						}
 					}
@@ -233,6 +237,27 @@ func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*even
 		defer cancel()
 		ew.Close(ctx)
 	}, nil
+}
+
+// startOnly words the changes from cfg (what the gateway started with) to
+// next that a reload cannot apply: the listener, the fleet's store and the
+// event log are opened once, at the start.
+// With --events given the file's events settings are not the log's.
+func startOnly(cfg, next *config.Config, eventsFlag bool) []string {
+	var out []string
+	say := func(field, was, now string) {
+		if was != now {
+			out = append(out, fmt.Sprintf("%s: %q, still serving %q; it takes a restart", field, now, was))
+		}
+	}
+	say("listen", cfg.Listen, next.Listen)
+	say("state", redact.String(cfg.State), redact.String(next.State))
+	if !eventsFlag {
+		say("events.path", cfg.Events.Path, next.Events.Path)
+		say("events.max_size_mb", strconv.Itoa(cfg.Events.MaxSizeMB), strconv.Itoa(next.Events.MaxSizeMB))
+		say("events.keep", strconv.Itoa(cfg.Events.Keep), strconv.Itoa(next.Events.Keep))
+	}
+	return out
 }
 
 // warnEvents tells the user on stderr of records the event log lost.

@@ -52,8 +52,10 @@ type Options struct {
 	Fleet Fleet
 	// Reload, when set, reloads the configuration (POST /spillway/reload,
 	// with gateway.admin_key): it reads the file anew and calls
-	// Server.Reload, or returns why it could not.
-	Reload func() (kept []string, err error)
+	// Server.Reload, or returns why it could not; ignored are the changes
+	// it could not apply (a new listen address takes a restart), each in
+	// words.
+	Reload func() (kept, ignored []string, err error)
 	// Dashboard, when set, is the page served at / and /ui/ (internal/cli
 	// wires internal/dash's board); without one those paths get the
 	// provider-shaped 404.
@@ -74,7 +76,7 @@ type Server struct {
 	// st is the configuration and the engine made for it; a reload swaps
 	// both at once (Reload), and a request keeps the pair it started with.
 	st       atomic.Pointer[gwState]
-	reload   func() ([]string, error)
+	reload   func() ([]string, []string, error)
 	slots    slots // each gateway key's requests in flight
 	reloadMu sync.Mutex
 	usage    Usage
@@ -340,13 +342,16 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotImplemented, map[string]any{"error": "this gateway has no configuration file to reload"})
 		return
 	}
-	kept, err := s.reload()
+	kept, ignored, err := s.reload()
 	if err != nil {
 		s.log.Error("reload refused; the old configuration keeps serving", "error", redact.String(err.Error()))
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"reloaded": false, "error": redact.String(err.Error())})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"reloaded": true, "kept": kept})
+	if ignored == nil {
+		ignored = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reloaded": true, "kept": kept, "ignored": ignored})
 }
 
 // keyed guards h with the gateway keys, when there are any.

@@ -315,7 +315,7 @@ func renderRouteWith(route []Hop, last *Hop) string {
 	size := 0
 	for i := range n {
 		h := hop(i)
-		size += len(h.Model) + len(h.Class) + len(h.Vendor) + 6
+		size += len(h.Model) + len(h.Class) + len(h.Vendor) + 13
 	}
 	var b strings.Builder
 	b.Grow(size)
@@ -330,6 +330,11 @@ func renderRouteWith(route []Hop, last *Hop) string {
 			b.WriteString(" > ")
 		}
 		h := hop(i)
+		if h.Model == "" {
+			// a command whose model spillway does not set (not an agent it
+			// knows, no {model}): the hop is the command's run
+			b.WriteString("command")
+		}
 		b.WriteString(h.Model)
 		if h.Vendor != "" {
 			b.WriteByte('[')

@@ -160,6 +160,10 @@ func TestRouteString(t *testing.T) {
 	if got := p.routeString(); got != "gpt-6-astra:capacity > gpt-6.1-sol:ok" {
 		t.Fatalf("route %q", got)
 	}
+	// a command spillway sets no model of: its run is the hop
+	if got := renderRoute([]Hop{{Class: classify.Unknown}, {Class: classify.OK}}); got != "command:unknown > command:ok" {
+		t.Fatalf("a command's route %q", got)
+	}
 }
 
 func TestBackoffFullJitterCapped(t *testing.T) {

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +55,25 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 				if _, ok := cfg.Models[model]; !ok {
 					return fail(ExitUsage, "--model %q is not a configured model; models: %s", model, strings.Join(keys(cfg.Models), ", "))
 				}
+			}
+			for _, m := range strings.Split(models, ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					if _, ok := cfg.Models[m]; !ok {
+						return fail(ExitUsage, "--models: %q is not a configured model; models: %s", m, strings.Join(keys(cfg.Models), ", "))
+					}
+				}
+			}
+			if maxWait < 0 {
+				return fail(ExitUsage, "--max-wait %s: give a duration of 0 or more (0: the ladder's total)", maxWait)
+			}
+			if err := checkNotify(notify); err != nil {
+				return err
+			}
+			if err := checkArchive(archive); err != nil {
+				return err
+			}
+			if err := modelForPlaceholder(args, model, models != "" || chain != ""); err != nil {
+				return err
 			}
 			node, closeFleet, err := joinFleet(cmd.Context(), cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
 			if err != nil {
@@ -123,12 +145,58 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
 	return cmd
 }
 
+// keys are m's keys, sorted.
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
+	slices.Sort(out)
 	return out
+}
+
+// checkNotify refuses a --notify that is not an http(s) URL: it is used
+// only once everything failed, too late to say it was wrong.
+func checkNotify(notify string) error {
+	if notify == "" {
+		return nil
+	}
+	u, err := url.Parse(notify)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fail(ExitUsage, "--notify %q: give an http:// or https:// URL (a JSON summary is POSTed there on final failure)", notify)
+	}
+	return nil
+}
+
+// checkArchive refuses an --archive that cannot become a directory (it,
+// or a directory above it, is a file): it is first written after a run
+// failed, too late to say it was wrong.
+func checkArchive(dir string) error {
+	for p := dir; p != ""; {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				return fail(ExitUsage, "--archive %s: %s is a file, not a directory; name a directory (it is made if missing)", dir, p)
+			}
+			return nil
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return nil
+		}
+		p = up
+	}
+	return nil
+}
+
+// modelForPlaceholder refuses a command with {model} that nothing can
+// fill: not a known agent (whose chain would), and no --model, --models
+// or --chain. It would run with "{model}" as written.
+func modelForPlaceholder(args []string, model string, chained bool) error {
+	if model != "" || chained || agent.KindOf(args[0]) != agent.Other || !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "{model}") }) {
+		return nil
+	}
+	return fail(ExitUsage, "the command has {model}, but %s is not an agent spillway knows the model of: give --model (or --models, --chain) to put there", args[0])
 }
 
 // supervisor is the executable an agent's supervisor runs: spillway

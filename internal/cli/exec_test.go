@@ -30,12 +30,20 @@ func TestExecExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"success", []string{"--", "sh", "-c", "echo ok"}, 0, ""},
-		{"capacity through the ladder", []string{"--models", "a,b", "--ladder", "5ms,5ms", "--", "sh", "-c", capacity}, 75, "global outage"},
+		{"capacity through the ladder", []string{"--models", "gpt-6-astra,gpt-6.1-sol", "--ladder", "5ms,5ms", "--", "sh", "-c", capacity}, 75, "global outage"},
 		{"auth", []string{"--", "sh", "-c", `echo "ERROR: unexpected status 401 Unauthorized: Incorrect API key provided" >&2; exit 1`}, 77, "auth — stopping"},
 		{"quota", []string{"--", "sh", "-c", `echo "ERROR: Quota exceeded. Check your plan and billing details." >&2; exit 1`}, 77, "quota — stopping"},
 		{"other failure keeps the agent's code", []string{"--", "sh", "-c", `echo "3 tests failed (timeout in test_io)"; exit 3`}, 3, ""},
 		{"bad ladder", []string{"--ladder", "soon", "--", "true"}, ExitUsage, "--ladder"},
 		{"unknown chain", []string{"--chain", "nope", "--", "true"}, ExitUsage, "--chain"},
+		// what would only fail later, or be passed on as written, is
+		// refused before the agent runs, as queue add refuses it
+		{"an unknown model in --models", []string{"--models", "gpt-6-astra,gpt-6-astr", "--", "true"}, ExitUsage, `--models: "gpt-6-astr" is not a configured model; models: claude-`},
+		{"a negative --max-wait", []string{"--max-wait", "-5m", "--", "true"}, ExitUsage, "--max-wait -5m0s: give a duration of 0 or more"},
+		{"a --notify that is not a URL", []string{"--notify", "hooks.example/x", "--", "true"}, ExitUsage, `--notify "hooks.example/x": give an http:// or https:// URL`},
+		{"an --archive under a file", []string{"--archive", "/dev/null/archive", "--", "true"}, ExitUsage, "--archive /dev/null/archive: /dev/null is a file, not a directory"},
+		{"{model} with nothing to fill it", []string{"--", "sh", "-c", "mytool --model {model}"}, ExitUsage, "the command has {model}, but sh is not an agent spillway knows the model of: give --model (or --models, --chain)"},
+		{"{model} filled by --model", []string{"--model", "gpt-6-luna", "--", "sh", "-c", `test "$0" = gpt-6-luna`, "{model}"}, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

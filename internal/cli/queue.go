@@ -119,7 +119,12 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 			}
 			if len(args) > 0 {
 				n++
-				t.Steps = []queue.Step{{Name: "command", Command: args}}
+				if err := modelForPlaceholder(args, model, false); err != nil {
+					return err
+				}
+				// --model: where the command starts ({model}, or a known
+				// agent's model flag), as exec's --model
+				t.Steps = []queue.Step{{Name: "command", Command: args, Model: model}}
 			}
 			if n != 1 {
 				return fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
@@ -169,7 +174,7 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
 	f.StringVar(&prompt, "prompt", "", "a one-prompt task")
-	f.StringVar(&model, "model", "", "the model a --prompt task starts at (its chain follows)")
+	f.StringVar(&model, "model", "", "the model a --prompt task or a command starts at (its chain follows; a command gets it as {model} or its agent's model flag)")
 	f.StringVar(&name, "name", "", "a name to recognise the task by")
 	f.IntVar(&priority, "priority", 2, "1 (first) to 4 (last)")
 	f.StringVar(&minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")

@@ -507,3 +507,31 @@ func TestQueueThreeRunnersOnePostgres(t *testing.T) {
 		t.Fatalf("the simulator served %d, want at least %d", st.Served, tasks)
 	}
 }
+
+// A command task's --model is where the command starts, {model} replaced
+// for any command (as exec does); {model} with nothing to fill it is
+// refused at add.
+func TestQueueCommandTaskGetsItsModel(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "q.db")
+	env := map[string]string{"HOME": dir}
+	q := func(args ...string) (string, string, int) {
+		return run(t, env, "", append([]string{"queue", "--db", db}, args...)...)
+	}
+	if _, errOut, code := q("add", "--", "sh", "-c", "echo {model}"); code != ExitUsage || !strings.Contains(errOut, "the command has {model}, but sh is not an agent spillway knows the model of") {
+		t.Fatalf("{model} with no model: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := q("add", "--model", "gpt-6-luna", "--", "sh", "-c", "echo ran on $0", "{model}"); code != 0 {
+		t.Fatalf("add: exit %d, %s", code, errOut)
+	}
+	if out, errOut, code := q("run", "--until-empty", "--events", filepath.Join(dir, "e.jsonl")); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, _, _ := q("show", "1"); !strings.Contains(out, "ran on gpt-6-luna") {
+		t.Fatalf("show:\n%s", out)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "e.jsonl"))
+	if !strings.Contains(string(log), `"model":"gpt-6-luna"`) || !strings.Contains(string(log), `"route":"gpt-6-luna:ok"`) {
+		t.Fatalf("event log:\n%s", log)
+	}
+}

@@ -615,7 +615,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	if !step.IsPrompt() {
 		// a command step: the agent under spillway exec, the stdout of its
 		// run that succeeded the output
-		res := agent.Run(ctx, agent.Options{Command: step.Command, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
+		res := agent.Run(ctx, agent.Options{Command: step.Command, Model: step.Model, Config: cfg, Engine: w.o.Engine, Ladder: w.o.Ladder,
 			Park: true, UntilReset: true, Rung: snoozes, CheckEvery: w.o.CheckEvery, RungLeft: rungLeft, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			// the agent's own configuration (its default model) as it sees it
 			Events: w.o.Events, Getenv: os.Getenv, Supervisor: w.o.Supervisor,

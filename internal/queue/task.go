@@ -26,7 +26,8 @@ type Step struct {
 	// System is an optional system message of a prompt step.
 	System string `yaml:"system" json:"system,omitempty"`
 	// Model is where a prompt step starts (its chain follows); empty means
-	// the task's chain's first model.
+	// the task's chain's first model. A command step has one only from
+	// queue add --model: its agent starts there, as exec --model.
 	Model string `yaml:"model" json:"model,omitempty"`
 	// Command is the argv of a command step.
 	Command []string `yaml:"command" json:"command,omitempty"`

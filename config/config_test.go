@@ -66,8 +66,16 @@ func TestBadFiles(t *testing.T) {
 		{"open_listen.yaml", []string{"open_listen.yaml:1:", "listen", "0.0.0.0:8787 is reachable from other machines: set gateway.keys"}},
 		{"gateway_limits.yaml", []string{"gateway.max_body_mb", "64 MiB is more than gateway.max_inflight_mb (32)",
 			"gateway.read_timeout", "must be more than 0s", "gateway.allowed_origins[0]", `"app.example" is not an origin`}},
-		{"gemini_upstream.yaml", []string{"gemini_upstream.yaml:6:", "models.gemini-3-pro.deployments[1].upstream", `the model name "models/x?key=y" cannot go in a URL`,
-			"gemini_upstream.yaml:2:", "models.gemini-escape.upstream", `"../../v1/files#"`}},
+		{"gemini_upstream.yaml", []string{"gemini_upstream.yaml:2:", "models.gemini-escape.upstream", `"../../v1/files#"`,
+			"gemini_upstream.yaml:6:", "models.gemini-3-pro.deployments[1].upstream", `the model name "models/x?key=y" cannot go in a URL`}},
+		// one check lists every mistake, whatever stage finds it (an
+		// unknown field, a value of the wrong type, a range, a reference),
+		// in the order of the lines, each value quoted once
+		{"every_stage.yaml", []string{"every_stage.yaml:2:1: bogus: unknown field \"bogus\"",
+			"every_stage.yaml:4:20: pacing.max_concurrency: must be a whole number, not \"three\"\n",
+			"every_stage.yaml:6:13: breaker.failures: must be at least 1, not -2\n",
+			"every_stage.yaml:8:24: chains.codex[1]: model \"nosuch-model\" is not defined",
+			"every_stage.yaml:10:11: retry.budget: \"5x\" is not a duration"}},
 		{"gateway_keys.yaml", []string{"gateway.keys[0].key", "sha256: takes the key's SHA-256 as 64 hex digits",
 			"gateway.keys[1].name", "every gateway key needs a name", "gateway.keys[2].chains", `chain "nowhere" is not defined`,
 			"gateway.keys[3].name", `"alice" is also the name of gateway.keys[0]`}},

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -144,19 +146,38 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		cfg.Blank = isNull
 		if !isNull {
 			l.walk(body, reflect.TypeOf(Config{}), "")
-			if len(l.problems) > 0 {
-				return nil, &Error{l.problems}
+			// what walk found wrong is taken out, and the rest decoded and
+			// validated, so that one check lists every mistake: a wrong
+			// field hides nothing else
+			l.bad = map[string]bool{}
+			for _, p := range l.problems {
+				l.bad[p.Field] = true
 			}
-			l.decode(body, cfg)
-			if len(l.problems) > 0 {
-				return nil, &Error{l.problems}
+			if !l.bad[""] && l.prune(body, "") {
+				n := len(l.problems)
+				l.decode(body, cfg)
+				if len(l.problems) > n {
+					return nil, l.sorted()
+				}
 			}
 		}
 	}
 	cfg.resolve(getenv)
+	walked := len(l.problems)
 	l.validate(cfg)
+	if walked > 0 {
+		// a validation problem of a field whose value was taken out (or of
+		// the entry it is in) would be about the default put in its place
+		kept := l.problems[:walked]
+		for _, p := range l.problems[walked:] {
+			if !l.under(p.Field) {
+				kept = append(kept, p)
+			}
+		}
+		l.problems = kept
+	}
 	if len(l.problems) > 0 {
-		return nil, &Error{l.problems}
+		return nil, l.sorted()
 	}
 	cfg.Warnings = l.warnings
 	if cfg.Blank {
@@ -168,8 +189,71 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 type loader struct {
 	file     string
 	problems []Problem
+	bad      map[string]bool // the fields walk found wrong
 	warnings []string
 	pos      map[string]*token.Position // field path → position of its value
+}
+
+// sorted is the problems as an Error, in the order of the file's lines
+// (those not in the file, from the defaults, last).
+func (l *loader) sorted() *Error {
+	slices.SortStableFunc(l.problems, func(a, b Problem) int {
+		la, lb := a.Line, b.Line
+		if la == 0 {
+			la = math.MaxInt
+		}
+		if lb == 0 {
+			lb = math.MaxInt
+		}
+		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(a.Col, b.Col))
+	})
+	return &Error{l.problems}
+}
+
+// under reports whether field is one walk found wrong, inside one, or the
+// entry holding one.
+func (l *loader) under(field string) bool {
+	for b := range l.bad {
+		if b == "" || within(field, b) || within(b, field) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is field or inside it (field.x, field[i]).
+func within(path, field string) bool {
+	rest, ok := strings.CutPrefix(path, field)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+}
+
+// prune takes out of n, at path, the entries walk found wrong, and reports
+// whether anything of n is left to decode.
+func (l *loader) prune(n ast.Node, path string) bool {
+	switch x := unwrap(n).(type) {
+	case *ast.MappingNode:
+		was := len(x.Values)
+		kept := x.Values[:0]
+		for _, kv := range x.Values {
+			if kp := join(path, keyName(kv.Key)); !l.bad[kp] && l.prune(kv.Value, kp) {
+				kept = append(kept, kv)
+			}
+		}
+		x.Values = kept
+		return len(kept) > 0 || was == 0
+	case *ast.MappingValueNode: // a mapping of one entry
+		kp := join(path, keyName(x.Key))
+		return !l.bad[kp] && l.prune(x.Value, kp)
+	case *ast.SequenceNode:
+		kept := x.Values[:0]
+		for i, v := range x.Values {
+			if ip := fmt.Sprintf("%s[%d]", path, i); !l.bad[ip] && l.prune(v, ip) {
+				kept = append(kept, v)
+			}
+		}
+		x.Values = kept
+	}
+	return true
 }
 
 func (l *loader) add(tk *token.Token, field, msg string) {
@@ -359,17 +443,25 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		l.walk(n, t.Elem(), path)
 	case t.Kind() == reflect.Bool:
 		if _, ok := n.(*ast.BoolNode); !ok {
-			l.add(n.GetToken(), path, fmt.Sprintf("must be true or false, not %q", n.String()))
+			l.add(n.GetToken(), path, fmt.Sprintf("must be true or false, not %s", written(n)))
 		}
 	case t.Kind() == reflect.Int:
 		if _, ok := n.(*ast.IntegerNode); !ok {
-			l.add(n.GetToken(), path, fmt.Sprintf("must be a whole number, not %q", n.String()))
+			l.add(n.GetToken(), path, fmt.Sprintf("must be a whole number, not %s", written(n)))
 		}
 	case t.Kind() == reflect.String:
 		if _, ok := scalarText(n); !ok {
 			l.add(n.GetToken(), path, "must be a single value, not a list or mapping")
 		}
 	}
+}
+
+// written is a value as the file wrote it, quoted once.
+func written(n ast.Node) string {
+	if s, ok := scalarText(n); ok {
+		return strconv.Quote(s)
+	}
+	return n.String()
 }
 
 func unwrap(n ast.Node) ast.Node {

@@ -154,6 +154,19 @@ func TestConfigCheck(t *testing.T) {
 	if code != ExitFail || !strings.Contains(errOut, "unknown_tier.yaml:4:11: models.my-model.tier: unknown tier \"huge\"; allowed: heavy, medium, light") {
 		t.Fatalf("bad file: exit %d\n%s", code, errOut)
 	}
+	out, _, code = run(t, nil, "", "config", "check", "../../testdata/config/good/one_of_each.yaml")
+	if code != 0 || !strings.Contains(out, "; 1 model, 1 chain; secrets masked") {
+		t.Fatalf("one of each: exit %d\n%s", code, out)
+	}
+	// every mistake at once, and the count is theirs
+	_, errOut, code = run(t, nil, "", "config", "check", "../../testdata/config/bad/every_stage.yaml")
+	if code != ExitFail || strings.Count(errOut, "every_stage.yaml:") != 5 || !strings.HasSuffix(errOut, "spillway: 5 problems in ../../testdata/config/bad/every_stage.yaml\n") {
+		t.Fatalf("every stage: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = run(t, nil, "", "config", "check", "../../testdata/config/bad/unknown_field.yaml")
+	if code != ExitFail || !strings.HasSuffix(errOut, "spillway: 1 problem in ../../testdata/config/bad/unknown_field.yaml\n") {
+		t.Fatalf("one problem: exit %d\n%s", code, errOut)
+	}
 	_, errOut, code = run(t, nil, "", "config", "check", "does-not-exist.yaml")
 	if code != ExitFail || !strings.Contains(errOut, "does-not-exist.yaml") {
 		t.Fatalf("missing file: exit %d\n%s", code, errOut)

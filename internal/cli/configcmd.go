@@ -37,7 +37,7 @@ func (a *App) configCmd() *cobra.Command {
 				var ce *config.Error
 				if errors.As(err, &ee) && errors.As(ee.err, &ce) {
 					fmt.Fprintln(a.Stderr, ce.Error())
-					return fail(ExitFail, "%d problem(s) in %s", len(ce.Problems), ce.Problems[0].File)
+					return fail(ExitFail, "%s in %s", countOf(len(ce.Problems), "problem"), ce.Problems[0].File)
 				}
 				return err
 			}
@@ -56,7 +56,7 @@ func (a *App) configCmd() *cobra.Command {
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			fmt.Fprintf(a.Stdout, "# ok: %s; %d models, %d chains; secrets masked\n", src, len(c.Models), len(c.Chains))
+			fmt.Fprintf(a.Stdout, "# ok: %s; %s, %s; secrets masked\n", src, countOf(len(c.Models), "model"), countOf(len(c.Chains), "chain"))
 			for _, line := range append(chainLines(c), deploymentLines(c)...) {
 				fmt.Fprintln(a.Stdout, line)
 			}
@@ -215,4 +215,12 @@ func deploymentLines(c *config.Config) []string {
 		lines = append([]string{"# deployments (healthy ones share traffic by weight; a full one spills to the next):"}, lines...)
 	}
 	return lines
+}
+
+// countOf is "1 chain", "3 chains".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

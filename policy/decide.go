@@ -549,11 +549,16 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 	if attempts == 1 {
 		noun = "attempt"
 	}
+	if attempts == 0 && why != "" && why == v.Message {
+		// nothing was sent: the local reason is the whole story, said once
+		// (no "tried … in 0 attempts", no "last upstream message")
+		return step{Action: fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
+	}
 	reason += fmt.Sprintf("; tried %s in %d %s; waited %s", strings.Join(tried, ", "), attempts, noun, classify.FormatWait(p.waited))
 	if len(p.passedWhy) > 0 && !passedOver(v) { // why a step was passed over, when the last word is not that already
 		reason += "; passed over: " + strings.Join(p.passedWhy, "; ")
 	}
-	if v.Message != "" {
+	if v.Message != "" && attempts > 0 {
 		// (an error of the HTTP client quotes the URL: a Gemini key in its
 		// query must not reach the caller's answer or a log)
 		reason += "; last upstream message: " + redact.String(v.Message)

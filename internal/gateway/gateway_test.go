@@ -314,6 +314,8 @@ func TestBadInput(t *testing.T) {
 		{call{Path: "/v1/chat/completions", Body: `{"model":"x","m":"` + strings.Repeat("y", 2<<20) + `"}`}, 413, "larger than 1 MiB"},
 		{call{Path: "/v1/chat/completions", Body: `{"model":"gpt-6-luna"}`, Header: map[string]string{"X-Spillway-Min-Tier": "gigantic"}}, 400, "allowed: heavy, medium, light"},
 		{call{Path: "/v1/chat/completions", Body: `{"model":"gpt-6-luna"}`, Header: map[string]string{"X-Spillway-Budget": "-5s"}}, 400, "not a positive duration"},
+		{call{Path: "/v1/chat/completions", Body: `{"model":42,"messages":[]}`}, 400, `the request's \"model\" is a number, not a string`},
+		{call{Path: "/v1/messages", Body: `{"model":{"name":"x"},"messages":[]}`}, 400, `the request's \"model\" is an object, not a string`},
 	}
 	for _, c := range cases {
 		resp, body := r.do(t, c.c)
@@ -327,8 +329,28 @@ func TestBadInput(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 404 || !strings.Contains(string(body), "no route for GET /v1/nothing") {
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "no route for GET /v1/nothing") || !strings.Contains(string(body), `"code":"not_found"`) {
 		t.Errorf("unknown route: %d %s", resp.StatusCode, body)
+	}
+	// a Gemini path's 404 is Gemini's, its code the status
+	resp, err = http.Get(r.url + "/v1beta/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), `"code":404`) || !strings.Contains(string(body), `"status":"NOT_FOUND"`) {
+		t.Errorf("unknown Gemini route: %d %s", resp.StatusCode, body)
+	}
+	// a route asked with another method: 405, saying which
+	resp, err = http.Get(r.url + "/v1/chat/completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" || !strings.Contains(string(body), "GET /v1/chat/completions: this route takes POST") {
+		t.Errorf("GET on a POST route: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 	if len(r.records()) != 0 {
 		t.Fatal("bad input was sent upstream")
@@ -551,8 +573,16 @@ func TestGatewayKeys(t *testing.T) {
 	if code, body := do(chat("gpt-6.1-sol", "hi", false).With("Authorization", "Bearer gw-alice-0123")); code != 200 {
 		t.Fatalf("alice: %d %s", code, body)
 	}
-	if code, body := do(chat("gpt-6.1-sol", "hi", false).With("Authorization", "Bearer gw-bob-0123")); code != 403 || !strings.Contains(body, `chain \"codex\"`) {
+	if code, body := do(chat("gpt-6.1-sol", "hi", false).With("Authorization", "Bearer gw-bob-0123")); code != 403 || !strings.Contains(body, `chain \"codex\"`) || !strings.Contains(body, `"code":"permission_denied"`) {
 		t.Fatalf("bob outside his chains: %d %s", code, body)
+	}
+	// outside its chains is a permission's refusal in each format, not a
+	// bad key's (a client would tell its user to log in again)
+	if code, body := do(messages("gpt-6.1-sol", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 403 || !strings.Contains(body, `"type":"permission_error"`) {
+		t.Fatalf("bob outside his chains, Anthropic's shape: %d %s", code, body)
+	}
+	if code, body := do(behaviour.Gemini("gemini-3-flash", "hi", false).With("X-Goog-Api-Key", "gw-bob-0123")); code != 403 || !strings.Contains(body, `"code":403`) || !strings.Contains(body, `"status":"PERMISSION_DENIED"`) {
+		t.Fatalf("bob outside his chains, Gemini's shape: %d %s", code, body)
 	}
 	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 200 {
 		t.Fatalf("bob in his chain: %d %s", code, body)
@@ -691,5 +721,27 @@ func (r *rig) servedStats(model string, n int) *sim.ModelStats {
 			return st
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A request for a model of another format whose chain does not translate
+// is not sent, and the answer says that once: no attempt counted, no
+// "last upstream message" (there was none).
+func TestAModelOfAnotherFormatIsNotSentAndSaysSo(t *testing.T) {
+	scn, _ := sim.Builtin("calm")
+	r := newRig(t, scn, nil)
+	resp, body := r.do(t, chat("claude-haiku-5-5", "hi", false))
+	var got struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal(body, &got)
+	want := "spillway: bad_request: not sent: model claude-haiku-5-5 speaks anthropic, and chain claude does not translate (none of its models speaks openai, the format the request came in)"
+	if resp.StatusCode != 400 || got.Error.Message != want {
+		t.Fatalf("%d %s\nwant message %q", resp.StatusCode, body, want)
+	}
+	if len(r.records()) != 0 {
+		t.Fatalf("records of an attempt never sent: %+v", r.records())
 	}
 }

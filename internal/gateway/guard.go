@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -26,7 +25,7 @@ import (
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := s.refusal(r); why != "" {
-			_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest, "spillway: "+why)
+			body := wire.StatusBody(formatOfPath(r.URL.Path), http.StatusForbidden, "spillway: "+why)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusForbidden)

@@ -86,6 +86,9 @@ func (s *slots) take(name string, limit int) (release func(), ok bool) {
 // their own.
 func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string, retryAfter time.Duration) {
 	_, body := wire.ErrorBody(ep, class, msg)
+	if status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		body = wire.StatusBody(ep, status, msg) // not a bad key, not a bad request: what the status says
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Should-Retry", "false")
 	if retryAfter > 0 {

@@ -285,13 +285,53 @@ func (s *Server) Handler() http.Handler {
 			s.handleCodeAssist(w, r) // Gemini CLI signed in with Google (signin.go)
 			return
 		}
-		_, body := wire.ErrorBody(wire.Endpoint{Format: wire.OpenAI}, classify.BadRequest,
-			fmt.Sprintf("spillway: no route for %s %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, GET /v1/models and /v1beta/models, and a ChatGPT plan's Codex backend under /backend-api/codex/", r.Method, r.URL.Path))
+		status, what := http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path
+		if allow := methodsOf(r.URL.Path); allow != "" {
+			// a route of the gateway's, asked with another method
+			status, what = http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": this route takes "+allow
+			w.Header().Set("Allow", allow)
+		}
+		body := wire.StatusBody(formatOfPath(r.URL.Path), status,
+			fmt.Sprintf("spillway: %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, GET /v1/models and /v1beta/models, and a ChatGPT plan's Codex backend under /backend-api/codex/", what))
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
+		w.WriteHeader(status)
 		w.Write(body)
 	})
 	return s.guard(mux)
+}
+
+// formatOfPath is the provider whose shape an answer to path takes when no
+// endpoint took it: Gemini's under /v1beta, Anthropic's at /v1/messages,
+// else OpenAI's.
+func formatOfPath(path string) wire.Endpoint {
+	switch {
+	case strings.HasPrefix(path, "/v1beta/"):
+		return wire.Endpoint{Format: wire.Gemini}
+	case strings.HasPrefix(path, "/v1/messages"):
+		return wire.Endpoint{Format: wire.Anthropic}
+	}
+	return wire.Endpoint{Format: wire.OpenAI}
+}
+
+// methodsOf is the method the gateway serves at path ("" when it serves
+// nothing there): the mux sends a request of another method to "/".
+func methodsOf(path string) string {
+	for _, ep := range wire.Endpoints {
+		if path == ep.Path {
+			return http.MethodPost
+		}
+	}
+	switch {
+	case path == wire.ChatGPTResponses.Path:
+		return http.MethodPost
+	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"):
+		return http.MethodPost
+	case path == "/v1/models", path == "/v1beta/models", path == "/healthz", path == "/readyz", path == "/metrics", path == "/spillway/status":
+		return http.MethodGet
+	case path == "/spillway/reload":
+		return http.MethodPost
+	}
+	return ""
 }
 
 // ListenAndServe serves on addr until ctx ends. ready gets the bound address.

@@ -53,6 +53,36 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 	return status, b
 }
 
+// StatusBody is the provider-shaped answer of a refusal the gateway makes
+// by itself with status: 403 (not permitted: a key outside its chains, a
+// page of another origin), 404 (no such route) or 405 (a route of another
+// method), each in the shape the provider gives that status (Anthropic
+// permission_error and not_found_error, Gemini PERMISSION_DENIED and
+// NOT_FOUND with the status as code), so that a client reads it as what it
+// is and not as a bad key or a bad request.
+func StatusBody(ep Endpoint, status int, msg string) []byte {
+	oaType, oaCode, anType, gStatus := "invalid_request_error", "invalid_request", "invalid_request_error", "INVALID_ARGUMENT"
+	switch status {
+	case http.StatusForbidden:
+		oaCode, anType, gStatus = "permission_denied", "permission_error", "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		oaCode, anType, gStatus = "not_found", "not_found_error", "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		oaCode = "method_not_allowed"
+	}
+	var body any
+	switch ep.Format {
+	case Anthropic:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": anType, "message": msg}}
+	case Gemini:
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gStatus}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": oaType, "param": nil, "code": oaCode}}
+	}
+	b, _ := json.Marshal(body)
+	return b
+}
+
 // BusyBody is the provider-shaped answer for a request the gateway has no
 // room to take (gateway.max_inflight_mb): 503 with code spillway_busy in
 // every format, never a code a client reads as the model at capacity

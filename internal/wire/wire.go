@@ -213,11 +213,22 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 		return nil, ErrNotObject
 	}
 	stream := b.Stream
+	notString := ""
 	for name := range w.fields() {
 		switch string(name) {
 		case "model":
-			b.Model = ""
-			if w.peek() != '"' {
+			b.Model, notString = "", ""
+			if c := w.peek(); c != '"' {
+				switch {
+				case c == '{':
+					notString = "an object"
+				case c == '[':
+					notString = "a list"
+				case c == 't' || c == 'f':
+					notString = "true or false"
+				case c != 'n': // null: no model
+					notString = "a number"
+				}
 				w.skip()
 				continue
 			}
@@ -240,6 +251,9 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	}
 	if !w.end() {
 		return nil, fmt.Errorf("%w (something follows the object)", ErrNotObject)
+	}
+	if notString != "" {
+		return nil, fmt.Errorf(`the request's "model" is %s, not a string: name one of the configured models (spillway config check lists them)`, notString)
 	}
 	return b, nil
 }

@@ -206,7 +206,8 @@ func TestPromptMaxTokens(t *testing.T) {
 
 // FuzzParseBody: ParseBody's one pass reads a body as decoding it into a
 // map of its exact keys did: the same bodies refused, the same "model"
-// and "stream" (the last of a name that comes twice).
+// and "stream" (the last of a name that comes twice), and a "model" that
+// is not a string (nor null) refused.
 func FuzzParseBody(f *testing.F) {
 	f.Add(`{"model":"gpt-6-astra","MODEL":"x","stream":true,"messages":[]}`)
 	f.Add(`{"model":"a","model":"b","stream":"yes"}`)
@@ -224,12 +225,16 @@ func FuzzParseBody(f *testing.F) {
 			}
 			return
 		}
+		var model string
+		if mv, ok := m["model"]; ok && json.Unmarshal(mv, &model) != nil && string(mv) != "null" {
+			// a model that is not a string is refused, saying so
+			if err == nil || !strings.Contains(err.Error(), `"model" is`) {
+				t.Fatalf("%q: model %s: %v, want it refused as not a string", raw, mv, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("%q: %v, the decoder read it", raw, err)
-		}
-		var model string
-		if json.Unmarshal(m["model"], &model) != nil {
-			model = ""
 		}
 		stream := false
 		if st, ok := m["stream"]; ok {

@@ -6,11 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/pflag"
+
+	"github.com/spillway/spillway/config"
 )
 
 // readmeExample is one "$ command" line of a ```sh block of the README, with
@@ -173,4 +179,232 @@ func buildSpillway(t *testing.T) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// The README's fuzz list is every fuzz function of the repository, each
+// with its package, and nothing else.
+func TestReadmeFuzzList(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`go test (\\./\\S+) -fuzz (Fuzz\\w+)`").FindAllStringSubmatch(string(readme), -1) {
+		listed[m[1]+" "+m[2]] = true
+	}
+	found := map[string]bool{}
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && p != "../..") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, m := range fuzz.FindAllStringSubmatch(string(b), -1) {
+			found["./"+filepath.ToSlash(filepath.Dir(strings.TrimPrefix(p, "../../")))+" "+m[1]] = true
+		}
+		return nil
+	})
+	for k := range found {
+		if !listed[k] {
+			t.Errorf("the README's fuzz list lacks `go test %s`", strings.Replace(k, " ", " -fuzz ", 1))
+		}
+	}
+	for k := range listed {
+		if !found[k] {
+			t.Errorf("the README lists `go test %s`, which is no fuzz function", strings.Replace(k, " ", " -fuzz ", 1))
+		}
+	}
+	if len(found) < 10 {
+		t.Fatalf("found only %d fuzz functions: the walk is wrong", len(found))
+	}
+}
+
+// Each synopsis of the README (a ``` block of `spillway COMMAND [--flag …]`
+// lines) names the command's flags, all of them, and no flag it lacks.
+func TestReadmeSynopses(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?m)^```\\n(spillway [^`]*?)```")
+	flag := regexp.MustCompile(`(?:^|[\s\[|(])--([a-z][a-z0-9-]*)`)
+	root := (&App{Getenv: func(string) string { return "" }}).rootCmd()
+	checked := 0
+	for _, b := range block.FindAllStringSubmatch(string(readme), -1) {
+		// a synopsis may run over several lines; a new "spillway" line is
+		// another command's
+		var synopses []string
+		for _, line := range strings.Split(b[1], "\n") {
+			switch {
+			case strings.HasPrefix(line, "spillway "):
+				synopses = append(synopses, line)
+			case strings.TrimSpace(line) != "" && len(synopses) > 0:
+				synopses[len(synopses)-1] += " " + line
+			}
+		}
+		for _, syn := range synopses {
+			syn, _, _ = strings.Cut(syn, "#") // a comment
+			if !strings.Contains(syn, "[") {
+				continue // an example, not a synopsis
+			}
+			words := strings.Fields(syn)[1:]
+			var path []string
+			for _, w := range words {
+				if !regexp.MustCompile(`^[a-z]+$`).MatchString(w) {
+					break
+				}
+				path = append(path, w)
+			}
+			cmd, _, err := root.Find(path)
+			if err != nil || cmd == root || !cmd.Runnable() {
+				continue // a group's synopsis (queue … add|ls|…) or not a command
+			}
+			if cmd.HasSubCommands() {
+				continue
+			}
+			checked++
+			named := map[string]bool{}
+			for _, m := range regexp.MustCompile(`[\s\[]-([a-zA-Z])[\s\]]`).FindAllStringSubmatch(syn, -1) {
+				if f := cmd.Flags().ShorthandLookup(m[1]); f != nil {
+					named[f.Name] = true
+				}
+			}
+			for _, m := range flag.FindAllStringSubmatch(syn, -1) {
+				named[m[1]] = true
+				if cmd.Flags().Lookup(m[1]) == nil {
+					t.Errorf("README synopsis of %q names --%s, which it does not have", cmd.CommandPath(), m[1])
+				}
+			}
+			cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden && f.Name != "help" && !named[f.Name] {
+					t.Errorf("README synopsis of %q leaves out --%s", cmd.CommandPath(), f.Name)
+				}
+			})
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("only %d synopses checked: the README's form changed?", checked)
+	}
+}
+
+// yamlPaths are the field paths a YAML document writes, entries of a
+// map collapsed to "*" where into says the map is one of names (providers,
+// models, chains, deployments' lists as []).
+func yamlPaths(v any, t reflect.Type, path string, out map[string]bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if path != "" {
+		out[path] = true
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		fields := map[string]reflect.StructField{}
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			fields[name] = t.Field(i)
+		}
+		for k, sub := range m {
+			f, ok := fields[k]
+			if !ok {
+				out[path+"."+k+"?"] = true
+				continue
+			}
+			yamlPaths(sub, f.Type, strings.TrimPrefix(path+"."+k, "."), out)
+		}
+	case reflect.Map:
+		if m, ok := v.(map[string]any); ok {
+			for _, sub := range m {
+				yamlPaths(sub, t.Elem(), path+".*", out)
+			}
+		}
+	case reflect.Slice:
+		if l, ok := v.([]any); ok {
+			for _, sub := range l {
+				yamlPaths(sub, t.Elem(), path+"[]", out)
+			}
+		}
+	}
+}
+
+// typePaths are every field path of t, as yamlPaths names them.
+func typePaths(t reflect.Type, path string, out map[string]bool, depth int) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if path != "" {
+		out[path] = true
+	}
+	if depth > 4 {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if t == reflect.TypeOf(config.Secret{}) || t == reflect.TypeOf(time.Time{}) {
+			return
+		}
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" || name == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			typePaths(t.Field(i).Type, strings.TrimPrefix(path+"."+name, "."), out, depth+1)
+		}
+	case reflect.Map:
+		typePaths(t.Elem(), path+".*", out, depth+1)
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Struct || t.Elem().Kind() == reflect.Pointer {
+			typePaths(t.Elem(), path+"[]", out, depth+1)
+		}
+	}
+}
+
+// The README's file-format block is a configuration config check takes,
+// with every field of the file, and every field `spillway init` writes.
+func TestReadmeFileFormat(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "The file format, with every field")
+	if !ok {
+		t.Fatal("the README has no file-format block")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	block, _, _ := strings.Cut(rest, "```")
+	if _, err := config.Parse("README file format", []byte(block), func(string) string { return "set" }); err != nil {
+		t.Fatalf("config check refuses the README's file format:\n%v", err)
+	}
+	paths := func(src []byte) map[string]bool {
+		var v any
+		if err := yaml.Unmarshal(src, &v); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		yamlPaths(v, reflect.TypeOf(config.Config{}), "", out)
+		return out
+	}
+	shown, written := paths([]byte(block)), paths(config.Starter)
+	all := map[string]bool{}
+	typePaths(reflect.TypeOf(config.Config{}), "", all, 0)
+	// read from files written before timeouts: had a section, moved there
+	delete(all, "gateway.first_token_timeout")
+	delete(all, "gateway.idle_timeout")
+	for p := range all {
+		if !shown[p] {
+			t.Errorf("the README's file format leaves out %s", p)
+		}
+	}
+	for p := range written {
+		if !shown[p] {
+			t.Errorf("spillway init writes %s, which the README's file format leaves out", p)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -25,6 +26,7 @@ import (
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/serve"
+	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -182,10 +184,22 @@ and X-Spillway-Route.`,
 				}
 			}()
 			serve.TuneGC(a.Getenv, serve.GatewayGC) // this process is the gateway's
+			fleetState := "none (state: memory)"
+			if opts.Fleet != nil {
+				fleetState = redact.String(cfg.State)
+				if opts.Fleet.Degraded() {
+					fleetState += " (unreachable: this gateway goes on with its own breakers until it answers)"
+				}
+			}
 			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
-				fmt.Fprintf(a.Stderr, "spillway serve: listening on http://%s (OpenAI base URL http://%s/v1, Anthropic base URL http://%s)\n", addr, addr, addr)
-				fmt.Fprintf(a.Stderr, "  dashboard: http://%s/\n  events: %s\n", addr, eventsPath)
+				b := newBanner(addr, cfg, eventsPath, fleetState)
+				if logFormat == "json" {
+					logger.Info("listening", b.attrs()...)
+				} else {
+					b.write(a.Stderr)
+				}
 			})
+			logger.Info("stopped", "listen", cfg.Listen)
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
 			}
@@ -237,6 +251,74 @@ func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*even
 		defer cancel()
 		ew.Close(ctx)
 	}, nil
+}
+
+// banner is what serve says once it listens: where each client points, what
+// it loaded, and the fleet.
+type banner struct {
+	addr, extra []string // the address clients use first; the host's others
+	bases       [][3]string // the JSON record's key, the line's words, the URL
+	config      string
+	events      string
+	fleet       string
+}
+
+func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
+	b := banner{events: events, fleet: fleet, config: cfg.Source}
+	if b.config == "" {
+		b.config = "built-in defaults (no file)"
+	}
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		// every address of the host: clients on this machine use 127.0.0.1
+		b.addr = []string{net.JoinHostPort("127.0.0.1", port)}
+		if ifs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range ifs {
+				if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() && (n.IP.To4() != nil || host == "::") {
+					b.extra = append(b.extra, net.JoinHostPort(n.IP.String(), port))
+				}
+			}
+		}
+	} else {
+		b.addr = []string{addr.String()}
+	}
+	at := "http://" + b.addr[0]
+	formats := map[string]bool{}
+	for name := range cfg.Providers {
+		formats[cfg.ProviderType(name)] = true
+	}
+	if formats["openai"] {
+		b.bases = append(b.bases, [3]string{"openai_base_url", "OpenAI base URL", at + "/v1"}, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (chatgpt_base_url)", at + wire.ChatGPTPrefix})
+	}
+	if formats["anthropic"] {
+		b.bases = append(b.bases, [3]string{"anthropic_base_url", "Anthropic base URL", at})
+	}
+	if formats["gemini"] {
+		b.bases = append(b.bases, [3]string{"gemini_base_url", "Gemini base URL", at}, [3]string{"code_assist_endpoint", "Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT)", at})
+	}
+	return b
+}
+
+func (b banner) write(w io.Writer) {
+	fmt.Fprintf(w, "spillway serve: listening on http://%s\n", b.addr[0])
+	if len(b.extra) > 0 {
+		fmt.Fprintf(w, "  also on: http://%s\n", strings.Join(b.extra, ", http://"))
+	}
+	for _, kv := range b.bases {
+		fmt.Fprintf(w, "  %s: %s\n", kv[1], kv[2])
+	}
+	fmt.Fprintf(w, "  dashboard: http://%s/\n  config: %s\n  events: %s\n  fleet: %s\n", b.addr[0], b.config, b.events, b.fleet)
+}
+
+func (b banner) attrs() []any {
+	out := []any{"listen", "http://" + b.addr[0]}
+	if len(b.extra) > 0 {
+		out = append(out, "also", b.extra)
+	}
+	for _, kv := range b.bases {
+		out = append(out, kv[0], kv[2])
+	}
+	return append(out, "dashboard", "http://"+b.addr[0]+"/", "config", b.config, "events", b.events, "fleet", b.fleet)
 }
 
 // startOnly words the changes from cfg (what the gateway started with) to

@@ -196,6 +196,11 @@ func (n *Node) health(err error) bool {
 	return err == nil
 }
 
+// Report records whether the store answered a check of the caller's (a
+// ping at start): unreachable, the node is degraded and says so at once,
+// before its first capacity answer would.
+func (n *Node) Report(err error) { n.health(err) }
+
 // Turn implements policy.Fleet.
 func (n *Node) Turn(ctx context.Context, lane string, gap time.Duration) (time.Duration, error) {
 	w, err := n.store.Turn(ctx, lane, gap)

@@ -256,7 +256,7 @@ func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*even
 // banner is what serve says once it listens: where each client points, what
 // it loaded, and the fleet.
 type banner struct {
-	addr, extra []string // the address clients use first; the host's others
+	addr, extra []string    // the address clients use first; the host's others
 	bases       [][3]string // the JSON record's key, the line's words, the URL
 	config      string
 	events      string

@@ -315,7 +315,17 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 		if err != nil {
 			return nil, fmt.Errorf("queue: postgres %s: %w", pcfg.ConnConfig.Host, err)
 		}
-		s, err := open(ctx, riverpgxv5.New(pool), cfg, fmt.Sprintf("postgres %s:%d/%s", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.ConnConfig.Database))
+		where := fmt.Sprintf("postgres %s:%d/%s", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.ConnConfig.Database)
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = pool.Ping(pctx)
+		cancel()
+		if err != nil {
+			// said once, in words, before River's migration would quote
+			// it (and pgx each address it dialled)
+			pool.Close()
+			return nil, fmt.Errorf("queue: cannot connect to %s: %s; check that PostgreSQL runs there and the URL's user, password and database", where, pgCause(err))
+		}
+		s, err := open(ctx, riverpgxv5.New(pool), cfg, where)
 		if err != nil {
 			pool.Close()
 			return nil, err
@@ -324,6 +334,21 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 		return s, nil
 	}
 	return nil, fmt.Errorf("queue: database %q: allowed: sqlite, sqlite:PATH, or a postgres:// URL", db)
+}
+
+// pgCause is the last line of a connection error of pgx (which lists each
+// address it tried), without pgx's prefixes.
+func pgCause(err error) string {
+	msg := strings.TrimSpace(err.Error())
+	if i := strings.LastIndex(msg, "\n"); i >= 0 {
+		msg = strings.TrimSpace(msg[i+1:])
+	}
+	for _, p := range []string{"dial error: ", "server error: "} {
+		if _, after, ok := strings.Cut(msg, p); ok {
+			msg = after
+		}
+	}
+	return msg
 }
 
 func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.Config, where string) (*Store, error) {

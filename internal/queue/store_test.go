@@ -80,6 +80,12 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(context.Background(), "mysql://x", "", OpenOptions{}); err == nil {
 		t.Fatal("mysql accepted")
 	}
+	// a Postgres that cannot be reached is said once, in words
+	_, err := Open(context.Background(), "postgres://127.0.0.1:1/x", "", OpenOptions{})
+	want := "queue: cannot connect to postgres 127.0.0.1:1/x: dial tcp 127.0.0.1:1: connect: connection refused; check that PostgreSQL runs there and the URL's user, password and database"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
 }
 
 // Summary counts as List's statuses do, on every store, without reading

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/tailscale/hujson"
 )
 
 // GeminiSettings are the settings spillway needs Gemini CLI to have:
@@ -32,19 +36,63 @@ func ApplyGeminiGoogle(existing []byte) ([]byte, error) {
 	return applyGemini(existing, GeminiGoogleSettings)
 }
 
+// applyGemini merges settings into existing, which Gemini CLI reads as
+// JSON with comments and trailing commas: edited in place with hujson, so
+// that the user's comments and order stay (a JSON decoder would refuse
+// such a file, or drop its comments).
 func applyGemini(existing []byte, settings map[string]any) ([]byte, error) {
-	doc := map[string]any{}
-	if len(bytes.TrimSpace(existing)) > 0 {
-		if err := json.Unmarshal(existing, &doc); err != nil {
-			return nil, fmt.Errorf("not JSON spillway can merge into (%v); fix it, or add the settings by hand: spillway setup gemini --print", err)
+	if len(bytes.TrimSpace(existing)) == 0 {
+		existing = []byte("{}")
+	}
+	v, err := hujson.Parse(existing)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON spillway can merge into (%v); fix it, or add the settings by hand: spillway setup gemini --print", err)
+	}
+	if _, ok := v.Value.(*hujson.Object); !ok {
+		return nil, errors.New("not a JSON object spillway can merge into; fix it, or add the settings by hand: spillway setup gemini --print")
+	}
+	var ops []map[string]any
+	patchOps(&v, "", settings, &ops)
+	if len(ops) > 0 {
+		patch, _ := json.Marshal(ops)
+		if err := v.Patch(patch); err != nil {
+			return nil, fmt.Errorf("merging into the settings: %v; add them by hand: spillway setup gemini --print", err)
 		}
 	}
-	merge(doc, settings)
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
+	v.Format()
+	out := v.Pack()
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
 	}
-	return append(out, '\n'), nil
+	return out, nil
+}
+
+// patchOps are the JSON Patch operations that set every key of add in doc
+// at ptr: an object both have is descended into, anything else added or
+// replaced whole.
+func patchOps(doc *hujson.Value, ptr string, add map[string]any, ops *[]map[string]any) {
+	keys := make([]string, 0, len(add))
+	for k := range add {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+		have := doc.Find(p)
+		sub, isObj := add[k].(map[string]any)
+		switch {
+		case have == nil:
+			*ops = append(*ops, map[string]any{"op": "add", "path": p, "value": add[k]})
+		case isObj:
+			if _, ok := have.Value.(*hujson.Object); ok {
+				patchOps(doc, p, sub, ops)
+				continue
+			}
+			fallthrough
+		default:
+			*ops = append(*ops, map[string]any{"op": "replace", "path": p, "value": add[k]})
+		}
+	}
 }
 
 // WriteGemini merges GeminiSettings into dir/settings.json (dir: see

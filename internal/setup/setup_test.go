@@ -554,6 +554,10 @@ func TestApplyGemini(t *testing.T) {
 		{"other settings kept", `{"ui":{"theme":"Dracula"},"security":{"auth":{"selectedType":"oauth-personal"},"folderTrust":{"enabled":true}}}`,
 			[]string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"enabled": true`, `"maxAttempts": 1`}, ""},
 		{"not JSON", `{"ui": // a comment`, nil, "not JSON spillway can merge into"},
+		// Gemini CLI reads comments and trailing commas; they stay
+		{"comments kept", "{\n  // my theme\n  \"ui\": {\"theme\": \"Dracula\",},\n  /* sign-in */ \"security\": {\"auth\": {\"selectedType\": \"oauth-personal\"}},\n}\n",
+			[]string{"// my theme", "/* sign-in */", `"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 1`}, ""},
+		{"not an object", `[1, 2]`, nil, "not a JSON object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := ApplyGemini([]byte(c.in))

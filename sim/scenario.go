@@ -163,7 +163,13 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 	s := base(strings.TrimSuffix(name, ".yaml"), "")
 	s.Tiers = nil
 	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("scenario %s:\n%s", name, yaml.FormatError(err, false, true))
+		// as config check says a mistake: file, line, column and what
+		var ye yaml.Error
+		if errors.As(err, &ye) && ye.GetToken() != nil {
+			pos := ye.GetToken().Position
+			return nil, fmt.Errorf("scenario %s:%d:%d: %s (testdata/sim/weekday.yaml has every field)", name, pos.Line, pos.Column, ye.GetMessage())
+		}
+		return nil, fmt.Errorf("scenario %s: %v", name, err)
 	}
 	if s.Tiers == nil {
 		s.Tiers = base("", "").Tiers

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,12 +63,35 @@ func TestSimCommandBadFlags(t *testing.T) {
 		"unknown scenario": {"sim", "--scenario", "tsunami"},
 		"bad clock":        {"sim", "--clock", "fast:zero"},
 		"bad start":        {"sim", "--start", "tomorrow"},
-		"bad scenario":     {"sim", "--scenario", "../../testdata/sim/bad.yaml"},
 	}
 	for name, args := range cases {
 		_, errOut, code := run(t, nil, "", args...)
 		if code != ExitUsage || errOut == "" {
 			t.Errorf("%s: exit %d %q", name, code, errOut)
 		}
+	}
+	// a scenario file that fails is 1, said as config check says it:
+	// file:line:column, the field, and where every field is shown
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte("models:\n  gpt-6-astra:\n    capacty: 3\n"), 0o600)
+	for _, c := range []struct{ file, want string }{
+		{"../../testdata/sim/bad.yaml", "peak_loud"},
+		{typo, "spillway: scenario " + typo + ":3:5: unknown field \"capacty\" (testdata/sim/weekday.yaml has every field)\n"},
+	} {
+		_, errOut, code := run(t, nil, "", "sim", "--scenario", c.file)
+		if code != ExitFail || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d %q, want 1 and %q", c.file, code, errOut, c.want)
+		}
+	}
+	// a port in use: which, and the fix
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, errOut, code := run(t, nil, "", "sim", "--listen", l.Addr().String())
+	if want := l.Addr().String() + " is in use (another spillway sim, or another program): choose another address with --listen 127.0.0.1:PORT"; code != ExitFail || !strings.Contains(errOut, want) {
+		t.Errorf("port in use: exit %d %q", code, errOut)
 	}
 }

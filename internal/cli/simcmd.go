@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,6 +51,9 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 			}
 			scn, err := sim.LoadScenario(scenario)
 			if err != nil {
+				if _, isFile := os.Stat(scenario); isFile == nil {
+					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
+				}
 				return fail(ExitUsage, "%w", err)
 			}
 			var startT time.Time
@@ -75,6 +81,9 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 					fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
 				}
 			})
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fail(ExitFail, "%s is in use (another spillway sim, or another program): choose another address with --listen 127.0.0.1:PORT", listen)
+			}
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}

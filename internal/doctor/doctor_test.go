@@ -365,3 +365,4 @@ func TestDoctorReadsTheGatewaysPlanHeaders(t *testing.T) {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 }
+

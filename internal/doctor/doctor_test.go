@@ -365,4 +365,3 @@ func TestDoctorReadsTheGatewaysPlanHeaders(t *testing.T) {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 }
-

@@ -109,8 +109,14 @@ func (a *App) rootCmd() *cobra.Command {
 		Short: "Keep coding agents and LLM scripts working when a model is at capacity",
 		Long: `spillway tells capacity errors ("Selected model is at capacity", Anthropic 529,
 Gemini 503 "The model is overloaded") apart from every other failure and acts on
-each the right way: fall back to the next model of the tier chain, wait, or fail
-fast with a clear reason.`,
+each the right way: fall back to the next model of the tier chain (another
+vendor's where a chain allows it), wait, or fail fast with a clear reason.
+
+Start with 'spillway serve' and 'spillway setup codex|claude|gemini' (a gateway
+for Codex CLI, Claude Code and Gemini CLI, with a dashboard at its address),
+'spillway exec -- AGENT …' (an agent rerun on the next model), 'spillway queue'
+(tasks worked a few at a time), 'spillway explain' and 'spillway doctor' (what
+kind of failure it is), 'spillway report' (when and where capacity errors hit).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(),

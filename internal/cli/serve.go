@@ -36,17 +36,25 @@ func (a *App) serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the capacity-aware gateway (OpenAI- and Anthropic-compatible)",
-		Long: `serve runs the gateway. Point Codex CLI, Claude Code or any OpenAI/Anthropic SDK
-at it (see 'spillway setup'); when a model is at capacity the request moves down
-its tier chain, waits when waiting is right, and fails fast with a clear reason
-when waiting cannot help. Every upstream attempt is written to the event log.
+		Long: `serve runs the gateway. Point Codex CLI, Claude Code, Gemini CLI or any
+OpenAI/Anthropic/Gemini SDK at it (see 'spillway setup'); when a model is at
+capacity the request moves down its tier chain (to another vendor's model where
+a chain allows it), waits when waiting is right, and fails fast with a clear
+reason when waiting cannot help. Every upstream attempt is written to the event
+log.
 
   OpenAI:    POST /v1/responses, /v1/chat/completions, /v1/embeddings; GET /v1/models
+             Codex on a ChatGPT plan: /backend-api/codex/
   Anthropic: POST /v1/messages
-  Spillway:  GET /healthz, /metrics (Prometheus), /spillway/status (JSON)
+  Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent;
+             GET /v1beta/models; Gemini CLI signed in with Google: /v1internal
+  Spillway:  GET / (the dashboard), /healthz, /readyz, /metrics (Prometheus),
+             /spillway/status (JSON); POST /spillway/reload (with the admin key;
+             SIGHUP reloads too)
 
-Requests may send X-Spillway-Min-Tier: heavy|medium|light and
-X-Spillway-No-Fallback: 1. Responses carry X-Spillway-Model, X-Spillway-Attempts
+Requests may send X-Spillway-Min-Tier: heavy|medium|light,
+X-Spillway-No-Fallback: 1, X-Spillway-Budget: DURATION (the most to wait) and
+X-Spillway-Hold: DURATION (0: off). Responses carry X-Spillway-Model, X-Spillway-Attempts
 and X-Spillway-Route.`,
 		Example: `  spillway serve
   spillway serve --listen 127.0.0.1:9000 --events ./events.jsonl`,

@@ -340,6 +340,13 @@ func TestVersionAndUsage(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errOut, "unknown command") {
 		t.Fatalf("unknown command: %d %q", code, errOut)
 	}
+	// the help says what the gateway serves today
+	out, _, _ = run(t, nil, "", "serve", "--help")
+	for _, w := range []string{"Gemini CLI", "/v1beta/models/MODEL:generateContent", "/backend-api/codex/", "/v1internal", "/readyz", "GET / (the dashboard)", "POST /spillway/reload", "X-Spillway-Budget", "X-Spillway-Hold"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("serve --help lacks %q", w)
+		}
+	}
 	out, _, code = run(t, nil, "", "help")
 	if code != 0 || !strings.Contains(out, "explain") || !strings.Contains(out, "config") {
 		t.Fatalf("help: %d %q", code, out)

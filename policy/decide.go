@@ -334,7 +334,7 @@ func (p *plan) walkSays() string {
 			continue
 		}
 		name := string(h.Class)
-		if h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot) {
+		if h.Refused && (h.Class == BreakerOpen || h.Class == NoSlot || h.Class == Crowded) {
 			name = string(classify.Capacity)
 		}
 		if !slices.Contains(classes, name) {

@@ -353,6 +353,11 @@ func renderRouteWith(route []Hop, last *Hop) string {
 const (
 	// BreakerOpen: the candidate's breaker is open (or its probe is out).
 	BreakerOpen = "breaker_open"
+	// Crowded: the candidate's pool has shown less room than
+	// pacing.max_concurrency, and that room is taken (or promised to a
+	// request that can use no other model): a request that can go
+	// elsewhere starts there instead (see pacer.crowded).
+	Crowded = "crowded"
 	// NoSlot: no concurrency slot and turn came free within the wait
 	// budget (pacing.max_concurrency).
 	NoSlot = "no_slot"
@@ -461,6 +466,9 @@ func (p *plan) start() step {
 			p.route = append(p.route, p.hop(c, classify.ContextLength, true))
 		case open(c):
 			p.route = append(p.route, p.hop(c, BreakerOpen, true))
+		case p.e.pacer.crowded(c.Key()):
+			// its reduced room taken: passed over, and the route says so
+			p.route = append(p.route, p.hop(c, Crowded, true))
 		}
 	}
 	st := step{Action: send, Candidate: p.chain[p.cur]}

@@ -383,6 +383,29 @@ func TestBreakerCooldownDoublesWhileThePoolStaysFull(t *testing.T) {
 	shutFor(60 * time.Second)
 }
 
+// A model passed over at the start because its reduced room is taken
+// leaves a hop in the route, as an open breaker does.
+func TestACrowdedModelIsInTheRoute(t *testing.T) {
+	e := testEngine(t, nil)
+	const m = "openai/gpt-6-astra"
+	for range 2 {
+		e.pacer.full(m) // its room shrinks to one
+	}
+	rel, _, _, err := e.pacer.acquire(context.Background(), m, "k", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel()
+	p := e.newPlan(Request{Model: "gpt-6-astra"})
+	if st := p.start(); st.Candidate.Model != "gpt-6.1-sol" {
+		t.Fatalf("started at %s", st.Candidate.Model)
+	}
+	p.after(v(classify.OK, 0))
+	if got := p.routeString(); got != "gpt-6-astra:crowded > gpt-6.1-sol:ok" {
+		t.Fatalf("route %q", got)
+	}
+}
+
 func TestPacerAdaptsToTheRoomLeft(t *testing.T) {
 	clk := policytest.New(t0)
 	p := newPacer(config.Pacing{MaxConcurrency: 4}, true, clk, func() float64 { return 0 }, nil)

@@ -195,8 +195,10 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		if r.model != r.asked && r.status == 200 {
 			fellBack++
 		}
-		if strings.HasPrefix(r.route, r.asked+":capacity") || strings.HasPrefix(r.route, r.asked+":breaker_open") {
-			firstFull++
+		for _, full := range []string{":capacity", ":breaker_open", ":crowded", ":no_slot"} {
+			if strings.HasPrefix(r.route, r.asked+full) {
+				firstFull++
+			}
 		}
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -209,10 +211,10 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if len(lat) > 0 {
 		fmt.Fprintf(out, "  latency p50 %dms, p95 %dms (including fallbacks and waits)\n", lat[len(lat)/2].Milliseconds(), lat[len(lat)*95/100].Milliseconds())
 	}
-	fmt.Fprintf(out, "  %d of %d requests found their first-choice model full (or its breaker open); without spillway they would have stopped at \"model at capacity\"\n", firstFull, n)
+	fmt.Fprintf(out, "  %d of %d requests found their first-choice model full (at capacity, its breaker open or its reduced room taken); without spillway they would have stopped at \"model at capacity\"\n", firstFull, n)
 	st := simSrv.Snapshot()
 	var rej []string
-	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
+	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
 		if ms := st.Models[m]; ms != nil {
 			rej = append(rej, fmt.Sprintf("%s %d/%d", m, ms.Rejected["capacity"], ms.Received))
 		}

@@ -95,3 +95,27 @@ func TestSimCommandBadFlags(t *testing.T) {
 		t.Errorf("port in use: exit %d %q", code, errOut)
 	}
 }
+
+// The demo's summary names every vendor's models in the simulator's
+// rejections, and counts a request that started elsewhere for any reason
+// its first choice could not take it (capacity, breaker, room taken) as
+// finding it full, so that the two counts agree.
+func TestDemoSummary(t *testing.T) {
+	out, errOut, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "demo", "--requests", "12")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	rej := regexp.MustCompile(`simulator capacity rejections \(rejected/received\): (.*)`).FindStringSubmatch(out)
+	if rej == nil || !strings.Contains(rej[1], "gemini-3-pro ") || !strings.Contains(rej[1], "claude-opus-5-5 ") || !strings.Contains(rej[1], "gpt-6-astra ") {
+		t.Fatalf("rejections: %q\n%s", rej, out)
+	}
+	fell := regexp.MustCompile(`(\d+) fell back`).FindStringSubmatch(out)
+	full := regexp.MustCompile(`(\d+) of 12 requests found their first-choice model full \(at capacity, its breaker open or its reduced room taken\)`).FindStringSubmatch(out)
+	if fell == nil || full == nil {
+		t.Fatalf("summary:\n%s", out)
+	}
+	// every fallback in the demo is for room (no request outgrows a window)
+	if fell[1] != full[1] {
+		t.Fatalf("%s fell back, %s found their first choice full:\n%s", fell[1], full[1], out)
+	}
+}

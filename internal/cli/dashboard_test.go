@@ -197,6 +197,24 @@ func TestDashboardInChromium(t *testing.T) {
 	if wide > 390 {
 		t.Errorf("at 390 px the page is %d px wide: it does not fit a phone", wide)
 	}
+	// the models' tables fit without scrolling sideways; an idle half-open
+	// breaker counts down nothing; the two fallback counts say which is which
+	type phone struct {
+		Cut                 []string
+		HalfOpen, Head, Col string
+	}
+	ph, err := chromedp.Run(ctx, chromedp.Evaluate[phone](`(() => ({
+		Cut: [...document.querySelectorAll('#chains .scroll')].filter(s => s.scrollWidth > s.clientWidth).map(s => s.parentElement.dataset.chain),
+		HalfOpen: breakerText("half-open", 1.25),
+		Head: document.getElementById("fallbacks").parentElement.title,
+		Col: document.querySelector('#heat-models th[title]').textContent,
+	}))()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ph.Cut) > 0 || ph.HalfOpen != "half open · the next request probes it" || !strings.Contains(ph.Head, "a skip past an open breaker included") || ph.Col != "fallback attempts" {
+		t.Errorf("at 390 px: %+v", ph)
+	}
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 		clienttest.SaveArtifact(t, "dashboard-phone.png", shot)
 	}

@@ -49,6 +49,8 @@ function pill(status) {
 
 function breakerText(b, next) {
   if (b === "closed") return "closed";
+  // half open: no timer runs; the next request for the model is its probe
+  if (b === "half_open" || b === "half-open") return "half open · the next request probes it";
   return b + " · probe in " + secs(next);
 }
 
@@ -68,8 +70,8 @@ function renderHealth(st) {
         el("td", null, pill(m.status)),
         el("td", { class: "breaker" }, breakerText(m.breaker, m.next_probe_s)),
         el("td", { class: "num" }, r.ok + r.failed ? pct(r.success_rate) : "–"),
-        el("td", { class: "num" }, ms(r.p50_ms)),
-        el("td", { class: "num" }, r.ok + r.failed)));
+        el("td", { class: "num opt" }, ms(r.p50_ms)),
+        el("td", { class: "num opt" }, r.ok + r.failed)));
       for (const d of m.deployments || []) {
         const q = d.rolling;
         rows.append(el("tr", { class: "deployment", "data-model": m.name, "data-deployment": d.name, "data-status": d.status },
@@ -78,15 +80,15 @@ function renderHealth(st) {
           el("td", null, pill(d.status)),
           el("td", { class: "breaker" }, breakerText(d.breaker, d.next_probe_s)),
           el("td", { class: "num" }, q.ok + q.failed ? pct(q.success_rate) : "–"),
-          el("td", { class: "num" }, ms(q.p50_ms)),
-          el("td", { class: "num" }, q.ok + q.failed)));
+          el("td", { class: "num opt" }, ms(q.p50_ms)),
+          el("td", { class: "num opt" }, q.ok + q.failed)));
       }
     }
     box.append(el("div", { class: "chain", "data-chain": c.name },
       el("h3", null, c.name),
       el("div", { class: "scroll" }, el("table", null,
         el("thead", null, el("tr", null, el("th", null, "tier"), el("th", null, "model"), el("th", null, "health"),
-          el("th", null, "breaker"), el("th", { class: "num" }, "success"), el("th", { class: "num" }, "p50"), el("th", { class: "num" }, "attempts"))),
+          el("th", null, "breaker"), el("th", { class: "num" }, "success"), el("th", { class: "num opt" }, "p50"), el("th", { class: "num opt" }, "attempts"))),
         rows))));
   }
   $("chains").replaceChildren(box);
@@ -132,6 +134,7 @@ function failureRow(f) {
 }
 
 function renderFailures(list) {
+  $("no-failures").textContent = "None since the gateway started."; // known now, not while connecting
   $("no-failures").hidden = list.length > 0;
   $("failures").hidden = list.length === 0;
   $("failures").tBodies[0].replaceChildren(...list.slice().reverse().map(failureRow));

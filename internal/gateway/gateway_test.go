@@ -323,32 +323,26 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s", c.c.Body[:min(30, len(c.c.Body))], resp.StatusCode, body)
 		}
 	}
-	resp, err := http.Get(r.url + "/v1/nothing")
-	if err != nil {
-		t.Fatal(err)
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := http.Get(r.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, body
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := get("/v1/nothing")
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "no route for GET /v1/nothing") || !strings.Contains(string(body), `"code":"not_found"`) {
 		t.Errorf("unknown route: %d %s", resp.StatusCode, body)
 	}
 	// a Gemini path's 404 is Gemini's, its code the status
-	resp, err = http.Get(r.url + "/v1beta/nothing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body = get("/v1beta/nothing")
 	if resp.StatusCode != 404 || !strings.Contains(string(body), `"code":404`) || !strings.Contains(string(body), `"status":"NOT_FOUND"`) {
 		t.Errorf("unknown Gemini route: %d %s", resp.StatusCode, body)
 	}
 	// a route asked with another method: 405, saying which
-	resp, err = http.Get(r.url + "/v1/chat/completions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body = get("/v1/chat/completions")
 	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" || !strings.Contains(string(body), "GET /v1/chat/completions: this route takes POST") {
 		t.Errorf("GET on a POST route: %d %v %s", resp.StatusCode, resp.Header, body)
 	}

@@ -324,6 +324,23 @@ func (r *runRig) log() string {
 // A task that fails with a class no retry can fix ends at once, after
 // exactly one upstream attempt, with that class: no River retry, on either
 // database.
+// askOnce adds one prompt task for gpt-6-astra, runs the queue until it is
+// empty and returns the task.
+func (r *runRig) askOnce(t *testing.T, s *Store) Info {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := s.Add(ctx, Task{Name: "once", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(ctx, r.opts(1)); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.Get(ctx, id)
+	return in
+}
+
 func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 	cases := []struct {
 		class classify.Class
@@ -355,16 +372,7 @@ func TestFailFastClassesEndATaskAtOnce(t *testing.T) {
 					p.BaseURL = up.URL + "/v1"
 					r.cfg.Providers["openai"] = p
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				id, err := s.Add(ctx, Task{Name: "once", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Run(ctx, r.opts(1)); err != nil {
-					t.Fatal(err)
-				}
-				in, _ := s.Get(ctx, id)
+				in := r.askOnce(t, s)
 				if in.Status != "failed" || in.Class != string(c.class) || in.Attempt != 1 || len(in.Errors) != 1 || !strings.Contains(in.Errors[0], "step ask: spillway: "+string(c.class)) {
 					t.Fatalf("%+v", in)
 				}
@@ -393,16 +401,7 @@ func TestAPromptWithNoKeyFailsNamingIt(t *testing.T) {
 			p := r.cfg.Providers["openai"]
 			p.Auth, p.APIKey = "passthrough", config.Secret{Ref: "env:OPENAI_API_KEY"}
 			r.cfg.Providers["openai"] = p
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			id, err := s.Add(ctx, Task{Name: "once", Steps: []Step{{Name: "ask", Model: "gpt-6-astra", Prompt: "hi"}}}, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Run(ctx, r.opts(1)); err != nil {
-				t.Fatal(err)
-			}
-			in, _ := s.Get(ctx, id)
+			in := r.askOnce(t, s)
 			if in.Status != "failed" || in.Class != "auth" || in.Attempt != 1 || len(in.Errors) != 1 || !strings.Contains(in.Errors[0], "gpt-6-astra's provider openai has no key: OPENAI_API_KEY is not set") {
 				t.Fatalf("%+v", in)
 			}

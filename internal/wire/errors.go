@@ -40,6 +40,12 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 			oaCode = "content_policy_violation"
 		}
 	}
+	return status, shaped(ep, status, oaType, oaCode, anType, gStatus, msg)
+}
+
+// shaped is an error body in ep's provider's own shape: OpenAI's type and
+// code, Anthropic's type, Gemini's status with the HTTP status as code.
+func shaped(ep Endpoint, status int, oaType, oaCode, anType, gStatus, msg string) []byte {
 	var body any
 	switch ep.Format {
 	case Anthropic:
@@ -50,7 +56,7 @@ func ErrorBody(ep Endpoint, class classify.Class, msg string) (int, []byte) {
 		body = map[string]any{"error": map[string]any{"message": msg, "type": oaType, "param": nil, "code": oaCode}}
 	}
 	b, _ := json.Marshal(body)
-	return status, b
+	return b
 }
 
 // StatusBody is the provider-shaped answer of a refusal the gateway makes
@@ -70,17 +76,7 @@ func StatusBody(ep Endpoint, status int, msg string) []byte {
 	case http.StatusMethodNotAllowed:
 		oaCode = "method_not_allowed"
 	}
-	var body any
-	switch ep.Format {
-	case Anthropic:
-		body = map[string]any{"type": "error", "error": map[string]any{"type": anType, "message": msg}}
-	case Gemini:
-		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gStatus}}
-	default:
-		body = map[string]any{"error": map[string]any{"message": msg, "type": oaType, "param": nil, "code": oaCode}}
-	}
-	b, _ := json.Marshal(body)
-	return b
+	return shaped(ep, status, oaType, oaCode, anType, gStatus, msg)
 }
 
 // BusyBody is the provider-shaped answer for a request the gateway has no

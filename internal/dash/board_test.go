@@ -357,6 +357,8 @@ func TestFiles(t *testing.T) {
 	}{
 		{"/", "text/html; charset=utf-8", 200, `<script src="/ui/app.js"`},
 		{"/ui/", "text/html; charset=utf-8", 200, `<svg id="heatmap"`},
+		// until the first state comes, the page does not claim there were no failures
+		{"/ui/", "text/html; charset=utf-8", 200, `<p id="no-failures" class="quiet">Waiting for the gateway…</p>`},
 		{"/ui/app.js", "text/javascript; charset=utf-8", 200, `new EventSource("/ui/events")`},
 		{"/ui/style.css", "text/css; charset=utf-8", 200, `@media (max-width: 600px)`},
 		{"/ui/state", "application/json", 200, `"heat"`},

@@ -207,7 +207,9 @@ and X-Spillway-Route.`,
 					b.write(a.Stderr)
 				}
 			})
-			logger.Info("stopped", "listen", cfg.Listen)
+			if err == nil {
+				logger.Info("stopped", "listen", cfg.Listen)
+			}
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
 			}

@@ -64,7 +64,7 @@ func TestExecNotifyArchiveJSON(t *testing.T) {
 	defer hook.Close()
 	dir := t.TempDir()
 	script := `echo "partial work"; echo "ERROR: Selected model is at capacity. Please try a different model." >&2; exit 1`
-	_, errOut, code := run(t, nil, "", "exec", "--events", "-", "--json", "--models", "m1", "--ladder", "5ms",
+	_, errOut, code := run(t, nil, "", "exec", "--events", "-", "--json", "--models", "gpt-6-astra", "--ladder", "5ms",
 		"--archive", dir, "--notify", hook.URL, "--", "sh", "-c", script)
 	if code != 75 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -87,7 +87,7 @@ func TestExecNotifyArchiveJSON(t *testing.T) {
 	if !strings.Contains(errOut, `"exit_code":75`) {
 		t.Fatalf("no --json summary on stderr:\n%s", errOut)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*attempt*-m1.stdout"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*attempt*-gpt-6-astra.stdout"))
 	if len(files) != 2 {
 		t.Fatalf("archive %v", files)
 	}

@@ -266,11 +266,12 @@ func (a *App) eventLog(path string, cfg *config.Config, warn func(error)) (*even
 // banner is what serve says once it listens: where each client points, what
 // it loaded, and the fleet.
 type banner struct {
-	addr, extra []string    // the address clients use first; the host's others
-	bases       [][3]string // the JSON record's key, the line's words, the URL
-	config      string
-	events      string
-	fleet       string
+	addr   string      // the address clients use first
+	extra  []string    // the host's other addresses, listening beyond loopback
+	bases  [][3]string // the JSON record's key, the line's words, the URL
+	config string
+	events string
+	fleet  string
 }
 
 func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
@@ -281,7 +282,7 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 	host, port, _ := net.SplitHostPort(addr.String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		// every address of the host: clients on this machine use 127.0.0.1
-		b.addr = []string{net.JoinHostPort("127.0.0.1", port)}
+		b.addr = net.JoinHostPort("127.0.0.1", port)
 		if ifs, err := net.InterfaceAddrs(); err == nil {
 			for _, a := range ifs {
 				if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() && (n.IP.To4() != nil || host == "::") {
@@ -290,9 +291,9 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 			}
 		}
 	} else {
-		b.addr = []string{addr.String()}
+		b.addr = addr.String()
 	}
-	at := "http://" + b.addr[0]
+	at := "http://" + b.addr
 	formats := map[string]bool{}
 	for name := range cfg.Providers {
 		formats[cfg.ProviderType(name)] = true
@@ -310,25 +311,25 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 }
 
 func (b banner) write(w io.Writer) {
-	fmt.Fprintf(w, "spillway serve: listening on http://%s\n", b.addr[0])
+	fmt.Fprintf(w, "spillway serve: listening on http://%s\n", b.addr)
 	if len(b.extra) > 0 {
 		fmt.Fprintf(w, "  also on: http://%s\n", strings.Join(b.extra, ", http://"))
 	}
 	for _, kv := range b.bases {
 		fmt.Fprintf(w, "  %s: %s\n", kv[1], kv[2])
 	}
-	fmt.Fprintf(w, "  dashboard: http://%s/\n  config: %s\n  events: %s\n  fleet: %s\n", b.addr[0], b.config, b.events, b.fleet)
+	fmt.Fprintf(w, "  dashboard: http://%s/\n  config: %s\n  events: %s\n  fleet: %s\n", b.addr, b.config, b.events, b.fleet)
 }
 
 func (b banner) attrs() []any {
-	out := []any{"listen", "http://" + b.addr[0]}
+	out := []any{"listen", "http://" + b.addr}
 	if len(b.extra) > 0 {
 		out = append(out, "also", b.extra)
 	}
 	for _, kv := range b.bases {
 		out = append(out, kv[0], kv[2])
 	}
-	return append(out, "dashboard", "http://"+b.addr[0]+"/", "config", b.config, "events", b.events, "fleet", b.fleet)
+	return append(out, "dashboard", "http://"+b.addr+"/", "config", b.config, "events", b.events, "fleet", b.fleet)
 }
 
 // startOnly words the changes from cfg (what the gateway started with) to

@@ -324,6 +324,15 @@ func (b *breakerSet) Open(key string) (isOpen bool) {
 	return isOpen
 }
 
+// Refuses reports whether Allow would refuse key now: its breaker is open,
+// or half-open with its probe out.
+func (b *breakerSet) Refuses(key string) (refuses bool) {
+	b.at(key, func(br *breaker, _ time.Time, _ *[]change) {
+		refuses = br.state == open || br.state == halfOpen && br.probing
+	})
+	return refuses
+}
+
 // Wait is how long until key's breaker lets a probe through (a short
 // while when its probe is out); 0 when it is closed. A breaker that is not closed never says 0:
 // with its probe out (half-open) the answer is a quarter of the cooldown,

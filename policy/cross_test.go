@@ -139,3 +139,34 @@ func TestAHedgeSkipsAStepItCannotTake(t *testing.T) {
 		t.Fatal("the request never ended")
 	}
 }
+
+// A cross-vendor or overflow step's pace is its own lane's: while the
+// chain's own models' breakers are open (their lanes under pressure from
+// the capacity answers that opened them), the overflow step is sent at
+// once, waiting nothing, and its record says so.
+func TestAnOverflowStepWaitsNothingForOpenBreakersElsewhere(t *testing.T) {
+	cfg := crossConfig()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 5, 1
+	cfg.Breaker.Cooldown, cfg.Breaker.MaxCooldown = config.Duration(time.Minute), config.Duration(time.Minute)
+	e, _ := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	can := func(Candidate) (string, string) { return "", "" }
+	// open every OpenAI model's breaker with one capacity answer each
+	send := answers(map[string][]classify.Class{"gpt-6-astra": {classify.Capacity}, "gpt-6.1-sol": {classify.Capacity}, "gpt-6-luna": {classify.Capacity}})
+	first := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Type: "openai"}, Cross: can, Send: send})
+	if first.Route != "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity > claude-opus-5-5[anthropic]:ok" {
+		t.Fatalf("first request: route %q", first.Route)
+	}
+	for i := range 3 { // one after another: each would take the last open model's paced turn
+		rec := &recorder{}
+		out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Type: "openai"}, Cross: can, Send: send, Events: rec})
+		if out.Route != "gpt-6-astra:breaker_open > gpt-6.1-sol:breaker_open > gpt-6-luna:breaker_open > claude-opus-5-5[anthropic]:ok" {
+			t.Fatalf("request %d: route %q", i, out.Route)
+		}
+		if out.Waited != 0 {
+			t.Fatalf("request %d waited %v for models it never sent to", i, out.Waited)
+		}
+		if len(rec.recs) != 1 || rec.recs[0].WaitMS != 0 {
+			t.Fatalf("request %d: records %+v", i, rec.recs)
+		}
+	}
+}

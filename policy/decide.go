@@ -298,6 +298,7 @@ func (p *plan) onUsageLimit(c Candidate, v classify.Verdict) step {
 			// the wait for a reset is the plan's, not the wait budget's
 			// (unless one was set): the capacity waits after it keep theirs
 			p.waited += wait
+			p.waits[WaitReset] += wait
 			if p.req.Budget > 0 {
 				p.spent += wait
 			}
@@ -397,7 +398,11 @@ func (p *plan) exhausted(c Candidate, v classify.Verdict) step {
 		p.e.pacer.reserve(only.Key(), p.e.clock.Now().Add(wait+wait/4))
 	}
 	if !p.req.Park || !rung {
-		p.wait(wait) // a parked request does not wait here
+		kind := WaitBackoff
+		if rung {
+			kind = WaitRung
+		}
+		p.wait(kind, wait) // a parked request does not wait here
 	}
 	p.cur, p.walkFrom, p.passed = i, len(p.route), 0
 	first := p.chain[i]
@@ -420,7 +425,7 @@ func (p *plan) rungCheck(c Candidate, v classify.Verdict) step {
 	wait := min(p.req.CheckEvery, p.rungLeft)
 	p.rungLeft -= wait
 	if !p.req.Park {
-		p.wait(wait)
+		p.wait(WaitRung, wait)
 	}
 	p.cur, p.walkFrom, p.passed = i, len(p.route), 0
 	first := p.chain[i]
@@ -453,7 +458,7 @@ func (p *plan) noRoomFor(c Candidate, wait time.Duration) string {
 
 // retrySame tries c again after wait (which fitsRetry allowed).
 func (p *plan) retrySame(c Candidate, wait time.Duration) step {
-	p.wait(wait)
+	p.wait(WaitRetry, wait)
 	return step{Action: send, Candidate: c, Wait: wait}
 }
 

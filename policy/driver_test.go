@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -772,5 +773,40 @@ func TestClassifierGetsTheEnginesTime(t *testing.T) {
 	}})
 	if !out.Committed || out.Waited != 40*time.Second {
 		t.Fatalf("waited %v (%+v), want the 40 s the date says on the engine's clock", out.Waited, out)
+	}
+}
+
+// What a request waited before a step that was then refused (a backoff,
+// here, then an open breaker) is carried by the next attempt's record:
+// wait_ms is what that attempt waited since the one before it began.
+func TestARefusedStepsWaitIsTheNextAttemptsRecord(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 2
+	cfg.Breaker.Cooldown, cfg.Breaker.MaxCooldown = config.Duration(time.Minute), config.Duration(time.Minute)
+	e, _ := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	rec := &recorder{}
+	send := answers(map[string][]classify.Class{"gpt-6-astra": {classify.Capacity}, "gpt-6.1-sol": {classify.Capacity}, "gpt-6-luna": {classify.Capacity}})
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra", Type: "openai"}, Events: rec,
+		Send: func(ctx context.Context, a *Attempt) Result {
+			if a.Candidate.Model == "gpt-6-luna" && a.N == 3 {
+				// a second capacity answer elsewhere opens astra's breaker
+				done, _, _ := e.breakers.Allow(a.r.plan.chain[0].Key())
+				done(classify.Verdict{Class: classify.Capacity})
+			}
+			return send(ctx, a)
+		}})
+	if out.Route != "gpt-6-astra:capacity > gpt-6.1-sol:capacity > gpt-6-luna:capacity > gpt-6-astra:breaker_open > gpt-6.1-sol:ok" {
+		t.Fatalf("route %q", out.Route)
+	}
+	backoff := 500 * time.Millisecond // backoff(1) at rand 0.5
+	if out.Waited != backoff || out.Waits.String() != "backoff 500ms" {
+		t.Fatalf("waited %v (%s), want %v of backoff", out.Waited, out.Waits, backoff)
+	}
+	var got []int64
+	for _, r := range rec.recs {
+		got = append(got, r.WaitMS)
+	}
+	if !slices.Equal(got, []int64{0, 0, 0, backoff.Milliseconds()}) {
+		t.Fatalf("records' wait_ms %v", got)
 	}
 }

@@ -192,6 +192,7 @@ type plan struct {
 	walkFrom int           // where the route of the current walk of the chain starts
 	passed   int           // before it, the candidates passed over in this walk (their refused hops are noted)
 	waited   time.Duration // every wait: the plan's and the pacer's
+	waits    Waits         // waited, by what it was for
 	spent    time.Duration // against the budget: every wait, and failed HTTP attempts
 	budget   time.Duration
 	route    []Hop
@@ -273,12 +274,13 @@ func (p *plan) decideAt(c Candidate, v classify.Verdict) step {
 
 // charge counts a wait the plan did not ask for (the pacer's) against the
 // budget.
-func (p *plan) charge(d time.Duration) { p.wait(d) }
+func (p *plan) charge(d time.Duration) { p.wait(WaitPace, d) }
 
-// wait counts a wait: it is a wait, and it spends the budget.
-func (p *plan) wait(d time.Duration) {
+// wait counts a wait for what: it is a wait, and it spends the budget.
+func (p *plan) wait(what WaitKind, d time.Duration) {
 	p.waited += max(d, 0)
 	p.spent += max(d, 0)
+	p.waits[what] += max(d, 0)
 }
 
 // failedAfter charges a failed HTTP attempt to c's time against the

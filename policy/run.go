@@ -154,8 +154,9 @@ type Outcome struct {
 	// gpt-6.1-sol:ok". Attempts counts those that reached the upstream.
 	Route    string
 	Attempts int
-	// Waited is every wait charged to the budget.
+	// Waited is every wait charged to the budget; Waits says what for.
 	Waited time.Duration
+	Waits  Waits
 	// ParkUntil, for a parked request (Request.Park), is when to come back:
 	// the whole chain is at capacity and the next rung (or a breaker's
 	// probe, or a check within the rung, whichever is sooner) is not due
@@ -211,6 +212,10 @@ type run struct {
 	resumeFrom *Attempt
 	resume     any
 	committed  *Attempt // the last attempt whose answer reached the caller
+	// unsent is what the request waited since its last attempt began
+	// (the plan's waits, pacing before a refusal): the next attempt's
+	// record carries it (wait_ms)
+	unsent time.Duration
 	// hedgeWait, while a hedge is being started, is the context of its
 	// pacing wait, and unhedge ends it: the hedged attempt reported output
 	// first. (The hedge's own attempt is not in it: a library caller reads
@@ -312,6 +317,9 @@ func (r *run) before(ctx context.Context) *Outcome {
 			if err := e.clock.Sleep(ctx, st.Wait); err != nil {
 				return r.outcome(st.Candidate, Outcome{Result: r.last, Verdict: classify.Err(err), Err: err, Committed: r.resume != nil, Unfinished: r.resume != nil})
 			}
+			r.mu.Lock()
+			r.unsent += st.Wait
+			r.mu.Unlock()
 		}
 		if st.check && c.Check != nil && !r.room(ctx) {
 			// no room anywhere: the rung goes on, no attempt made
@@ -438,7 +446,7 @@ func (r *run) outcome(c Candidate, o Outcome) *Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o.ID, o.Candidate = r.c.ID, c
-	o.Route, o.Attempts, o.Waited = r.plan.routeString(), r.plan.attempts(), r.plan.waited
+	o.Route, o.Attempts, o.Waited, o.Waits = r.plan.routeString(), r.plan.attempts(), r.plan.waited, r.plan.waits
 	r.out = o // kept in the run, which is on the heap anyway: no allocation of its own
 	return &r.out
 }
@@ -513,9 +521,17 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: code, Message: why}, NotSent: true}
 		return nil
 	}
+	if e.breakers.Refuses(cand.Key()) {
+		// refused before its pace: a step that will not be sent waits
+		// nothing for its model's turn (the next step's pace is its own
+		// lane's)
+		*out = Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
+		return nil
+	}
 	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rk, deadline)
 	r.mu.Lock()
 	r.plan.charge(paced)
+	r.unsent += paced
 	r.mu.Unlock()
 	if err != nil {
 		if wait.Err() != nil {
@@ -538,7 +554,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
 		return nil
 	}
-	a := r.begin(ctx, st, start, st.Wait+paced, permit, release, probe)
+	a := r.begin(ctx, st, start, permit, release, probe)
 	if a == nil { // a hedge whose race was decided before it started
 		permit(classify.Verdict{Class: classify.Unknown})
 		e.reach.observe(cand.Provider, classify.Verdict{}, 0, probe)
@@ -580,7 +596,7 @@ func (r *run) took(a *Attempt, res *Result, sendStart time.Time) {
 
 // begin makes the attempt for st, numbered, with its watchdog armed; nil
 // for a hedge when another attempt of the request already reported output.
-func (r *run) begin(ctx context.Context, st *step, start time.Time, waited time.Duration, permit func(classify.Verdict), release func(), probe bool) *Attempt {
+func (r *run) begin(ctx context.Context, st *step, start time.Time, permit func(classify.Verdict), release func(), probe bool) *Attempt {
 	r.mu.Lock()
 	if st.hedge && r.winner != nil {
 		r.mu.Unlock()
@@ -588,7 +604,8 @@ func (r *run) begin(ctx context.Context, st *step, start time.Time, waited time.
 	}
 	r.n++
 	a := &Attempt{Candidate: st.Candidate, N: r.n, RequestID: r.c.ID, FallbackFrom: st.FallbackFrom,
-		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: waited, probe: probe, hedging: st.hedge}
+		Continues: r.resumeFrom, Resume: r.resume, r: r, permit: permit, release: release, t0: start, waited: r.unsent, probe: probe, hedging: st.hedge}
+	r.unsent = 0
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	r.live = append(r.live, a)
 	r.mu.Unlock()

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 
@@ -65,5 +66,44 @@ func TestOpenAIClientAnsweredByAnthropic(t *testing.T) {
 	}
 	if !strings.Contains(r.route(), "claude-sonnet-5-5:ok") {
 		t.Fatalf("route %s", r.route())
+	}
+}
+
+// The library's overflow step, every model of the chain's own with its
+// breaker open and its lane under pressure, waits nothing: its pace is its
+// own lane's (the driver the gateway shares).
+func TestAnOverflowStepWaitsNothingInTheLibrary(t *testing.T) {
+	r := newRigAt(t, func(c *config.Config, url string) {
+		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
+		anth := c.Providers["anthropic"]
+		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
+		c.Providers["anthropic"] = anth
+		oa := c.Providers["openai"]
+		oa.BaseURL = url + "/v1"
+		c.Providers["openai"] = oa
+		c.Pacing = config.Default().Pacing
+		c.Breaker.Failures, c.Breaker.Consecutive = 5, 1
+		c.Breaker.Cooldown, c.Breaker.MaxCooldown = config.Duration(time.Hour), config.Duration(time.Hour)
+	})
+	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	params := openai.ChatCompletionNewParams{Model: "gpt-6.1-sol", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	for i := range 4 {
+		if _, err := r.openai().Chat.Completions.New(testCtx(t), params); err != nil {
+			t.Fatalf("request %d: %v (route %s)", i, err, r.route())
+		}
+	}
+	recs := r.records()
+	if got := r.route(); got != "gpt-6.1-sol:capacity > gpt-6-luna:capacity > claude-sonnet-5-5:ok > claude-sonnet-5-5:ok > claude-sonnet-5-5:ok > claude-sonnet-5-5:ok" {
+		t.Fatalf("route %s", got)
+	}
+	for _, rec := range recs {
+		if rec.WaitMS != 0 {
+			t.Fatalf("record %+v waited", rec)
+		}
+	}
+	if slept := r.clk.Slept(); len(slept) != 0 {
+		t.Fatalf("the requests waited %v", slept)
 	}
 }

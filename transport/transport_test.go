@@ -40,6 +40,7 @@ type rig struct {
 	sim *sim.Server
 	url string
 	tr  *transport.Transport
+	clk *policytest.Clock // the engine's
 	mu  sync.Mutex
 	rec []events.Record
 }
@@ -83,7 +84,8 @@ func newRigAt(t *testing.T, mut func(*config.Config, string), opts ...transport.
 		r.rec = append(r.rec, rec)
 		r.mu.Unlock()
 	})
-	engine := policy.New(cfg, policy.WithClock(policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))))
+	r.clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	engine := policy.New(cfg, policy.WithClock(r.clk))
 	r.tr = transport.New(cfg, append([]transport.Option{transport.WithEvents(sink), transport.WithEngine(engine)}, opts...)...)
 	return r
 }

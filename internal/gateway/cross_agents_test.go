@@ -7,6 +7,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/sim"
@@ -151,5 +153,86 @@ func TestGeminiCLIAnsweredByClaude(t *testing.T) {
 	st := r.servedStats("claude-sonnet-5-5", 2)
 	if st == nil || st.Served < 2 {
 		t.Fatalf("claude-sonnet-5-5's stats %+v, want the call and the answer", st)
+	}
+}
+
+// Claude Code while every Claude model's breaker is open and its lanes are
+// under pressure: each of its requests goes to the overflow chain's OpenAI
+// model at once. The overflow step's pace is its own lane's, which is not
+// under pressure, so neither the request's log line nor its record says it
+// waited (before, each request waited a pacing turn of the last open
+// model, 0.5–2 s, which the record did not show).
+func TestAnOverflowStepWaitsNothingWhileTheChainIsOpen(t *testing.T) {
+	clienttest.Claude(t)
+	r := newRig(t, nil, func(c *config.Config) {
+		spillTo("gpt-6.1-sol")(c)
+		c.Pacing = config.Default().Pacing // pacing under pressure, as served by default
+		c.Breaker.Failures, c.Breaker.Consecutive = 5, 1
+		c.Breaker.Cooldown, c.Breaker.MaxCooldown = config.Duration(time.Hour), config.Duration(time.Hour)
+	})
+	fullVendor(t, r, "claude-")
+	// two requests open every Claude model's breaker and put their lanes
+	// under pressure
+	for range 2 {
+		if resp, body := r.do(t, messages("claude-opus-5-5", "hi", false)); resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	}
+	before := len(r.records())
+	prompt := "Reply with pong"
+	claude(t, r, prompt)
+	recs := r.records()[before:]
+	if len(recs) == 0 {
+		t.Fatal("Claude Code's requests left no record")
+	}
+	for _, rec := range recs {
+		if rec.Model != "gpt-6.1-sol" || rec.WaitMS != 0 {
+			t.Fatalf("Claude Code's request: record %+v, want gpt-6.1-sol at once", rec)
+		}
+	}
+	lines := requestLines(t, r)
+	if len(lines) < 2+len(recs) {
+		t.Fatalf("%d request lines, want %d", len(lines), 2+len(recs))
+	}
+	for _, l := range lines[2:] {
+		if l["waited_ms"] != float64(0) || l["route"] != "claude-opus-5-5:breaker_open > claude-sonnet-5-5:breaker_open > claude-haiku-5-5:breaker_open > gpt-6.1-sol[openai]:ok" {
+			t.Fatalf("request line %v: want the overflow at once", l)
+		}
+	}
+}
+
+// requestLines are the gateway's "request" log lines, decoded.
+func requestLines(t *testing.T, r *rig) []map[string]any {
+	t.Helper()
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m["msg"] == "request" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A request that waited says what for in its log line: a rate limit's
+// Retry-After of 1 s on the same model is a retry's wait.
+func TestARequestLineSaysWhatItWaitedFor(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.fault(t, sim.Fault{Model: "gpt-6.1-sol", Kind: "rate_limit", RetryAfter: 1})
+	if resp, body := r.do(t, chat("gpt-6.1-sol", "hi", false)); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	lines := requestLines(t, r)
+	if len(lines) != 1 || lines[0]["waited_ms"] != float64(1000) || lines[0]["waited_for"] != "retry 1s" {
+		t.Fatalf("request lines %v", lines)
+	}
+	if recs := r.records(); len(recs) != 2 || recs[1].WaitMS != 1000 {
+		t.Fatalf("records %+v", recs)
 	}
 }

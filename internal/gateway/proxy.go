@@ -63,12 +63,15 @@ func (s *Server) logRequest(ep wire.Endpoint, lg *reqLog, outcome string, took t
 	s.spend(key, lg.tokens.Load())
 	s.metrics.requests.WithLabelValues(ep.Path, outcome).Inc()
 	s.metrics.latency.WithLabelValues(ep.Path).Observe(took.Seconds())
-	var room [10]slog.Attr // typed attributes: no value is boxed
+	var room [11]slog.Attr // typed attributes: no value is boxed
 	attrs := append(room[:0], slog.String("request_id", lg.out.ID), slog.String("endpoint", ep.Path), slog.String("model", lg.model),
 		slog.String("outcome", outcome), slog.Int64("duration_ms", took.Milliseconds()), slog.Int("attempts", lg.out.Attempts),
 		slog.Int64("waited_ms", lg.out.Waited.Milliseconds()))
 	if key != nil {
 		attrs = append(attrs, slog.String("key", key.Name))
+	}
+	if lg.out.Waited > 0 { // what for: "pace 1.2s, backoff 2s"
+		attrs = append(attrs, slog.String("waited_for", lg.out.Waits.String()))
 	}
 	if lg.out.Route != "" {
 		attrs = append(attrs, slog.String("route", lg.out.Route))

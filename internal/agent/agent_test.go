@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -267,5 +268,62 @@ func TestExecGemini(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// exec --archive with Codex signed in with a ChatGPT plan, its model full:
+// the archive keeps the failed run's output and session, each line still
+// JSON, but none of the sign-in (tokens, account and user ids: Codex's
+// session_meta names creator_account_id and creator_user_id), and neither
+// exec's words nor its records hold it.
+func TestExecArchiveKeepsNoSignIn(t *testing.T) {
+	srv, base := simFor(t, nil)
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
+	zero := 0
+	bin, env, home, codexHome := clienttest.CodexEnv(t, clienttest.CodexOptions{BaseURL: base + "/backend-api/codex", RequestMaxRetries: &zero})
+	canary := clienttest.WriteChatGPTAuth(t, codexHome)
+	// the provider as setup codex --chatgpt writes it: Codex sends its sign-in
+	cfg, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	cfg = bytes.Replace(cfg, []byte(`env_key = "SPILLWAY_TEST_KEY"`), []byte("requires_openai_auth = true"), 1)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fullEnv, dir := clienttest.Env(t, home, env)
+	archive := t.TempDir()
+	cmd := []string{bin, "exec", "--skip-git-repo-check", "-m", "gpt-6-astra", "Reply with pong"}
+	r := runAgent(t, agent.Options{Command: cmd, Env: fullEnv, Dir: dir, Ladder: []time.Duration{10 * time.Millisecond}, Archive: archive})
+	if r.res.ExitCode != 0 || len(r.res.Attempts) != 2 {
+		t.Fatalf("exit %d, attempts %+v", r.res.ExitCode, r.res.Attempts)
+	}
+	if got := srv.Snapshot().Models["gpt-6-astra"].Credentials; got[sim.Fingerprint(canary.Access, canary.Account)] == 0 {
+		t.Fatalf("gpt-6-astra saw %v: the run was not signed in", got)
+	}
+	files, _ := filepath.Glob(filepath.Join(archive, "*-attempt1-gpt-6-astra.*"))
+	var session []byte
+	shown := map[string]string{"exec's stderr": r.stderr, "exec's records": fmt.Sprint(r.recs)}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		shown[f] = string(b)
+		if strings.HasSuffix(f, ".session.jsonl") {
+			session = b
+		}
+	}
+	if len(session) == 0 {
+		t.Fatalf("no session archived: %v", files)
+	}
+	if !bytes.Contains(session, []byte(`"creator_account_id":"[redacted]"`)) {
+		t.Fatalf("the session's account id is not redacted:\n%s", session)
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(session), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("archived session line %d is not JSON: %s", i+1, line)
+		}
+	}
+	for where, text := range shown {
+		for _, mark := range canary.Marks() {
+			if strings.Contains(text, mark) {
+				t.Errorf("%s holds the sign-in (%q)", where, mark[:min(len(mark), 24)])
+			}
+		}
 	}
 }

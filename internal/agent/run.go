@@ -129,14 +129,25 @@ type Result struct {
 // one run of the agent on the attempt's model.
 func Run(ctx context.Context, o Options) Result {
 	res := Result{Command: redact.String(strings.Join(o.Command, " "))}
-	say := func(format string, a ...any) { fmt.Fprintf(o.Stderr, "spillway: "+format+"\n", a...) }
+	kind := KindOf(o.Command[0])
+	// the agent's own sign-in (a ChatGPT plan's tokens and ids) goes into
+	// nothing exec writes: its words, the records, the archive
+	sec := signInSecrets(kind, o)
+	say := func(format string, a ...any) {
+		fmt.Fprint(o.Stderr, sec.String(fmt.Sprintf("spillway: "+format+"\n", a...)))
+	}
 	if o.Events == nil {
 		o.Events = events.Nop{}
+	}
+	if sink := o.Events; sec.Known() {
+		o.Events = events.SinkFunc(func(rec events.Record) {
+			rec.Error = sec.String(rec.Error)
+			sink.Write(rec)
+		})
 	}
 	if o.NewSessionID == nil {
 		o.NewSessionID = uuid.NewString
 	}
-	kind := KindOf(o.Command[0])
 	requested, from := ModelIn(o.Command), "named by the command"
 	if requested == "" && o.Model != "" {
 		requested, from = o.Model, "--model"
@@ -252,7 +263,7 @@ func Run(ctx context.Context, o Options) Result {
 		case kind == Gemini:
 			v = geminiCut(o.Engine.Classify, out)
 		}
-		at.Class, at.Message = string(v.Class), redact.String(v.Message)
+		at.Class, at.Message = string(v.Class), sec.String(v.Message)
 		if out.interrupted {
 			at.Class = "interrupted"
 		}
@@ -320,7 +331,7 @@ func Run(ctx context.Context, o Options) Result {
 		}
 		res.Attempts = append(res.Attempts, at)
 		if v.Class != classify.OK && o.Archive != "" {
-			archive(o, a.N, model, out, kind, session, say)
+			archive(o, a.N, model, out, kind, session, sec, say)
 		}
 		return policy.Result{Verdict: v, Committed: v.Class == classify.OK, Detail: out}
 	}
@@ -746,19 +757,24 @@ func newestRollout(home string, since time.Time) string {
 	return best
 }
 
-func archive(o Options, n int, model string, out runOut, kind Kind, session string, say func(string, ...any)) {
+// archive keeps a failed run's output (and a Codex run's session) in
+// o.Archive, redacted: keys and tokens, the agent's own sign-in (sec), and
+// in the session the account, user and organisation ids Codex records
+// (session_meta's creator_account_id, creator_user_id), each line still
+// one JSON value.
+func archive(o Options, n int, model string, out runOut, kind Kind, session string, sec redact.Secrets, say func(string, ...any)) {
 	if err := os.MkdirAll(o.Archive, 0o700); err != nil {
 		say("archive: %v", err)
 		return
 	}
 	base := filepath.Join(o.Archive, fmt.Sprintf("%s-attempt%d-%s", time.Now().UTC().Format("20060102T150405Z"), n, model))
-	_ = os.WriteFile(base+".stdout", []byte(redact.String(out.stdout.String())), 0o600)
-	_ = os.WriteFile(base+".stderr", []byte(redact.String(out.stderr.String())), 0o600)
+	_ = os.WriteFile(base+".stdout", []byte(sec.String(out.stdout.String())), 0o600)
+	_ = os.WriteFile(base+".stderr", []byte(sec.String(out.stderr.String())), 0o600)
 	if kind == Codex && session != "" {
 		_ = filepath.WalkDir(filepath.Join(codexHome(o), "sessions"), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.Contains(d.Name(), session) {
 				if b, err := os.ReadFile(p); err == nil {
-					_ = os.WriteFile(base+".session.jsonl", b, 0o600)
+					_ = os.WriteFile(base+".session.jsonl", redactJSONL(b, sec), 0o600)
 				}
 			}
 			return nil

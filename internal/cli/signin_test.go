@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -20,41 +19,11 @@ import (
 	"github.com/spillway/spillway/sim"
 )
 
-// signInCanary is a ChatGPT sign-in made for a test: an auth.json in
-// ChatGPT mode, fresh (Codex does not refresh it), whose tokens carry
-// marks that must appear nowhere but in the requests to the plan's backend.
-type signInCanary struct {
-	access, refresh, account, id string
-}
-
-func jwtPart(v any) string {
-	b, _ := json.Marshal(v)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// signInCanary is clienttest's ChatGPT sign-in for a test.
+type signInCanary = clienttest.ChatGPTCanary
 
 func writeChatGPTAuth(t *testing.T, codexHome string) signInCanary {
-	t.Helper()
-	exp := time.Now().Add(10 * 24 * time.Hour).Unix()
-	head := jwtPart(map[string]any{"alg": "none", "typ": "JWT"})
-	c := signInCanary{account: "acct-CANARY-4d1e", refresh: "rt-CANARY-REFRESH-9b2c"}
-	c.id = head + "." + jwtPart(map[string]any{"email": "canary@example.test", "exp": exp,
-		"https://api.openai.com/auth": map[string]any{"chatgpt_plan_type": "plus", "chatgpt_user_id": "user-CANARY", "chatgpt_account_id": c.account}}) + ".SIGCANARYid7f3a"
-	c.access = head + "." + jwtPart(map[string]any{"exp": exp, "https://api.openai.com/auth": map[string]any{"chatgpt_account_id": c.account}}) + ".SIGCANARYaccess7f3a"
-	auth := map[string]any{"auth_mode": "chatgpt", "OPENAI_API_KEY": nil, "last_refresh": time.Now().UTC().Format(time.RFC3339),
-		"tokens": map[string]any{"id_token": c.id, "access_token": c.access, "refresh_token": c.refresh, "account_id": c.account}}
-	b, _ := json.Marshal(auth)
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(codexHome, "auth.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// marks are what of the sign-in must never be written or shown.
-func (c signInCanary) marks() []string {
-	return []string{c.access, c.refresh, c.id, c.account, "SIGCANARY", "CANARY-REFRESH"}
+	return clienttest.WriteChatGPTAuth(t, codexHome)
 }
 
 // The three agents on their own sign-ins through one `spillway serve`, each
@@ -119,7 +88,7 @@ func TestSignInsThroughGateway(t *testing.T) {
 		t.Fatalf("Codex's route %q: want one request spilling within the plan", got)
 	}
 	// the backend saw exactly what Codex sent
-	want := sim.Fingerprint(canary.access, canary.account)
+	want := sim.Fingerprint(canary.Access, canary.Account)
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol"} {
 		if got := srv.Snapshot().Models[m].Credentials; len(got) != 1 || got[want] != 1 {
 			t.Fatalf("%s saw credentials %v, want Codex's own, once", m, got)
@@ -178,7 +147,7 @@ func TestSignInsThroughGateway(t *testing.T) {
 			t.Fatalf("%s saw credentials %v, want Claude Code's own", m, got)
 		}
 	}
-	marks := append(canary.marks(), gToken, cToken, "CANARY-google", "CANARY-claude")
+	marks := append(canary.Marks(), gToken, cToken, "CANARY-google", "CANARY-claude")
 
 	// the sign-in is nowhere spillway writes or shows
 	shown := map[string]string{"spillway serve's log": logs()}

@@ -33,6 +33,14 @@ func presented(r *http.Request) string {
 	return ""
 }
 
+// callerSecrets are what of a request's own sign-in must reach no record,
+// log line or answer of spillway's: the key or token it presented, and a
+// ChatGPT plan's account id (Codex's ChatGPT-Account-Id), which a backend
+// may echo in its errors.
+func callerSecrets(r *http.Request) []string {
+	return []string{presented(r), r.Header.Get("Chatgpt-Account-Id")}
+}
+
 // keyOf is the gateway key a request presents, when keys are configured:
 // nil and true without keys; nil and false for a missing or unknown key.
 func keyOf(cfg *config.Config, r *http.Request) (*config.GatewayKey, bool) {

@@ -173,7 +173,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
-	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(presented(r))}
+	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(callerSecrets(r)...)}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(ep, r)},
@@ -262,7 +262,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	defer resp.Body.Close()
-	secrets := s.stateOf(r.Context()).secrets.With(presented(r))
+	secrets := s.stateOf(r.Context()).secrets.With(callerSecrets(r)...)
 	wire.CopyHeaders(w.Header(), resp.Header)
 	s.scrub(w.Header(), secrets)
 	if resp.StatusCode/100 != 2 { // an error answer may echo a key

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -247,6 +248,43 @@ func TestSignInPassThroughStaysUnderItsPrefix(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Sim-Path") != "" {
 			t.Fatalf("%s: %d, reached %q", p, resp.StatusCode, resp.Header.Get("X-Sim-Path"))
+		}
+	}
+}
+
+// A ChatGPT plan's account id is the sign-in's, redacted like a credential:
+// a backend that echoes it in its errors does not put it in the event
+// records, the gateway's log or the give-up answer.
+func TestChatGPTAccountIDIsRedacted(t *testing.T) {
+	const account = "4f1c2d3e-5a6b-7c8d-9e0f-a1b2c3d4e5f6"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "server_is_overloaded", "type": "service_unavailable_error",
+			"message": "Our servers are currently overloaded for account " + r.Header.Get("Chatgpt-Account-Id") + ". Please try again later."}})
+	}))
+	defer echo.Close()
+	r := newRig(t, nil, func(c *config.Config) {
+		p := c.Providers[config.ChatGPT]
+		p.BaseURL = echo.URL + "/backend-api/codex"
+		c.Providers[config.ChatGPT] = p
+		c.Retry.Budget = 0
+	})
+	c := chatgptCall("gpt-6-luna", false).With("Chatgpt-Account-Id", account)
+	resp, body := r.do(t, c)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	recs := r.records()
+	if len(recs) == 0 || recs[0].Error != "Our servers are currently overloaded for account [redacted]. Please try again later." {
+		t.Fatalf("records %+v", recs)
+	}
+	r.mu.Lock()
+	logs := r.logs.String()
+	r.mu.Unlock()
+	for where, text := range map[string]string{"the answer": string(body), "the log": logs} {
+		if strings.Contains(text, account) {
+			t.Fatalf("%s holds the account id:\n%s", where, text)
 		}
 	}
 }

@@ -35,6 +35,9 @@ func (s Secrets) With(vals ...string) Secrets {
 	return out
 }
 
+// Known reports whether s knows any secret.
+func (s Secrets) Known() bool { return len(s.vals) > 0 }
+
 // String is t with every known secret replaced and every secret-looking
 // substring redacted (String).
 func (s Secrets) String(t string) string {

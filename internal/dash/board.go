@@ -342,7 +342,7 @@ func (b *Board) Observe(rec events.Record) {
 	}
 	b.addFlow(at)
 	var f *Failure
-	if o == failed {
+	if listed(rec) {
 		f = &Failure{Attempt: at, Summary: explain(rec), Message: rec.Error}
 		b.failures = append(b.failures, *f)
 		if len(b.failures) > keepFailed {
@@ -415,14 +415,33 @@ const (
 	ignored         // the request's own fault, a lost hedge, the caller's end: says nothing of the model
 )
 
+// listed reports whether rec is one of the page's recent failures: every
+// failure but the request's own fault (its body, its size, its content),
+// a lost hedge and one the caller ended. A key refused, a quota, a usage
+// window or a network failure is listed, though it says nothing of the
+// model (outcomeOf).
+func listed(rec events.Record) bool {
+	switch rec.Class {
+	case string(classify.OK), string(classify.BadRequest), string(classify.ContextLength), string(classify.ContentFilter), policy.HedgeLost:
+		return false
+	}
+	return !rec.CallerEnded && !rec.HedgeLost
+}
+
+// outcomeOf is what an attempt of class says of its model: only what the
+// breaker holds against a model (capacity, timeout) and a server error
+// (which the plan treats as capacity after its retry) are its failures.
+// The request's own fault, the caller's key or account (auth, quota, a
+// plan's usage window, a rate limit), the network (a provider down is
+// shown on its own) and what is not known say nothing of it.
 func outcomeOf(class string) outcome {
 	switch class {
 	case string(classify.OK):
 		return okay
-	case string(classify.BadRequest), string(classify.ContextLength), string(classify.ContentFilter), policy.HedgeLost:
-		return ignored
+	case string(classify.Capacity), string(classify.Timeout), string(classify.ServerError):
+		return failed
 	}
-	return failed
+	return ignored
 }
 
 // A ring keeps a model's (or deployment's) outcomes in time slots over

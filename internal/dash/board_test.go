@@ -71,12 +71,45 @@ func TestStatus(t *testing.T) {
 
 func TestOutcomeOf(t *testing.T) {
 	for class, want := range map[string]outcome{
-		"ok": okay, "capacity": failed, "rate_limit": failed, "timeout": failed, "network": failed, "unknown": failed,
+		// what the breaker counts against the model: its failures
+		"ok": okay, "capacity": failed, "timeout": failed, "server_error": failed,
+		// the request's, the key's, the account's or the network's: nothing of the model's health
+		"auth": ignored, "quota": ignored, "usage_limit": ignored, "rate_limit": ignored, "model_not_found": ignored,
 		"bad_request": ignored, "context_length": ignored, "content_filter": ignored, "hedge_lost": ignored,
+		"network": ignored, "unknown": ignored,
 	} {
 		if got := outcomeOf(class); got != want {
 			t.Errorf("outcomeOf(%s) = %d, want %d", class, got, want)
 		}
+	}
+}
+
+// The caller's own 401, an empty quota, a plan's usage window or a rate
+// limit of its key says nothing of the model: it stays as it was (idle, or
+// healthy beside its answers), while the failure is still listed.
+func TestACallersOwnFaultNeverTurnsAModelRed(t *testing.T) {
+	b, clk := newBoard(t, Options{Counts: func() (int64, int64) { return 0, 0 }})
+	now := clk.Now()
+	faults := map[string]string{"gpt-6-astra": "auth", "gpt-6.1-sol": "quota", "claude-opus-5-5": "usage_limit", "gemini-3-pro": "rate_limit"}
+	for model, class := range faults {
+		b.Observe(rec(now, model, class))
+		b.Observe(rec(now, model, class))
+	}
+	b.Observe(rec(now, "gpt-6.1-sol", "ok"))
+	st := b.State(context.Background())
+	statuses := map[string]string{}
+	for _, c := range st.Chains {
+		for _, m := range c.Models {
+			statuses[m.Name] = m.Status
+		}
+	}
+	for model, want := range map[string]string{"gpt-6-astra": "idle", "gpt-6.1-sol": "healthy", "claude-opus-5-5": "idle", "gemini-3-pro": "idle"} {
+		if statuses[model] != want {
+			t.Errorf("%s after %s: %q, want %q", model, faults[model], statuses[model], want)
+		}
+	}
+	if len(st.Failures) != 2*len(faults) {
+		t.Errorf("%d failures listed, want %d", len(st.Failures), 2*len(faults))
 	}
 }
 

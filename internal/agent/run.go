@@ -392,6 +392,12 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 	v := out.Verdict
 	res.Class, res.Reason = string(v.Class), out.Reason
 	switch {
+	case v.Class == classify.UsageLimit && o.UntilReset:
+		// waiting for the reset was asked for: why it was not waited
+		res.ExitCode = ExitAuth
+		why := notWaited(v, out, o.MaxWait, o.Engine.Clock().Now())
+		res.Reason = fmt.Sprintf("%s: %s", v.Class, why)
+		say("%s — stopping (exit %d). %s", v.Class, ExitAuth, why)
 	case v.Class == classify.Auth || v.Class == classify.Quota || v.Class == classify.UsageLimit:
 		res.ExitCode = ExitAuth
 		res.Reason = fmt.Sprintf("%s: %s %s", v.Class, v.Summary, v.Action)
@@ -409,6 +415,21 @@ func finish(o Options, res Result, out policy.Outcome, last runOut, say func(str
 	}
 	notify(o, res, say)
 	return res
+}
+
+// notWaited says why exec --until-reset stopped at a usage limit rather
+// than wait for its reset: the agent did not say when, the reset lies
+// beyond --max-wait (maxWait, of which out.Waited is spent), or the limit
+// was said again after its reset (the plan's reason).
+func notWaited(v classify.Verdict, out policy.Outcome, maxWait time.Duration, now time.Time) string {
+	switch {
+	case v.ResetsAt.IsZero():
+		return "Your plan's usage window is used up, and the agent did not say when it resets, so --until-reset has no time to wait for. Wait for the reset, or go on with another plan or provider."
+	case maxWait > 0 && v.ResetsAt.Sub(now) >= maxWait-out.Waited:
+		return fmt.Sprintf("Your plan's usage window is used up; it resets at %s (in %s), beyond --max-wait %s: give a longer --max-wait, or none, to wait for it.",
+			v.ResetsAt.UTC().Format("2006-01-02 15:04 UTC"), classify.FormatWait(v.ResetsAt.Sub(now).Round(time.Second)), classify.FormatWait(maxWait))
+	}
+	return strings.TrimPrefix(out.Reason, "spillway: ")
 }
 
 // wait says, once, what a wait of d is for and until when; on a terminal

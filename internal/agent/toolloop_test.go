@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,22 @@ func TestExecCodexUntilReset(t *testing.T) {
 		if want := sim.Answer("gpt-6-astra", "Continue the task", 16); !strings.Contains(r.stdout, want) {
 			t.Fatalf("stdout lacks the resumed answer %q", want)
 		}
+	}
+}
+
+// exec --until-reset --max-wait 5s, the reset two minutes away: it stops
+// with 77 and says the reset lies beyond --max-wait, not to use the flag
+// it was given.
+func TestExecCodexResetBeyondMaxWait(t *testing.T) {
+	srv, base := simFor(t, nil)
+	srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "usage_limit", Count: -1, ResetsIn: 120})
+	cmd, env, dir, _ := codexCmd(t, base, "sk-exec-test-01234", "gpt-6-astra", "Reply with pong")
+	r := runAgent(t, agent.Options{Command: cmd, Env: env, Dir: dir, UntilReset: true, MaxWait: 5 * time.Second, Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != agent.ExitAuth || r.res.Class != "usage_limit" || len(r.res.Attempts) != 1 {
+		t.Fatalf("exit %d class %s attempts %+v", r.res.ExitCode, r.res.Class, r.res.Attempts)
+	}
+	last := r.stderr[strings.LastIndex(strings.TrimSuffix(r.stderr, "\n"), "\n")+1:]
+	if !regexp.MustCompile(`^spillway: usage_limit — stopping \(exit 77\)\. Your plan's usage window is used up; it resets at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in \d+m?\d*s\), beyond --max-wait 5s: give a longer --max-wait, or none, to wait for it\.\n$`).MatchString(last) {
+		t.Fatalf("last line %q", last)
 	}
 }

@@ -121,13 +121,46 @@ func Find(explicit string, getenv func(string) string) (string, error) {
 
 // Parse reads data (named name in messages) over the defaults.
 func Parse(name string, data []byte, getenv func(string) string) (*Config, error) {
-	l := &loader{file: name, pos: map[string]*token.Position{}}
+	l := newLoader(name)
 	cfg := Default()
 	cfg.Source = name
+	body, blank, ok := l.shape(data, reflect.TypeOf(Config{}))
+	if !ok {
+		return nil, &Error{l.problems}
+	}
+	cfg.Blank = blank
+	if body != nil {
+		n := len(l.problems)
+		l.decode(body, cfg)
+		if len(l.problems) > n {
+			return nil, l.sorted()
+		}
+	}
+	cfg.resolve(getenv)
+	walked := len(l.problems)
+	l.validate(cfg)
+	if err := l.result(walked); err != nil {
+		return nil, err
+	}
+	cfg.Warnings = l.warnings
+	if cfg.Blank {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s holds no setting (it is empty, or only comments): the built-in defaults apply", name))
+	}
+	return cfg, nil
+}
+
+func newLoader(file string) *loader { return &loader{file: file, pos: map[string]*token.Position{}} }
+
+// shape parses data, one YAML document, and checks its shape against t
+// (walk). What walk found wrong is taken out, so that one check lists
+// every mistake (a wrong field hides nothing else): body is what is left
+// to decode, nil when nothing is (blank: the document is empty or null).
+// ok is false when the file cannot be read as one document at all.
+func (l *loader) shape(data []byte, t reflect.Type) (body ast.Node, blank, ok bool) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		l.yamlErr(err)
-		return nil, &Error{l.problems}
+		return nil, false, false
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
@@ -136,38 +169,33 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		}
 	}
 	if len(docs) > 1 {
-		l.add(docs[1].Body.GetToken(), "", "a configuration file holds one YAML document; found "+strconv.Itoa(len(docs)))
-		return nil, &Error{l.problems}
+		l.add(docs[1].Body.GetToken(), "", "a file holds one YAML document; found "+strconv.Itoa(len(docs)))
+		return nil, false, false
 	}
-	cfg.Blank = len(docs) == 0
-	if len(docs) == 1 {
-		body := docs[0].Body
-		_, isNull := body.(*ast.NullNode)
-		cfg.Blank = isNull
-		if !isNull {
-			l.walk(body, reflect.TypeOf(Config{}), "")
-			// what walk found wrong is taken out, and the rest decoded and
-			// validated, so that one check lists every mistake: a wrong
-			// field hides nothing else
-			l.bad = map[string]bool{}
-			for _, p := range l.problems {
-				l.bad[p.Field] = true
-			}
-			if !l.bad[""] && l.prune(body, "") {
-				n := len(l.problems)
-				l.decode(body, cfg)
-				if len(l.problems) > n {
-					return nil, l.sorted()
-				}
-			}
-		}
+	if len(docs) == 0 {
+		return nil, true, true
 	}
-	cfg.resolve(getenv)
-	walked := len(l.problems)
-	l.validate(cfg)
+	body = docs[0].Body
+	if _, isNull := body.(*ast.NullNode); isNull {
+		return nil, true, true
+	}
+	l.walk(body, t, "")
+	l.bad = map[string]bool{}
+	for _, p := range l.problems {
+		l.bad[p.Field] = true
+	}
+	if l.bad[""] || !l.prune(body, "") {
+		return nil, false, true
+	}
+	return body, false, true
+}
+
+// result is every problem, by line, or nil: of those found after the
+// first walked (validation), a problem of a field whose value was taken
+// out (or of the entry it is in) is dropped, as it would be about the
+// default put in its place.
+func (l *loader) result(walked int) error {
 	if walked > 0 {
-		// a validation problem of a field whose value was taken out (or of
-		// the entry it is in) would be about the default put in its place
 		kept := l.problems[:walked]
 		for _, p := range l.problems[walked:] {
 			if !l.under(p.Field) {
@@ -177,13 +205,60 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		l.problems = kept
 	}
 	if len(l.problems) > 0 {
-		return nil, l.sorted()
+		return l.sorted()
 	}
-	cfg.Warnings = l.warnings
-	if cfg.Blank {
-		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s holds no setting (it is empty, or only comments): the built-in defaults apply", name))
+	return nil
+}
+
+// Checked is a YAML file of spillway's other than its configuration (a
+// simulator scenario) read as config check reads the configuration:
+// every mistake at once, by file, line, column and field (DecodeFile).
+type Checked struct {
+	l      *loader
+	walked int
+	stop   bool // the file could not be decoded: its problems are all there is
+}
+
+// DecodeFile reads data (named name in messages), one YAML document, over
+// into: a pointer to a struct with yaml tags, holding its defaults. The
+// file's shape is checked against into's type first (unknown fields,
+// values of the wrong type); what is wrong is taken out and the rest
+// decoded. The caller checks the values with At, then Err says every
+// problem.
+func DecodeFile(name string, data []byte, into any) *Checked {
+	l := newLoader(name)
+	c := &Checked{l: l}
+	body, _, ok := l.shape(data, reflect.TypeOf(into).Elem())
+	if !ok {
+		c.stop = true
+		return c
 	}
-	return cfg, nil
+	if body != nil {
+		if err := yaml.NodeToValue(body, into); err != nil {
+			l.yamlErr(err)
+			c.stop = true
+		}
+	}
+	c.walked = len(l.problems)
+	return c
+}
+
+// At reports a problem of the value at field (a dotted path as the file
+// writes it: tiers.heavy.pool, outages[0].for), at its line when the file
+// wrote it.
+func (c *Checked) At(field, msg string) {
+	if !c.stop {
+		c.l.at(field, msg)
+	}
+}
+
+// Err is every problem found, in the order of the file's lines (an
+// *Error), or nil.
+func (c *Checked) Err() error {
+	if c.stop {
+		return &Error{c.l.problems}
+	}
+	return c.l.result(c.walked)
 }
 
 type loader struct {
@@ -356,6 +431,12 @@ func (l *loader) walkChain(n ast.Node, m []*ast.MappingValueNode, path string) {
 // walk checks the file's shape against the Go type before decoding, so that
 // every mistake names its line and field and says what is allowed.
 func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
+	if tag := customTag(n); tag != nil {
+		// (a tag of the application's, !foo, means nothing here, and the
+		// YAML decoder cannot take one everywhere: "ladder: !x !y" crashed it)
+		l.add(tag, path, fmt.Sprintf("the YAML tag %s means nothing here; remove it", tag.Value))
+		return
+	}
 	n = unwrap(n)
 	if n == nil {
 		return
@@ -449,6 +530,12 @@ func (l *loader) walk(n ast.Node, t reflect.Type, path string) {
 		if _, ok := n.(*ast.IntegerNode); !ok {
 			l.add(n.GetToken(), path, fmt.Sprintf("must be a whole number, not %s", written(n)))
 		}
+	case t.Kind() == reflect.Float64:
+		switch n.(type) {
+		case *ast.IntegerNode, *ast.FloatNode:
+		default:
+			l.add(n.GetToken(), path, fmt.Sprintf("must be a number, not %s", written(n)))
+		}
 	case t.Kind() == reflect.String:
 		if _, ok := scalarText(n); !ok {
 			l.add(n.GetToken(), path, "must be a single value, not a list or mapping")
@@ -462,6 +549,26 @@ func written(n ast.Node) string {
 		return strconv.Quote(s)
 	}
 	return n.String()
+}
+
+// customTag is the first tag on n, or on what it tags, that is not one of
+// YAML's own (!!str, !!int, …): nil when there is none.
+func customTag(n ast.Node) *token.Token {
+	for {
+		switch x := n.(type) {
+		case *ast.TagNode:
+			switch x.Start.Value {
+			case "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
+			default:
+				return x.Start
+			}
+			n = x.Value
+		case *ast.AnchorNode:
+			n = x.Value
+		default:
+			return nil
+		}
+	}
 }
 
 func unwrap(n ast.Node) ast.Node {

@@ -1,11 +1,14 @@
 package sim_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -68,4 +71,37 @@ func TestFuzzSeedsAnswerSensibly(t *testing.T) {
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "generateContent") {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
 	}
+}
+
+// FuzzParseScenario reads arbitrary scenario files: a scenario that valid
+// checks clean, or every problem said at a place of the file (a
+// *config.Error), never a crash.
+func FuzzParseScenario(f *testing.F) {
+	for _, name := range []string{"../testdata/sim/weekday.yaml", "../testdata/sim/every_mistake.yaml"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("tiers: {heavy: [1]}\noutages: [{for: x}]\n---\nnoise: 1\n"))
+	f.Add([]byte("models: {a: {pool: 1.5}}\nnetwork: {reset: -1, stall_for: 1h}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := sim.ParseScenario("f.yaml", data)
+		if err == nil {
+			if s == nil || s.Validate() != nil {
+				t.Fatalf("a scenario that does not check: %+v", s)
+			}
+			return
+		}
+		var ce *config.Error
+		if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+			t.Fatalf("unexpected error %T: %v", err, err)
+		}
+		for _, p := range ce.Problems {
+			if !strings.HasPrefix(p.String(), "f.yaml") {
+				t.Fatalf("a problem not at the file: %q", p)
+			}
+		}
+	})
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/spillway/spillway/config"
 )
 
@@ -139,6 +137,10 @@ func Builtin(name string) (*Scenario, bool) {
 	return nil, false
 }
 
+// ErrUnknownScenario is LoadScenario's answer to a name that is neither a
+// built-in scenario nor a file.
+var ErrUnknownScenario = errors.New("unknown scenario")
+
 // LoadScenario returns a built-in scenario by name, or reads a YAML file.
 // A file starts from the calm defaults and overrides what it writes.
 func LoadScenario(nameOrFile string) (*Scenario, error) {
@@ -151,26 +153,20 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 	data, err := os.ReadFile(nameOrFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "./") {
-			return nil, fmt.Errorf("unknown scenario %q; built-in: %s, or a YAML file", nameOrFile, strings.Join(BuiltinNames, ", "))
+			return nil, fmt.Errorf("%w %q; built-in: %s, or a YAML file", ErrUnknownScenario, nameOrFile, strings.Join(BuiltinNames, ", "))
 		}
 		return nil, fmt.Errorf("sim: scenario: %w", err)
 	}
 	return ParseScenario(nameOrFile, data)
 }
 
-// ParseScenario reads a scenario file's YAML.
+// ParseScenario reads a scenario file's YAML as config check reads the
+// configuration: every mistake at once (a *config.Error), each with the
+// file, line, column and field.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
 	s := base(strings.TrimSuffix(name, ".yaml"), "")
 	s.Tiers = nil
-	if err := yaml.UnmarshalWithOptions(data, s, yaml.DisallowUnknownField()); err != nil {
-		// as config check says a mistake: file, line, column and what
-		var ye yaml.Error
-		if errors.As(err, &ye) && ye.GetToken() != nil {
-			pos := ye.GetToken().Position
-			return nil, fmt.Errorf("scenario %s:%d:%d: %s (testdata/sim/weekday.yaml has every field)", name, pos.Line, pos.Column, ye.GetMessage())
-		}
-		return nil, fmt.Errorf("scenario %s: %v", name, err)
-	}
+	chk := config.DecodeFile(name, data, s)
 	if s.Tiers == nil {
 		s.Tiers = base("", "").Tiers
 	} else {
@@ -181,8 +177,9 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 			}
 		}
 	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	s.check(chk.At)
+	if err := chk.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -190,37 +187,48 @@ func ParseScenario(name string, data []byte) (*Scenario, error) {
 // Validate checks ranges and names.
 func (s *Scenario) Validate() error {
 	var errs []string
-	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	s.check(func(field, msg string) { errs = append(errs, field+": "+msg) })
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// check tells at each field whose value is out of range or unknown.
+func (s *Scenario) check(at func(field, msg string)) {
 	if s.Start != "" {
 		if _, err := time.Parse(time.RFC3339, s.Start); err != nil {
-			add("start: %q is not an RFC 3339 time such as 2026-11-25T11:00:00Z", s.Start)
+			at("start", fmt.Sprintf("%q is not an RFC 3339 time such as 2026-11-25T11:00:00Z", s.Start))
 		}
 	}
 	if s.TokenRate < 0 {
-		add("token_rate: must be 0 (no delay) or more")
+		at("token_rate", fmt.Sprintf("must be 0 (no delay) or more, not %g", s.TokenRate))
 	}
 	switch s.CapacityStyle {
 	case "", "auto", "status", "event":
 	default:
-		add("capacity_style: %q; allowed: auto, status, event", s.CapacityStyle)
+		at("capacity_style", fmt.Sprintf("unknown style %q; allowed: auto, status, event", s.CapacityStyle))
 	}
 	if s.FatTokens < 1 {
-		add("fat_tokens: must be at least 1")
+		at("fat_tokens", fmt.Sprintf("must be at least 1, not %d", s.FatTokens))
 	}
 	if s.Noise < 0 || s.Noise > 1 {
-		add("noise: must be from 0 to 1")
+		at("noise", fmt.Sprintf("must be from 0 to 1, not %g", s.Noise))
 	}
 	checkPool := func(where string, p Pool) {
 		if p.Size < 1 {
-			add("%s.pool: must be at least 1", where)
+			at(where+".pool", fmt.Sprintf("must be at least 1, not %d", p.Size))
 		}
-		if p.PeakLoad < 0 || p.PeakLoad > 1 || p.QuietLoad < 0 || p.QuietLoad > 1 {
-			add("%s: peak_load and quiet_load are fractions from 0 to 1", where)
+		for field, v := range map[string]float64{"peak_load": p.PeakLoad, "quiet_load": p.QuietLoad} {
+			if v < 0 || v > 1 {
+				at(where+"."+field, fmt.Sprintf("must be a fraction from 0 to 1, not %g", v))
+			}
 		}
 	}
 	for _, t := range sortedKeys(s.Tiers) {
 		if _, err := config.ParseTier(t); err != nil {
-			add("tiers.%s: %v", t, err)
+			at("tiers."+t, err.Error())
 		}
 		checkPool("tiers."+t, s.Tiers[t])
 	}
@@ -231,17 +239,17 @@ func (s *Scenario) Validate() error {
 		switch s.Keys[k].State {
 		case "", "ok", "quota", "invalid":
 		default:
-			add("keys.%s.state: %q; allowed: ok, quota, invalid", k, s.Keys[k].State)
+			at("keys."+k+".state", fmt.Sprintf("unknown state %q; allowed: ok, quota, invalid", s.Keys[k].State))
 		}
 	}
 	for i, o := range s.Outages {
 		if o.For <= 0 {
-			add("outages[%d].for: must be more than 0s", i)
+			at(fmt.Sprintf("outages[%d].for", i), "must be more than 0s")
 		}
 	}
 	for name, p := range map[string]float64{"reset": s.Network.Reset, "stall": s.Network.Stall, "midstream": s.Network.Midstream} {
 		if p < 0 || p > 1 {
-			add("network.%s: a probability from 0 to 1", name)
+			at("network."+name, fmt.Sprintf("must be a probability from 0 to 1, not %g", p))
 		}
 	}
 	for _, m := range sortedKeys(s.Extra) {
@@ -249,20 +257,15 @@ func (s *Scenario) Validate() error {
 		switch e.Provider {
 		case "openai", "anthropic", "gemini":
 		default:
-			add("extra_models.%s.provider: %q; allowed: openai, anthropic, gemini", m, e.Provider)
+			at("extra_models."+m+".provider", fmt.Sprintf("unknown provider %q; allowed: openai, anthropic, gemini", e.Provider))
 		}
 		if _, err := config.ParseTier(e.Tier); err != nil {
-			add("extra_models.%s.tier: %v", m, err)
+			at("extra_models."+m+".tier", err.Error())
 		}
 		if e.Context < 1 {
-			add("extra_models.%s.context: must be a positive number of tokens", m)
+			at("extra_models."+m+".context", fmt.Sprintf("must be a positive number of tokens, not %d", e.Context))
 		}
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return errors.New(strings.Join(errs, "\n"))
-	}
-	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/sim"
 )
@@ -678,8 +680,16 @@ func TestScenarioFiles(t *testing.T) {
 	if scn.Models["gpt-6-astra"].Size != 2 || scn.Tiers["light"].Size != 32 || scn.RateLimit.RPM != 30 || scn.Keys["sk-broke"].State != "quota" {
 		t.Fatalf("scenario = %+v", scn)
 	}
-	_, err = sim.LoadScenario("../testdata/sim/bad.yaml")
-	if err == nil || !strings.Contains(err.Error(), "peak_loud") {
+	// every mistake at once, each at its line and field
+	_, err = sim.LoadScenario("../testdata/sim/every_mistake.yaml")
+	want := `../testdata/sim/every_mistake.yaml:3:8: noise: must be a number, not "lots"
+../testdata/sim/every_mistake.yaml:5:18: tiers.heavy.pool: must be at least 1, not 0
+../testdata/sim/every_mistake.yaml:5:21: tiers.heavy.peak_loud: unknown field "peak_loud"; allowed here: peak_load, pool, quiet_load
+../testdata/sim/every_mistake.yaml:6:33: tiers.medium.peak_load: must be a fraction from 0 to 1, not 1.5
+../testdata/sim/every_mistake.yaml:9:10: outages[0].for: must be more than 0s
+../testdata/sim/every_mistake.yaml:11:18: keys.sk-x.state: unknown state "broke"; allowed: ok, quota, invalid`
+	var ce *config.Error
+	if !errors.As(err, &ce) || err.Error() != want {
 		t.Fatalf("bad scenario: %v", err)
 	}
 	if _, err := sim.LoadScenario("nonesuch"); err == nil || !strings.Contains(err.Error(), "built-in: calm, peak") {

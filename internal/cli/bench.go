@@ -130,9 +130,9 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 			if o.Concurrency < 1 || o.Concurrency > 64 {
 				return fail(ExitUsage, "--concurrency is 1..64")
 			}
-			scn, err := sim.LoadScenario(scenario)
+			scn, err := a.loadScenario(scenario)
 			if err != nil {
-				return fail(ExitUsage, "%w", err)
+				return err
 			}
 			o.Scenario = scn
 			if _, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {

@@ -36,8 +36,7 @@ func (a *App) configCmd() *cobra.Command {
 				var ee *exitError
 				var ce *config.Error
 				if errors.As(err, &ee) && errors.As(ee.err, &ce) {
-					fmt.Fprintln(a.Stderr, ce.Error())
-					return fail(ExitFail, "%s in %s", countOf(len(ce.Problems), "problem"), ce.Problems[0].File)
+					return a.problems(ce)
 				}
 				return err
 			}
@@ -223,4 +222,11 @@ func countOf(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// problems says every problem of a file, one a line in the order of its
+// lines, then how many (exit 1).
+func (a *App) problems(ce *config.Error) error {
+	fmt.Fprintln(a.Stderr, ce.Error())
+	return fail(ExitFail, "%s in %s", countOf(len(ce.Problems), "problem"), ce.Problems[0].File)
 }

@@ -66,9 +66,9 @@ type demoResult struct {
 func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	scn, err := sim.LoadScenario(scenario)
+	scn, err := a.loadScenario(scenario)
 	if err != nil {
-		return fail(ExitUsage, "%w", err)
+		return err
 	}
 	start := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
 	if scn.Start != "" {

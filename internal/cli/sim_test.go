@@ -71,17 +71,27 @@ func TestSimCommandBadFlags(t *testing.T) {
 		}
 	}
 	// a scenario file that fails is 1, said as config check says it:
-	// file:line:column, the field, and where every field is shown
+	// every problem at once, file:line:column, the field, what is allowed;
+	// one that is not there is 1 too
 	dir := t.TempDir()
 	typo := filepath.Join(dir, "typo.yaml")
 	os.WriteFile(typo, []byte("models:\n  gpt-6-astra:\n    capacty: 3\n"), 0o600)
+	every := "../../testdata/sim/every_mistake.yaml"
 	for _, c := range []struct{ file, want string }{
-		{"../../testdata/sim/bad.yaml", "peak_loud"},
-		{typo, "spillway: scenario " + typo + ":3:5: unknown field \"capacty\" (testdata/sim/weekday.yaml has every field)\n"},
+		{every, every + `:3:8: noise: must be a number, not "lots"
+` + every + `:5:18: tiers.heavy.pool: must be at least 1, not 0
+` + every + `:5:21: tiers.heavy.peak_loud: unknown field "peak_loud"; allowed here: peak_load, pool, quiet_load
+` + every + `:6:33: tiers.medium.peak_load: must be a fraction from 0 to 1, not 1.5
+` + every + `:9:10: outages[0].for: must be more than 0s
+` + every + `:11:18: keys.sk-x.state: unknown state "broke"; allowed: ok, quota, invalid
+spillway: 6 problems in ` + every + "\n"},
+		{typo, typo + `:3:5: models.gpt-6-astra.capacty: unknown field "capacty"; allowed here: peak_load, pool, quiet_load
+spillway: 1 problem in ` + typo + "\n"},
+		{filepath.Join(dir, "missing.yaml"), "spillway: sim: scenario: open " + filepath.Join(dir, "missing.yaml") + ": no such file or directory\n"},
 	} {
 		_, errOut, code := run(t, nil, "", "sim", "--scenario", c.file)
-		if code != ExitFail || !strings.Contains(errOut, c.want) {
-			t.Errorf("%s: exit %d %q, want 1 and %q", c.file, code, errOut, c.want)
+		if code != ExitFail || errOut != c.want {
+			t.Errorf("%s: exit %d, stderr\n%s\nwant 1 and\n%s", c.file, code, errOut, c.want)
 		}
 	}
 	// a port in use: which, and the fix

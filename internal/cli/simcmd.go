@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
+
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -49,12 +50,9 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 			if err != nil {
 				return err
 			}
-			scn, err := sim.LoadScenario(scenario)
+			scn, err := a.loadScenario(scenario)
 			if err != nil {
-				if _, isFile := os.Stat(scenario); isFile == nil {
-					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
-				}
-				return fail(ExitUsage, "%w", err)
+				return err
 			}
 			var startT time.Time
 			if start == "" {
@@ -107,4 +105,22 @@ func clockName(c string) string {
 		return "real"
 	}
 	return c
+}
+
+// loadScenario is sim.LoadScenario for a command's --scenario: a file's
+// mistakes are said as config check says them (a.problems, exit 1), a file
+// that cannot be read is 1, and a name that is neither built in nor a file
+// is a usage error (2).
+func (a *App) loadScenario(name string) (*sim.Scenario, error) {
+	scn, err := sim.LoadScenario(name)
+	var ce *config.Error
+	switch {
+	case err == nil:
+		return scn, nil
+	case errors.As(err, &ce):
+		return nil, a.problems(ce)
+	case errors.Is(err, sim.ErrUnknownScenario):
+		return nil, fail(ExitUsage, "%w", err)
+	}
+	return nil, fail(ExitFail, "%w", err)
 }

@@ -127,6 +127,9 @@ func (sw *stream) raw(b string) error {
 // run takes a parsed request through keys, faults, limits and the pool, and
 // answers it.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
+	if sc, ok := s.clock.(*StepClock); ok {
+		sc.tick()
+	}
 	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
 	s.count(c.model.name, func(st *ModelStats) {
 		st.Received++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,27 @@ func (c *FastClock) Now() time.Time {
 // Factor is Speed.
 func (c *FastClock) Factor() float64 { return c.Speed }
 
+// StepClock is simulated time that moves Step with each request the
+// simulator takes, and not with the wall clock: what the simulator decides
+// (each pool's load, its noise, its rate-limit windows) then depends on
+// its seed and the order of the requests it sees, never on how fast they
+// came (spillway demo, --clock step:D).
+type StepClock struct {
+	Start time.Time
+	Step  time.Duration
+	n     atomic.Int64
+}
+
+// Now is Start plus a Step for each request taken so far.
+func (c *StepClock) Now() time.Time { return c.Start.Add(time.Duration(c.n.Load()) * c.Step) }
+
+// Factor is 1: a wait the simulator asks for (retry-after) is in its own
+// seconds.
+func (c *StepClock) Factor() float64 { return 1 }
+
+// tick moves the clock a step: the simulator takes a request.
+func (c *StepClock) tick() { c.n.Add(1) }
+
 // ManualClock is set by hand; tests use it to walk through a day.
 type ManualClock struct {
 	T time.Time
@@ -57,7 +79,8 @@ func (c *ManualClock) Now() time.Time { return c.T }
 // Factor is 1.
 func (c *ManualClock) Factor() float64 { return 1 }
 
-// ParseClock reads "real" or "fast:X" (X simulated seconds per real second).
+// ParseClock reads "real", "fast:X" (X simulated seconds per real second)
+// or "step:D" (D simulated with each request: StepClock).
 // start, when not zero, is the simulated time the clock starts at.
 func ParseClock(spec string, start time.Time) (Clock, error) {
 	switch {
@@ -66,6 +89,15 @@ func ParseClock(spec string, start time.Time) (Clock, error) {
 			return &FastClock{Start: start, RealStart: time.Now(), Speed: 1}, nil
 		}
 		return RealClock{}, nil
+	case strings.HasPrefix(spec, "step:"):
+		d, err := time.ParseDuration(strings.TrimPrefix(spec, "step:"))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("--clock %q: write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)", spec)
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		return &StepClock{Start: start, Step: d}, nil
 	case strings.HasPrefix(spec, "fast:"):
 		x, err := strconv.ParseFloat(strings.TrimPrefix(spec, "fast:"), 64)
 		if err != nil || x <= 0 || x > 1e6 {
@@ -76,5 +108,5 @@ func ParseClock(spec string, start time.Time) (Clock, error) {
 		}
 		return &FastClock{Start: start, RealStart: time.Now(), Speed: x}, nil
 	}
-	return nil, fmt.Errorf("--clock %q: allowed: real, fast:X", spec)
+	return nil, fmt.Errorf("--clock %q: allowed: real, fast:X, step:D", spec)
 }

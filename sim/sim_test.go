@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -846,5 +847,50 @@ func TestFaultShapes(t *testing.T) {
 		if err := srv.AddFault(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// On a step clock the simulator's world moves with the requests it takes,
+// not with the wall clock: the same seed and the same requests meet the
+// same pools (load, noise, random faults) every time.
+func TestAStepClockMovesWithRequests(t *testing.T) {
+	start := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
+	clk, err := sim.ParseClock("step:20s", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.ParseClock("step:soon", start); err == nil || err.Error() != `--clock "step:soon": write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)` {
+		t.Fatalf("step:soon: %v", err)
+	}
+	run := func(clk sim.Clock) []int {
+		scn, _ := sim.Builtin("peak")
+		scn.Network = sim.NetworkFaults{Reset: 0.2, StallFor: config.Duration(time.Millisecond)} // random faults drawn from the seed too
+		srv, base := newSim(t, scn, clk)
+		var codes []int
+		for i := range 30 {
+			model := []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"}[i%3]
+			req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"x"}]}`))
+			req.Header.Set("Authorization", oaKey["Authorization"])
+			resp, err := http.DefaultClient.Do(req)
+			code := 0 // a reset connection
+			if err == nil {
+				code = resp.StatusCode
+				resp.Body.Close()
+			}
+			codes = append(codes, code)
+		}
+		if got, want := srv.Clock().Now(), start.Add(30*20*time.Second); !got.Equal(want) {
+			t.Fatalf("after 30 requests the clock reads %v, want %v", got, want)
+		}
+		return codes
+	}
+	first := run(clk)
+	t.Logf("codes %v", first)
+	again, _ := sim.ParseClock("step:20s", start)
+	if second := run(again); !slices.Equal(first, second) {
+		t.Fatalf("the same requests met another world:\n%v\n%v", first, second)
+	}
+	if !slices.Contains(first, 503) && !slices.Contains(first, 529) || !slices.Contains(first, 200) {
+		t.Fatalf("a peak with no full pool, or no room: %v", first)
 	}
 }

@@ -135,8 +135,10 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 				return err
 			}
 			o.Scenario = scn
-			if _, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
+			if c, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
 				return fail(ExitUsage, "%w", err)
+			} else if _, stepped := c.(*sim.StepClock); stepped {
+				return fail(ExitUsage, "--clock %s: the benchmark times the clients in real time: give real or fast:X", o.Clock)
 			}
 			if clients != "" {
 				o.Clients = strings.Split(clients, ",")

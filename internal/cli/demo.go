@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -70,38 +72,14 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if err != nil {
 		return err
 	}
-	start := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
-	if scn.Start != "" {
-		start, _ = time.Parse(time.RFC3339, scn.Start)
-	}
-	clock, _ := sim.ParseClock("fast:60", start) // a simulated minute per second: the load moves
-	simSrv, err := sim.New(sim.Options{Scenario: scn, Seed: seed, Clock: clock, TokenRate: -1})
+	w, err := startDemo(ctx, scn, seed)
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
-	simAddr, err := serve.Background(ctx, simSrv.Handler(), serve.Options{})
-	if err != nil {
-		return fail(ExitFail, "%w", err)
-	}
-	cfg := config.Default()
-	for name, typ := range map[string]string{"openai": "/v1", "anthropic": "", "gemini": ""} {
-		p := cfg.Providers[name]
-		p.BaseURL = "http://" + simAddr + typ
-		cfg.Providers[name] = p
-	}
-	// A demo should take seconds: a lighter pace than the default.
-	cfg.Pacing = config.Pacing{MinGap: config.Duration(50 * time.Millisecond), Jitter: config.Duration(100 * time.Millisecond), MaxConcurrency: 3}
-	gw, err := gateway.New(gateway.Options{Config: cfg})
-	if err != nil {
-		return fail(ExitFail, "%w", err)
-	}
-	gwAddr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
-	if err != nil {
-		return fail(ExitFail, "%w", err)
-	}
+	gwAddr, cfg := w.gateway, w.cfg
 	out := a.Stdout
 	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %d requests, %d at a time\n",
-		scn.Name, clock.Now().Format("Mon 15:04"), n, conc)
+		scn.Name, w.start.Format("Mon 15:04"), n, conc)
 	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5, Gemini-style for gemini-3-pro (heavy too)\n\n")
 
 	results := make(chan demoResult)
@@ -212,7 +190,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		fmt.Fprintf(out, "  latency p50 %dms, p95 %dms (including fallbacks and waits)\n", lat[len(lat)/2].Milliseconds(), lat[len(lat)*95/100].Milliseconds())
 	}
 	fmt.Fprintf(out, "  %d of %d requests found their first-choice model full (at capacity, its breaker open or its reduced room taken); without spillway they would have stopped at \"model at capacity\"\n", firstFull, n)
-	st := simSrv.Snapshot()
+	st := w.sim.Snapshot()
 	var rej []string
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
 		if ms := st.Models[m]; ms != nil {
@@ -224,6 +202,57 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		return fail(ExitFail, "%d requests were not answered", n-answered)
 	}
 	return nil
+}
+
+// demoWorld is the demo's simulator and gateway, on 127.0.0.1 until the
+// context of startDemo ends.
+type demoWorld struct {
+	sim     *sim.Server
+	gateway string // its address
+	cfg     *config.Config
+	start   time.Time // the simulator's
+}
+
+// startDemo starts the demo's simulator (scn, seed) and the gateway in
+// front of it. What the simulator decides depends on the seed and the order
+// of the requests alone: simulated time moves 5 s with each request it
+// takes (the load moves over a run: 36 requests, three simulated minutes),
+// not with the wall clock. The gateway's jitter is drawn from the seed, and
+// an open breaker holds through a run (a probe after 5 s would come sooner
+// or later as the machine is fast or slow). So a run one request at a time
+// meets the same world, and takes the same routes, every time.
+func startDemo(ctx context.Context, scn *sim.Scenario, seed int64) (*demoWorld, error) {
+	start := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
+	if scn.Start != "" {
+		start, _ = time.Parse(time.RFC3339, scn.Start)
+	}
+	simSrv, err := sim.New(sim.Options{Scenario: scn, Seed: seed, Clock: &sim.StepClock{Start: start, Step: 5 * time.Second}, TokenRate: -1})
+	if err != nil {
+		return nil, err
+	}
+	simAddr, err := serve.Background(ctx, simSrv.Handler(), serve.Options{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := config.Default()
+	for name, typ := range map[string]string{"openai": "/v1", "anthropic": "", "gemini": ""} {
+		p := cfg.Providers[name]
+		p.BaseURL = "http://" + simAddr + typ
+		cfg.Providers[name] = p
+	}
+	// A demo should take seconds: a lighter pace than the default.
+	cfg.Pacing = config.Pacing{MinGap: config.Duration(50 * time.Millisecond), Jitter: config.Duration(100 * time.Millisecond), MaxConcurrency: 3}
+	cfg.Breaker.Cooldown, cfg.Breaker.MaxCooldown = config.Duration(time.Minute), config.Duration(time.Minute)
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0xdeb0))
+	gw, err := gateway.New(gateway.Options{Config: cfg, Engine: policy.New(cfg, policy.WithRand(rnd.Float64))})
+	if err != nil {
+		return nil, err
+	}
+	gwAddr, err := serve.Background(ctx, gw.Handler(), serve.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &demoWorld{sim: simSrv, gateway: gwAddr, cfg: cfg, start: start}, nil
 }
 
 func demoRequest(ctx context.Context, client *http.Client, addr string, i int) demoResult {

@@ -129,3 +129,28 @@ func TestDemoSummary(t *testing.T) {
 		t.Fatalf("%s fell back, %s found their first choice full:\n%s", fell[1], full[1], out)
 	}
 }
+
+// The demo one request at a time with the same seed gives the same routes
+// and counts every time (the simulator's clock steps with its requests,
+// the gateway's jitter comes from the seed, and a breaker holds through a
+// run); only the times differ.
+func TestDemoIsTheSameForASeed(t *testing.T) {
+	demo := func(seed string) string {
+		out, errOut, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "demo", "--requests", "15", "--concurrency", "1", "--seed", seed)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		// the times are the machine's
+		out = regexp.MustCompile(` +\d+ms`).ReplaceAllString(out, "")
+		return regexp.MustCompile(`(?m)^  latency .*\n`).ReplaceAllString(out, "")
+	}
+	first := demo("4")
+	if !strings.Contains(first, "#15 ") || !strings.Contains(first, "summary: 15/15 answered") {
+		t.Fatalf("the run:\n%s", first)
+	}
+	for range 2 {
+		if again := demo("4"); again != first {
+			t.Fatalf("the same seed, another run:\n%s\nthe first:\n%s", again, first)
+		}
+	}
+}

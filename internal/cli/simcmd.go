@@ -92,7 +92,7 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:8790", "address to listen on")
 	f.StringVar(&scenario, "scenario", "calm", "built-in scenario name or YAML file")
 	f.Int64Var(&seed, "seed", 1, "seed of the load noise and random faults")
-	f.StringVar(&clock, "clock", "real", "real, or fast:X (X simulated seconds per real second)")
+	f.StringVar(&clock, "clock", "real", "real, fast:X (X simulated seconds per real second), or step:D (D simulated with each request: the same seed and requests meet the same world)")
 	f.StringVar(&start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
 	f.Float64Var(&tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
 	f.Int64Var(&maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")

@@ -32,11 +32,24 @@ func EventOf(r events.Record) Event {
 		InTokens: in, Latency: r.LatencyMS, WaitMS: r.WaitMS, Message: r.Error}
 }
 
-// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a;
-// seen, when set, is shown each record as well.
+// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a,
+// and counts what its gap lines say was lost; seen, when set, is shown each
+// attempt's record as well.
 func ReadEvents(r io.Reader, a *Aggregate, seen func(events.Record)) (Input, error) {
 	in := Input{Source: "spillway"}
 	err := events.Read(events.Decompressed(r), func(rec events.Record) error {
+		if g := rec.Gap; g != nil {
+			if a.overlaps(g.From, g.Until) {
+				here := events.Gap{Lost: g.Lost, From: in0(g.From, a.loc), Until: in0(g.Until, a.loc), Error: g.Error}
+				in.Lost += int(g.Lost)
+				in.GapCount++
+				in.lostSpan = joinGaps(in.lostSpan, here)
+				if len(in.Gaps) < maxGapsListed {
+					in.Gaps = append(in.Gaps, here)
+				}
+			}
+			return nil
+		}
 		if a.Add(EventOf(rec)) {
 			in.Events++
 		}
@@ -48,9 +61,33 @@ func ReadEvents(r io.Reader, a *Aggregate, seen func(events.Record)) (Input, err
 	var me *events.MalformedError
 	if errors.As(err, &me) {
 		in.Unreadable += me.Count
+		in.Cut += me.Cut
 		err = nil
 	}
 	return in, err
+}
+
+// joinGaps is the gaps a and b as one: from the first of their times to
+// the last, with b's error (the later).
+func joinGaps(a, b events.Gap) events.Gap {
+	if !b.From.IsZero() && (a.From.IsZero() || b.From.Before(a.From)) {
+		a.From = b.From
+	}
+	if b.Until.After(a.Until) {
+		a.Until = b.Until
+	}
+	if b.Error != "" {
+		a.Error = b.Error
+	}
+	return a
+}
+
+// in0 is t in loc, the zero time kept zero.
+func in0(t time.Time, loc *time.Location) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(loc)
 }
 
 // ReadEventLog folds spillway's event log at path and its rotated files

@@ -1,7 +1,9 @@
 // Package events is spillway's attempt log: one JSON object per line, one
 // line per upstream attempt, written by the gateway, the agent wrapper, the
 // queue and the library; it is the record of what happened to every request
-// (docs/ARCHITECTURE.md says who writes what).
+// (docs/ARCHITECTURE.md says who writes what). The one other kind of line
+// is a gap line (Record.Gap): the records a Writer lost, said when it
+// writes again.
 //
 // The field names are a contract (README's event log section): add fields,
 // never rename them.

@@ -53,3 +53,19 @@ func appendRecord(b []byte, ts time.Time, r *Record) []byte {
 	}
 	return append(b, '}', '\n')
 }
+
+// appendGap appends the gap line of g:
+// {"gap":{"lost":N,"from":…,"until":…,"error":…}}, from and until (in ts's
+// layout) only when known; Read gives it back as a Record with only Gap
+// set.
+func appendGap(b []byte, g *Gap) []byte {
+	b = strconv.AppendUint(append(b, `{"gap":{"lost":`...), g.Lost, 10)
+	if !g.From.IsZero() {
+		b = append(g.From.UTC().AppendFormat(append(b, `,"from":"`...), tsLayout), '"')
+	}
+	if !g.Until.IsZero() {
+		b = append(g.Until.UTC().AppendFormat(append(b, `,"until":"`...), tsLayout), '"')
+	}
+	b = jsonw.String(append(b, `,"error":`...), g.Error, false)
+	return append(b, '}', '}', '\n')
+}

@@ -26,6 +26,9 @@ type MalformedError struct {
 	Path  string // the file, when known
 	Count int    // malformed lines in all
 	Lines []int  // 1-based numbers of the first few (at most 5)
+	// Cut is how many of them are an object cut short: what a write that
+	// stopped part-way (a full disk, a crash) leaves of a record.
+	Cut int
 }
 
 func (e *MalformedError) Error() string {
@@ -54,7 +57,9 @@ func (e *MalformedError) Error() string {
 	return b.String()
 }
 
-// Read streams the records of a JSONL event log to fn, in order. Lines are
+// Read streams the records of a JSONL event log to fn, in order (a gap
+// line, that says records the writer lost, comes as a Record with only Gap
+// set). Lines are
 // decoded by the encoding/json v2 prototype (the Go team's
 // go-json-experiment/json): twice as fast as encoding/json on records
 // (spillway report reads millions), and its keys match exactly, as the
@@ -72,8 +77,15 @@ func Read(r io.Reader, fn func(Record) error) error {
 		buf, err = lineio.Read(br, buf[:0])
 		if line := bytes.TrimSpace(buf); len(line) > 0 {
 			var rec Record
-			if line[0] != '{' || jsonv2.Unmarshal(line, &rec) != nil {
+			var derr error
+			if line[0] == '{' {
+				derr = jsonv2.Unmarshal(line, &rec)
+			}
+			if line[0] != '{' || derr != nil {
 				bad.Count++
+				if errors.Is(derr, io.ErrUnexpectedEOF) {
+					bad.Cut++
+				}
 				if len(bad.Lines) < maxListed {
 					bad.Lines = append(bad.Lines, n)
 				}

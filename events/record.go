@@ -1,7 +1,9 @@
 // Package events is spillway's attempt log: one JSON object per line, one
 // line per upstream attempt, written by the gateway, the agent wrapper, the
 // queue and the library; it is the record of what happened to every request
-// (docs/ARCHITECTURE.md says who writes what).
+// (docs/ARCHITECTURE.md says who writes what). The one other kind of line
+// is a gap line (Record.Gap): the records a Writer lost, said when it
+// writes again.
 //
 // The field names are a contract (README's event log section): add fields,
 // never rename them.
@@ -60,4 +62,29 @@ type Record struct {
 	// generateContent, streamGenerateContent), translated into the
 	// model's format (added after the first fields: absent otherwise).
 	TranslatedFrom string `json:"translated_from,omitempty"`
+	// Gap is set on the one line of the log that is not an attempt: when
+	// a Writer writes again after it lost records (a full disk, a write
+	// or open that failed, a queue the disk could not keep up with), one
+	// line {"gap":{…}} says how many and between which times, and nothing
+	// else: it has no "ts", so that a reader that knows only attempts
+	// skips it as a record without a time. Only a Writer sets it; a Sink
+	// ignores it on the records it is given (added after the first
+	// fields).
+	Gap *Gap `json:"gap,omitempty"`
+}
+
+// Gap is records that never reached the log, as its gap line says them.
+type Gap struct {
+	// Lost is how many records were lost.
+	Lost uint64 `json:"lost"`
+	// From and Until are the ts of the first and the last of them
+	// (absent when unknown: a record refused for its timestamp; and a
+	// record the queue refused while the writer said the gap before may
+	// have its ts in that gap).
+	From  time.Time `json:"from,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Error is what lost the last of them: the failed write or open
+	// ("write /home/u/.local/state/spillway/events.jsonl: no space left on
+	// device"), or that the queue of records waiting for the disk was full.
+	Error string `json:"error"`
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -107,7 +108,7 @@ type DropError struct {
 }
 
 func (e *DropError) Error() string {
-	why := "the queue of records waiting for the disk was full: the disk could not keep up"
+	why := queueFull
 	if e.Err != nil {
 		why = e.Err.Error()
 	}
@@ -145,9 +146,13 @@ type Writer struct {
 
 	flushReq chan chan error // Flush asks the goroutine to flush
 	dropped  atomic.Uint64
-	closing  sync.Once
-	done     chan struct{} // closed when the goroutine has exited
-	closeErr error         // set before done is closed
+	// the records Write refused (the queue full), for the next gap line:
+	// how many, and the first and last of their ts (Unix ns; 0: none)
+	qn            atomic.Uint64
+	qfrom, quntil atomic.Int64
+	closing       sync.Once
+	done          chan struct{} // closed when the goroutine has exited
+	closeErr      error         // set before done is closed
 
 	// Owned by the background goroutine.
 	told     uint64      // drops told so far
@@ -157,11 +162,68 @@ type Writer struct {
 	wake     chan struct{}
 	f        io.WriteCloser // nil after a failed open; reopened on the next record
 	bw       *bufio.Writer
-	size     int64 // bytes in the current file, including bw's buffer
-	pending  int   // records in bw's buffer, lost if the flush fails
-	torn     bool  // a write failed, maybe mid-line: start with a newline
+	size     int64      // bytes in the current file, including bw's buffer
+	pend     []pendLine // the lines in bw's buffer, lost if the flush fails
+	torn     bool       // a write failed, maybe mid-line: start with a newline
+	lost     lostSpan   // records lost and not yet said in the log
 	line     []byte
+	gapLine  []byte
 }
+
+// pendLine is a line in the buffer: its length (with the newline that
+// ends a torn one before it, when newline), and the record's ts or the gap
+// it says.
+type pendLine struct {
+	n       int
+	newline bool
+	ts      time.Time
+	gap     lostSpan
+	isGap   bool
+}
+
+// lostSpan is records lost: how many, the first and last of their ts, and
+// the last error that lost one (nil: the queue was full).
+type lostSpan struct {
+	n           uint64
+	from, until time.Time
+	cause       error
+}
+
+func (l *lostSpan) add(ts time.Time, cause error) {
+	l.merge(lostSpan{n: 1, from: ts, until: ts, cause: cause})
+}
+
+func (l *lostSpan) merge(o lostSpan) {
+	if o.n == 0 {
+		return
+	}
+	l.n += o.n
+	if !o.from.IsZero() && (l.from.IsZero() || o.from.Before(l.from)) {
+		l.from = o.from
+	}
+	if o.until.After(l.until) {
+		l.until = o.until
+	}
+	if o.cause != nil {
+		l.cause = o.cause
+	}
+}
+
+// gap is l as its gap line says it.
+func (l *lostSpan) gap() Gap {
+	g := Gap{Lost: l.n, From: l.from, Until: l.until, Error: queueFull}
+	var pe *fs.PathError
+	switch {
+	case errors.As(l.cause, &pe):
+		g.Error = pe.Error() // "write PATH: no space left on device"
+	case l.cause != nil:
+		g.Error = l.cause.Error()
+	}
+	return g
+}
+
+// queueFull is why records are lost when the disk was not failing.
+const queueFull = "the queue of records waiting for the disk was full: the disk could not keep up"
 
 // NewWriter opens path for appending (creating its directory with mode 0700
 // and the file with mode 0600) and starts the background goroutine. When
@@ -219,13 +281,24 @@ func (w *Writer) Write(r Record) {
 	}
 	w.mu.RUnlock()
 	w.dropped.Add(1)
+	// for the gap line, without a lock (a drop costs what a write does):
+	// the count is exact; a drop racing sayGap may have its time said
+	// in one gap and its count in the next
+	ns := r.TS.UnixNano()
+	for v := w.qfrom.Load(); (v == 0 || ns < v) && !w.qfrom.CompareAndSwap(v, ns); v = w.qfrom.Load() {
+	}
+	for v := w.quntil.Load(); ns > v && !w.quntil.CompareAndSwap(v, ns); v = w.quntil.Load() {
+	}
+	w.qn.Add(1)
 }
 
 // Dropped reports how many records never reached the file: refused because
 // the queue was full or the Writer closed, or lost to an open or write
 // error. (A write that fails part-way may leave part of a line in the file;
 // the next record starts on a new line and readers report the fragment as
-// malformed.)
+// malformed.) The log says them too: when a line is written again after
+// records were lost, a gap line (Record.Gap) says how many and between
+// which times, before it.
 func (w *Writer) Dropped() uint64 {
 	if w == nil {
 		return 0
@@ -290,6 +363,7 @@ func (w *Writer) run() {
 		select {
 		case r, ok := <-w.ch:
 			if !ok {
+				w.sayGap(true)
 				w.closeErr = w.closeFile()
 				if w.tellStop != nil {
 					w.tellStop()
@@ -299,7 +373,9 @@ func (w *Writer) run() {
 			}
 			w.write(r)
 			if len(w.ch) == 0 {
-				// Momentarily idle: let readers (tail -f) see what we have.
+				// Momentarily idle: the queue caught up, so say what it
+				// lost, and let readers (tail -f) see what we have.
+				w.sayGap(true)
 				w.flush()
 			}
 			w.tell(false)
@@ -312,6 +388,7 @@ func (w *Writer) run() {
 				}
 				w.write(r)
 			}
+			w.sayGap(true)
 			err := w.flush()
 			w.tell(false)
 			reply <- err
@@ -322,26 +399,62 @@ func (w *Writer) run() {
 	}
 }
 
-// write encodes r as one line, rotating the file first if the line would
-// take it past maxBytes.
+// write encodes r as one line, after the gap line of the records the
+// goroutine lost before it, if it lost any.
 func (w *Writer) write(r Record) {
 	ts := r.TS.UTC()
 	if y := ts.Year(); y < 0 || y > 9999 {
-		w.drop(fmt.Errorf("events: record %q: timestamp %v out of range", r.RequestID, r.TS))
+		w.drop(time.Time{}, fmt.Errorf("events: record %q: timestamp %v out of range", r.RequestID, r.TS))
 		return
 	}
 	if r.Error != "" {
 		r.Error = redact.String(r.Error)
 	}
 	w.line = appendRecord(w.line[:0], ts, &r)
-	n := int64(len(w.line))
+	w.sayGap(false)
+	if err := w.put(w.line, pendLine{ts: ts}); err != nil {
+		w.drop(ts, err)
+	}
+}
+
+// sayGap writes the gap line of the records lost since the last one said,
+// if any were: when it does not reach the file, they are said with the
+// next. queued: with those Write refused, the queue full (said when it
+// has caught up, at most once a queue's length, not before every record
+// while the disk cannot keep up).
+func (w *Writer) sayGap(queued bool) {
+	if queued && w.qn.Load() > 0 {
+		q := lostSpan{n: w.qn.Swap(0)}
+		if ns := w.qfrom.Swap(0); ns != 0 {
+			q.from = time.Unix(0, ns).UTC()
+		}
+		if ns := w.quntil.Swap(0); ns != 0 {
+			q.until = time.Unix(0, ns).UTC()
+		}
+		w.lost.merge(q)
+	}
+	if w.lost.n == 0 {
+		return
+	}
+	l := w.lost
+	w.lost = lostSpan{} // what put's own flush loses is said next time
+	g := l.gap()
+	w.gapLine = appendGap(w.gapLine[:0], &g)
+	if w.put(w.gapLine, pendLine{gap: l, isGap: true}) != nil {
+		w.lost.merge(l)
+	}
+}
+
+// put appends line to the buffer, rotating the file first if it would take
+// it past maxBytes; pl says what the line is, should its flush fail.
+func (w *Writer) put(line []byte, pl pendLine) error {
+	n := int64(len(line))
 	if w.f != nil && w.maxBytes > 0 && w.size > 0 && w.size+n > w.maxBytes {
 		w.rotate()
 	}
 	if w.f == nil {
 		if err := w.openFile(); err != nil {
-			w.drop(err)
-			return
+			return err
 		}
 	}
 	if w.bw.Buffered() > 0 && w.bw.Available() <= int(n) {
@@ -349,45 +462,70 @@ func (w *Writer) write(r Record) {
 		// that a failure knows which records it lost.
 		w.flush()
 	}
+	pl.n = len(line)
 	if w.torn {
 		// End whatever half line a failed write left; readers skip
 		// the blank line this makes otherwise.
 		w.bw.WriteByte('\n')
 		w.size++
 		w.torn = false
+		pl.n++
+		pl.newline = true
 	}
-	if _, err := w.bw.Write(w.line); err != nil {
+	if _, err := w.bw.Write(line); err != nil {
 		// Only a line larger than the buffer is written directly.
 		w.bw.Reset(w.f) // bufio errors are sticky; try afresh next time
 		w.torn = true
-		w.drop(fmt.Errorf("events: write %s: %w", w.path, err))
-		return
+		return fmt.Errorf("events: write %s: %w", w.path, err)
 	}
 	w.size += n
-	w.pending++
+	w.pend = append(w.pend, pl)
+	return nil
 }
 
-// flush writes out the buffer. On failure the buffered records count as
-// dropped and the error is also reported.
+// flush writes out the buffer. On failure the lines that did not wholly
+// reach the file are lost: their records count as dropped (and are said
+// by the next gap line), and the error is also reported.
 func (w *Writer) flush() error {
 	if w.f == nil {
 		return nil
 	}
+	before := w.bw.Buffered()
 	err := w.bw.Flush()
 	if err != nil {
+		written := before - w.bw.Buffered() // bufio keeps what it could not write
 		w.bw.Reset(w.f)
-		w.torn = true
-		w.dropped.Add(uint64(w.pending))
+		w.size -= int64(before - written)
 		err = fmt.Errorf("events: write %s: %w", w.path, err)
+		end, cut := 0, false
+		for _, pl := range w.pend {
+			start := end
+			end += pl.n
+			if end <= written {
+				continue // in the file
+			}
+			cut = cut || start < written
+			if pl.isGap {
+				w.lost.merge(pl.gap)
+			} else {
+				w.dropped.Add(1)
+				w.lost.add(pl.ts, nil)
+			}
+		}
+		w.lost.cause = err
 		w.cause = err
+		// the file ends in a line cut off, or still in the one before
+		w.torn = cut || (written == 0 && len(w.pend) > 0 && w.pend[0].newline)
 	}
-	w.pending = 0
+	w.pend = w.pend[:0]
 	return err
 }
 
-func (w *Writer) drop(err error) {
+// drop counts a record lost to err, at ts (zero: unknown).
+func (w *Writer) drop(ts time.Time, err error) {
 	w.dropped.Add(1)
 	w.cause = err
+	w.lost.add(ts, err)
 }
 
 // tell reports the records dropped since the last report: at once the

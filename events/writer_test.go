@@ -3,14 +3,18 @@ package events
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -345,10 +349,35 @@ func TestDropsWhenQueueIsFull(t *testing.T) {
 
 	close(gate)
 	closeWriter(t, w) // idempotent: waits for the same shutdown
-	got := readAll(t, path, ReadFile)
+	got, gaps := attempts(readAll(t, path, ReadFile))
 	if uint64(len(got))+w.Dropped() != total {
 		t.Fatalf("%d on disk + %d dropped != %d written", len(got), w.Dropped(), total)
 	}
+	// the log says what it lost, each gap between the first and the
+	// last of its records' times, once the queue has caught up: not
+	// before every record
+	var said uint64
+	for _, g := range gaps {
+		said += g.Lost
+		if g.From.IsZero() || g.Until.Before(g.From) || g.Error != queueFull {
+			t.Fatalf("gap %+v", g)
+		}
+	}
+	if said != w.Dropped() || len(gaps) > len(got) {
+		t.Fatalf("%d gap lines say %d lost, for %d dropped and %d records written", len(gaps), said, w.Dropped(), len(got))
+	}
+}
+
+// attempts parts what was read into the attempts and the gaps.
+func attempts(recs []Record) (got []Record, gaps []Gap) {
+	for _, r := range recs {
+		if r.Gap != nil {
+			gaps = append(gaps, *r.Gap)
+			continue
+		}
+		got = append(got, r)
+	}
+	return got, gaps
 }
 
 func TestAfterClose(t *testing.T) {
@@ -420,7 +449,10 @@ func TestWriteErrorsAreReportedAndCounted(t *testing.T) {
 		w.Write(Record{})
 		w.Flush(context.Background())
 	}
-	closeWriter(t, w)
+	// Close tries to say the three lost in the log, and cannot
+	if err := w.Close(context.Background()); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close = %v, want disk full", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "disk full") {
@@ -454,8 +486,9 @@ func TestPartialWriteSparesTheNextRecord(t *testing.T) {
 			return halfFile{f, &failed}, err
 		}
 	})
-	for _, id := range []string{"lost", "kept"} {
-		w.Write(Record{RequestID: id})
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i, id := range []string{"lost", "kept"} {
+		w.Write(Record{TS: at.Add(time.Duration(i) * time.Second), RequestID: id})
 		w.Flush(context.Background()) // the goroutine is the only one touching failed
 	}
 	closeWriter(t, w)
@@ -463,10 +496,21 @@ func TestPartialWriteSparesTheNextRecord(t *testing.T) {
 		t.Errorf("Dropped() = %d, want 1", w.Dropped())
 	}
 	var got []string
-	err := ReadFile(path, func(r Record) error { got = append(got, r.RequestID); return nil })
+	var gaps []Gap
+	err := ReadFile(path, func(r Record) error {
+		if r.Gap != nil {
+			gaps = append(gaps, *r.Gap)
+		}
+		got = append(got, r.RequestID)
+		return nil
+	})
 	var me *MalformedError
-	if !slices.Equal(got, []string{"kept"}) || !errors.As(err, &me) || !slices.Equal(me.Lines, []int{1}) {
-		t.Errorf("read %q, %v; want the kept record and the fragment on line 1", got, err)
+	if !slices.Equal(got, []string{"", "kept"}) || !errors.As(err, &me) || !slices.Equal(me.Lines, []int{1}) || me.Cut != 1 {
+		t.Errorf("read %q, %#v; want the gap line, the kept record and the fragment on line 1, cut short", got, err)
+	}
+	want := Gap{Lost: 1, From: at, Until: at, Error: "events: write " + path + ": disk full"}
+	if len(gaps) != 1 || gaps[0] != want {
+		t.Errorf("gaps %+v, want %+v", gaps, want)
 	}
 }
 
@@ -680,7 +724,9 @@ func TestDropsAreTold(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	w.Write(Record{})
-	closeWriter(t, w)
+	if err := w.Close(context.Background()); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close = %v, want disk full", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(told) != 3 {
@@ -694,5 +740,102 @@ func TestDropsAreTold(t *testing.T) {
 	}
 	if w.Dropped() != 6 {
 		t.Fatalf("Dropped() = %d", w.Dropped())
+	}
+}
+
+// fullDisk is a log file on a disk that fills up: while full (room >= 0)
+// a write takes the room left and fails as the disk's does.
+type fullDisk struct {
+	io.WriteCloser
+	path string
+	room *int
+}
+
+func (d fullDisk) Write(p []byte) (int, error) {
+	if *d.room < 0 {
+		return d.WriteCloser.Write(p)
+	}
+	n, _ := d.WriteCloser.Write(p[:min(len(p), *d.room)])
+	*d.room -= n
+	if n < len(p) {
+		return n, &fs.PathError{Op: "write", Path: d.path, Err: syscall.ENOSPC}
+	}
+	return n, nil
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/report/lost.jsonl")
+
+// The disk fills up for a while: the records written then are lost, one
+// of them cut off mid-line. When writing resumes, one gap line says how
+// many were lost, between the first one's time and the last one's, and
+// what lost them, before the next record; the reader counts the cut line.
+// testdata/report/lost.jsonl is this log (spillway report's tests and the
+// README read it), its path as the default's.
+func TestALostStretchIsSaidInTheLog(t *testing.T) {
+	room := -1
+	w, path := newTestWriter(t, 0, 0, func(c *config) {
+		c.open = func(path string) (io.WriteCloser, error) {
+			f, err := openAppend(path)
+			return fullDisk{f, path, &room}, err
+		}
+	})
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			class, status, errText := "ok", 200, ""
+			if i%4 == 3 {
+				class, status, errText = "capacity", 503, "Our servers are currently overloaded. Please try again later."
+			}
+			w.Write(Record{TS: at.Add(time.Duration(i) * time.Minute), RequestID: fmt.Sprintf("%016x", 0xa11ce000+i), Attempt: 1, Source: SourceGateway,
+				Provider: "openai", Model: "gpt-6-astra", RequestedModel: "gpt-6-astra", Endpoint: "/v1/responses", Status: status, Class: class,
+				LatencyMS: 900, TTFBMS: 300, ReqBytes: 54000, EstInputTokens: 13500, OutputTokens: 120, Stream: true, Error: errText})
+			w.Flush(context.Background()) // the goroutine alone touches room meanwhile
+		}
+	}
+	write(0, 10)
+	room = 120 // then the disk is full
+	write(10, 25)
+	room = -1 // space again
+	write(25, 30)
+	closeWriter(t, w)
+	if w.Dropped() != 15 {
+		t.Fatalf("Dropped() = %d, want 15", w.Dropped())
+	}
+	var lines []string
+	err := ReadFile(path, func(r Record) error {
+		line := r.RequestID
+		if r.Gap != nil {
+			line = fmt.Sprintf("gap %+v", *r.Gap)
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	var me *MalformedError
+	if !errors.As(err, &me) || me.Count != 1 || me.Cut != 1 || !slices.Equal(me.Lines, []int{11}) {
+		t.Fatalf("read: %#v, want one line cut short, line 11", err)
+	}
+	gap := Gap{Lost: 15, From: at.Add(10 * time.Minute), Until: at.Add(24 * time.Minute), Error: "write " + path + ": no space left on device"}
+	if want := fmt.Sprintf("gap %+v", gap); len(lines) != 16 || lines[9] != fmt.Sprintf("%016x", 0xa11ce009) || lines[10] != want || lines[11] != fmt.Sprintf("%016x", 0xa11ce019) {
+		t.Fatalf("read %q\nwant 10 records, %s, then 5 records", lines, want)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the gap line has no other key: a reader that knows only attempts
+	// gets a record without a time, which it skips
+	var keys map[string]any
+	if err := json.Unmarshal(bytes.Split(b, []byte("\n"))[11], &keys); err != nil || len(keys) != 1 || keys["gap"] == nil {
+		t.Fatalf("the gap line's keys: %v (%v), want only gap", keys, err)
+	}
+	b = bytes.ReplaceAll(b, []byte(path), []byte("/home/me/.local/state/spillway/events.jsonl"))
+	golden := filepath.Join("..", "testdata", "report", "lost.jsonl")
+	if *update {
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want, err := os.ReadFile(golden); err != nil || !bytes.Equal(b, want) {
+		t.Fatalf("the log differs from %s (go test ./events -run TestALostStretchIsSaidInTheLog -update rewrites it): %v\n%s", golden, err, b)
 	}
 }

@@ -645,8 +645,8 @@ func soakRecords(dir string) (map[string]int, int, error) {
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
 			var r events.Record
-			if json.Unmarshal(sc.Bytes(), &r) != nil {
-				continue
+			if json.Unmarshal(sc.Bytes(), &r) != nil || r.Gap != nil {
+				continue // a gap line says records lost: Dropped counts them
 			}
 			k := r.RequestID + "#" + strconv.Itoa(r.Attempt)
 			if seen[k] {

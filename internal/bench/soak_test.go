@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -148,5 +150,22 @@ func TestJudgeStream(t *testing.T) {
 		if got != tc.want || (call != nil) != tc.tool {
 			t.Errorf("%s %q: %v (%s), call %v; want %v", tc.format, tc.stream, got, why, call, tc.want)
 		}
+	}
+}
+
+// A gap line (records the writer lost, which Dropped counts) is no
+// attempt: the soak's records by model leave it out.
+func TestSoakRecordsSkipGapLines(t *testing.T) {
+	dir := t.TempDir()
+	log := `{"ts":"2026-11-30T09:00:00.000Z","request_id":"a","attempt":1,"source":"gateway","model":"gpt-6-astra"}
+{"gap":{"lost":3,"from":"2026-11-30T09:01:00.000Z","until":"2026-11-30T09:02:00.000Z","error":"write events.jsonl: no space left on device"}}
+{"ts":"2026-11-30T09:03:00.000Z","request_id":"b","attempt":1,"source":"gateway","model":"gpt-6-astra"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	by, doubled, err := soakRecords(dir)
+	if err != nil || doubled != 0 || !maps.Equal(by, map[string]int{"gpt-6-astra": 2}) {
+		t.Fatalf("records %v, doubled %d, %v: want 2 of gpt-6-astra", by, doubled, err)
 	}
 }

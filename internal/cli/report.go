@@ -38,7 +38,8 @@ failure rate by class, fallbacks, retries per request, time lost waiting,
 median and p95 latency), by request size with the size above which they clearly
 rise, the quiet window, the trend by day, and findings in plain words. Quota
 errors are kept apart from capacity errors. Unreadable lines are counted and
-skipped.
+skipped; what the event log lost (records it could not write, records cut off
+mid-write) is counted and said.
 
 --save-windows stores the learned quiet window in the queue's database, where
 'queue add --window quiet' finds it when the task is due.`,

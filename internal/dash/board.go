@@ -270,7 +270,7 @@ func (b *Board) seed(cut time.Time) {
 	a := report.NewAggregate(b.o.Location, from, time.Time{})
 	for _, p := range parts {
 		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
-			if !skip[keyOf(rec)] {
+			if rec.Gap == nil && !skip[keyOf(rec)] { // a gap line is no attempt
 				a.Add(b.eventOf(rec))
 			}
 			return nil

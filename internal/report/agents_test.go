@@ -1,10 +1,12 @@
 package report_test
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +286,76 @@ func TestAgentTurnsTheGatewayLoggedCountOnce(t *testing.T) {
 	// the log's 1, one of the two Claude Code turns, Codex's turn (before the log)
 	if r.Totals.Attempts != 3 || dups != 1 {
 		t.Fatalf("%d attempts, %d duplicates: want 3 and 1 (%+v)", r.Totals.Attempts, dups, r.Inputs)
+	}
+}
+
+// The pinned Codex CLI's rollouts and the event log of the gateway it went
+// through (testdata/report/agents/README.md says how they were made): a
+// Codex turn is left to the log only when the log holds its request (its
+// model, started within 2 s of the turn), never for when it happened. On
+// the gateway's own log each turn counts once; on an empty log, or a log
+// that ended weeks before, every turn counts, from the rollouts.
+func TestCodexTurnsAreLeftToTheLogByMatch(t *testing.T) {
+	codex := place(t, map[string]string{
+		"codex-gateway/rollout-two-turns.jsonl": "sessions/2026/12/06/rollout-a.jsonl",
+		"codex-gateway/rollout-tool-loop.jsonl": "sessions/2026/12/06/rollout-b.jsonl",
+		"codex-gateway/rollout-spilled.jsonl":   "sessions/2026/12/06/rollout-c.jsonl",
+	})
+	empty := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// the log of another machine's gateway: the same model, at other times
+	other := filepath.Join(t.TempDir(), "events.jsonl")
+	w, err := events.NewWriter(other, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []string{"2026-12-06T00:30:10.000Z", "2026-12-06T00:30:15.500Z", "2026-12-06T00:30:26.000Z"} {
+		at, _ := time.Parse(time.RFC3339Nano, ts)
+		w.Write(events.Record{TS: at, RequestID: "x", Attempt: 1, Source: events.SourceGateway, Model: "gpt-6-astra", RequestedModel: "gpt-6-astra", Endpoint: "/v1/responses", Status: 200, Class: "ok"})
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, log string
+		logged    int    // the log's attempts in range
+		turns     int    // Codex turns counted from the rollouts
+		dups      [3]int // turns left to the log, by rollout
+	}{
+		// two turns of one session, a tool loop's turn (two requests),
+		// a turn the gateway spilled to another model (two attempts)
+		{"the gateway's own log", filepath.Join(fixtures(t), "codex-gateway", "events.jsonl"), 6, 0, [3]int{2, 1, 1}},
+		{"an empty log", empty, 0, 4, [3]int{}},
+		{"a log that ended weeks before", filepath.Join("..", "..", "testdata", "report", "week.jsonl.gz"), 5040, 4, [3]int{}},
+		{"another gateway's log", other, 3, 4, [3]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := build(t, report.Options{EventLog: c.log, EventLogNamed: true, CodexHome: codex, Only: []string{"spillway", "codex"}, Loc: time.UTC})
+			var dups [3]int
+			turns := 0
+			for _, in := range r.Inputs {
+				if in.Source == "codex" {
+					dups[strings.Index("abc", strings.TrimSuffix(strings.TrimPrefix(filepath.Base(in.Path), "rollout-"), ".jsonl"))] = in.Duplicates
+					turns += in.Events
+				}
+			}
+			if turns != c.turns || dups != c.dups || r.Totals.Attempts != c.logged+c.turns {
+				t.Fatalf("%d turns counted, %v left to the log, %d attempts in all: want %d, %v and %d (%+v)", turns, dups, r.Totals.Attempts, c.turns, c.dups, c.logged+c.turns, r.Inputs)
+			}
+			if c.dups[0] == 0 {
+				return
+			}
+			// the text and the page say how many turns were left to the log
+			want := "codex    " + filepath.Join(codex, "sessions/2026/12/06/rollout-a.jsonl") + ": 0 events, 2 turns already in the event log skipped"
+			if lines := report.InputLines(r); !slices.Contains(lines, want) {
+				t.Fatalf("input lines %q lack %q", lines, want)
+			}
+			var page bytes.Buffer
+			if err := report.HTML(&page, r); err != nil || !strings.Contains(page.String(), "<li>"+want+"</li>") {
+				t.Fatalf("the page lacks %q (%v)", want, err)
+			}
+		})
 	}
 }

@@ -68,7 +68,7 @@ func readClaude(path string, a *Aggregate, dup dedup) Input {
 			start = e.TS
 		}
 		switch {
-		case dup.inLog(start, model, asked):
+		case dup.inLog("claude", start, model, asked):
 			in.Duplicates++
 		case a.Add(e):
 			in.Events++

@@ -20,6 +20,9 @@ import (
 // with payload.error {message, codex_error_info} when it failed
 // (codex_error_info a string such as "server_overloaded" or an object such
 // as {"response_too_many_failed_attempts":{"http_status_code":429}}).
+// A turn starts with a task_started event line, then its turn_context
+// line, written as its first request is made (tens to hundreds of ms
+// before it): the turn's start, matched to the gateway's request.
 // Written by hand: nothing else reads these files.
 
 func codexFiles(home string) []string {
@@ -62,12 +65,14 @@ type codexPayload struct {
 }
 
 // codexWanted are the markers of the lines worth decoding.
-var codexWanted = [][]byte{[]byte(`"session_meta"`), []byte(`"turn_context"`), []byte(`"token_count"`), []byte(`"task_complete"`), []byte(`"thread_settings_applied"`)}
+var codexWanted = [][]byte{[]byte(`"session_meta"`), []byte(`"turn_context"`), []byte(`"task_started"`), []byte(`"token_count"`), []byte(`"task_complete"`), []byte(`"thread_settings_applied"`)}
 
 func readCodex(path string, a *Aggregate, dup dedup) Input {
 	var in Input
 	model, size, turnSize := "", 0, 0
-	provider := "" // the session's model provider
+	provider := ""      // the session's model provider
+	var start time.Time // the turn's start: its turn_context's, else its task_started's
+	fromContext := false
 	jsonLines(path, codexWanted, &in, func(line []byte) bool {
 		var l codexLine
 		var p codexPayload
@@ -77,8 +82,15 @@ func readCodex(path string, a *Aggregate, dup dedup) Input {
 		switch {
 		case l.Type == "session_meta":
 			provider = p.Provider
-		case l.Type == "turn_context" && p.Model != "":
-			model = p.Model
+		case l.Type == "turn_context":
+			if p.Model != "" {
+				model = p.Model
+			}
+			if !fromContext {
+				start, fromContext = l.Timestamp, true
+			}
+		case p.Type == "task_started":
+			start, fromContext = l.Timestamp, false
 		case p.Type == "thread_settings_applied" && p.Settings != nil && p.Settings.Model != "" && model == "":
 			model = p.Settings.Model
 		case p.Type == "token_count" && p.Info != nil && p.Info.Last.InputTokens > 0:
@@ -95,13 +107,19 @@ func readCodex(path string, a *Aggregate, dup dedup) Input {
 				e.Class, e.Message = codexClass(p.Error)
 				e.Latency = -1
 			}
+			if start.IsZero() { // no line said when it started: its end less its duration
+				start = l.Timestamp
+				if p.DurationMS != nil {
+					start = start.Add(-time.Duration(*p.DurationMS) * time.Millisecond)
+				}
+			}
 			switch {
-			case dup.codexInLog(provider, l.Timestamp):
+			case dup.codexInLog(provider, start, model):
 				in.Duplicates++
 			case a.Add(e):
 				in.Events++
 			}
-			turnSize = 0
+			turnSize, start, fromContext = 0, time.Time{}, false
 		}
 		return true
 	})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/spillway/spillway/events"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -21,7 +23,7 @@ func pct(r float64) string {
 func findings(r Result) []string {
 	var out []string
 	if r.Totals.Attempts == 0 {
-		return []string{"nothing to report: no attempts in range"}
+		return append([]string{"nothing to report: no attempts in range"}, lossFindings(r)...)
 	}
 	limits := ""
 	if r.Totals.UsageLimit > 0 {
@@ -34,6 +36,7 @@ func findings(r Result) []string {
 		out = append(out, fmt.Sprintf("%s; %s hit capacity (%d), %s, %s%s.",
 			plural(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error"), limits))
 	}
+	out = append(out, lossFindings(r)...)
 	if r.Totals.UsageLimit > 0 {
 		out = append(out, fmt.Sprintf("%s: your plan's window was used up; it comes back at its reset (spillway exec --until-reset waits for it; a chain's overflow spills to another provider).", plural(r.Totals.UsageLimit, "usage limit")))
 	}
@@ -102,6 +105,40 @@ func findings(r Result) []string {
 	}
 	if r.QuotaN > 0 {
 		out = append(out, fmt.Sprintf("%d quota errors: your plan's limits, not the provider's capacity; waiting for a quiet hour does not help (the plan or its reset does).", r.QuotaN))
+	}
+	return out
+}
+
+// lossFindings say what the event log lost: the records its gap lines
+// say were never written, and the records cut off mid-write.
+func lossFindings(r Result) []string {
+	var out []string
+	lost, stretches, cut := 0, 0, 0
+	var over events.Gap
+	for _, in := range r.Inputs {
+		if in.Source == "spillway" {
+			lost, stretches, cut = lost+in.Lost, stretches+in.GapCount, cut+in.Cut
+			over = joinGaps(over, in.lostSpan)
+		}
+	}
+	if lost > 0 {
+		s := plural(lost, "attempt") + " never reached the event log"
+		if stretches > 1 {
+			s += ", in " + itoa(stretches) + " stretches"
+		}
+		s += between(over.From, over.Until) + ": spillway could not write them"
+		if over.Error != "" && stretches > 1 {
+			s += " (the last time: " + clean(over.Error, 200) + ")"
+		} else if over.Error != "" {
+			s += " (" + clean(over.Error, 200) + ")"
+		}
+		out = append(out, s+", so the report counts fewer attempts than happened then.")
+	}
+	switch {
+	case cut == 1:
+		out = append(out, "1 line of the event log is a record cut off mid-write (the disk filled up, or spillway stopped, while writing it); it was skipped.")
+	case cut > 1:
+		out = append(out, itoa(cut)+" lines of the event log are records cut off mid-write (the disk filled up, or spillway stopped, while writing them); they were skipped.")
 	}
 	return out
 }

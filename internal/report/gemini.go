@@ -132,7 +132,7 @@ func readGeminiChats(errs []geminiError) func(string, *Aggregate, dedup) Input {
 				e.Model = model
 			}
 			switch {
-			case dup.inLog(start, e.Model):
+			case dup.inLog("gemini", start, e.Model):
 				in.Duplicates++
 			case a.Add(e):
 				in.Events++

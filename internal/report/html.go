@@ -70,7 +70,7 @@ func HTML(w io.Writer, r Result) error {
 		labels[i] = sizeLabel(b)
 	}
 	data := map[string]any{"R": r, "Cells": cells, "Bars": bars, "BarsH": len(bars)*24 + 10, "Curve": curve, "Points": points,
-		"Sizes": sizes, "Labels": labels, "Weekdays": Weekdays, "Hours": hoursList(), "Pct": pct}
+		"Sizes": sizes, "Labels": labels, "Weekdays": Weekdays, "Hours": hoursList(), "Pct": pct, "Inputs": InputLines(r)}
 	return page.Execute(w, data)
 }
 
@@ -106,6 +106,8 @@ li { margin: .3em 0; }
 <body>
 <h1>spillway report</h1>
 <p class="muted">{{if .R.From}}{{.R.From.Format "Mon 2006-01-02 15:04"}} to {{.R.To.Format "Mon 2006-01-02 15:04"}} ({{.R.TZ}}); {{end}}{{.R.Totals.Attempts}} attempts, {{.R.Totals.Capacity}} at capacity, {{.R.Totals.RateLimit}} rate limits, {{.R.Totals.Quota}} quota errors.</p>
+<h2>Read</h2>
+<ul id="inputs">{{range .Inputs}}<li>{{.}}</li>{{end}}</ul>
 <h2>Findings</h2>
 <ul id="findings">{{range .R.Findings}}<li>{{.}}</li>{{end}}</ul>
 <h2>Capacity errors by weekday and hour</h2>

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spillway/spillway/events"
 )
 
 // Weekdays are the heatmap's rows, Monday first.
@@ -97,46 +99,8 @@ func Text(w io.Writer, r Result, colour bool) error {
 		p(": %s to %s (%s)", r.From.Format("Mon 2006-01-02 15:04"), r.To.Format("Mon 2006-01-02 15:04"), r.TZ)
 	}
 	p("\n")
-	// each file, or, for a source of many files, their sum
-	perSource := map[string][]Input{}
-	var order []string
-	for _, in := range r.Inputs {
-		if _, ok := perSource[in.Source]; !ok {
-			order = append(order, in.Source)
-		}
-		perSource[in.Source] = append(perSource[in.Source], in)
-	}
-	for _, src := range order {
-		ins := perSource[src]
-		if len(ins) > 5 {
-			sum := Input{Source: src, Path: plural(len(ins), "file")}
-			errs := 0
-			for _, in := range ins {
-				sum.Events += in.Events
-				sum.Unreadable += in.Unreadable
-				sum.Duplicates += in.Duplicates
-				if in.Error != "" {
-					errs++
-				}
-			}
-			if errs > 0 {
-				sum.Error = plural(errs, "file") + " unreadable"
-			}
-			ins = []Input{sum}
-		}
-		for _, in := range ins {
-			line := fmt.Sprintf("  %-8s %s: %d events", in.Source, in.Path, in.Events)
-			if in.Unreadable > 0 {
-				line += ", " + plural(in.Unreadable, "unreadable line") + " skipped"
-			}
-			if in.Duplicates > 0 {
-				line += fmt.Sprintf(", %s already in the event log skipped", plural(in.Duplicates, "turn"))
-			}
-			if in.Error != "" {
-				line += " (" + clean(in.Error, 200) + ")"
-			}
-			p("%s\n", line)
-		}
+	for _, line := range InputLines(r) {
+		p("  %s\n", line)
 	}
 	if r.Totals.Attempts == 0 {
 		switch {
@@ -242,6 +206,88 @@ func Text(w io.Writer, r Result, colour bool) error {
 		p("  • %s\n", f)
 	}
 	return bw.err
+}
+
+// InputLines say what each input gave, one line a file, or, for a source
+// of many files, their sum: "spillway events.jsonl: 15 events, 15 records
+// lost between Mon 2026-11-30 09:10 and 09:24, 1 half-written record
+// skipped".
+func InputLines(r Result) []string {
+	perSource := map[string][]Input{}
+	var order []string
+	for _, in := range r.Inputs {
+		if _, ok := perSource[in.Source]; !ok {
+			order = append(order, in.Source)
+		}
+		perSource[in.Source] = append(perSource[in.Source], in)
+	}
+	var out []string
+	for _, src := range order {
+		ins := perSource[src]
+		if len(ins) > 5 {
+			sum := Input{Source: src, Path: plural(len(ins), "file")}
+			errs := 0
+			for _, in := range ins {
+				sum.Events += in.Events
+				sum.Unreadable += in.Unreadable
+				sum.Duplicates += in.Duplicates
+				sum.Lost += in.Lost
+				sum.GapCount += in.GapCount
+				sum.lostSpan = joinGaps(sum.lostSpan, in.lostSpan)
+				sum.Cut += in.Cut
+				if in.Error != "" {
+					errs++
+				}
+			}
+			if errs > 0 {
+				sum.Error = plural(errs, "file") + " unreadable"
+			}
+			ins = []Input{sum}
+		}
+		for _, in := range ins {
+			line := fmt.Sprintf("%-8s %s: %d events", in.Source, in.Path, in.Events)
+			if in.Lost > 0 {
+				line += ", " + lost(in.Lost, in.GapCount, in.lostSpan)
+			}
+			if in.Cut > 0 {
+				line += ", " + plural(in.Cut, "half-written record") + " skipped"
+			}
+			if n := in.Unreadable - in.Cut; n > 0 {
+				line += ", " + plural(n, "unreadable line") + " skipped"
+			}
+			if in.Duplicates > 0 {
+				line += fmt.Sprintf(", %s already in the event log skipped", plural(in.Duplicates, "turn"))
+			}
+			if in.Error != "" {
+				line += " (" + clean(in.Error, 200) + ")"
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// lost says n records lost in so many stretches, and over which span
+// ("15 records lost between Mon 2026-11-30 09:10 and 09:24").
+func lost(n, stretches int, over events.Gap) string {
+	s := plural(n, "record") + " lost"
+	if stretches > 1 {
+		s += " in " + itoa(stretches) + " stretches"
+	}
+	return s + between(over.From, over.Until)
+}
+
+// between is " between FROM and UNTIL" (the day once when it is the
+// same), "" when either is unknown.
+func between(from, until time.Time) string {
+	if from.IsZero() || until.IsZero() {
+		return ""
+	}
+	s := " between " + from.Format("Mon 2006-01-02 15:04") + " and "
+	if y, m, d := from.Date(); y == until.Year() && m == until.Month() && d == until.Day() {
+		return s + until.Format("15:04")
+	}
+	return s + until.Format("Mon 2006-01-02 15:04")
 }
 
 func sizeLabel(b SizeBucket) string {

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/redact"
 
 	"github.com/beorn7/perks/quantile"
@@ -96,6 +97,12 @@ const maxQuotaListed = 50
 func NewAggregate(loc *time.Location, since, until time.Time) *Aggregate {
 	return &Aggregate{loc: loc, since: since, until: until, models: map[string]*modelAgg{},
 		sizes: make([]sizeAgg, len(sizeEdges)), days: map[string]*dayAgg{}, sources: map[string]int{}}
+}
+
+// overlaps reports whether from–until (either zero: unknown) meets the
+// range.
+func (a *Aggregate) overlaps(from, until time.Time) bool {
+	return (a.until.IsZero() || from.IsZero() || from.Before(a.until)) && (a.since.IsZero() || until.IsZero() || !until.Before(a.since))
 }
 
 // SetUntil moves the end of the range (zero: open): an aggregate read from
@@ -355,9 +362,24 @@ type Input struct {
 	Unreadable int    `json:"unreadable_lines"`
 	// Duplicates are the turns of an agent's file left out because the
 	// gateway's event log holds them too.
-	Duplicates int    `json:"duplicates_skipped"`
-	Error      string `json:"error,omitempty"`
+	Duplicates int `json:"duplicates_skipped"`
+	// Lost is the records the event log says it lost (its gap lines: the
+	// writer could not write them) in range, in GapCount stretches; Gaps
+	// are the first maxGapsListed of them, in the report's zone.
+	Lost     int          `json:"records_lost"`
+	GapCount int          `json:"gap_count"`
+	Gaps     []events.Gap `json:"gaps,omitempty"`
+	// Cut is how many of the unreadable lines are a record cut off
+	// mid-write (a full disk, a crash).
+	Cut   int    `json:"cut_lines"`
+	Error string `json:"error,omitempty"`
+	// lostSpan is the first and the last time of the records lost, of
+	// all the gaps (zero: unknown).
+	lostSpan events.Gap
 }
+
+// maxGapsListed bounds the gaps an input keeps one by one.
+const maxGapsListed = 20
 
 // Schema names the JSON layout; it changes only by adding fields.
 const Schema = "spillway.report/v1"

@@ -83,7 +83,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			path = events.DefaultPath(o.Getenv)
 		}
 		if path != "" {
-			turns := &gatewayTurns{index: o.wants("claude") || o.wants("gemini")}
+			turns := &gatewayTurns{index: map[string]bool{"codex": o.wants("codex"), "claude": o.wants("claude"), "gemini": o.wants("gemini")}}
 			got, err := ReadEventLog(path, a, o.counted, turns.add)
 			switch {
 			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
@@ -164,28 +164,29 @@ func Build(ctx context.Context, o Options) (Result, error) {
 
 // dedup says which turns of the agents' own files the gateway's event log
 // holds too, so that each is counted once (from the log, which says
-// more): the zero value, when no log was read, skips nothing.
+// more): a turn is left to the log only when the log holds its request,
+// never for the time it happened. The zero value, when no log was read,
+// skips nothing.
 type dedup struct {
-	// codexProvider: Codex sessions of this model provider (the one
-	// spillway setup codex writes) went through the gateway
+	// codexProvider: only Codex sessions of this model provider (the one
+	// spillway setup codex writes) can have gone through the gateway
 	codexProvider string
-	// turns: the gateway's requests, for agents whose files do not say
-	// where they sent theirs, and the log's first record (a Codex session
-	// older than that is not in the log)
+	// turns: the gateway's requests, by the agent whose endpoint they came
+	// to and their model
 	turns *gatewayTurns
 }
 
-// inLog reports whether an agent's turn that started at start is the
-// gateway log's: one of its requests for one of models, within 2 s, that
-// no other turn took.
-func (d dedup) inLog(start time.Time, models ...string) bool {
-	return d.turns != nil && d.turns.take(start, models...)
+// inLog reports whether agent's turn that started at start is the gateway
+// log's: one of its requests to that agent's endpoint for one of models,
+// started within 2 s, that no other turn took (and takes it).
+func (d dedup) inLog(agent string, start time.Time, models ...string) bool {
+	return d.turns != nil && d.turns.take(agent, start, models...)
 }
 
-// codexInLog reports whether a turn at ts of a Codex session of provider
-// is the gateway log's.
-func (d dedup) codexInLog(provider string, ts time.Time) bool {
-	return d.codexProvider != "" && provider == d.codexProvider && d.turns != nil && !ts.Before(d.turns.first)
+// codexInLog is inLog for a turn of a Codex session of provider: only one
+// of spillway's provider can be in the log.
+func (d dedup) codexInLog(provider string, start time.Time, model string) bool {
+	return d.codexProvider != "" && provider == d.codexProvider && d.inLog("codex", start, model)
 }
 
 // walkFiles lists the files under root whose name match says, sorted.

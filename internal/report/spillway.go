@@ -32,11 +32,24 @@ func EventOf(r events.Record) Event {
 		InTokens: in, Latency: r.LatencyMS, WaitMS: r.WaitMS, Message: r.Error}
 }
 
-// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a;
-// seen, when set, is shown each record as well.
+// ReadEvents folds spillway's event log (JSONL, gzipped or not) into a,
+// and counts what its gap lines say was lost; seen, when set, is shown each
+// attempt's record as well.
 func ReadEvents(r io.Reader, a *Aggregate, seen func(events.Record)) (Input, error) {
 	in := Input{Source: "spillway"}
 	err := events.Read(events.Decompressed(r), func(rec events.Record) error {
+		if g := rec.Gap; g != nil {
+			if a.overlaps(g.From, g.Until) {
+				here := events.Gap{Lost: g.Lost, From: in0(g.From, a.loc), Until: in0(g.Until, a.loc), Error: g.Error}
+				in.Lost += int(g.Lost)
+				in.GapCount++
+				in.lostSpan = joinGaps(in.lostSpan, here)
+				if len(in.Gaps) < maxGapsListed {
+					in.Gaps = append(in.Gaps, here)
+				}
+			}
+			return nil
+		}
 		if a.Add(EventOf(rec)) {
 			in.Events++
 		}
@@ -48,9 +61,33 @@ func ReadEvents(r io.Reader, a *Aggregate, seen func(events.Record)) (Input, err
 	var me *events.MalformedError
 	if errors.As(err, &me) {
 		in.Unreadable += me.Count
+		in.Cut += me.Cut
 		err = nil
 	}
 	return in, err
+}
+
+// joinGaps is the gaps a and b as one: from the first of their times to
+// the last, with b's error (the later).
+func joinGaps(a, b events.Gap) events.Gap {
+	if !b.From.IsZero() && (a.From.IsZero() || b.From.Before(a.From)) {
+		a.From = b.From
+	}
+	if b.Until.After(a.Until) {
+		a.Until = b.Until
+	}
+	if b.Error != "" {
+		a.Error = b.Error
+	}
+	return a
+}
+
+// in0 is t in loc, the zero time kept zero.
+func in0(t time.Time, loc *time.Location) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(loc)
 }
 
 // ReadEventLog folds spillway's event log at path and its rotated files
@@ -96,17 +133,17 @@ func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.
 	return ins, nil
 }
 
-// gatewayTurns is when the gateway started the requests of the agents
-// that can go through it unnamed (Claude Code, Gemini CLI: their files
-// name no base URL), by model, in Unix milliseconds: a turn in an agent's
-// file that the gateway's log holds too is counted once, from the log.
-// Each request matches one turn at most. It also keeps the log's first
-// record: a Codex session older than that is not in the log.
+// gatewayTurns is when the gateway started the requests of the agents,
+// by the agent whose endpoint they came to and their model, in Unix
+// milliseconds: a turn in an agent's file that the gateway's log holds too
+// is counted once, from the log. Each request matches one turn at most.
+// (No record names the agent's own id of a request: a record's
+// request_id is the gateway's, and the upstream's response id is in no
+// record; so a turn is matched by its model and its start.)
 type gatewayTurns struct {
-	index bool                // keep the requests (the agents that need them are read)
-	by    map[string][]turnAt // by model
+	index map[string]bool     // the agents read: their requests are kept
+	by    map[string][]turnAt // by agent and model (turnKey)
 	used  []bool              // by request
-	first time.Time
 }
 
 // turnAt is one gateway request's start, and its number.
@@ -119,15 +156,33 @@ type turnAt struct {
 // start of its request may be.
 const sameTurn = 2 * time.Second
 
-// add takes a record of the log: its time, and, for a request's first
-// attempt at an Anthropic or Gemini endpoint, its start (before any wait
-// for a pacing turn) under the model asked for and the one sent to.
-func (g *gatewayTurns) add(rec events.Record) {
-	if g.first.IsZero() || rec.TS.Before(g.first) {
-		g.first = rec.TS
+// agentOf names the agent whose kind of request came to a gateway
+// endpoint: Codex calls Responses (/v1/responses, a ChatGPT plan's
+// /backend-api/codex/responses), Claude Code Messages, Gemini CLI the
+// generateContent methods (under any API version, and Code Assist's).
+func agentOf(endpoint string) string {
+	switch {
+	case strings.HasSuffix(endpoint, "/responses"):
+		return "codex"
+	case strings.HasPrefix(endpoint, "/v1/messages"):
+		return "claude"
+	case strings.HasSuffix(endpoint, ":generateContent"), strings.HasSuffix(endpoint, ":streamGenerateContent"):
+		return "gemini"
 	}
-	if !g.index || rec.Source != events.SourceGateway || rec.Attempt != 1 ||
-		!strings.HasPrefix(rec.Endpoint, "/v1/messages") && !strings.HasPrefix(rec.Endpoint, "/v1beta/") {
+	return ""
+}
+
+func turnKey(agent, model string) string { return agent + "\x00" + model }
+
+// add takes a record of the log: for a request's first attempt at an
+// agent's endpoint, its start (before any wait for a pacing turn: ts is
+// the attempt's start) under the model asked for and the one sent to.
+func (g *gatewayTurns) add(rec events.Record) {
+	if rec.Source != events.SourceGateway || rec.Attempt != 1 {
+		return
+	}
+	agent := agentOf(rec.Endpoint)
+	if !g.index[agent] {
 		return
 	}
 	if g.by == nil {
@@ -135,9 +190,9 @@ func (g *gatewayTurns) add(rec events.Record) {
 	}
 	at := turnAt{ms: rec.TS.UnixMilli() - rec.WaitMS, id: len(g.used)}
 	g.used = append(g.used, false)
-	g.by[rec.Model] = append(g.by[rec.Model], at)
+	g.by[turnKey(agent, rec.Model)] = append(g.by[turnKey(agent, rec.Model)], at)
 	if rec.RequestedModel != "" && rec.RequestedModel != rec.Model {
-		g.by[rec.RequestedModel] = append(g.by[rec.RequestedModel], at)
+		g.by[turnKey(agent, rec.RequestedModel)] = append(g.by[turnKey(agent, rec.RequestedModel)], at)
 	}
 }
 
@@ -148,12 +203,13 @@ func (g *gatewayTurns) sort() {
 	}
 }
 
-// take reports whether the gateway started a request for one of models
-// within sameTurn of start that no other turn took, and takes it.
-func (g *gatewayTurns) take(start time.Time, models ...string) bool {
+// take reports whether the gateway started a request of agent's for one
+// of models within sameTurn of start that no other turn took, and takes
+// it.
+func (g *gatewayTurns) take(agent string, start time.Time, models ...string) bool {
 	lo, hi := start.Add(-sameTurn).UnixMilli(), start.Add(sameTurn).UnixMilli()
 	for _, m := range models {
-		v := g.by[m]
+		v := g.by[turnKey(agent, m)]
 		i, _ := slices.BinarySearchFunc(v, lo, func(a turnAt, ms int64) int { return cmp.Compare(a.ms, ms) })
 		for ; i < len(v) && v[i].ms <= hi; i++ {
 			if !g.used[v[i].id] {

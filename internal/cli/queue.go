@@ -600,7 +600,7 @@ func progressLine(list []queue.Info) string {
 		filled = finished * width / total
 	}
 	var parts []string
-	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "waiting to retry", "scheduled", "failed", "cancelled"} {
+	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "waiting for the usage limit's reset", "waiting to retry", "scheduled", "failed", "cancelled"} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

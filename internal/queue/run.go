@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,7 +225,7 @@ func NextDue(list []Info) (next time.Time, waiting int) {
 // for capacity, or for its next retry.
 func (in Info) Waiting() bool {
 	switch in.Status {
-	case "scheduled", "waiting for capacity", "waiting to retry":
+	case "scheduled", "waiting for capacity", "waiting for the usage limit's reset", "waiting to retry":
 		return true
 	}
 	return false
@@ -247,7 +248,8 @@ type worker struct {
 
 // stepFailure is how a step ended when it did not succeed.
 type stepFailure struct {
-	park     time.Time     // every model at capacity: back then, no attempt used
+	park     time.Time     // every model at capacity, or a usage limit: back then, no attempt used
+	resets   time.Time     // a usage limit's reset, as the provider said it
 	rungLeft time.Duration // and what is left of the rung then
 	nextRung int           // and the rung it waits then
 	class    classify.Class
@@ -260,6 +262,13 @@ type stepFailure struct {
 // Work runs one task's steps, skipping those already finished, and tells
 // OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
+	if until, ok := parkedUntil(job.JobRow); ok && w.o.Clock.Now().Before(until) {
+		// handed back before the usage limit's reset (River's scheduler
+		// makes a job available up to 5 s before its time, and its time is
+		// the wall clock's, not the queue's): parked again for what is
+		// left, no attempt used; it said so when it parked
+		return river.JobSnooze(until.Sub(w.o.Clock.Now()))
+	}
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
 	release, ok := w.globalSlot(ctx, job.ID)
 	if !ok { // every global slot is taken: queued again, no attempt used
@@ -284,7 +293,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		status = "waiting to retry"
 	}
 	ev.Status, ev.Next = status, next
-	if err != nil && status != "queued" && status != "scheduled" && status != "waiting for capacity" {
+	var snooze *rivertype.JobSnoozeError
+	if err != nil && !errors.As(err, &snooze) { // a wait is no error (River names its snooze one)
 		ev.Error = strings.TrimPrefix(err.Error(), "JobCancelError: ")
 	}
 	w.tell(ev)
@@ -329,6 +339,7 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 	_ = json.Unmarshal(job.Metadata, &meta)
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
+	river.MetadataSet(ctx, "spillway_until", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
 	if err != nil {
 		return "", time.Time{}, err
@@ -366,10 +377,14 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 			if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
 				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, f.park.UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
 			}
-			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until its reset at %s (no attempt used)", job.ID, task.Name, step.Name, f.park.UTC().Format(time.RFC3339))
-			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
+			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until the usage limit resets at %s (no attempt used)", job.ID, task.Name, step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339))
+			// back at the driver's time (the reset and a second), and never
+			// before it on the queue's clock (Work)
+			river.MetadataSet(ctx, "spillway_until", f.park.UTC().Format(time.RFC3339Nano))
+			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, "reset", f)
 		case !f.park.IsZero():
-			return "waiting for capacity", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
+			w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, f.park.Local().Format("15:04:05"), max(f.park.Sub(w.o.Clock.Now()), 0).Round(time.Millisecond))
+			return "waiting for capacity", f.park, w.snooze(ctx, "capacity", f)
 		case f.final:
 			// retrying would fail the same way: end the task now, saying why
 			river.MetadataSet(ctx, "spillway_failed", string(f.class))
@@ -423,18 +438,30 @@ func (w *worker) request(task Task, step Step) policy.Request {
 	return policy.Request{Model: m, Type: wire.Format(w.o.Config.ModelType(m)), MinTier: config.Tier(task.MinTier)}
 }
 
-// snooze puts a task whose whole chain is at capacity to sleep until the
-// driver said, without using an attempt: the next rung of the ladder, or
-// sooner, when its models' breakers let a probe through (their cooldowns
-// track the pool more closely than a rung of half an hour; the rest of the
-// queue then learns from the probe's answer, see wake).
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], rung int, until time.Time, rungLeft time.Duration) error {
-	d := max(until.Sub(w.o.Clock.Now()), 0)
-	river.MetadataSet(ctx, "spillway_wait", "capacity")
-	river.MetadataSet(ctx, "spillway_snoozes", rung) // the rung it waits next (the driver's word)
-	river.MetadataSet(ctx, "spillway_rung_left", rungLeft)
-	w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, until.Local().Format("15:04:05"), d.Round(time.Millisecond))
-	return river.JobSnooze(d)
+// snooze puts a task whose step parked to sleep until the driver said,
+// without using an attempt, waiting for wait: "capacity" (its whole chain
+// at capacity: the next rung of the ladder, or sooner, when its models'
+// breakers let a probe through, whose cooldowns track the pool more closely
+// than a rung of half an hour; the rest of the queue then learns from the
+// probe's answer, see wake) or "reset" (a usage limit's reset).
+func (w *worker) snooze(ctx context.Context, wait string, f *stepFailure) error {
+	river.MetadataSet(ctx, "spillway_wait", wait)
+	river.MetadataSet(ctx, "spillway_snoozes", f.nextRung) // the rung it waits next (the driver's word)
+	river.MetadataSet(ctx, "spillway_rung_left", f.rungLeft)
+	return river.JobSnooze(max(f.park.Sub(w.o.Clock.Now()), 0))
+}
+
+// parkedUntil is when a task parked for a usage limit's reset may run
+// again, on the queue's clock.
+func parkedUntil(r *rivertype.JobRow) (time.Time, bool) {
+	var m struct {
+		Wait  string    `json:"spillway_wait"`
+		Until time.Time `json:"spillway_until"`
+	}
+	if jsonUnmarshal(r.Metadata, &m) != nil || m.Wait != "reset" || m.Until.IsZero() {
+		return time.Time{}, false
+	}
+	return m.Until, true
 }
 
 func (w *worker) finishedSteps(ctx context.Context, id int64) (map[int]bool, string, error) {
@@ -625,7 +652,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
-			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, nextRung: res.NextRung, class: parkClass(res.Class)}
+			return "", "", &stepFailure{park: res.ParkUntil, resets: res.ResetsAt, rungLeft: res.RungLeft, nextRung: res.NextRung, class: parkClass(res.Class)}
 		}
 		c := classify.Class(res.Class)
 		// an agent that failed on its own (unknown) may be retried; a key,
@@ -661,7 +688,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
 		}
 		if !te.ParkUntil.IsZero() {
-			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, nextRung: te.NextRung, class: parkClass(string(te.Verdict.Class))}
+			return "", "", &stepFailure{park: te.ParkUntil, resets: te.Verdict.ResetsAt, rungLeft: te.RungLeft, nextRung: te.NextRung, class: parkClass(string(te.Verdict.Class))}
 		}
 		c := te.Verdict.Class
 		// unknown may be a transport glitch classify has no type for:

@@ -595,8 +595,9 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 // meta is spillway's part of a task's metadata (decoded: Postgres returns
 // jsonb with its own spacing).
 type meta struct {
-	// Wait is what the task is waiting for: "capacity", "window", "slot"
-	// (a global slot, queue.global_concurrency) or "".
+	// Wait is what the task is waiting for: "capacity", "reset" (a plan's
+	// usage limit's), "window", "slot" (a global slot,
+	// queue.global_concurrency) or "".
 	Wait string `json:"spillway_wait"`
 	// Failed is the class of a failure no retry can fix (auth, quota, a bad
 	// request, …): the task was ended at once, without River's retries.
@@ -609,16 +610,23 @@ func metaOf(r *rivertype.JobRow) meta {
 	return m
 }
 
-// waitsFor is what a task is waiting for ("capacity", "window", "slot" or
-// "").
+// waitsFor is what a task is waiting for ("capacity", "reset", "window",
+// "slot" or "").
 func waitsFor(r *rivertype.JobRow) string { return metaOf(r).Wait }
 
 // Status maps River's job state (and spillway's wait marker) to the
 // statuses users see.
 func Status(r *rivertype.JobRow) string {
 	waiting := waitsFor(r) == "capacity"
-	if waitsFor(r) == "slot" && (r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable) {
-		return "queued" // for a global slot: it runs as soon as one frees
+	switch waitsFor(r) {
+	case "slot":
+		if r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable {
+			return "queued" // for a global slot: it runs as soon as one frees
+		}
+	case "reset":
+		if r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable {
+			return "waiting for the usage limit's reset"
+		}
 	}
 	switch r.State {
 	case rivertype.JobStateAvailable, rivertype.JobStatePending:

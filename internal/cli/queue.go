@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -107,7 +109,12 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 				n++
 				data, err := os.ReadFile(steps)
 				if err != nil {
-					return fail(ExitUsage, "--steps: %w", err)
+					// a named file that is not there: 1, as for one that fails validation
+					var pe *fs.PathError
+					if errors.As(err, &pe) {
+						err = pe.Err
+					}
+					return fail(ExitFail, "--steps %s: %w", steps, err)
 				}
 				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
 					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check

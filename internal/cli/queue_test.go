@@ -535,3 +535,14 @@ func TestQueueCommandTaskGetsItsModel(t *testing.T) {
 		t.Fatalf("event log:\n%s", log)
 	}
 }
+
+// A step file that does not exist is a named file that fails: exit 1, as
+// the README's table of exit codes says, naming the flag and the file.
+func TestQueueAddStepsFileMissing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	out, errOut, code := run(t, map[string]string{"HOME": dir}, "", "queue", "--db", "sqlite:"+filepath.Join(dir, "q.db"), "add", "--steps", missing)
+	if want := "spillway: --steps " + missing + ": no such file or directory\n"; code != ExitFail || out != "" || errOut != want {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, out, errOut, ExitFail, want)
+	}
+}

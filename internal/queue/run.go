@@ -270,8 +270,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		return river.JobSnooze(until.Sub(w.o.Clock.Now()))
 	}
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
-	release, ok := w.globalSlot(ctx, job.ID)
-	if !ok { // every global slot is taken: queued again, no attempt used
+	release, ok := w.globalSlot(ctx, job)
+	if !ok { // every global slot is taken, or an earlier task's turn comes first: queued again, no attempt used
 		river.MetadataSet(ctx, "spillway_wait", "slot")
 		ev.Status, ev.Next = "queued", w.o.Clock.Now().Add(slotRecheck)
 		w.tell(ev)
@@ -507,9 +507,8 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		return // waking is an optimisation: the ladder still runs
 	}
 	type waiter struct {
-		id    int64
-		only  bool
-		place time.Time
+		id   int64
+		only bool
 	}
 	var waiters []waiter
 	only := 0
@@ -525,7 +524,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 			continue
 		}
 		if uses, confined := w.uses(a.Task, model); uses {
-			waiters = append(waiters, waiter{r.ID, confined, place(r.CreatedAt, a.Task)})
+			waiters = append(waiters, waiter{r.ID, confined})
 			if confined {
 				only++
 			}
@@ -547,7 +546,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		if woken >= w.o.Concurrency {
 			break
 		}
-		if err := w.store.be.wakeAt(ctx, x.id, x.place); err == nil {
+		if err := w.store.be.due(ctx, x.id); err == nil {
 			woken++
 			w.o.Log("task %d: %s has room again; woken", x.id, model)
 		}
@@ -555,47 +554,48 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 }
 
 // globalSlot takes one of queue.global_concurrency slots across every
-// runner of the queue, when there is a limit; ok=false when all are taken.
-// When the shared state cannot say (Redis or the database unreachable),
-// the task runs within this runner's own concurrency, as the engine goes
-// on with its own pace: a limit that cannot be checked must not stop the
-// whole queue. Releasing a slot wakes the oldest task waiting for one.
-func (w *worker) globalSlot(ctx context.Context, self int64) (release func(), ok bool) {
-	if w.o.Slots == nil || w.o.GlobalConcurrency <= 0 {
-		return func() {}, true
+// runner of the queue, when there is a limit; ok=false when the task is to
+// wait for one: all are taken, or a task before it in line is still to
+// start (order.go). When the shared state cannot say (Redis or the database
+// unreachable), the task runs within this runner's own concurrency, as the
+// engine goes on with its own pace: a limit that cannot be checked must not
+// stop the whole queue. Releasing a slot wakes the first task in line that
+// waits for one.
+func (w *worker) globalSlot(ctx context.Context, job *river.Job[taskArgs]) (release func(), ok bool) {
+	free := func() {}
+	if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
+		if first, err := w.store.inLine(ctx, job.ID); err == nil && first != 0 {
+			return nil, false // its turn comes first
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		f, taken, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
+		switch {
+		case err != nil:
+		case !taken:
+			return nil, false
+		default:
+			free = func() {
+				f()
+				w.wakeForSlot(context.WithoutCancel(ctx))
+			}
+		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	free, taken, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
-	switch {
-	case err != nil:
-		return func() {}, true
-	case !taken:
-		return nil, false
-	}
+	// past its slot: no longer in line (a runner with a global limit lets
+	// it be, even when this one has none)
+	_ = w.store.started(ctx, job.ID, job.Attempt)
 	return func() {
+		_ = w.store.ended(context.WithoutCancel(ctx), job.ID, job.Attempt)
 		free()
-		w.wakeForSlot(context.WithoutCancel(ctx), self)
 	}, true
 }
 
-// wakeForSlot makes the oldest task waiting for a global slot run now: the
-// slot this one held is free (on any runner: the first to fetch it takes
-// it; the rest look again after slotRecheck). A snooze shorter than
-// River's scheduler interval leaves the task available with a later
-// scheduled_at, a longer one scheduled: both are looked at.
-func (w *worker) wakeForSlot(ctx context.Context, self int64) {
-	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).
-		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled).
-		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
-	if err != nil {
-		return // waking is an optimisation: the recheck still comes
-	}
-	now := time.Now() // River's time: its scheduled_at is the wall clock's
-	for _, r := range rows {
-		if r.ID != self && waitsFor(r) == "slot" && r.ScheduledAt.After(now) && w.store.be.retry(ctx, r.ID) == nil {
-			return
-		}
+// wakeForSlot makes the first task in line that waits for a global slot
+// due now: the slot this one held is free (on any runner: the first to
+// fetch it takes it; the rest look again after slotRecheck).
+func (w *worker) wakeForSlot(ctx context.Context) {
+	if id, err := w.store.firstWaitingForSlot(ctx); err == nil && id != 0 {
+		_ = w.store.be.due(ctx, id)
 	}
 }
 

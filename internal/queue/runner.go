@@ -270,7 +270,9 @@ func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, attempt int,
 		return false, nil
 	}
 	errData, _ := json.Marshal(rivertype.AttemptError{At: now.UTC(), Attempt: job.Attempt, Error: why})
-	p := riverdriver.JobSetStateErrorAvailable(id, now.UTC(), errData, nil)
+	// due now on River's clock (the wall clock's), and fetched in its place
+	// in line (order.go), not behind the tasks added since it started
+	p := riverdriver.JobSetStateErrorAvailable(id, time.Now().UTC(), errData, nil)
 	rows, err := b.drv.GetExecutor().JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
 		ID: []int64{p.ID}, Attempt: []*int{p.Attempt}, ErrData: [][]byte{p.ErrData}, FinalizedAt: []*time.Time{p.FinalizedAt},
 		MetadataDoMerge: []bool{false}, MetadataUpdates: [][]byte{nil}, ScheduledAt: []*time.Time{p.ScheduledAt},

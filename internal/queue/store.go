@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -79,12 +81,10 @@ type backend interface {
 	list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error)
 	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	retry(ctx context.Context, id int64) error
-	// wakeAt makes a waiting (scheduled or snoozed) task due now, in the
-	// place in line at (see place): River fetches by priority, then
-	// scheduled_at, so a task woken with JobRetry (scheduled now) would
-	// wait behind every task added before that moment. A task no longer
-	// waiting is left as it is.
-	wakeAt(ctx context.Context, id int64, at time.Time) error
+	// due makes a waiting (scheduled or snoozed) task due now; the fetch
+	// puts it in its place in line (order.go). A task no longer waiting is
+	// left as it is.
+	due(ctx context.Context, id int64) error
 	cancel(ctx context.Context, id int64) error
 	purge(ctx context.Context) (int, error)
 	// exec and queryRow run spillway's own SQL (written with ? placeholders).
@@ -111,15 +111,11 @@ func (b *riverBackend[TTx]) retry(ctx context.Context, id int64) error {
 	return err
 }
 
-// wakeAt is written in SQL because River has no call that sets a job's
-// scheduled_at but JobRetry's (now). On SQLite a time is River's text in
-// River's one format (riversqlite's timeString: any other compares wrong).
-func (b *riverBackend[TTx]) wakeAt(ctx context.Context, id int64, at time.Time) error {
-	var t any = at.UTC()
-	if !b.pg() {
-		t = at.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
-	}
-	return b.exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ? WHERE id = ? AND state IN ('available', 'scheduled')`, t, id)
+// due is written in SQL because River has no call that makes a snoozed
+// job due but JobRetry, which refuses an available one. Its created_at is
+// a time before now on the database's own clock, in River's own format.
+func (b *riverBackend[TTx]) due(ctx context.Context, id int64) error {
+	return b.exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = created_at WHERE id = ? AND state IN ('available', 'scheduled')`, id)
 }
 
 func (b *riverBackend[TTx]) cancel(ctx context.Context, id int64) error {
@@ -145,6 +141,7 @@ func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
 		`DELETE FROM spillway_results WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_step_running WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_handback WHERE job_id NOT IN (SELECT id FROM river_job)`,
+		`DELETE FROM spillway_started WHERE job_id NOT IN (SELECT id FROM river_job)`,
 	} {
 		if err := b.exec(ctx, q); err != nil {
 			return 0, err
@@ -294,9 +291,8 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 		}
 		sdb.SetMaxOpenConns(1)
 		sdb.SetConnMaxLifetime(0)
-		drv := riversqlite.New(sdb)
 		cfg.Schema = ""
-		s, err := open(ctx, drv, cfg, "sqlite "+path)
+		s, err := open(ctx, riverdriver.Driver[*sql.Tx](orderedDriver[*sql.Tx]{riversqlite.New(sdb)}), cfg, "sqlite "+path)
 		if err != nil {
 			sdb.Close()
 			return nil, err
@@ -325,7 +321,7 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 			pool.Close()
 			return nil, fmt.Errorf("queue: cannot connect to %s: %s; check that PostgreSQL runs there and the URL's user, password and database", where, pgCause(err))
 		}
-		s, err := open(ctx, riverpgxv5.New(pool), cfg, where)
+		s, err := open(ctx, riverdriver.Driver[pgx.Tx](orderedDriver[pgx.Tx]{riverpgxv5.New(pool)}), cfg, where)
 		if err != nil {
 			pool.Close()
 			return nil, err
@@ -387,6 +383,9 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 			return nil, fmt.Errorf("queue: %s: %w", where, err)
 		}
 	}
+	if err := be.exec(ctx, startedTable); err != nil { // the tasks past their slot (order.go)
+		return nil, fmt.Errorf("queue: %s: %w", where, err)
+	}
 	for _, q := range fleetTables { // the runners' shared state (fleet.go)
 		if err := be.exec(ctx, dialect(be.pg(), q)); err != nil {
 			return nil, fmt.Errorf("queue: %s: %w", where, err)
@@ -425,6 +424,11 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 		return 0, fmt.Errorf("queue: %w", err)
 	}
 	opts := &river.InsertOpts{Priority: t.Priority, MaxAttempts: t.MaxAttempts, Tags: t.Tags}
+	if ahead := time.Duration(config.Tier(t.MinTier).Rank()) * placeAhead; ahead > 0 {
+		// its place in line: created_at (the database's clock) less this
+		// (order.go)
+		opts.Metadata, _ = json.Marshal(map[string]int64{"spillway_ahead_ms": ahead.Milliseconds()})
+	}
 	at := w.Next(now)
 	if at.After(now) {
 		opts.ScheduledAt = at
@@ -432,13 +436,6 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 	row, err := s.be.insert(ctx, taskArgs{Task: t}, opts)
 	if err != nil {
 		return 0, fmt.Errorf("queue: %w", err)
-	}
-	if ahead := place(row.CreatedAt, t); !at.After(now) && ahead.Before(row.CreatedAt) {
-		// its place in line (River's InsertOpts.ScheduledAt would make it
-		// wait for River's scheduler, seconds, even in the past)
-		if err := s.be.wakeAt(ctx, row.ID, ahead); err != nil {
-			return 0, fmt.Errorf("queue: %w", err)
-		}
 	}
 	return row.ID, nil
 }
@@ -452,12 +449,6 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 // turn came (BENCHMARKS.md, resilience). Across longer spans the queue is
 // first in, first out, as before.
 const placeAhead = time.Second
-
-// place is a task's place in line (River's scheduled_at) when it was added
-// at added (River's clock: the wall clock's).
-func place(added time.Time, t Task) time.Time {
-	return added.Add(-time.Duration(config.Tier(t.MinTier).Rank()) * placeAhead)
-}
 
 // List returns every task, newest first.
 func (s *Store) List(ctx context.Context) ([]Info, error) {

@@ -354,6 +354,9 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			if gapMax >= 0 {
 				cfg.Queue.GapMax = config.Duration(gapMax)
 			}
+			if err := s.Alone(ctx, time.Now()); err != nil { // a SQLite queue's second runner: before a word of its own
+				return fail(ExitFail, "%w", err)
+			}
 			var sink events.Sink = events.Nop{}
 			view := a.newQueueView(s, asJSON)
 			// (records the log loses are said as the view says its lines)

@@ -153,6 +153,9 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 		return fmt.Errorf("queue: %w", err)
 	}
 	defer s.unregister(context.WithoutCancel(ctx), self)
+	if err := s.alone(ctx, self, o.Clock.Now()); err != nil {
+		return err
+	}
 	w := &worker{store: s, o: o, runner: self, runCtx: ctx}
 	// one transport for every prompt step: the queue's records, the
 	// engine's breakers and pacer

@@ -368,7 +368,8 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_steps (job_id BIGINT NOT NULL, step INTEGER NOT NULL, output TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (job_id, step))`,
 		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
 		// the runners alive, and the step each task runs (runner.go)
-		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL,
+			started BIGINT NOT NULL DEFAULT 0, pstart BIGINT NOT NULL DEFAULT 0)`,
 		// the gateway keys' daily tokens (windows.go)
 		`CREATE TABLE IF NOT EXISTS spillway_key_usage (name TEXT NOT NULL, day TEXT NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (name, day))`,
 		// the learned quiet window (windows.go)
@@ -380,6 +381,27 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_step_running (job_id BIGINT PRIMARY KEY, runner TEXT NOT NULL, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, attempt INTEGER NOT NULL, step INTEGER NOT NULL, pgid INTEGER NOT NULL, pstart BIGINT NOT NULL, why TEXT NOT NULL)`,
 	} {
 		if err := be.exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+	}
+	for _, c := range runnerColumns { // added since the table was first made
+		var n int
+		q := `SELECT COUNT(*) FROM pragma_table_info('spillway_runner') WHERE name = ?`
+		if be.pg() {
+			q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'spillway_runner' AND table_schema = current_schema() AND column_name = ?`
+		}
+		if err := be.queryRow(ctx, q, c).Scan(&n); err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+		if n > 0 {
+			continue
+		}
+		alter := `ALTER TABLE spillway_runner ADD COLUMN ` + c + ` BIGINT NOT NULL DEFAULT 0`
+		if be.pg() {
+			alter = `ALTER TABLE spillway_runner ADD COLUMN IF NOT EXISTS ` + c + ` BIGINT NOT NULL DEFAULT 0`
+		}
+		// (on SQLite another process may have added it meanwhile)
+		if err := be.exec(ctx, alter); err != nil && !strings.Contains(err.Error(), "duplicate column") {
 			return nil, fmt.Errorf("queue: %s: %w", where, err)
 		}
 	}

@@ -266,10 +266,10 @@ type stepFailure struct {
 // OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 	if until, ok := parkedUntil(job.JobRow); ok && w.o.Clock.Now().Before(until) {
-		// handed back before the usage limit's reset (River's scheduler
-		// makes a job available up to 5 s before its time, and its time is
-		// the wall clock's, not the queue's): parked again for what is
-		// left, no attempt used; it said so when it parked
+		// handed back before the usage limit's reset on the queue's clock
+		// (River times the snooze on the wall clock, and a task can be
+		// made due by hand): parked again for what is left, no attempt
+		// used; it said so when it parked
 		return river.JobSnooze(until.Sub(w.o.Clock.Now()))
 	}
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
@@ -378,7 +378,7 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		case f == nil:
 		case !f.park.IsZero() && f.class == classify.UsageLimit:
 			if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
-				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, f.park.UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
+				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
 			}
 			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until the usage limit resets at %s (no attempt used)", job.ID, task.Name, step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339))
 			// back at the driver's time (the reset and a second), and never

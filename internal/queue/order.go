@@ -147,7 +147,7 @@ func (s *Store) inLine(ctx context.Context, id int64) (int64, error) {
 	}
 	var first int64
 	err := s.be.queryRow(ctx, `SELECT o.id FROM river_job o JOIN river_job me ON me.id = ?
-		WHERE o.kind = me.kind AND o.queue = me.queue AND o.id <> me.id
+		WHERE o.kind = me.kind AND o.queue = me.queue AND o.id <> me.id AND o.state IN ('running', 'available', 'scheduled')
 		AND (o.priority, `+po+`, o.id) < (me.priority, `+pme+`, me.id)
 		AND ((o.state = 'running' AND NOT EXISTS (SELECT 1 FROM spillway_started g WHERE g.job_id = o.id AND g.attempt = o.attempt))
 			OR (o.state = 'available' AND o.scheduled_at <= `+now+`)

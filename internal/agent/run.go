@@ -119,6 +119,9 @@ type Result struct {
 	ParkUntil time.Time     `json:"park_until,omitzero"`
 	RungLeft  time.Duration `json:"-"`
 	NextRung  int           `json:"-"`
+	// ResetsAt, for a run parked for a plan's usage limit, is the reset as
+	// the provider said it (ParkUntil is a little after it).
+	ResetsAt time.Time `json:"-"`
 	// Stdout is what the run that succeeded printed (its last MiB), without
 	// the output of the runs that failed before it.
 	Stdout string `json:"-"`
@@ -348,7 +351,7 @@ func Run(ctx context.Context, o Options) Result {
 	case !out.ParkUntil.IsZero():
 		res.ExitCode, res.Class, res.Reason, res.ParkUntil, res.RungLeft, res.NextRung = ExitCapacity, string(classify.Capacity), out.Reason, out.ParkUntil, out.RungLeft, out.NextRung
 		if out.Verdict.Class == classify.UsageLimit { // parked to a usage limit's reset
-			res.ExitCode, res.Class = ExitAuth, string(classify.UsageLimit)
+			res.ExitCode, res.Class, res.ResetsAt = ExitAuth, string(classify.UsageLimit), out.Verdict.ResetsAt
 		}
 	case last.startErr != nil:
 		say("cannot run %s: %v", o.Command[0], last.startErr)

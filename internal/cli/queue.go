@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -107,7 +109,12 @@ func (a *App) queueAdd(open opener) *cobra.Command {
 				n++
 				data, err := os.ReadFile(steps)
 				if err != nil {
-					return fail(ExitUsage, "--steps: %w", err)
+					// a named file that is not there: 1, as for one that fails validation
+					var pe *fs.PathError
+					if errors.As(err, &pe) {
+						err = pe.Err
+					}
+					return fail(ExitFail, "--steps %s: %w", steps, err)
 				}
 				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
 					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
@@ -346,6 +353,9 @@ func (a *App) queueRun(open opener) *cobra.Command {
 			}
 			if gapMax >= 0 {
 				cfg.Queue.GapMax = config.Duration(gapMax)
+			}
+			if err := s.Alone(ctx, time.Now()); err != nil { // a SQLite queue's second runner: before a word of its own
+				return fail(ExitFail, "%w", err)
 			}
 			var sink events.Sink = events.Nop{}
 			view := a.newQueueView(s, asJSON)
@@ -600,7 +610,7 @@ func progressLine(list []queue.Info) string {
 		filled = finished * width / total
 	}
 	var parts []string
-	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "waiting to retry", "scheduled", "failed", "cancelled"} {
+	for _, st := range []string{"succeeded", "running", "queued", "waiting for capacity", "waiting for the usage limit's reset", "waiting to retry", "scheduled", "failed", "cancelled"} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

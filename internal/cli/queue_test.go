@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/pgtest"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/queue"
+	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -533,5 +535,50 @@ func TestQueueCommandTaskGetsItsModel(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, "e.jsonl"))
 	if !strings.Contains(string(log), `"model":"gpt-6-luna"`) || !strings.Contains(string(log), `"route":"gpt-6-luna:ok"`) {
 		t.Fatalf("event log:\n%s", log)
+	}
+}
+
+// A step file that does not exist is a named file that fails: exit 1, as
+// the README's table of exit codes says, naming the flag and the file.
+func TestQueueAddStepsFileMissing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	out, errOut, code := run(t, map[string]string{"HOME": dir}, "", "queue", "--db", "sqlite:"+filepath.Join(dir, "q.db"), "add", "--steps", missing)
+	if want := "spillway: --steps " + missing + ": no such file or directory\n"; code != ExitFail || out != "" || errOut != want {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, out, errOut, ExitFail, want)
+	}
+}
+
+// A second `queue run` on a SQLite queue is refused at once (exit 1),
+// naming the runner that holds it, before it prints anything else.
+func TestQueueRunRefusesASecondRunnerOnSQLite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q.db")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := queue.Open(ctx, "sqlite:"+path, dir, queue.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	since := time.Date(2026, 11, 30, 14, 2, 11, 0, time.Local)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(runCtx, queue.RunOptions{Config: config.Default(), Clock: policytest.New(since)})
+	}()
+	defer func() { stop(); <-done }()
+	// the first runner has registered once Alone names it
+	for s.Alone(ctx, time.Now()) == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the first runner never registered")
+		}
+		time.Sleep(10 * time.Millisecond) // another goroutine registers: polling, not timing
+	}
+	host, _ := os.Hostname()
+	out, errOut, code := run(t, map[string]string{"HOME": dir}, "", "queue", "--db", "sqlite:"+path, "run", "--until-empty")
+	want := fmt.Sprintf("spillway: queue: sqlite %s has a runner already: pid %d on %s, since 2026-11-30 14:02:11; a SQLite queue has one runner: stop that one first, or share a Postgres queue between runners\n", path, os.Getpid(), host)
+	if code != ExitFail || out != "" || errOut != want {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, out, errOut, ExitFail, want)
 	}
 }

@@ -22,6 +22,9 @@
 // worker: an open breaker moves the whole queue down a tier together, and
 // attempts to each model start queue.gap_min to queue.gap_max apart
 // (River's scheduler has no start-rate control, and wakes only every 5 s).
+// Within a priority, tasks start in the order they were added, whatever
+// they waited for or however they were handed back, across runners and
+// under a global limit (order.go).
 // A failure no retry can fix (auth, quota, bad_request, content_filter, a
 // model that is not configured) ends the task at once as failed, with its
 // class, without River's retries; other failures (network, timeouts, an

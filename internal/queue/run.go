@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,6 +153,9 @@ func (s *Store) Run(ctx context.Context, o RunOptions) error {
 		return fmt.Errorf("queue: %w", err)
 	}
 	defer s.unregister(context.WithoutCancel(ctx), self)
+	if err := s.alone(ctx, self, o.Clock.Now()); err != nil {
+		return err
+	}
 	w := &worker{store: s, o: o, runner: self, runCtx: ctx}
 	// one transport for every prompt step: the queue's records, the
 	// engine's breakers and pacer
@@ -224,7 +228,7 @@ func NextDue(list []Info) (next time.Time, waiting int) {
 // for capacity, or for its next retry.
 func (in Info) Waiting() bool {
 	switch in.Status {
-	case "scheduled", "waiting for capacity", "waiting to retry":
+	case "scheduled", "waiting for capacity", "waiting for the usage limit's reset", "waiting to retry":
 		return true
 	}
 	return false
@@ -247,7 +251,8 @@ type worker struct {
 
 // stepFailure is how a step ended when it did not succeed.
 type stepFailure struct {
-	park     time.Time     // every model at capacity: back then, no attempt used
+	park     time.Time     // every model at capacity, or a usage limit: back then, no attempt used
+	resets   time.Time     // a usage limit's reset, as the provider said it
 	rungLeft time.Duration // and what is left of the rung then
 	nextRung int           // and the rung it waits then
 	class    classify.Class
@@ -260,9 +265,16 @@ type stepFailure struct {
 // Work runs one task's steps, skipping those already finished, and tells
 // OnTask what became of it.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
+	if until, ok := parkedUntil(job.JobRow); ok && w.o.Clock.Now().Before(until) {
+		// handed back before the usage limit's reset on the queue's clock
+		// (River times the snooze on the wall clock, and a task can be
+		// made due by hand): parked again for what is left, no attempt
+		// used; it said so when it parked
+		return river.JobSnooze(until.Sub(w.o.Clock.Now()))
+	}
 	ev := TaskEvent{ID: job.ID, Name: job.Args.Task.Name, Status: "running", Attempt: job.Attempt, MaxAttempts: job.MaxAttempts}
-	release, ok := w.globalSlot(ctx, job.ID)
-	if !ok { // every global slot is taken: queued again, no attempt used
+	release, ok := w.globalSlot(ctx, job)
+	if !ok { // every global slot is taken, or an earlier task's turn comes first: queued again, no attempt used
 		river.MetadataSet(ctx, "spillway_wait", "slot")
 		ev.Status, ev.Next = "queued", w.o.Clock.Now().Add(slotRecheck)
 		w.tell(ev)
@@ -284,7 +296,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		status = "waiting to retry"
 	}
 	ev.Status, ev.Next = status, next
-	if err != nil && status != "queued" && status != "scheduled" && status != "waiting for capacity" {
+	var snooze *rivertype.JobSnoozeError
+	if err != nil && !errors.As(err, &snooze) { // a wait is no error (River names its snooze one)
 		ev.Error = strings.TrimPrefix(err.Error(), "JobCancelError: ")
 	}
 	w.tell(ev)
@@ -329,6 +342,7 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 	_ = json.Unmarshal(job.Metadata, &meta)
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
+	river.MetadataSet(ctx, "spillway_until", nil)
 	done, prev, err := w.finishedSteps(ctx, job.ID)
 	if err != nil {
 		return "", time.Time{}, err
@@ -364,12 +378,16 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		case f == nil:
 		case !f.park.IsZero() && f.class == classify.UsageLimit:
 			if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
-				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, f.park.UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
+				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
 			}
-			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until its reset at %s (no attempt used)", job.ID, task.Name, step.Name, f.park.UTC().Format(time.RFC3339))
-			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
+			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until the usage limit resets at %s (no attempt used)", job.ID, task.Name, step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339))
+			// back at the driver's time (the reset and a second), and never
+			// before it on the queue's clock (Work)
+			river.MetadataSet(ctx, "spillway_until", f.park.UTC().Format(time.RFC3339Nano))
+			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, "reset", f)
 		case !f.park.IsZero():
-			return "waiting for capacity", f.park, w.snooze(ctx, job, f.nextRung, f.park, f.rungLeft)
+			w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, f.park.Local().Format("15:04:05"), max(f.park.Sub(w.o.Clock.Now()), 0).Round(time.Millisecond))
+			return "waiting for capacity", f.park, w.snooze(ctx, "capacity", f)
 		case f.final:
 			// retrying would fail the same way: end the task now, saying why
 			river.MetadataSet(ctx, "spillway_failed", string(f.class))
@@ -423,18 +441,30 @@ func (w *worker) request(task Task, step Step) policy.Request {
 	return policy.Request{Model: m, Type: wire.Format(w.o.Config.ModelType(m)), MinTier: config.Tier(task.MinTier)}
 }
 
-// snooze puts a task whose whole chain is at capacity to sleep until the
-// driver said, without using an attempt: the next rung of the ladder, or
-// sooner, when its models' breakers let a probe through (their cooldowns
-// track the pool more closely than a rung of half an hour; the rest of the
-// queue then learns from the probe's answer, see wake).
-func (w *worker) snooze(ctx context.Context, job *river.Job[taskArgs], rung int, until time.Time, rungLeft time.Duration) error {
-	d := max(until.Sub(w.o.Clock.Now()), 0)
-	river.MetadataSet(ctx, "spillway_wait", "capacity")
-	river.MetadataSet(ctx, "spillway_snoozes", rung) // the rung it waits next (the driver's word)
-	river.MetadataSet(ctx, "spillway_rung_left", rungLeft)
-	w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, until.Local().Format("15:04:05"), d.Round(time.Millisecond))
-	return river.JobSnooze(d)
+// snooze puts a task whose step parked to sleep until the driver said,
+// without using an attempt, waiting for wait: "capacity" (its whole chain
+// at capacity: the next rung of the ladder, or sooner, when its models'
+// breakers let a probe through, whose cooldowns track the pool more closely
+// than a rung of half an hour; the rest of the queue then learns from the
+// probe's answer, see wake) or "reset" (a usage limit's reset).
+func (w *worker) snooze(ctx context.Context, wait string, f *stepFailure) error {
+	river.MetadataSet(ctx, "spillway_wait", wait)
+	river.MetadataSet(ctx, "spillway_snoozes", f.nextRung) // the rung it waits next (the driver's word)
+	river.MetadataSet(ctx, "spillway_rung_left", f.rungLeft)
+	return river.JobSnooze(max(f.park.Sub(w.o.Clock.Now()), 0))
+}
+
+// parkedUntil is when a task parked for a usage limit's reset may run
+// again, on the queue's clock.
+func parkedUntil(r *rivertype.JobRow) (time.Time, bool) {
+	var m struct {
+		Wait  string    `json:"spillway_wait"`
+		Until time.Time `json:"spillway_until"`
+	}
+	if jsonUnmarshal(r.Metadata, &m) != nil || m.Wait != "reset" || m.Until.IsZero() {
+		return time.Time{}, false
+	}
+	return m.Until, true
 }
 
 func (w *worker) finishedSteps(ctx context.Context, id int64) (map[int]bool, string, error) {
@@ -480,9 +510,8 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		return // waking is an optimisation: the ladder still runs
 	}
 	type waiter struct {
-		id    int64
-		only  bool
-		place time.Time
+		id   int64
+		only bool
 	}
 	var waiters []waiter
 	only := 0
@@ -498,7 +527,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 			continue
 		}
 		if uses, confined := w.uses(a.Task, model); uses {
-			waiters = append(waiters, waiter{r.ID, confined, place(r.CreatedAt, a.Task)})
+			waiters = append(waiters, waiter{r.ID, confined})
 			if confined {
 				only++
 			}
@@ -520,7 +549,7 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 		if woken >= w.o.Concurrency {
 			break
 		}
-		if err := w.store.be.wakeAt(ctx, x.id, x.place); err == nil {
+		if err := w.store.be.due(ctx, x.id); err == nil {
 			woken++
 			w.o.Log("task %d: %s has room again; woken", x.id, model)
 		}
@@ -528,47 +557,48 @@ func (w *worker) wake(ctx context.Context, self int64, model string) {
 }
 
 // globalSlot takes one of queue.global_concurrency slots across every
-// runner of the queue, when there is a limit; ok=false when all are taken.
-// When the shared state cannot say (Redis or the database unreachable),
-// the task runs within this runner's own concurrency, as the engine goes
-// on with its own pace: a limit that cannot be checked must not stop the
-// whole queue. Releasing a slot wakes the oldest task waiting for one.
-func (w *worker) globalSlot(ctx context.Context, self int64) (release func(), ok bool) {
-	if w.o.Slots == nil || w.o.GlobalConcurrency <= 0 {
-		return func() {}, true
+// runner of the queue, when there is a limit; ok=false when the task is to
+// wait for one: all are taken, or a task before it in line is still to
+// start (order.go). When the shared state cannot say (Redis or the database
+// unreachable), the task runs within this runner's own concurrency, as the
+// engine goes on with its own pace: a limit that cannot be checked must not
+// stop the whole queue. Releasing a slot wakes the first task in line that
+// waits for one.
+func (w *worker) globalSlot(ctx context.Context, job *river.Job[taskArgs]) (release func(), ok bool) {
+	free := func() {}
+	if w.o.Slots != nil && w.o.GlobalConcurrency > 0 {
+		if first, err := w.store.inLine(ctx, job.ID); err == nil && first != 0 {
+			return nil, false // its turn comes first
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		f, taken, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
+		switch {
+		case err != nil:
+		case !taken:
+			return nil, false
+		default:
+			free = func() {
+				f()
+				w.wakeForSlot(context.WithoutCancel(ctx))
+			}
+		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	free, taken, err := w.o.Slots.Slot(cctx, globalLane, w.o.GlobalConcurrency)
-	switch {
-	case err != nil:
-		return func() {}, true
-	case !taken:
-		return nil, false
-	}
+	// past its slot: no longer in line (a runner with a global limit lets
+	// it be, even when this one has none)
+	_ = w.store.started(ctx, job.ID, job.Attempt)
 	return func() {
+		_ = w.store.ended(context.WithoutCancel(ctx), job.ID, job.Attempt)
 		free()
-		w.wakeForSlot(context.WithoutCancel(ctx), self)
 	}, true
 }
 
-// wakeForSlot makes the oldest task waiting for a global slot run now: the
-// slot this one held is free (on any runner: the first to fetch it takes
-// it; the rest look again after slotRecheck). A snooze shorter than
-// River's scheduler interval leaves the task available with a later
-// scheduled_at, a longer one scheduled: both are looked at.
-func (w *worker) wakeForSlot(ctx context.Context, self int64) {
-	rows, err := w.store.be.list(ctx, river.NewJobListParams().Kinds(taskArgs{}.Kind()).
-		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled).
-		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(1000))
-	if err != nil {
-		return // waking is an optimisation: the recheck still comes
-	}
-	now := time.Now() // River's time: its scheduled_at is the wall clock's
-	for _, r := range rows {
-		if r.ID != self && waitsFor(r) == "slot" && r.ScheduledAt.After(now) && w.store.be.retry(ctx, r.ID) == nil {
-			return
-		}
+// wakeForSlot makes the first task in line that waits for a global slot
+// due now: the slot this one held is free (on any runner: the first to
+// fetch it takes it; the rest look again after slotRecheck).
+func (w *worker) wakeForSlot(ctx context.Context) {
+	if id, err := w.store.firstWaitingForSlot(ctx); err == nil && id != 0 {
+		_ = w.store.be.due(ctx, id)
 	}
 }
 
@@ -625,7 +655,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		case res.ExitCode == 0:
 			return strings.TrimSpace(res.Stdout), "", nil
 		case !res.ParkUntil.IsZero():
-			return "", "", &stepFailure{park: res.ParkUntil, rungLeft: res.RungLeft, nextRung: res.NextRung, class: parkClass(res.Class)}
+			return "", "", &stepFailure{park: res.ParkUntil, resets: res.ResetsAt, rungLeft: res.RungLeft, nextRung: res.NextRung, class: parkClass(res.Class)}
 		}
 		c := classify.Class(res.Class)
 		// an agent that failed on its own (unknown) may be retried; a key,
@@ -661,7 +691,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 			return "", "", &stepFailure{class: classify.Err(err).Class, err: err}
 		}
 		if !te.ParkUntil.IsZero() {
-			return "", "", &stepFailure{park: te.ParkUntil, rungLeft: te.RungLeft, nextRung: te.NextRung, class: parkClass(string(te.Verdict.Class))}
+			return "", "", &stepFailure{park: te.ParkUntil, resets: te.Verdict.ResetsAt, rungLeft: te.RungLeft, nextRung: te.NextRung, class: parkClass(string(te.Verdict.Class))}
 		}
 		c := te.Verdict.Class
 		// unknown may be a transport glitch classify has no type for:

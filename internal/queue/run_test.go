@@ -494,7 +494,7 @@ func TestUsageLimitParksToItsReset(t *testing.T) {
 				if in.Status != "succeeded" || in.Attempt != 1 {
 					t.Fatalf("the limited task: %+v; log %s", in, r.log())
 				}
-				if !strings.Contains(r.log(), "met its plan's usage limit; parked until its reset") {
+				if !strings.Contains(r.log(), "met its plan's usage limit; parked until the usage limit resets at ") {
 					t.Fatalf("log %s", r.log())
 				}
 				// the answer came after the reset (its second, as resets_at says it)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"time"
 
@@ -57,8 +58,64 @@ func (s *Store) register(ctx context.Context, r runner, now time.Time) error {
 	if err := s.be.exec(ctx, `DELETE FROM spillway_runner_dead WHERE id = ?`, r.id); err != nil {
 		return err
 	}
-	return s.be.exec(ctx, `INSERT INTO spillway_runner (id, host, boot, sid, pid, beat, dead_after) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.host, r.boot, r.sid, os.Getpid(), now.UnixNano(), int64(r.deadAfter))
+	pstart, _ := proc.StartTime(os.Getpid())
+	return s.be.exec(ctx, `INSERT INTO spillway_runner (id, host, boot, sid, pid, beat, dead_after, started, pstart) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.host, r.boot, r.sid, os.Getpid(), now.UnixNano(), int64(r.deadAfter), now.UnixNano(), int64(pstart))
+}
+
+// runnerColumns are the columns spillway_runner gained after it was first
+// made: added to a table an older version made.
+var runnerColumns = []string{"started", "pstart"}
+
+// Alone refuses a second runner on a SQLite queue, naming the runner that
+// holds it: River on SQLite has the one connection, and a SQLite queue one
+// runner. On Postgres it is nil: runners share it.
+func (s *Store) Alone(ctx context.Context, now time.Time) error {
+	return s.alone(ctx, runner{}, now)
+}
+
+// alone is Alone for self (registered), whom only a runner registered
+// before it can refuse: of two started at once, the first keeps the file.
+func (s *Store) alone(ctx context.Context, self runner, now time.Time) error {
+	if s.be.pg() {
+		return nil
+	}
+	host, _ := os.Hostname()
+	boot := proc.BootID()
+	var after int64
+	for {
+		var id, rhost, rboot string
+		var rowid, pid, pstart, beat, deadAfter, started int64
+		err := s.be.queryRow(ctx, `SELECT rowid, id, host, boot, pid, pstart, beat, dead_after, started FROM spillway_runner WHERE rowid > ? ORDER BY rowid LIMIT 1`, after).
+			Scan(&rowid, &id, &rhost, &rboot, &pid, &pstart, &beat, &deadAfter, &started)
+		if err != nil {
+			if isNoRows(err) {
+				return nil
+			}
+			return fmt.Errorf("queue: %w", err)
+		}
+		after = rowid
+		if id == self.id {
+			return nil // registered first of those alive
+		}
+		var alive bool
+		if rhost == host && rboot == boot && boot != "" {
+			// on this machine: while its process runs (the same pid,
+			// started at the same time)
+			st, err := proc.StartTime(int(pid))
+			alive = proc.Running(int(pid)) && (pstart == 0 || err != nil || int64(st) == pstart)
+		} else {
+			alive = now.Sub(time.Unix(0, beat)) < time.Duration(deadAfter)
+		}
+		if !alive {
+			continue // dead: a runner that starts rescues its tasks
+		}
+		since := ""
+		if started > 0 {
+			since = ", since " + time.Unix(0, started).Local().Format("2006-01-02 15:04:05")
+		}
+		return fmt.Errorf("queue: %s has a runner already: pid %d on %s%s; a SQLite queue has one runner: stop that one first, or share a Postgres queue between runners", s.Where, pid, rhost, since)
+	}
 }
 
 // beat says r is alive at now; false when another runner took r for dead
@@ -270,7 +327,9 @@ func (b *riverBackend[TTx]) handBack(ctx context.Context, id int64, attempt int,
 		return false, nil
 	}
 	errData, _ := json.Marshal(rivertype.AttemptError{At: now.UTC(), Attempt: job.Attempt, Error: why})
-	p := riverdriver.JobSetStateErrorAvailable(id, now.UTC(), errData, nil)
+	// due now on River's clock (the wall clock's), and fetched in its place
+	// in line (order.go), not behind the tasks added since it started
+	p := riverdriver.JobSetStateErrorAvailable(id, time.Now().UTC(), errData, nil)
 	rows, err := b.drv.GetExecutor().JobSetStateIfRunningMany(ctx, &riverdriver.JobSetStateIfRunningManyParams{
 		ID: []int64{p.ID}, Attempt: []*int{p.Attempt}, ErrData: [][]byte{p.ErrData}, FinalizedAt: []*time.Time{p.FinalizedAt},
 		MetadataDoMerge: []bool{false}, MetadataUpdates: [][]byte{nil}, ScheduledAt: []*time.Time{p.ScheduledAt},

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -79,12 +81,10 @@ type backend interface {
 	list(ctx context.Context, p *river.JobListParams) ([]*rivertype.JobRow, error)
 	get(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	retry(ctx context.Context, id int64) error
-	// wakeAt makes a waiting (scheduled or snoozed) task due now, in the
-	// place in line at (see place): River fetches by priority, then
-	// scheduled_at, so a task woken with JobRetry (scheduled now) would
-	// wait behind every task added before that moment. A task no longer
-	// waiting is left as it is.
-	wakeAt(ctx context.Context, id int64, at time.Time) error
+	// due makes a waiting (scheduled or snoozed) task due now; the fetch
+	// puts it in its place in line (order.go). A task no longer waiting is
+	// left as it is.
+	due(ctx context.Context, id int64) error
 	cancel(ctx context.Context, id int64) error
 	purge(ctx context.Context) (int, error)
 	// exec and queryRow run spillway's own SQL (written with ? placeholders).
@@ -111,15 +111,11 @@ func (b *riverBackend[TTx]) retry(ctx context.Context, id int64) error {
 	return err
 }
 
-// wakeAt is written in SQL because River has no call that sets a job's
-// scheduled_at but JobRetry's (now). On SQLite a time is River's text in
-// River's one format (riversqlite's timeString: any other compares wrong).
-func (b *riverBackend[TTx]) wakeAt(ctx context.Context, id int64, at time.Time) error {
-	var t any = at.UTC()
-	if !b.pg() {
-		t = at.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
-	}
-	return b.exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = ? WHERE id = ? AND state IN ('available', 'scheduled')`, t, id)
+// due is written in SQL because River has no call that makes a snoozed
+// job due but JobRetry, which refuses an available one. Its created_at is
+// a time before now on the database's own clock, in River's own format.
+func (b *riverBackend[TTx]) due(ctx context.Context, id int64) error {
+	return b.exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = created_at WHERE id = ? AND state IN ('available', 'scheduled')`, id)
 }
 
 func (b *riverBackend[TTx]) cancel(ctx context.Context, id int64) error {
@@ -145,6 +141,7 @@ func (b *riverBackend[TTx]) purge(ctx context.Context) (int, error) {
 		`DELETE FROM spillway_results WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_step_running WHERE job_id NOT IN (SELECT id FROM river_job)`,
 		`DELETE FROM spillway_handback WHERE job_id NOT IN (SELECT id FROM river_job)`,
+		`DELETE FROM spillway_started WHERE job_id NOT IN (SELECT id FROM river_job)`,
 	} {
 		if err := b.exec(ctx, q); err != nil {
 			return 0, err
@@ -294,9 +291,8 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 		}
 		sdb.SetMaxOpenConns(1)
 		sdb.SetConnMaxLifetime(0)
-		drv := riversqlite.New(sdb)
 		cfg.Schema = ""
-		s, err := open(ctx, drv, cfg, "sqlite "+path)
+		s, err := open(ctx, riverdriver.Driver[*sql.Tx](orderedDriver[*sql.Tx]{riversqlite.New(sdb)}), cfg, "sqlite "+path)
 		if err != nil {
 			sdb.Close()
 			return nil, err
@@ -325,7 +321,7 @@ func Open(ctx context.Context, db, dataDir string, o OpenOptions) (*Store, error
 			pool.Close()
 			return nil, fmt.Errorf("queue: cannot connect to %s: %s; check that PostgreSQL runs there and the URL's user, password and database", where, pgCause(err))
 		}
-		s, err := open(ctx, riverpgxv5.New(pool), cfg, where)
+		s, err := open(ctx, riverdriver.Driver[pgx.Tx](orderedDriver[pgx.Tx]{riverpgxv5.New(pool)}), cfg, where)
 		if err != nil {
 			pool.Close()
 			return nil, err
@@ -372,7 +368,8 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		`CREATE TABLE IF NOT EXISTS spillway_steps (job_id BIGINT NOT NULL, step INTEGER NOT NULL, output TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (job_id, step))`,
 		`CREATE TABLE IF NOT EXISTS spillway_results (job_id BIGINT PRIMARY KEY, output TEXT NOT NULL, finished_at TEXT NOT NULL)`,
 		// the runners alive, and the step each task runs (runner.go)
-		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS spillway_runner (id TEXT PRIMARY KEY, host TEXT NOT NULL, boot TEXT NOT NULL, sid INTEGER NOT NULL, pid INTEGER NOT NULL, beat BIGINT NOT NULL, dead_after BIGINT NOT NULL,
+			started BIGINT NOT NULL DEFAULT 0, pstart BIGINT NOT NULL DEFAULT 0)`,
 		// the gateway keys' daily tokens (windows.go)
 		`CREATE TABLE IF NOT EXISTS spillway_key_usage (name TEXT NOT NULL, day TEXT NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (name, day))`,
 		// the learned quiet window (windows.go)
@@ -386,6 +383,30 @@ func open[TTx any](ctx context.Context, drv riverdriver.Driver[TTx], cfg *river.
 		if err := be.exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("queue: %s: %w", where, err)
 		}
+	}
+	for _, c := range runnerColumns { // added since the table was first made
+		var n int
+		q := `SELECT COUNT(*) FROM pragma_table_info('spillway_runner') WHERE name = ?`
+		if be.pg() {
+			q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'spillway_runner' AND table_schema = current_schema() AND column_name = ?`
+		}
+		if err := be.queryRow(ctx, q, c).Scan(&n); err != nil {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+		if n > 0 {
+			continue
+		}
+		alter := `ALTER TABLE spillway_runner ADD COLUMN ` + c + ` BIGINT NOT NULL DEFAULT 0`
+		if be.pg() {
+			alter = `ALTER TABLE spillway_runner ADD COLUMN IF NOT EXISTS ` + c + ` BIGINT NOT NULL DEFAULT 0`
+		}
+		// (on SQLite another process may have added it meanwhile)
+		if err := be.exec(ctx, alter); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return nil, fmt.Errorf("queue: %s: %w", where, err)
+		}
+	}
+	if err := be.exec(ctx, startedTable); err != nil { // the tasks past their slot (order.go)
+		return nil, fmt.Errorf("queue: %s: %w", where, err)
 	}
 	for _, q := range fleetTables { // the runners' shared state (fleet.go)
 		if err := be.exec(ctx, dialect(be.pg(), q)); err != nil {
@@ -425,6 +446,11 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 		return 0, fmt.Errorf("queue: %w", err)
 	}
 	opts := &river.InsertOpts{Priority: t.Priority, MaxAttempts: t.MaxAttempts, Tags: t.Tags}
+	if ahead := time.Duration(config.Tier(t.MinTier).Rank()) * placeAhead; ahead > 0 {
+		// its place in line: created_at (the database's clock) less this
+		// (order.go)
+		opts.Metadata, _ = json.Marshal(map[string]int64{"spillway_ahead_ms": ahead.Milliseconds()})
+	}
 	at := w.Next(now)
 	if at.After(now) {
 		opts.ScheduledAt = at
@@ -432,13 +458,6 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 	row, err := s.be.insert(ctx, taskArgs{Task: t}, opts)
 	if err != nil {
 		return 0, fmt.Errorf("queue: %w", err)
-	}
-	if ahead := place(row.CreatedAt, t); !at.After(now) && ahead.Before(row.CreatedAt) {
-		// its place in line (River's InsertOpts.ScheduledAt would make it
-		// wait for River's scheduler, seconds, even in the past)
-		if err := s.be.wakeAt(ctx, row.ID, ahead); err != nil {
-			return 0, fmt.Errorf("queue: %w", err)
-		}
 	}
 	return row.ID, nil
 }
@@ -452,12 +471,6 @@ func (s *Store) Add(ctx context.Context, t Task, now time.Time) (int64, error) {
 // turn came (BENCHMARKS.md, resilience). Across longer spans the queue is
 // first in, first out, as before.
 const placeAhead = time.Second
-
-// place is a task's place in line (River's scheduled_at) when it was added
-// at added (River's clock: the wall clock's).
-func place(added time.Time, t Task) time.Time {
-	return added.Add(-time.Duration(config.Tier(t.MinTier).Rank()) * placeAhead)
-}
 
 // List returns every task, newest first.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
@@ -595,8 +608,9 @@ func (s *Store) Get(ctx context.Context, id int64) (Info, error) {
 // meta is spillway's part of a task's metadata (decoded: Postgres returns
 // jsonb with its own spacing).
 type meta struct {
-	// Wait is what the task is waiting for: "capacity", "window", "slot"
-	// (a global slot, queue.global_concurrency) or "".
+	// Wait is what the task is waiting for: "capacity", "reset" (a plan's
+	// usage limit's), "window", "slot" (a global slot,
+	// queue.global_concurrency) or "".
 	Wait string `json:"spillway_wait"`
 	// Failed is the class of a failure no retry can fix (auth, quota, a bad
 	// request, …): the task was ended at once, without River's retries.
@@ -609,16 +623,23 @@ func metaOf(r *rivertype.JobRow) meta {
 	return m
 }
 
-// waitsFor is what a task is waiting for ("capacity", "window", "slot" or
-// "").
+// waitsFor is what a task is waiting for ("capacity", "reset", "window",
+// "slot" or "").
 func waitsFor(r *rivertype.JobRow) string { return metaOf(r).Wait }
 
 // Status maps River's job state (and spillway's wait marker) to the
 // statuses users see.
 func Status(r *rivertype.JobRow) string {
 	waiting := waitsFor(r) == "capacity"
-	if waitsFor(r) == "slot" && (r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable) {
-		return "queued" // for a global slot: it runs as soon as one frees
+	switch waitsFor(r) {
+	case "slot":
+		if r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable {
+			return "queued" // for a global slot: it runs as soon as one frees
+		}
+	case "reset":
+		if r.State == rivertype.JobStateScheduled || r.State == rivertype.JobStateAvailable {
+			return "waiting for the usage limit's reset"
+		}
 	}
 	switch r.State {
 	case rivertype.JobStateAvailable, rivertype.JobStatePending:

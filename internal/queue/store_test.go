@@ -2,13 +2,17 @@ package queue
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/spillway/spillway/internal/pgtest"
 )
@@ -147,10 +151,10 @@ func TestSummaryCountsAsListDoes(t *testing.T) {
 	}
 }
 
-// A task woken from a wait is due at once in its place in line: River
-// fetches by priority, then scheduled_at, so it runs before the tasks added
-// after it, not behind every one of them; and a heavy-only task's place is
-// ahead of a light one added with it (place).
+// A task woken from a wait is due at once, and fetched in its place in
+// line (order.go): before the tasks added after it, not behind every one of
+// them; and a heavy-only task's place is ahead of a light one added with it
+// (placeAhead).
 func TestAWokenTaskKeepsItsPlace(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
@@ -158,7 +162,7 @@ func TestAWokenTaskKeepsItsPlace(t *testing.T) {
 			ctx := context.Background()
 			heavy := Task{Name: "waiting", MinTier: "heavy", Steps: []Step{{Prompt: "a"}}}
 			waiting, err := s.be.insert(ctx, taskArgs{Task: heavy},
-				&river.InsertOpts{Priority: 2, MaxAttempts: 5, ScheduledAt: time.Now().Add(time.Hour)})
+				&river.InsertOpts{Priority: 2, MaxAttempts: 5, ScheduledAt: time.Now().Add(time.Hour), Metadata: []byte(`{"spillway_ahead_ms":3000}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,23 +174,48 @@ func TestAWokenTaskKeepsItsPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.be.wakeAt(ctx, waiting.ID, place(waiting.CreatedAt, heavy)); err != nil {
+			if err := s.be.due(ctx, waiting.ID); err != nil {
 				t.Fatal(err)
 			}
-			var due []time.Time
-			for _, id := range []int64{waiting.ID, light, plain} {
-				in, err := s.Get(ctx, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if in.Status != "queued" {
-					t.Fatalf("task %d is %q", id, in.Status)
-				}
-				due = append(due, in.ScheduledAt)
+			if in, _ := s.Get(ctx, waiting.ID); in.Status != "queued" {
+				t.Fatalf("the woken task is %q", in.Status)
 			}
-			if !due[0].Before(due[1]) || !due[1].Before(due[2]) || due[2].After(time.Now()) {
-				t.Fatalf("due: woken heavy %v, light added after it %v, plain %v", due[0], due[1], due[2])
+			var got []int64
+			for range 3 {
+				got = append(got, fetchOne(t, s))
+			}
+			if want := []int64{waiting.ID, light, plain}; !slices.Equal(got, want) {
+				t.Fatalf("fetched %v, want the woken heavy task, then light, then plain: %v", got, want)
 			}
 		})
 	}
+}
+
+// fetchOne fetches the next task as a runner's River client does, and
+// returns its id (0 when none is due).
+func fetchOne(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var id int64
+	var err error
+	switch b := s.be.(type) {
+	case *riverBackend[*sql.Tx]:
+		id, err = fetchNext(b)
+	case *riverBackend[pgx.Tx]:
+		id, err = fetchNext(b)
+	default:
+		t.Fatalf("backend %T", s.be)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func fetchNext[TTx any](b *riverBackend[TTx]) (int64, error) {
+	res, err := b.drv.GetExecutor().JobGetAvailable(context.Background(), &riverdriver.JobGetAvailableParams{
+		ClientID: "test", MaxAttemptedBy: 100, MaxToLock: 1, Queue: river.QueueDefault, Schema: b.cfg.Schema})
+	if err != nil || len(res.Jobs) == 0 {
+		return 0, err
+	}
+	return res.Jobs[0].ID, nil
 }

@@ -284,10 +284,8 @@ func TestSetupGemini(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
-	for _, want := range []string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 1`} {
-		if !strings.Contains(string(b), want) {
-			t.Fatalf("settings lack %s:\n%s", want, b)
-		}
+	if want := `{"ui":{"theme":"Dracula"},"general":{"maxAttempts":1},"security":{"auth":{"selectedType":"gemini-api-key"}}}`; string(b) != want {
+		t.Fatalf("settings:\n%s\nwant:\n%s", b, want)
 	}
 	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
 		t.Fatalf("backups %v", backups)
@@ -296,6 +294,18 @@ func TestSetupGemini(t *testing.T) {
 	run(t, map[string]string{"HOME": home}, "", "setup", "gemini")
 	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
 		t.Fatalf("a second run made another backup: %v", backups)
+	}
+	// a file Gemini CLI cannot read (a trailing comma): said, nothing
+	// written, no environment printed
+	bad := "{\n  \"ui\": {\"theme\": \"Dracula\",}\n}\n"
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(bad), 0o600)
+	out, errOut, code = run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--shell", "sh")
+	want := "spillway: " + filepath.Join(dir, "settings.json") + ": Gemini CLI cannot start with this file as it is: line 2, column 28: a trailing comma before '}' (Gemini CLI reads comments, not trailing commas); fix that and run spillway setup gemini again (nothing was changed)\n"
+	if code != ExitFail || out != "" || errOut != want {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, out, errOut, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "settings.json")); string(b) != bad {
+		t.Fatalf("the file changed:\n%s", b)
 	}
 }
 
@@ -346,7 +356,7 @@ func TestSetupCodexChatGPT(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"oauth-personal"}}}`), 0o600)
 	out, errOut, code = run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--google", "--shell", "sh")
 	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
-	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || !strings.Contains(string(b), `"selectedType": "oauth-personal"`) || !strings.Contains(string(b), `"maxAttempts": 1`) {
+	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || string(b) != `{"security":{"auth":{"selectedType":"oauth-personal"}},"general":{"maxAttempts":1}}` {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, b)
 	}
 }

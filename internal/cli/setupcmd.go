@@ -189,7 +189,10 @@ func (a *App) setupGeminiCmd() *cobra.Command {
 per request (the gateway has walked the chain already), keeping every other
 setting and the old file as settings.json.spillway-backup-<time>; then it
 prints GOOGLE_GEMINI_BASE_URL for the gateway in the syntax of a shell
-(default: the one $SHELL names, else sh). --print changes no file and prints
+(default: the one $SHELL names, else sh). The file is edited in place (its
+comments and indentation stay) and read back as Gemini CLI reads it, which
+takes comments but not trailing commas; a file Gemini CLI cannot read is
+named with its line and column, and left as it is. --print changes no file and prints
 the settings to add too. Gemini CLI keeps sending its GEMINI_API_KEY;
 spillway passes it through.
 

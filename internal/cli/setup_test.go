@@ -335,20 +335,81 @@ func TestSetupService(t *testing.T) {
 }
 
 // A Codex signed in with ChatGPT: plain setup says to use --chatgpt (from
-// auth.json's mode alone), and --chatgpt writes the plan's provider.
+// auth.json's mode alone), and --chatgpt writes the plan's provider; the
+// sign-in is then never switched silently: plain setup keeps it and says
+// how to switch, --api-key switches. --chatgpt without a ChatGPT sign-in
+// is refused unless --force.
 func TestSetupCodexChatGPT(t *testing.T) {
 	env, codexHome := setupEnv(t)
 	os.MkdirAll(codexHome, 0o700)
-	os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a.b.c"}}`), 0o600)
-	_, errOut, code := runSetup(t, env, "codex")
-	if code != 0 || !strings.Contains(errOut, "Codex is signed in with ChatGPT") || !strings.Contains(errOut, "spillway setup codex --chatgpt") {
+	auth := filepath.Join(codexHome, "auth.json")
+	os.WriteFile(auth, []byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a.b.c"}}`), 0o600)
+	config := filepath.Join(codexHome, "config.toml")
+	os.WriteFile(config, []byte("model = \"gpt-6-astra\"\n"), 0o600)
+	_, errOut, code := run(t, env, "", "setup", "codex", "--print")
+	if code != 0 || strings.Contains(errOut, "ChatGPT") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	out, errOut, code := runSetup(t, env, "codex", "--chatgpt")
-	got := readTestFile(t, filepath.Join(codexHome, "config.toml"))
+	out, errOut, code := run(t, env, "", "setup", "codex", "--chatgpt")
+	got := readTestFile(t, config)
 	if code != 0 || !strings.Contains(out, "http://127.0.0.1:8787/backend-api/codex") || !strings.Contains(got, "requires_openai_auth = true") || strings.Contains(got, "env_key") || errOut != "" {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, got)
 	}
+
+	// plain: kept, and said first
+	out, errOut, code = run(t, env, "", "setup", "codex")
+	want := config + " is set up for Codex's ChatGPT sign-in (requires_openai_auth = true): kept. To send an API key ($OPENAI_API_KEY) instead: spillway setup codex --api-key\n" +
+		config + " already routes Codex through spillway at http://127.0.0.1:8787/backend-api/codex; nothing changed\nstart the gateway with: spillway serve\n"
+	if code != 0 || out != want || errOut != "" || readTestFile(t, config) != got {
+		t.Fatalf("plain setup codex on a ChatGPT setup: exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errOut)
+	}
+	// --api-key switches
+	out, errOut, code = run(t, env, "", "setup", "codex", "--api-key")
+	wantErr := "note: Codex is signed in with ChatGPT (" + auth + "): this provider sends $OPENAI_API_KEY, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n"
+	if now := readTestFile(t, config); code != 0 || !strings.HasPrefix(out, "updated "+config) || errOut != wantErr || !strings.Contains(now, `env_key = "OPENAI_API_KEY"`) || strings.Contains(now, "requires_openai_auth") {
+		t.Fatalf("--api-key: exit %d\nstdout %s\nstderr %q\nwant   %q\n%s", code, out, errOut, wantErr, now)
+	}
+
+	// --chatgpt without a ChatGPT sign-in: refused, nothing written
+	for _, c := range []struct{ name, auth, why string }{
+		{"no auth.json", "", "there is no AUTH (Codex is not signed in)"},
+		{"an API key", `{"OPENAI_API_KEY":"sk-abc"}`, "AUTH holds an API key, not a ChatGPT sign-in"},
+		{"an unknown mode", `{"auth_mode":"agent"}`, "AUTH does not hold a ChatGPT sign-in"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, codexHome := setupEnv(t)
+			os.MkdirAll(codexHome, 0o700)
+			auth := filepath.Join(codexHome, "auth.json")
+			if c.auth != "" {
+				os.WriteFile(auth, []byte(c.auth), 0o600)
+			}
+			out, errOut, code := run(t, env, "", "setup", "codex", "--chatgpt")
+			want := "spillway: --chatgpt: " + strings.ReplaceAll(c.why, "AUTH", auth) + ", so Codex would have no sign-in to send through the gateway; sign in with ChatGPT first (codex login), or give --force to write it anyway (with an API key: spillway setup codex --api-key)\n"
+			if code != ExitFail || out != "" || errOut != want {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, out, errOut, want)
+			}
+			if _, err := os.Stat(filepath.Join(codexHome, "config.toml")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("config.toml written: %v", err)
+			}
+			out, errOut, code = run(t, env, "", "setup", "codex", "--chatgpt", "--force")
+			want = "note: " + auth + " does not hold a ChatGPT sign-in; run codex login first (with an API key, run: spillway setup codex --api-key)\n"
+			if code != 0 || errOut != want || !strings.Contains(readTestFile(t, filepath.Join(codexHome, "config.toml")), "requires_openai_auth = true") {
+				t.Fatalf("--force: exit %d\nstdout %s\nstderr %q\nwant   %q", code, out, errOut, want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--chatgpt", "--api-key"}, "spillway: --chatgpt and --api-key: give one (--chatgpt: Codex sends its ChatGPT sign-in; --api-key: it sends $OPENAI_API_KEY)\n"},
+		{[]string{"--force"}, "spillway: --force goes with --chatgpt (it writes the ChatGPT setup although auth.json holds no ChatGPT sign-in)\n"},
+	} {
+		if _, errOut, code := run(t, env, "", append([]string{"setup", "codex"}, c.args...)...); code != ExitUsage || errOut != c.want {
+			t.Errorf("%v: exit %d\nstderr %q\nwant   %q", c.args, code, errOut, c.want)
+		}
+	}
+
 	// Google-signed Gemini CLI: only the one attempt, its sign-in kept
 	home := t.TempDir()
 	dir := filepath.Join(home, ".gemini")

@@ -678,3 +678,25 @@ func TestCodexSignIn(t *testing.T) {
 		t.Errorf("no auth.json: %q", got)
 	}
 }
+
+// The sign-in a config.toml is set up for, from its spillway table.
+func TestCodexSetUp(t *testing.T) {
+	chatgpt, _ := ApplyCodexChatGPT(nil, "")
+	apikey, _ := ApplyCodex(nil, "", "")
+	for _, c := range []struct{ config, want string }{
+		{string(chatgpt), "chatgpt"},
+		{"\uFEFF" + string(chatgpt), "chatgpt"},
+		{string(apikey), "apikey"},
+		{"model = \"gpt-6-astra\"\n", ""},
+		{"[tui\n", ""},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "config.toml"), []byte(c.config), 0o600)
+		if got := CodexSetUp(dir); got != c.want {
+			t.Errorf("%q: %q, want %q", c.config, got, c.want)
+		}
+	}
+	if got := CodexSetUp(t.TempDir()); got != "" {
+		t.Errorf("no config.toml: %q", got)
+	}
+}

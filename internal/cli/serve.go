@@ -35,7 +35,7 @@ func (a *App) serveCmd() *cobra.Command {
 	var upstreams []string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the capacity-aware gateway (OpenAI- and Anthropic-compatible)",
+		Short: "Run the capacity-aware gateway (OpenAI-, Anthropic- and Gemini-compatible)",
 		Long: `serve runs the gateway. Point Codex CLI, Claude Code, Gemini CLI or any
 OpenAI/Anthropic/Gemini SDK at it (see 'spillway setup'); when a model is at
 capacity the request moves down its tier chain (to another vendor's model where

@@ -329,8 +329,12 @@ func TestSetupService(t *testing.T) {
 	if code != 0 || err != nil || !strings.Contains(string(b), "<string>"+cfg+"</string>") || !strings.Contains(out, "launchctl bootstrap") {
 		t.Fatalf("darwin: exit %d %v\n%s\n%s", code, err, out, b)
 	}
-	if _, errs, code = run(t, env, "", "setup", "service", "--os", "plan9", "--binary", "/x"); code != ExitFail || !strings.Contains(errs, "systemd (linux) and launchd (darwin)") {
-		t.Fatalf("plan9: exit %d %s", code, errs)
+	// a bad --os is a bad flag value: exit 2, as the README's table says
+	for _, goos := range []string{"windows", "plan9"} {
+		want := `spillway: --os "` + goos + `": give linux (a systemd user unit) or darwin (a launchd agent); on another system, run spillway serve under your own supervisor` + "\n"
+		if _, errs, code = run(t, env, "", "setup", "service", "--os", goos, "--binary", "/x"); code != ExitUsage || errs != want {
+			t.Fatalf("%s: exit %d\n%q\nwant %q", goos, code, errs, want)
+		}
 	}
 }
 
@@ -419,5 +423,30 @@ func TestSetupCodexChatGPT(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
 	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || string(b) != `{"security":{"auth":{"selectedType":"oauth-personal"}},"general":{"maxAttempts":1}}` {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, b)
+	}
+}
+
+// The texts that name the agents name all three: spillway --help, setup
+// --help and the file init writes.
+func TestTextsNameGeminiCLI(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	root, _, _ := run(t, env, "", "--help")
+	setupHelp, _, _ := run(t, env, "", "setup", "--help")
+	path := filepath.Join(home, "spillway.yaml")
+	if _, errs, code := run(t, env, "", "init", path); code != 0 {
+		t.Fatalf("init: exit %d %s", code, errs)
+	}
+	starter := readTestFile(t, path)
+	for _, c := range []struct{ name, text, want string }{
+		{"spillway --help", root, "Start with 'spillway serve' and 'spillway setup codex|claude|gemini' (a gateway\nfor Codex CLI, Claude Code and Gemini CLI,"},
+		{"setup --help", setupHelp, "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway\n"},
+		{"init's file, keys", starter, "# auth: passthrough sends the client's own key (Codex CLI's, Claude Code's,\n# Gemini CLI's); auth: key replaces it with api_key."},
+		{"init's file, catalogs", starter, "# The Codex CLI, Claude Code and Gemini CLI catalogs are built in; add or\n# override here.\n"},
+		{"init's file, the Gemini chain", starter, "  gemini: [gemini-3-pro, gemini-3-flash, gemini-3-flash-lite]\n"},
+	} {
+		if !strings.Contains(c.text, c.want) || strings.Contains(c.text, "Codex CLI or Claude Code") || strings.Contains(c.text, "Codex CLI and Claude Code catalogs") {
+			t.Errorf("%s:\n%s\nwant it to hold:\n%s", c.name, c.text, c.want)
+		}
 	}
 }

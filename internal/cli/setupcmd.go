@@ -21,7 +21,7 @@ import (
 func (a *App) setupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "setup",
-		Short: "Point Codex CLI or Claude Code at the spillway gateway",
+		Short: "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway",
 	}
 	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(), a.setupServiceCmd())
 	return cmd
@@ -326,6 +326,9 @@ nothing.`,
   spillway setup service --listen 127.0.0.1:9000 --print`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("os") && goos != "linux" && goos != "darwin" {
+				return fail(ExitUsage, "--os %q: give linux (a systemd user unit) or darwin (a launchd agent); on another system, run spillway serve under your own supervisor", goos)
+			}
 			if binary == "" {
 				exe, err := os.Executable()
 				if err != nil {

@@ -18,11 +18,22 @@ func DefaultPath(getenv func(string) string) string {
 	if p := getenv("SPILLWAY_EVENTS"); p != "" {
 		return p
 	}
+	if d := StateDir(getenv); d != "" {
+		return filepath.Join(d, "events.jsonl")
+	}
+	return ""
+}
+
+// StateDir is where spillway keeps its state (the event log, doctor's
+// baseline, the agents' settings exec writes): $XDG_STATE_HOME/spillway
+// (a relative XDG_STATE_HOME is ignored), else
+// $HOME/.local/state/spillway; "" when neither is set.
+func StateDir(getenv func(string) string) string {
 	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "spillway", "events.jsonl")
+		return filepath.Join(d, "spillway")
 	}
 	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "state", "spillway", "events.jsonl")
+		return filepath.Join(h, ".local", "state", "spillway")
 	}
 	return ""
 }

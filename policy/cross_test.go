@@ -95,9 +95,27 @@ func TestAChainOfAnotherVendorDoesNotTranslate(t *testing.T) {
 			sent++
 			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
 		}})
+	want := "spillway: bad_request: not sent: model claude-sonnet-5-5 is in chain claude, which does not translate: none of its models speaks openai, the format the request came in"
 	if sent != 0 || out.Committed || out.Attempts != 0 || out.Route != "claude-sonnet-5-5[anthropic]:untranslatable > claude-haiku-5-5[anthropic]:untranslatable" ||
-		!contains(out.Reason, "chain claude does not translate") {
-		t.Fatalf("sent %d: %+v", sent, out)
+		out.Reason != want {
+		t.Fatalf("sent %d: %+v\nwant reason %q", sent, out, want)
+	}
+	// a model in no chain, and a chain given as a list, say so
+	cfg := crossConfig()
+	cfg.Models["claude-lone"] = config.Model{Provider: "anthropic", Tier: config.Light}
+	e, _ = clocked(cfg)
+	for _, c := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Model: "claude-lone", Type: "openai"}, "spillway: bad_request: not sent: model claude-lone speaks anthropic, not openai (the format the request came in), and is in no chain that translates"},
+		{Request{Model: "claude-sonnet-5-5", Models: []string{"claude-sonnet-5-5", "claude-lone"}, Type: "gemini"}, "spillway: bad_request: not sent: the chain given (claude-sonnet-5-5, claude-lone) does not translate: none of its models speaks gemini, the format the request came in"},
+	} {
+		out := e.Run(context.Background(), &Call{Request: c.req, Cross: func(Candidate) (string, string) { return "", "" },
+			Send: func(context.Context, *Attempt) Result { t.Fatal("sent"); return Result{} }})
+		if out.Reason != c.want {
+			t.Errorf("%+v: %q\nwant %q", c.req, out.Reason, c.want)
+		}
 	}
 }
 

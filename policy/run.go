@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -485,12 +486,24 @@ func (r *run) crossing(cand Candidate) (code, why string) {
 	case c.SignIn || c.Via != "":
 		return OtherVendor, "a sign-in's request never leaves its own vendor; " + cand.Model + " is " + string(cand.Format) + "'s"
 	case !r.e.optedIn(c.Request, cand):
-		name, _ := r.e.cfg.ChainFor(c.Model)
-		return Untranslatable, fmt.Sprintf("not sent: model %s speaks %s, and chain %s does not translate (none of its models speaks %s, the format the request came in)", cand.Model, cand.Format, name, c.Type)
+		return Untranslatable, r.e.untranslatable(c.Request)
 	case c.Cross == nil:
 		return OtherVendor, cand.Model + " is " + string(cand.Format) + "'s model, and this request cannot be translated here (an agent runs its own vendor's models)"
 	}
 	return c.Cross(cand)
+}
+
+// untranslatable says why r's chain is not sent r in another format than
+// its own: the same for every step, so it names the model asked for (not
+// the step that happens to be the last passed over).
+func (e *Engine) untranslatable(r Request) string {
+	if len(r.Models) > 0 {
+		return fmt.Sprintf("not sent: the chain given (%s) does not translate: none of its models speaks %s, the format the request came in", strings.Join(r.Models, ", "), r.Type)
+	}
+	if name, _ := e.cfg.ChainFor(r.Model); name != "" {
+		return fmt.Sprintf("not sent: model %s is in chain %s, which does not translate: none of its models speaks %s, the format the request came in", r.Model, name, r.Type)
+	}
+	return fmt.Sprintf("not sent: model %s speaks %s, not %s (the format the request came in), and is in no chain that translates", r.Model, e.cfg.ModelType(r.Model), r.Type)
 }
 
 // ready paces st's attempt, asks the breakers and makes it; nil when it is

@@ -56,7 +56,9 @@ func runAgent(t *testing.T, o agent.Options) run {
 	// the nanosecond
 	o.Engine = policy.New(cfg, policy.WithClock(policytest.New(time.Now())))
 	o.Stdout, o.Stderr = &out, &errb
-	o.Getenv = func(string) string { return "" }
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
 	o.Events = events.SinkFunc(func(r events.Record) { recs = append(recs, r) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -194,12 +196,59 @@ func TestExecClaudeFallsBackToTheNextModel(t *testing.T) {
 }
 
 // geminiCmd is `gemini -p PROMPT -m MODEL` against base, with a fresh home
-// whose settings select API-key auth (its retries left at their default:
-// exec turns them off).
+// whose settings select API-key auth and one attempt, as setup gemini
+// writes them (TestExecGeminiRetriesOff runs it without).
 func geminiCmd(t *testing.T, base, model, prompt string) ([]string, []string, string) {
-	bin, env, home := clienttest.GeminiEnv(t, clienttest.GeminiOptions{BaseURL: base, APIKey: "AIza-exec-test-0123"})
+	bin, env, home := clienttest.GeminiEnv(t, clienttest.GeminiOptions{BaseURL: base, APIKey: "AIza-exec-test-0123", MaxAttempts: 1})
 	fullEnv, work := clienttest.Env(t, home, env)
 	return []string{bin, "-p", prompt, "-m", model}, fullEnv, work
+}
+
+// exec turns Gemini CLI's own retries off where the user's settings do
+// not: with a system settings file in spillway's state directory, which
+// Gemini CLI reads (its model full, one request, and the next model
+// answers); and where Gemini CLI would skip that file (a state directory
+// below /tmp, or spillway not root), exec says so before the agent starts.
+func TestExecGeminiRetriesOff(t *testing.T) {
+	clienttest.Gemini(t)
+	prompt := "Reply with pong"
+	run := func(t *testing.T, base, state string) (run, string) {
+		bin, env, home := clienttest.GeminiEnv(t, clienttest.GeminiOptions{BaseURL: base, APIKey: "AIza-exec-test-0123"})
+		fullEnv, work := clienttest.Env(t, home, env)
+		getenv := func(k string) string {
+			if k == "XDG_STATE_HOME" {
+				return state
+			}
+			return ""
+		}
+		return runAgent(t, agent.Options{Command: []string{bin, "-p", prompt, "-m", "gemini-3-pro"}, Env: fullEnv, Dir: work, Getenv: getenv, Ladder: []time.Duration{10 * time.Millisecond}}),
+			filepath.Join(home, ".gemini", "settings.json")
+	}
+	t.Run("said before the agent starts", func(t *testing.T) {
+		state := t.TempDir()
+		why := fmt.Sprintf("Gemini CLI reads a system settings file only when root owns it and every directory above it, and spillway runs as uid %d", os.Geteuid())
+		if os.Geteuid() == 0 {
+			if !strings.HasPrefix(state, "/tmp/") {
+				t.Skip("SKIPPED: the temporary directory is not below /tmp")
+			}
+			why = "Gemini CLI skips a system settings file below a directory that group or others can write, and /tmp is one (mode 1777)"
+		}
+		_, base := simFor(t, nil)
+		r, user := run(t, base, state)
+		want := "spillway: cannot turn gemini's own retries off: " + why + "; so Gemini CLI retries a 503 up to 10 times, for minutes, before spillway sees it: set general.maxAttempts to 1 in " + user + " (spillway setup gemini does)\nspillway: run 1 on gemini-3-pro (named by the command)\n"
+		if r.res.ExitCode != 0 || !strings.HasPrefix(r.stderr, want) {
+			t.Fatalf("exit %d, stderr:\n%s\nwant it to start:\n%s", r.res.ExitCode, r.stderr, want)
+		}
+	})
+	t.Run("a system settings file Gemini CLI reads", func(t *testing.T) {
+		state := agent.SecureStateDir(t)
+		srv, base := simFor(t, nil)
+		srv.AddFault(sim.Fault{Model: "gemini-3-pro", Kind: "capacity", Count: -1})
+		r, _ := run(t, base, state)
+		if got := srv.Snapshot().Models["gemini-3-pro"].Received; r.res.ExitCode != 0 || got != 1 || strings.Contains(r.stderr, "cannot turn") {
+			t.Fatalf("exit %d, gemini-3-pro asked %d times (want once: no retries of Gemini CLI's own)\n%s", r.res.ExitCode, got, r.stderr)
+		}
+	})
 }
 
 // spillway exec wraps the real Gemini CLI: it fails fast (exec turns its

@@ -175,6 +175,8 @@ func TestDefaultModel(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "codex", "config.toml"), []byte("model = \"gpt-6-luna\"\n[model_providers.x]\nname = \"x\"\n"), 0o600)
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"model":"claude-sonnet-5-5"}`), 0o600)
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte("{\n  // as setup gemini keeps it\n  \"model\": { \"name\": \"gemini-3-flash\" } /* mine */\n}\n"), 0o600)
 	for _, c := range []struct {
 		name  string
 		kind  Kind
@@ -186,6 +188,7 @@ func TestDefaultModel(t *testing.T) {
 		{"codex, config.toml", Codex, map[string]string{"HOME": home, "CODEX_HOME": filepath.Join(home, "codex")}, "gpt-6-luna", filepath.Join(home, "codex", "config.toml")},
 		{"claude, settings.json", Claude, map[string]string{"HOME": home}, "claude-sonnet-5-5", filepath.Join(home, ".claude", "settings.json")},
 		{"claude, ANTHROPIC_MODEL first", Claude, map[string]string{"HOME": home, "ANTHROPIC_MODEL": "claude-haiku-5-5"}, "claude-haiku-5-5", "ANTHROPIC_MODEL"},
+		{"gemini, settings.json with comments", Gemini, map[string]string{"HOME": home}, "gemini-3-flash", filepath.Join(home, ".gemini", "settings.json")},
 		{"no HOME: no file read", Codex, map[string]string{}, "gpt-6.1-sol", "codex's own default"},
 		{"another command", Other, map[string]string{"HOME": home}, "", ""},
 	} {

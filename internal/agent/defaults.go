@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // builtinModel is each agent's own default model, as the pinned clients
@@ -40,13 +42,10 @@ var modelSources = map[Kind]modelSource{
 		return c.Model
 	}},
 	Gemini: {env: "GEMINI_MODEL", dirEnv: "GEMINI_CLI_HOME", homeDir: "", file: filepath.Join(".gemini", "settings.json"), model: func(b []byte) string {
-		var c struct {
-			Model struct {
-				Name string `json:"name"`
-			} `json:"model"`
-		}
-		_ = json.Unmarshal(b, &c)
-		return c.Model.Name
+		s, _ := agentfiles.ParseGeminiSettings(b) // with its comments, as Gemini CLI reads it
+		m, _ := s["model"].(map[string]any)
+		name, _ := m["name"].(string)
+		return name
 	}},
 }
 

@@ -468,10 +468,12 @@ func wait(w io.Writer, d time.Duration, what string) (stop func()) {
 
 // failFast turns the agent's own retries of a capacity answer off, unless
 // the user set them: Claude Code's CLAUDE_CODE_MAX_RETRIES=0; Gemini CLI's
-// general.maxAttempts 1, in a system settings file of spillway's
+// general.maxAttempts 1, from the user's settings.json when it says so (as
+// setup gemini writes it), else from a system settings file of spillway's
 // (GEMINI_CLI_SYSTEM_SETTINGS_PATH: it overrides the user's settings and
-// leaves ~/.gemini, its login and sessions, where they are). Codex does not
-// retry a capacity answer. It adds to o.Env and returns what undoes it.
+// leaves ~/.gemini, its login and sessions, where they are), or an error
+// that says why there can be none. Codex does not retry a capacity answer.
+// It adds to o.Env and returns what undoes it.
 func failFast(k Kind, o *Options) (cleanup func(), err error) {
 	cleanup = func() {}
 	env := childEnv(*o)
@@ -482,34 +484,15 @@ func failFast(k Kind, o *Options) (cleanup func(), err error) {
 			extra = append(extra, "CLAUDE_CODE_MAX_RETRIES=0")
 		}
 	case Gemini:
-		if env("GEMINI_CLI_SYSTEM_SETTINGS_PATH") != "" {
+		user := filepath.Join(geminiDir(*o), "settings.json")
+		if env("GEMINI_CLI_SYSTEM_SETTINGS_PATH") != "" || geminiOneAttempt(user) {
 			break
 		}
-		// Gemini CLI skips a system settings file with a group- or
-		// world-writable directory above it (such as /tmp): the user's
-		// cache directory has none
-		dir, err := os.UserCacheDir()
+		path, err := geminiSystemSettings(o.Getenv, os.Geteuid())
 		if err != nil {
-			return cleanup, err
+			return cleanup, fmt.Errorf("%w; so Gemini CLI retries a 503 up to 10 times, for minutes, before spillway sees it: set general.maxAttempts to 1 in %s (spillway setup gemini does)", err, user)
 		}
-		dir = filepath.Join(dir, "spillway")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return cleanup, err
-		}
-		f, err := os.CreateTemp(dir, "gemini-settings-*.json")
-		if err != nil {
-			return cleanup, err
-		}
-		_, err = f.WriteString(`{"general":{"maxAttempts":1}}` + "\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(f.Name())
-			return cleanup, err
-		}
-		cleanup = func() { os.Remove(f.Name()) }
-		extra = append(extra, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+f.Name())
+		extra = append(extra, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+path)
 	}
 	if len(extra) > 0 {
 		base := o.Env

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/config"
 )
 
 // serve's banner names every base URL its providers serve, the config it
@@ -95,5 +98,40 @@ func TestServeSaysWhatItServes(t *testing.T) {
 	cmd.Wait()
 	if !strings.Contains(strings.Join(rest, "\n"), `"msg":"stopped"`) {
 		t.Errorf("nothing logged at shutdown: %v", rest)
+	}
+}
+
+// The banner lists the routes that answer, under the words the agents'
+// settings use: a format only when a configured model speaks it (or
+// unknown models pass through to its provider), a sign-in's route only on
+// a gateway of one's own (beyond loopback or with gateway.keys it answers
+// 403).
+func TestBannerListsWhatAnswers(t *testing.T) {
+	const tail = "  dashboard: http://ADDR/\n  config: spillway.yaml\n  events: -\n  fleet: none (state: memory)\n"
+	all := "spillway serve: listening on http://ADDR\n  OpenAI base URL: http://ADDR/v1\n  Codex on a ChatGPT plan (provider base_url): http://ADDR/backend-api/codex\n  Anthropic base URL: http://ADDR\n  Gemini base URL: http://ADDR\n  Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT): http://ADDR\n" + tail
+	for _, c := range []struct{ name, yaml, addr, want string }{
+		{"the built-in catalog", "listen: 127.0.0.1:8787\n", "127.0.0.1:8787", all},
+		{"one OpenAI-compatible server, catalog: none", "catalog: none\nproviders:\n  local: { type: openai, base_url: \"http://127.0.0.1:9000/v1\" }\nmodels:\n  big: { provider: local, tier: heavy }\nchains:\n  mine: [big]\n", "127.0.0.1:8787",
+			"spillway serve: listening on http://ADDR\n  OpenAI base URL: http://ADDR/v1\n  Codex on a ChatGPT plan (provider base_url): http://ADDR/backend-api/codex\n" + tail},
+		{"Claude models only, catalog: none", "catalog: none\nmodels:\n  claude-opus-5-5: { provider: anthropic, tier: heavy }\n", "127.0.0.1:8787",
+			"spillway serve: listening on http://ADDR\n  Anthropic base URL: http://ADDR\n" + tail},
+		{"the same, unknown models passed through", "catalog: none\npassthrough_unknown: true\nmodels:\n  claude-opus-5-5: { provider: anthropic, tier: heavy }\n", "127.0.0.1:8787", all},
+		{"a team gateway: gateway.keys", "gateway: { keys: [ { name: alice, key: \"sha256:1bd8fd47297046f993e608e398d5905b00a33e163c6b1172dd38887fed05ed6a\" } ] }\n", "127.0.0.1:8787",
+			"spillway serve: listening on http://ADDR\n  OpenAI base URL: http://ADDR/v1\n  Anthropic base URL: http://ADDR\n  Gemini base URL: http://ADDR\n" + tail},
+		{"beyond loopback", "listen: 10.1.2.3:8787\ngateway: { keys: [ { name: alice, key: \"sha256:1bd8fd47297046f993e608e398d5905b00a33e163c6b1172dd38887fed05ed6a\" } ] }\n", "10.1.2.3:8787",
+			"spillway serve: listening on http://ADDR\n  OpenAI base URL: http://ADDR/v1\n  Anthropic base URL: http://ADDR\n  Gemini base URL: http://ADDR\n" + tail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse("spillway.yaml", []byte(c.yaml), func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, _ := net.ResolveTCPAddr("tcp", c.addr)
+			var b strings.Builder
+			newBanner(addr, cfg, "-", "none (state: memory)").write(&b)
+			if want := strings.ReplaceAll(c.want, "ADDR", c.addr); b.String() != want {
+				t.Fatalf("banner:\n%s\nwant:\n%s", b.String(), want)
+			}
+		})
 	}
 }

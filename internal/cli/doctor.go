@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/doctor"
 )
 
@@ -85,12 +85,4 @@ up, a provider unreachable, a model not found); 1 an error, 2 a usage mistake.`,
 
 // stateDir is where spillway keeps state: $XDG_STATE_HOME/spillway, else
 // ~/.local/state/spillway ("" without a home).
-func (a *App) stateDir() string {
-	if d := a.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "spillway")
-	}
-	if h := a.Getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "state", "spillway")
-	}
-	return ""
-}
+func (a *App) stateDir() string { return events.StateDir(a.Getenv) }

@@ -229,7 +229,7 @@ func TestReadmeSynopses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile("(?m)^```\\n(spillway [^`]*?)```")
+	block := regexp.MustCompile("(?m)^ *```\\n( *spillway [^`]*?)```") // (indented in a list too)
 	flag := regexp.MustCompile(`(?:^|[\s\[|(])--([a-z][a-z0-9-]*)`)
 	root := (&App{Getenv: func(string) string { return "" }}).rootCmd()
 	checked := 0
@@ -238,6 +238,7 @@ func TestReadmeSynopses(t *testing.T) {
 		// another command's
 		var synopses []string
 		for _, line := range strings.Split(b[1], "\n") {
+			line = strings.TrimSpace(line)
 			switch {
 			case strings.HasPrefix(line, "spillway "):
 				synopses = append(synopses, line)

@@ -35,7 +35,7 @@ func (a *App) serveCmd() *cobra.Command {
 	var upstreams []string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the capacity-aware gateway (OpenAI- and Anthropic-compatible)",
+		Short: "Run the capacity-aware gateway (OpenAI-, Anthropic- and Gemini-compatible)",
 		Long: `serve runs the gateway. Point Codex CLI, Claude Code, Gemini CLI or any
 OpenAI/Anthropic/Gemini SDK at it (see 'spillway setup'); when a model is at
 capacity the request moves down its tier chain (to another vendor's model where
@@ -294,20 +294,43 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 		b.addr = addr.String()
 	}
 	at := "http://" + b.addr
-	formats := map[string]bool{}
-	for name := range cfg.Providers {
-		formats[cfg.ProviderType(name)] = true
+	// a personal sign-in's routes answer only on a gateway of one's own
+	// (the gateway refuses them beyond loopback or with gateway.keys)
+	signIns := len(cfg.Gateway.Keys) == 0 && config.Loopback(cfg.Listen) && config.Loopback(addr.String())
+	signIn := func(provider string) bool { _, ok := cfg.Providers[provider]; return signIns && ok }
+	if answers(cfg, "openai") {
+		b.bases = append(b.bases, [3]string{"openai_base_url", "OpenAI base URL", at + "/v1"})
+		if signIn(config.ChatGPT) {
+			// (setup codex --chatgpt writes it as its provider's base_url)
+			b.bases = append(b.bases, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (provider base_url)", at + wire.ChatGPTPrefix})
+		}
 	}
-	if formats["openai"] {
-		b.bases = append(b.bases, [3]string{"openai_base_url", "OpenAI base URL", at + "/v1"}, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (chatgpt_base_url)", at + wire.ChatGPTPrefix})
-	}
-	if formats["anthropic"] {
+	if answers(cfg, "anthropic") {
 		b.bases = append(b.bases, [3]string{"anthropic_base_url", "Anthropic base URL", at})
 	}
-	if formats["gemini"] {
-		b.bases = append(b.bases, [3]string{"gemini_base_url", "Gemini base URL", at}, [3]string{"code_assist_endpoint", "Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT)", at})
+	if answers(cfg, "gemini") {
+		b.bases = append(b.bases, [3]string{"gemini_base_url", "Gemini base URL", at})
+		if signIn(config.CodeAssist) {
+			b.bases = append(b.bases, [3]string{"code_assist_endpoint", "Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT)", at})
+		}
 	}
 	return b
+}
+
+// answers reports whether a request in format (openai, anthropic, gemini)
+// can be answered under cfg: a configured model speaks it (its chain takes
+// requests in that format), or a model the configuration does not know
+// goes to the provider of that name as named (passthrough_unknown).
+func answers(cfg *config.Config, format string) bool {
+	for name := range cfg.Models {
+		for _, d := range cfg.Deployments(name) {
+			if !config.IsSignIn(d.Provider) && cfg.ProviderType(d.Provider) == format {
+				return true
+			}
+		}
+	}
+	_, ok := cfg.Providers[format]
+	return ok && cfg.PassesUnknown() && cfg.ProviderType(format) == format
 }
 
 func (b banner) write(w io.Writer) {

@@ -284,10 +284,8 @@ func TestSetupGemini(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
-	for _, want := range []string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 1`} {
-		if !strings.Contains(string(b), want) {
-			t.Fatalf("settings lack %s:\n%s", want, b)
-		}
+	if want := `{"ui":{"theme":"Dracula"},"general":{"maxAttempts":1},"security":{"auth":{"selectedType":"gemini-api-key"}}}`; string(b) != want {
+		t.Fatalf("settings:\n%s\nwant:\n%s", b, want)
 	}
 	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
 		t.Fatalf("backups %v", backups)
@@ -296,6 +294,18 @@ func TestSetupGemini(t *testing.T) {
 	run(t, map[string]string{"HOME": home}, "", "setup", "gemini")
 	if backups, _ := filepath.Glob(filepath.Join(dir, "settings.json.spillway-backup-*")); len(backups) != 1 {
 		t.Fatalf("a second run made another backup: %v", backups)
+	}
+	// a file Gemini CLI cannot read (a trailing comma): said, nothing
+	// written, no environment printed
+	bad := "{\n  \"ui\": {\"theme\": \"Dracula\",}\n}\n"
+	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(bad), 0o600)
+	out, errOut, code = run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--shell", "sh")
+	want := "spillway: " + filepath.Join(dir, "settings.json") + ": Gemini CLI cannot start with this file as it is: line 2, column 28: a trailing comma before '}' (Gemini CLI reads comments, not trailing commas); fix that and run spillway setup gemini again (nothing was changed)\n"
+	if code != ExitFail || out != "" || errOut != want {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, out, errOut, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "settings.json")); string(b) != bad {
+		t.Fatalf("the file changed:\n%s", b)
 	}
 }
 
@@ -319,26 +329,91 @@ func TestSetupService(t *testing.T) {
 	if code != 0 || err != nil || !strings.Contains(string(b), "<string>"+cfg+"</string>") || !strings.Contains(out, "launchctl bootstrap") {
 		t.Fatalf("darwin: exit %d %v\n%s\n%s", code, err, out, b)
 	}
-	if _, errs, code = run(t, env, "", "setup", "service", "--os", "plan9", "--binary", "/x"); code != ExitFail || !strings.Contains(errs, "systemd (linux) and launchd (darwin)") {
-		t.Fatalf("plan9: exit %d %s", code, errs)
+	// a bad --os is a bad flag value: exit 2, as the README's table says
+	for _, goos := range []string{"windows", "plan9"} {
+		want := `spillway: --os "` + goos + `": give linux (a systemd user unit) or darwin (a launchd agent); on another system, run spillway serve under your own supervisor` + "\n"
+		if _, errs, code = run(t, env, "", "setup", "service", "--os", goos, "--binary", "/x"); code != ExitUsage || errs != want {
+			t.Fatalf("%s: exit %d\n%q\nwant %q", goos, code, errs, want)
+		}
 	}
 }
 
 // A Codex signed in with ChatGPT: plain setup says to use --chatgpt (from
-// auth.json's mode alone), and --chatgpt writes the plan's provider.
+// auth.json's mode alone), and --chatgpt writes the plan's provider; the
+// sign-in is then never switched silently: plain setup keeps it and says
+// how to switch, --api-key switches. --chatgpt without a ChatGPT sign-in
+// is refused unless --force.
 func TestSetupCodexChatGPT(t *testing.T) {
 	env, codexHome := setupEnv(t)
 	os.MkdirAll(codexHome, 0o700)
-	os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a.b.c"}}`), 0o600)
-	_, errOut, code := runSetup(t, env, "codex")
-	if code != 0 || !strings.Contains(errOut, "Codex is signed in with ChatGPT") || !strings.Contains(errOut, "spillway setup codex --chatgpt") {
+	auth := filepath.Join(codexHome, "auth.json")
+	os.WriteFile(auth, []byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a.b.c"}}`), 0o600)
+	config := filepath.Join(codexHome, "config.toml")
+	os.WriteFile(config, []byte("model = \"gpt-6-astra\"\n"), 0o600)
+	_, errOut, code := run(t, env, "", "setup", "codex", "--print")
+	if code != 0 || strings.Contains(errOut, "ChatGPT") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	out, errOut, code := runSetup(t, env, "codex", "--chatgpt")
-	got := readTestFile(t, filepath.Join(codexHome, "config.toml"))
+	out, errOut, code := run(t, env, "", "setup", "codex", "--chatgpt")
+	got := readTestFile(t, config)
 	if code != 0 || !strings.Contains(out, "http://127.0.0.1:8787/backend-api/codex") || !strings.Contains(got, "requires_openai_auth = true") || strings.Contains(got, "env_key") || errOut != "" {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, got)
 	}
+
+	// plain: kept, and said first
+	out, errOut, code = run(t, env, "", "setup", "codex")
+	want := config + " is set up for Codex's ChatGPT sign-in (requires_openai_auth = true): kept. To send an API key ($OPENAI_API_KEY) instead: spillway setup codex --api-key\n" +
+		config + " already routes Codex through spillway at http://127.0.0.1:8787/backend-api/codex; nothing changed\nstart the gateway with: spillway serve\n"
+	if code != 0 || out != want || errOut != "" || readTestFile(t, config) != got {
+		t.Fatalf("plain setup codex on a ChatGPT setup: exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errOut)
+	}
+	// --api-key switches
+	out, errOut, code = run(t, env, "", "setup", "codex", "--api-key")
+	wantErr := "note: Codex is signed in with ChatGPT (" + auth + "): this provider sends $OPENAI_API_KEY, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n"
+	if now := readTestFile(t, config); code != 0 || !strings.HasPrefix(out, "updated "+config) || errOut != wantErr || !strings.Contains(now, `env_key = "OPENAI_API_KEY"`) || strings.Contains(now, "requires_openai_auth") {
+		t.Fatalf("--api-key: exit %d\nstdout %s\nstderr %q\nwant   %q\n%s", code, out, errOut, wantErr, now)
+	}
+
+	// --chatgpt without a ChatGPT sign-in: refused, nothing written
+	for _, c := range []struct{ name, auth, why string }{
+		{"no auth.json", "", "there is no AUTH (Codex is not signed in)"},
+		{"an API key", `{"OPENAI_API_KEY":"sk-abc"}`, "AUTH holds an API key, not a ChatGPT sign-in"},
+		{"an unknown mode", `{"auth_mode":"agent"}`, "AUTH does not hold a ChatGPT sign-in"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, codexHome := setupEnv(t)
+			os.MkdirAll(codexHome, 0o700)
+			auth := filepath.Join(codexHome, "auth.json")
+			if c.auth != "" {
+				os.WriteFile(auth, []byte(c.auth), 0o600)
+			}
+			out, errOut, code := run(t, env, "", "setup", "codex", "--chatgpt")
+			want := "spillway: --chatgpt: " + strings.ReplaceAll(c.why, "AUTH", auth) + ", so Codex would have no sign-in to send through the gateway; sign in with ChatGPT first (codex login), or give --force to write it anyway (with an API key: spillway setup codex --api-key)\n"
+			if code != ExitFail || out != "" || errOut != want {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, out, errOut, want)
+			}
+			if _, err := os.Stat(filepath.Join(codexHome, "config.toml")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("config.toml written: %v", err)
+			}
+			out, errOut, code = run(t, env, "", "setup", "codex", "--chatgpt", "--force")
+			want = "note: " + auth + " does not hold a ChatGPT sign-in; run codex login first (with an API key, run: spillway setup codex --api-key)\n"
+			if code != 0 || errOut != want || !strings.Contains(readTestFile(t, filepath.Join(codexHome, "config.toml")), "requires_openai_auth = true") {
+				t.Fatalf("--force: exit %d\nstdout %s\nstderr %q\nwant   %q", code, out, errOut, want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--chatgpt", "--api-key"}, "spillway: --chatgpt and --api-key: give one (--chatgpt: Codex sends its ChatGPT sign-in; --api-key: it sends $OPENAI_API_KEY)\n"},
+		{[]string{"--force"}, "spillway: --force goes with --chatgpt (it writes the ChatGPT setup although auth.json holds no ChatGPT sign-in)\n"},
+	} {
+		if _, errOut, code := run(t, env, "", append([]string{"setup", "codex"}, c.args...)...); code != ExitUsage || errOut != c.want {
+			t.Errorf("%v: exit %d\nstderr %q\nwant   %q", c.args, code, errOut, c.want)
+		}
+	}
+
 	// Google-signed Gemini CLI: only the one attempt, its sign-in kept
 	home := t.TempDir()
 	dir := filepath.Join(home, ".gemini")
@@ -346,7 +421,32 @@ func TestSetupCodexChatGPT(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"oauth-personal"}}}`), 0o600)
 	out, errOut, code = run(t, map[string]string{"HOME": home}, "", "setup", "gemini", "--google", "--shell", "sh")
 	b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
-	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || !strings.Contains(string(b), `"selectedType": "oauth-personal"`) || !strings.Contains(string(b), `"maxAttempts": 1`) {
+	if code != 0 || !strings.Contains(out, "export CODE_ASSIST_ENDPOINT=http://127.0.0.1:8787\n") || string(b) != `{"security":{"auth":{"selectedType":"oauth-personal"}},"general":{"maxAttempts":1}}` {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, b)
+	}
+}
+
+// The texts that name the agents name all three: spillway --help, setup
+// --help and the file init writes.
+func TestTextsNameGeminiCLI(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	root, _, _ := run(t, env, "", "--help")
+	setupHelp, _, _ := run(t, env, "", "setup", "--help")
+	path := filepath.Join(home, "spillway.yaml")
+	if _, errs, code := run(t, env, "", "init", path); code != 0 {
+		t.Fatalf("init: exit %d %s", code, errs)
+	}
+	starter := readTestFile(t, path)
+	for _, c := range []struct{ name, text, want string }{
+		{"spillway --help", root, "Start with 'spillway serve' and 'spillway setup codex|claude|gemini' (a gateway\nfor Codex CLI, Claude Code and Gemini CLI,"},
+		{"setup --help", setupHelp, "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway\n"},
+		{"init's file, keys", starter, "# auth: passthrough sends the client's own key (Codex CLI's, Claude Code's,\n# Gemini CLI's); auth: key replaces it with api_key."},
+		{"init's file, catalogs", starter, "# The Codex CLI, Claude Code and Gemini CLI catalogs are built in; add or\n# override here.\n"},
+		{"init's file, the Gemini chain", starter, "  gemini: [gemini-3-pro, gemini-3-flash, gemini-3-flash-lite]\n"},
+	} {
+		if !strings.Contains(c.text, c.want) || strings.Contains(c.text, "Codex CLI or Claude Code") || strings.Contains(c.text, "Codex CLI and Claude Code catalogs") {
+			t.Errorf("%s:\n%s\nwant it to hold:\n%s", c.name, c.text, c.want)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (a *App) setupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "setup",
-		Short: "Point Codex CLI or Claude Code at the spillway gateway",
+		Short: "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway",
 	}
 	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(), a.setupServiceCmd())
 	return cmd
@@ -60,8 +60,8 @@ func clientAddr(listen string) string {
 
 func (a *App) setupCodexCmd() *cobra.Command {
 	var (
-		printOnly, chatgpt   bool
-		codexHome, envKey, u string
+		printOnly, chatgpt, apiKey, force bool
+		codexHome, envKey, u              string
 	)
 	cmd := &cobra.Command{
 		Use:   "codex",
@@ -75,9 +75,16 @@ Running it again changes nothing. --print only prints the text to add.
 Signed in with a ChatGPT plan, use --chatgpt: the provider's base_url is the
 gateway's /backend-api/codex and Codex sends its own sign-in there
 (requires_openai_auth = true); the gateway passes it to chatgpt.com untouched
-and falls back between the plan's models inside one request.`,
+and falls back between the plan's models inside one request. --chatgpt
+refuses when $CODEX_HOME/auth.json holds no ChatGPT sign-in (run codex login
+first), unless --force.
+
+The sign-in is never switched silently: on a config.toml set up with
+--chatgpt, plain setup codex keeps that setup (and says so); --api-key
+replaces it with the API-key provider.`,
 		Example: `  spillway setup codex
   spillway setup codex --chatgpt
+  spillway setup codex --api-key
   spillway setup codex --print
   spillway setup codex --codex-home ~/work/.codex --env-key SPILLWAY_OPENAI_KEY`,
 		Args: cobra.NoArgs,
@@ -88,15 +95,21 @@ and falls back between the plan's models inside one request.`,
 			if envKey == "" {
 				envKey = setup.DefaultEnvKey
 			}
+			if chatgpt && apiKey {
+				return fail(ExitUsage, "--chatgpt and --api-key: give one (--chatgpt: Codex sends its ChatGPT sign-in; --api-key: it sends $%s)", envKey)
+			}
+			if force && !chatgpt {
+				return fail(ExitUsage, "--force goes with --chatgpt (it writes the ChatGPT setup although auth.json holds no ChatGPT sign-in)")
+			}
 			base, err := a.gatewayURL(u)
 			if err != nil {
 				return err
 			}
-			block := setup.CodexBlock(base, envKey)
-			if chatgpt {
-				block = setup.CodexChatGPTBlock(base)
-			}
 			if printOnly {
+				block := setup.CodexBlock(base, envKey)
+				if chatgpt {
+					block = setup.CodexChatGPTBlock(base)
+				}
 				fmt.Fprintln(a.Stderr, "# model_provider must come before the first [table] of config.toml; without --print, setup merges it for you.")
 				_, err := fmt.Fprint(a.Stdout, block)
 				return err
@@ -107,10 +120,36 @@ and falls back between the plan's models inside one request.`,
 			if codexHome == "" {
 				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
 			}
-			_, statErr := os.Stat(filepath.Join(codexHome, "config.toml"))
+			configTOML, auth := filepath.Join(codexHome, "config.toml"), filepath.Join(codexHome, "auth.json")
+			signIn := setup.CodexSignIn(codexHome)
+			kept := !chatgpt && !apiKey && setup.CodexSetUp(codexHome) == "chatgpt"
+			switch {
+			case kept:
+				chatgpt = true
+				fmt.Fprintf(a.Stdout, "%s is set up for Codex's ChatGPT sign-in (requires_openai_auth = true): kept. To send an API key ($%s) instead: spillway setup codex --api-key\n", configTOML, envKey)
+			case chatgpt && signIn != "chatgpt" && !force:
+				why := auth + " does not hold a ChatGPT sign-in"
+				if signIn == "apikey" {
+					why = auth + " holds an API key, not a ChatGPT sign-in"
+				} else if _, err := os.Stat(auth); errors.Is(err, os.ErrNotExist) {
+					why = "there is no " + auth + " (Codex is not signed in)"
+				}
+				return fail(ExitFail, "--chatgpt: %s, so Codex would have no sign-in to send through the gateway; sign in with ChatGPT first (codex login), or give --force to write it anyway (with an API key: spillway setup codex --api-key)", why)
+			}
+			switch {
+			case chatgpt && signIn != "chatgpt":
+				fmt.Fprintf(a.Stderr, "note: %s does not hold a ChatGPT sign-in; run codex login first (with an API key, run: spillway setup codex --api-key)\n", auth)
+			case !chatgpt && signIn == "chatgpt":
+				fmt.Fprintf(a.Stderr, "note: Codex is signed in with ChatGPT (%s): this provider sends $%s, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n", auth, envKey)
+			case !chatgpt && a.Getenv(envKey) == "":
+				fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", envKey, configTOML)
+			}
+			_, statErr := os.Stat(configTOML)
+			block := setup.CodexBlock(base, envKey)
 			write := func() (string, string, error) { return setup.WriteCodex(codexHome, base, envKey, time.Now()) }
 			at := base + "/v1"
 			if chatgpt {
+				block = setup.CodexChatGPTBlock(base)
 				write = func() (string, string, error) { return setup.WriteCodexChatGPT(codexHome, base, time.Now()) }
 				at = base + "/backend-api/codex"
 			}
@@ -132,21 +171,14 @@ and falls back between the plan's models inside one request.`,
 				fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s:\n\n%s\n", path, at, block)
 				fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
 			}
-			signIn := setup.CodexSignIn(codexHome)
-			switch {
-			case chatgpt && signIn != "chatgpt":
-				fmt.Fprintf(a.Stderr, "note: %s/auth.json does not hold a ChatGPT sign-in; run codex login first (with an API key, run setup codex without --chatgpt)\n", codexHome)
-			case !chatgpt && signIn == "chatgpt":
-				fmt.Fprintf(a.Stderr, "note: Codex is signed in with ChatGPT (%s/auth.json): this provider sends %s, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n", codexHome, envKey)
-			case !chatgpt && a.Getenv(envKey) == "":
-				fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", envKey, path)
-			}
 			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&printOnly, "print", false, "print the TOML to add instead of writing config.toml")
 	cmd.Flags().BoolVar(&chatgpt, "chatgpt", false, "Codex is signed in with a ChatGPT plan: send that sign-in through the gateway's /backend-api/codex")
+	cmd.Flags().BoolVar(&apiKey, "api-key", false, "send an API key (--env-key), also on a config.toml set up with --chatgpt, which plain setup codex keeps")
+	cmd.Flags().BoolVar(&force, "force", false, "with --chatgpt: write it although auth.json holds no ChatGPT sign-in")
 	cmd.Flags().StringVar(&codexHome, "codex-home", "", "Codex's directory (default $CODEX_HOME or ~/.codex)")
 	cmd.Flags().StringVar(&envKey, "env-key", setup.DefaultEnvKey, "environment variable whose value Codex sends as the Bearer key")
 	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
@@ -189,7 +221,10 @@ func (a *App) setupGeminiCmd() *cobra.Command {
 per request (the gateway has walked the chain already), keeping every other
 setting and the old file as settings.json.spillway-backup-<time>; then it
 prints GOOGLE_GEMINI_BASE_URL for the gateway in the syntax of a shell
-(default: the one $SHELL names, else sh). --print changes no file and prints
+(default: the one $SHELL names, else sh). The file is edited in place (its
+comments and indentation stay) and read back as Gemini CLI reads it, which
+takes comments but not trailing commas; a file Gemini CLI cannot read is
+named with its line and column, and left as it is. --print changes no file and prints
 the settings to add too. Gemini CLI keeps sending its GEMINI_API_KEY;
 spillway passes it through.
 
@@ -291,6 +326,9 @@ nothing.`,
   spillway setup service --listen 127.0.0.1:9000 --print`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("os") && goos != "linux" && goos != "darwin" {
+				return fail(ExitUsage, "--os %q: give linux (a systemd user unit) or darwin (a launchd agent); on another system, run spillway serve under your own supervisor", goos)
+			}
 			if binary == "" {
 				exe, err := os.Executable()
 				if err != nil {

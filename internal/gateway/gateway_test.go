@@ -731,7 +731,7 @@ func TestAModelOfAnotherFormatIsNotSentAndSaysSo(t *testing.T) {
 		} `json:"error"`
 	}
 	json.Unmarshal(body, &got)
-	want := "spillway: bad_request: not sent: model claude-haiku-5-5 speaks anthropic, and chain claude does not translate (none of its models speaks openai, the format the request came in)"
+	want := "spillway: bad_request: not sent: model claude-haiku-5-5 is in chain claude, which does not translate: none of its models speaks openai, the format the request came in"
 	if resp.StatusCode != 400 || got.Error.Message != want {
 		t.Fatalf("%d %s\nwant message %q", resp.StatusCode, body, want)
 	}

@@ -559,6 +559,31 @@ func CodexSignIn(codexHome string) string {
 	return ""
 }
 
+// CodexSetUp is the sign-in the [model_providers.spillway] table of
+// codexHome/config.toml is written for: "chatgpt" (requires_openai_auth =
+// true, as setup codex --chatgpt writes it), "apikey" (a table without it),
+// or "" (no table, no file, or a file that does not parse).
+func CodexSetUp(codexHome string) string {
+	b, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		Providers map[string]map[string]any `toml:"model_providers"`
+	}
+	if toml.Unmarshal(bytes.TrimPrefix(b, []byte("\uFEFF")), &cfg) != nil {
+		return ""
+	}
+	p, ok := cfg.Providers[ProviderID]
+	switch {
+	case !ok:
+		return ""
+	case p["requires_openai_auth"] == true:
+		return "chatgpt"
+	}
+	return "apikey"
+}
+
 // writeMerged rewrites dir/file (through a symlink) with what merge makes
 // of it, keeping the old file as a backup beside it; nothing when merge
 // changes nothing. It returns the file and the backup ("" for none).

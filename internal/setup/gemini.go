@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // GeminiSettings are the settings spillway needs Gemini CLI to have:
@@ -36,63 +40,256 @@ func ApplyGeminiGoogle(existing []byte) ([]byte, error) {
 	return applyGemini(existing, GeminiGoogleSettings)
 }
 
-// applyGemini merges settings into existing, which Gemini CLI reads as
-// JSON with comments and trailing commas: edited in place with hujson, so
-// that the user's comments and order stay (a JSON decoder would refuse
-// such a file, or drop its comments).
+// applyGemini merges settings into existing, a settings.json as Gemini CLI
+// reads it (JSON with comments: see agentfiles.ParseGeminiSettings). Each
+// setting is spliced into the text where it belongs, in the file's own
+// indentation and line ends; every other byte (comments, order, spacing)
+// stays. A file Gemini CLI cannot read is refused, not written, and the
+// result is parsed again the way Gemini CLI parses it, with every setting
+// checked, before it is returned.
 func applyGemini(existing []byte, settings map[string]any) ([]byte, error) {
+	var out []byte
 	if len(bytes.TrimSpace(existing)) == 0 {
-		existing = []byte("{}")
-	}
-	v, err := hujson.Parse(existing)
-	if err != nil {
-		return nil, fmt.Errorf("not JSON spillway can merge into (%v); fix it, or add the settings by hand: spillway setup gemini --print", err)
-	}
-	if _, ok := v.Value.(*hujson.Object); !ok {
-		return nil, errors.New("not a JSON object spillway can merge into; fix it, or add the settings by hand: spillway setup gemini --print")
-	}
-	var ops []map[string]any
-	patchOps(&v, "", settings, &ops)
-	if len(ops) > 0 {
-		patch, _ := json.Marshal(ops)
-		if err := v.Patch(patch); err != nil {
-			return nil, fmt.Errorf("merging into the settings: %v; add them by hand: spillway setup gemini --print", err)
+		b, _ := json.MarshalIndent(settings, "", "  ")
+		out = append(b, '\n')
+	} else {
+		if _, err := agentfiles.ParseGeminiSettings(existing); err != nil {
+			return nil, fmt.Errorf("Gemini CLI cannot start with this file as it is: %v; fix that and run spillway setup gemini again (nothing was changed)", err)
+		}
+		out = existing
+		for _, l := range geminiLeaves(settings, nil) {
+			var err error
+			if out, err = setGemini(out, l); err != nil {
+				return nil, err
+			}
 		}
 	}
-	v.Format()
-	out := v.Pack()
-	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
+	if err := verifyGemini(out, settings); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// patchOps are the JSON Patch operations that set every key of add in doc
-// at ptr: an object both have is descended into, anything else added or
-// replaced whole.
-func patchOps(doc *hujson.Value, ptr string, add map[string]any, ops *[]map[string]any) {
-	keys := make([]string, 0, len(add))
-	for k := range add {
-		keys = append(keys, k)
+// geminiLeaf is one setting: the keys down to it, and its value.
+type geminiLeaf struct {
+	path  []string
+	value any
+}
+
+// geminiLeaves are the settings of m (below prefix), by path.
+func geminiLeaves(m map[string]any, prefix []string) []geminiLeaf {
+	var out []geminiLeaf
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		p := append(slices.Clone(prefix), k)
+		if sub, ok := m[k].(map[string]any); ok {
+			out = append(out, geminiLeaves(sub, p)...)
+			continue
+		}
+		out = append(out, geminiLeaf{p, m[k]})
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		p := ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
-		have := doc.Find(p)
-		sub, isObj := add[k].(map[string]any)
-		switch {
-		case have == nil:
-			*ops = append(*ops, map[string]any{"op": "add", "path": p, "value": add[k]})
-		case isObj:
-			if _, ok := have.Value.(*hujson.Object); ok {
-				patchOps(doc, p, sub, ops)
-				continue
+	return out
+}
+
+// nested is v under the keys of path ({"a": {"b": v}} for a, b).
+func nested(path []string, v any) any {
+	for i := len(path) - 1; i >= 0; i-- {
+		v = map[string]any{path[i]: v}
+	}
+	return v
+}
+
+// setGemini sets one setting in text: its value replaced where its key
+// is, else its key added at the end of the deepest object of its path that
+// exists (a value in the way that is not an object is replaced whole).
+func setGemini(text []byte, l geminiLeaf) ([]byte, error) {
+	// hujson's values alias the bytes they were parsed from, and its
+	// editing methods (Patch, Format) rewrite them: it parses a copy, is
+	// only read, and the text is edited here by offsets
+	root, err := hujson.Parse(bytes.Clone(text))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON spillway can merge into (%v); add the settings by hand: spillway setup gemini --print", err)
+	}
+	obj := &root
+	for i, key := range l.path {
+		o, ok := obj.Value.(*hujson.Object)
+		if !ok {
+			return nil, errors.New("not a JSON object spillway can merge into; fix it, or add the settings by hand: spillway setup gemini --print")
+		}
+		var m *hujson.ObjectMember
+		for j := range o.Members { // JSON.parse keeps a repeated key's last value
+			if name, ok := o.Members[j].Name.Value.(hujson.Literal); ok && name.String() == key {
+				m = &o.Members[j]
 			}
-			fallthrough
-		default:
-			*ops = append(*ops, map[string]any{"op": "replace", "path": p, "value": add[k]})
+		}
+		if m == nil {
+			return insertMember(text, obj, key, nested(l.path[i+1:], l.value)), nil
+		}
+		_, isObj := m.Value.Value.(*hujson.Object)
+		if i < len(l.path)-1 && isObj {
+			obj = &m.Value
+			continue
+		}
+		rest := nested(l.path[i+1:], l.value)
+		if sameJSON(text[m.Value.StartOffset:m.Value.EndOffset], rest) {
+			return text, nil
+		}
+		compact := !bytes.Contains(text[obj.StartOffset:obj.EndOffset], []byte("\n"))
+		return splice(text, m.Value.StartOffset, m.Value.EndOffset, renderJSON(text, rest, lineIndent(text, m.Value.StartOffset), compact, colonOf(text, m))), nil
+	}
+	return text, nil
+}
+
+// insertMember adds "key": v as the last member of the object obj of
+// text: after its last member, on a line of its own indented like it (or
+// on the same line, in an object written on one line), with the comma
+// right after the value before it (a comment that follows that value stays
+// with it); in an empty object, on a line of its own one step deeper.
+func insertMember(text []byte, obj *hujson.Value, key string, v any) []byte {
+	o := obj.Value.(*hujson.Object)
+	end := obj.EndOffset - 1 // the closing brace
+	at := len(bytes.TrimRight(text[:end], " \t\r\n"))
+	name, _ := json.Marshal(key)
+	if len(o.Members) == 0 {
+		if !multiline(text) {
+			return splice(text, at, at, string(name)+":"+renderJSON(text, v, "", true, ":"))
+		}
+		outer := lineIndent(text, obj.StartOffset)
+		inner := outer + indentUnit(text)
+		nl := newline(text)
+		return splice(text, at, end, nl+inner+string(name)+": "+renderJSON(text, v, inner, false, ": ")+nl+outer)
+	}
+	last := o.Members[len(o.Members)-1]
+	colon := colonOf(text, &last)
+	var sep, indent string
+	compact := !bytes.Contains(text[obj.StartOffset:obj.EndOffset], []byte("\n"))
+	if compact {
+		// the blanks after the comma before the last member, or after
+		// the colon when it is the only one
+		sep = string(text[last.Name.StartOffset-len(last.Name.BeforeExtra) : last.Name.StartOffset])
+		if len(o.Members) == 1 {
+			sep = colon[strings.IndexByte(colon, ':')+1:]
+		}
+		if strings.Trim(sep, " \t") != "" {
+			sep = " "
+		}
+	} else {
+		indent = lineIndent(text, last.Name.StartOffset)
+		sep = newline(text) + indent
+	}
+	out := splice(text, at, at, sep+string(name)+colon+renderJSON(text, v, indent, compact, colon))
+	return splice(out, last.Value.EndOffset, last.Value.EndOffset, ",")
+}
+
+// colonOf is what separates m's name from its value (": ", ":"), or ": "
+// when a comment or a line end does.
+func colonOf(text []byte, m *hujson.ObjectMember) string {
+	if c := string(text[m.Name.EndOffset:m.Value.StartOffset]); strings.Trim(c, " \t") == ":" {
+		return c
+	}
+	return ": "
+}
+
+// renderJSON is v as JSON in text's style: on one line when compact (its
+// names followed by colon, and a blank after a comma when colon has one),
+// else indented one step of text's indentation per level below indent,
+// with text's line ends.
+func renderJSON(text []byte, v any, indent string, compact bool, colon string) string {
+	if m, ok := v.(map[string]any); ok && compact {
+		comma := ","
+		if strings.HasSuffix(colon, " ") {
+			comma = ", "
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			name, _ := json.Marshal(k)
+			parts = append(parts, string(name)+colon+renderJSON(text, m[k], "", true, colon))
+		}
+		return "{" + strings.Join(parts, comma) + "}"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if !compact {
+		enc.SetIndent(indent, indentUnit(text))
+	}
+	_ = enc.Encode(v) // (maps of strings, numbers and booleans)
+	s := strings.TrimSuffix(b.String(), "\n")
+	if nl := newline(text); nl != "\n" {
+		s = strings.ReplaceAll(s, "\n", nl)
+	}
+	return s
+}
+
+// sameJSON reports whether the JSON value raw (comments allowed) is v.
+func sameJSON(raw []byte, v any) bool {
+	var have, want any
+	b, _ := json.Marshal(v)
+	return json.Unmarshal(agentfiles.StripJSONComments(raw), &have) == nil && json.Unmarshal(b, &want) == nil && reflect.DeepEqual(have, want)
+}
+
+// multiline reports whether text spans more than one line.
+func multiline(text []byte) bool { return bytes.Contains(bytes.TrimSpace(text), []byte("\n")) }
+
+// newline is text's line end: \r\n when it has one, else \n.
+func newline(text []byte) string {
+	if bytes.Contains(text, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// indentUnit is one step of text's indentation: a tab when its first
+// indented line starts with one, else its narrowest run of leading spaces
+// (two when nothing is indented).
+func indentUnit(text []byte) string {
+	narrowest := 0
+	for _, line := range bytes.Split(text, []byte("\n")) {
+		rest := bytes.TrimLeft(line, " \t")
+		if len(rest) == len(line) || len(bytes.TrimSpace(rest)) == 0 {
+			continue // not indented, or blank
+		}
+		if line[0] == '\t' {
+			if narrowest == 0 {
+				return "\t"
+			}
+			continue
+		}
+		if n := len(line) - len(bytes.TrimLeft(line, " ")); narrowest == 0 || n < narrowest {
+			narrowest = n
 		}
 	}
+	if narrowest == 0 {
+		return "  "
+	}
+	return strings.Repeat(" ", narrowest)
+}
+
+// lineIndent is the blanks that start the line holding offset at.
+func lineIndent(text []byte, at int) string {
+	line := text[bytes.LastIndexByte(text[:at], '\n')+1 : at]
+	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
+}
+
+// verifyGemini parses the merged text as Gemini CLI does and checks that
+// every setting has its value: setup never leaves a file Gemini CLI
+// cannot read.
+func verifyGemini(out []byte, settings map[string]any) error {
+	got, err := agentfiles.ParseGeminiSettings(out)
+	if err != nil {
+		return fmt.Errorf("internal error: Gemini CLI could not read the merged settings.json (%v), so it was not written; add the settings by hand: spillway setup gemini --print", err)
+	}
+	for _, l := range geminiLeaves(settings, nil) {
+		var v any = got
+		for _, k := range l.path {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		want, _ := json.Marshal(l.value)
+		if have, _ := json.Marshal(v); !bytes.Equal(have, want) {
+			return fmt.Errorf("internal error: the merged settings.json has %s = %s, not %s, so it was not written; add the settings by hand: spillway setup gemini --print", strings.Join(l.path, "."), have, want)
+		}
+	}
+	return nil
 }
 
 // WriteGemini merges GeminiSettings into dir/settings.json (dir: see
@@ -116,22 +313,4 @@ func WriteGeminiGoogle(dir string, now time.Time) (path, backup string, err erro
 	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
 		return ApplyGeminiGoogle(old)
 	})
-}
-
-// merge sets every key of add in doc, descending into objects both have.
-func merge(doc, add map[string]any) {
-	for k, v := range add {
-		sub, isObj := v.(map[string]any)
-		have, hasObj := doc[k].(map[string]any)
-		if isObj && hasObj {
-			merge(have, sub)
-			continue
-		}
-		if isObj {
-			cp := map[string]any{}
-			merge(cp, sub)
-			v = cp
-		}
-		doc[k] = v
-	}
 }

@@ -1,9 +1,10 @@
 package setup
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"github.com/spillway/spillway/internal/agentfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // table is the [model_providers.spillway] table for the default URL and key.
@@ -543,45 +546,85 @@ func TestRealCodexLoadsConfig(t *testing.T) {
 }
 
 // Gemini CLI's settings: API-key auth and one attempt merged in, every
-// other setting kept; a file that is not JSON is named, not overwritten.
+// other byte kept (comments, order, the file's own indentation and line
+// ends; testdata/gemini/NAME.in.json gives NAME.out.json, or the same
+// bytes without one), and the result one Gemini CLI reads; a file it
+// cannot read is refused with NAME.err, whole.
 func TestApplyGemini(t *testing.T) {
-	for _, c := range []struct {
-		name, in string
-		want     []string
-		err      string
-	}{
-		{"no file yet", "", []string{`"selectedType": "gemini-api-key"`, `"maxAttempts": 1`}, ""},
-		{"other settings kept", `{"ui":{"theme":"Dracula"},"security":{"auth":{"selectedType":"oauth-personal"},"folderTrust":{"enabled":true}}}`,
-			[]string{`"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"enabled": true`, `"maxAttempts": 1`}, ""},
-		{"not JSON", `{"ui": // a comment`, nil, "not JSON spillway can merge into"},
-		// Gemini CLI reads comments and trailing commas; they stay
-		{"comments kept", "{\n  // my theme\n  \"ui\": {\"theme\": \"Dracula\",},\n  /* sign-in */ \"security\": {\"auth\": {\"selectedType\": \"oauth-personal\"}},\n}\n",
-			[]string{"// my theme", "/* sign-in */", `"theme": "Dracula"`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 1`}, ""},
-		{"not an object", `[1, 2]`, nil, "not a JSON object"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			out, err := ApplyGemini([]byte(c.in))
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("err %v", err)
+	ins, _ := filepath.Glob("testdata/gemini/*.in.json")
+	if len(ins) < 10 {
+		t.Fatalf("%d cases", len(ins))
+	}
+	for _, in := range ins {
+		name := strings.TrimSuffix(in, ".in.json")
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			old := readFile(t, in)
+			out, err := ApplyGemini([]byte(old))
+			if want, e := os.ReadFile(name + ".err"); e == nil {
+				if err == nil || err.Error() != string(want) {
+					t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range c.want {
-				if !strings.Contains(string(out), w) {
-					t.Fatalf("lacks %s:\n%s", w, out)
-				}
+			want := old
+			if b, e := os.ReadFile(name + ".out.json"); e == nil {
+				want = string(b)
 			}
-			if strings.Contains(string(out), "oauth-personal") {
-				t.Fatalf("the old auth stayed:\n%s", out)
+			if string(out) != want {
+				t.Fatalf("merged:\n%s\nwant:\n%s", out, want)
+			}
+			got, err := agentfiles.ParseGeminiSettings(out)
+			if err != nil {
+				t.Fatalf("Gemini CLI could not read it: %v", err)
+			}
+			if b, _ := json.Marshal([]any{got["security"], got["general"].(map[string]any)["maxAttempts"]}); string(b) != `[{"auth":{"selectedType":"gemini-api-key"}},1]` {
+				t.Fatalf("settings %s", b)
+			}
+			if again, err := ApplyGemini(out); err != nil || !bytes.Equal(again, out) {
+				t.Fatalf("applying it again: %v\n%s", err, again)
 			}
 		})
 	}
+	// signed in with Google: the one attempt only, the sign-in kept
+	out, err := ApplyGeminiGoogle([]byte("{\n  \"security\": { \"auth\": { \"selectedType\": \"oauth-personal\" } }\n}\n"))
+	if want := "{\n  \"security\": { \"auth\": { \"selectedType\": \"oauth-personal\" } },\n  \"general\": {\n    \"maxAttempts\": 1\n  }\n}\n"; err != nil || string(out) != want {
+		t.Fatalf("--google: %v\n%s", err, out)
+	}
 	if env := GeminiEnv("http://127.0.0.1:8787/v1", "fish"); !strings.Contains(env, "set -gx GOOGLE_GEMINI_BASE_URL http://127.0.0.1:8787\n") {
 		t.Fatalf("fish env:\n%s", env)
+	}
+}
+
+// WriteGemini keeps the file it read, byte for byte, as the backup, and
+// writes nothing over a file Gemini CLI cannot read.
+func TestWriteGeminiBackup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	old, _ := os.ReadFile("testdata/gemini/comments.in.json")
+	os.WriteFile(path, old, 0o600)
+	_, backup, err := WriteGemini(dir, time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(backup); !bytes.Equal(b, old) {
+		t.Fatalf("the backup is not the file as it was:\n%s", b)
+	}
+	want, _ := os.ReadFile("testdata/gemini/comments.out.json")
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
+		t.Fatalf("settings.json:\n%s", b)
+	}
+
+	bad, _ := os.ReadFile("testdata/gemini/trailing-comma.in.json")
+	os.WriteFile(path, bad, 0o600)
+	_, backup, err = WriteGemini(dir, time.Date(2026, 12, 1, 9, 31, 0, 0, time.UTC))
+	if err == nil || backup != "" {
+		t.Fatalf("a file Gemini CLI cannot read: %v, backup %q", err, backup)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, bad) {
+		t.Fatalf("the file was changed:\n%s", b)
 	}
 }
 
@@ -633,5 +676,27 @@ func TestCodexSignIn(t *testing.T) {
 	}
 	if got := CodexSignIn(t.TempDir()); got != "" {
 		t.Errorf("no auth.json: %q", got)
+	}
+}
+
+// The sign-in a config.toml is set up for, from its spillway table.
+func TestCodexSetUp(t *testing.T) {
+	chatgpt, _ := ApplyCodexChatGPT(nil, "")
+	apikey, _ := ApplyCodex(nil, "", "")
+	for _, c := range []struct{ config, want string }{
+		{string(chatgpt), "chatgpt"},
+		{"\uFEFF" + string(chatgpt), "chatgpt"},
+		{string(apikey), "apikey"},
+		{"model = \"gpt-6-astra\"\n", ""},
+		{"[tui\n", ""},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "config.toml"), []byte(c.config), 0o600)
+		if got := CodexSetUp(dir); got != c.want {
+			t.Errorf("%q: %q, want %q", c.config, got, c.want)
+		}
+	}
+	if got := CodexSetUp(t.TempDir()); got != "" {
+		t.Errorf("no config.toml: %q", got)
 	}
 }

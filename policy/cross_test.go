@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -186,5 +187,21 @@ func TestAnOverflowStepWaitsNothingForOpenBreakersElsewhere(t *testing.T) {
 		if len(rec.recs) != 1 || rec.recs[0].WaitMS != 0 {
 			t.Fatalf("request %d: records %+v", i, rec.recs)
 		}
+	}
+}
+
+// A give-up says why each step was passed over once, naming its model
+// once: the reason names it already, or is put after its name.
+func TestPassedOverReasonsNameTheModelOnce(t *testing.T) {
+	e, _ := clocked(crossConfig(), WithRand(func() float64 { return 0.5 }))
+	noKey := func(c Candidate) (string, string) {
+		return NoKey, c.Model + " is " + string(c.Format) + "'s model, and provider " + c.Provider + " has no api_key of its own"
+	}
+	c4 := []classify.Class{classify.Capacity, classify.Capacity, classify.Capacity, classify.Capacity}
+	full := map[string][]classify.Class{"gpt-mixed": c4, "gpt-mixed-light": slices.Clone(c4)}
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-mixed", Type: "openai", Budget: time.Second}, Cross: noKey, Send: answers(full)})
+	want := "spillway: capacity: every model of the chain is at capacity; tried gpt-mixed (capacity), claude-mixed (no_key), gpt-mixed-light (capacity) in 4 attempts; waited 500ms; passed over: claude-mixed is anthropic's model, and provider anthropic has no api_key of its own; last upstream message: capacity"
+	if out.Reason != want {
+		t.Fatalf("reason %q\nwant   %q", out.Reason, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // after records the outcome of the attempt sent to the current candidate
@@ -29,6 +30,9 @@ func (p *plan) decide(v classify.Verdict) step {
 		return p.passOver(c, v)
 	}
 	p.lastBad = v
+	if !local(v) {
+		p.heard = v
+	}
 	if p.resuming && v.Code == classify.PrefillRefused {
 		// the model refuses a partial assistant turn: never again, and
 		// the continuation goes on elsewhere
@@ -63,7 +67,7 @@ func (p *plan) decide(v classify.Verdict) step {
 		if retry {
 			return p.fail(v, p.noRoomFor(c, v.Wait))
 		}
-		return p.fail(v, fmt.Sprintf("timed out after %d %s, and no other model is left to try", p.toN[c.Key()], plural(p.toN[c.Key()], "try", "tries")))
+		return p.fail(v, fmt.Sprintf("timed out after %d %s, and no other model is left to try", p.toN[c.Key()], words.Plural(p.toN[c.Key()], "try", "tries")))
 	case classify.ModelNotFound:
 		put(&p.skip, c.Key(), true)
 		if next, ok := p.next(p.cur+1, nil); ok {
@@ -108,7 +112,11 @@ func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
 // why c was passed over when nothing was sent.
 func (p *plan) passOver(c Candidate, v classify.Verdict) step {
 	put(&p.skip, c.Key(), true)
-	p.passedWhy = append(p.passedWhy, c.Name()+": "+v.Message)
+	why := v.Message
+	if !strings.Contains(why, c.Model) { // (said once: most reasons name it)
+		why = c.Name() + ": " + why
+	}
+	p.passedWhy = append(p.passedWhy, why)
 	if _, ok := p.next(0, nil); !ok {
 		if p.overflowed || len(p.e.overflowCandidates(p.req, p.chain[0], false)) == 0 {
 			if p.lastBad.Class != "" {
@@ -162,7 +170,7 @@ func (p *plan) onRateLimit(c Candidate, v classify.Verdict) step {
 		return p.switchTo(next, c)
 	}
 	if p.rateN[key] > retries {
-		return p.fail(v, fmt.Sprintf("rate limited %d times (retry.rate_limit_retries: %d), and no other model is left to try", p.rateN[key], retries))
+		return p.fail(v, fmt.Sprintf("rate limited %s (retry.rate_limit_retries: %d), and no other model is left to try", words.Count(p.rateN[key], "time"), retries))
 	}
 	return p.fail(v, "rate limited; "+p.noRoomFor(c, wait))
 }
@@ -197,14 +205,7 @@ func (p *plan) onNetwork(c Candidate, v classify.Verdict) step {
 	case p.netN[key] <= p.e.cfg.Retry.NetworkRetries:
 		return p.fail(v, p.noRoomFor(c, max(v.Wait, p.e.cfg.Retry.NetworkGap.D())))
 	}
-	return p.fail(v, fmt.Sprintf("network failures persisted after %d retries on the same model, and %s has answered nothing else for a minute; check your network, proxy or VPN", p.e.cfg.Retry.NetworkRetries, c.Provider))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return p.fail(v, fmt.Sprintf("network failures persisted after %s on the same model, and %s has answered nothing else for a minute; check your network, proxy or VPN", words.Count(p.e.cfg.Retry.NetworkRetries, "retry"), c.Provider))
 }
 
 func (p *plan) onCapacity(c Candidate, v classify.Verdict) step {
@@ -563,10 +564,14 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 	if len(p.passedWhy) > 0 && !passedOver(v) { // why a step was passed over, when the last word is not that already
 		reason += "; passed over: " + strings.Join(p.passedWhy, "; ")
 	}
-	if v.Message != "" && attempts > 0 {
+	said := v
+	if local(v) {
+		said = p.heard // a refusal of spillway's is in the route already
+	}
+	if said.Message != "" && attempts > 0 {
 		// (an error of the HTTP client quotes the URL: a Gemini key in its
 		// query must not reach the caller's answer or a log)
-		reason += "; last upstream message: " + redact.String(v.Message)
+		reason += "; last upstream message: " + redact.String(said.Message)
 	}
 	return step{Action: fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
 }

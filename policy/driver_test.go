@@ -810,3 +810,20 @@ func TestARefusedStepsWaitIsTheNextAttemptsRecord(t *testing.T) {
 		t.Fatalf("records' wait_ms %v", got)
 	}
 }
+
+// A give-up's "last upstream message" is the last thing an upstream said,
+// never a local refusal (an open breaker's "not sent").
+func TestGiveUpQuotesTheUpstreamNotARefusal(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 1
+	cfg.Breaker.Cooldown, cfg.Breaker.MaxCooldown = config.Duration(time.Hour), config.Duration(time.Hour)
+	cfg.Retry.Budget = config.Duration(3 * time.Second)
+	e, _ := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6.1-sol", Type: "openai"}, Send: func(context.Context, *Attempt) Result {
+		return Result{Verdict: classify.Verdict{Class: classify.Capacity, Message: "Our servers are currently overloaded. Please try again later."}, Status: 503}
+	}})
+	want := "spillway: capacity: every model of the chain is at capacity; tried gpt-6.1-sol (capacity, breaker_open), gpt-6-luna (capacity, breaker_open) in 2 attempts; waited 1.5s; last upstream message: Our servers are currently overloaded. Please try again later."
+	if out.Committed || out.Reason != want {
+		t.Fatalf("reason %q\nwant   %q\nroute %s", out.Reason, want, out.Route)
+	}
+}

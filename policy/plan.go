@@ -197,6 +197,7 @@ type plan struct {
 	budget   time.Duration
 	route    []Hop
 	lastBad  classify.Verdict
+	heard    classify.Verdict // the last answer an upstream gave (no local refusal)
 }
 
 // newPlan makes a plan for r.

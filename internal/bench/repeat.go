@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spillway/spillway/internal/words"
 )
 
 // On these 2-CPU machines one run of the overhead bench swings by more than
@@ -266,7 +268,7 @@ func (rr *RepeatedReport) WriteText(out io.Writer) {
 		rr.Runs[0].WriteText(out)
 		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "spillway ÷ bare proxy over %d %s (median, min–max; n/a: the bare proxy added under %d µs):\n", len(rr.Runs), plural(len(rr.Runs), "run", "runs"), minFloorUS)
+	fmt.Fprintf(out, "spillway ÷ bare proxy over %d %s (median, min–max; n/a: the bare proxy added under %d µs):\n", len(rr.Runs), words.Plural(len(rr.Runs), "run", "runs"), minFloorUS)
 	names := make([]string, 0, len(rr.Ratios))
 	for k := range rr.Ratios {
 		names = append(names, k)
@@ -278,7 +280,7 @@ func (rr *RepeatedReport) WriteText(out io.Writer) {
 			fmt.Fprintf(out, "  %-12s n/a\n", n)
 			continue
 		}
-		fmt.Fprintf(out, "  %-12s %.2f  (%.2f–%.2f, %d of %d runs)\n", n, r.Median, r.Min, r.Max, r.Runs, len(rr.Runs))
+		fmt.Fprintf(out, "  %-12s %.2f  (%.2f–%.2f, %d of %s)\n", n, r.Median, r.Min, r.Max, r.Runs, words.Count(len(rr.Runs), "run"))
 	}
 	if len(rr.Goals) > 0 && rr.Goals[0].What != "" {
 		rr.writeGoalTable(out)
@@ -303,7 +305,7 @@ func (g Goal) verdict() string {
 // range over the runs, the bound, the verdict.
 func (rr *RepeatedReport) writeGoalTable(out io.Writer) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nspeed goals (median of %d %s)\tmedian\tmin–max\tgoal\tverdict\n", len(rr.Runs), plural(len(rr.Runs), "run", "runs"))
+	fmt.Fprintf(tw, "\nspeed goals (median of %d %s)\tmedian\tmin–max\tgoal\tverdict\n", len(rr.Runs), words.Plural(len(rr.Runs), "run", "runs"))
 	for _, g := range rr.Goals {
 		op := map[string]string{"<=": "≤", ">=": "≥"}[g.Op]
 		if g.NA {
@@ -332,11 +334,4 @@ func ratioOrder(name string) string {
 	rate, _ := strconv.Atoi(name[len(kind):])
 	rank := map[string]string{"added": "0", "p99_": "1", "ttfb": "2", "cpu": "3", "rss": "4", "throughput": "5"}[kind]
 	return fmt.Sprintf("%s%08d", rank, rate)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

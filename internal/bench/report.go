@@ -6,12 +6,14 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spillway/spillway/internal/words"
 )
 
 // WriteText prints the report as a table, one client per row.
 func (r *ResilienceReport) WriteText(out io.Writer) {
-	fmt.Fprintf(out, "resilience: %d tasks (min tier: %d heavy, %d medium, %d light), scenario %s from %s, clock %s, %d at a time per client; spillway's breaker holds %s (up to %s)\n\n",
-		r.Tasks, r.MinTiers["heavy"], r.MinTiers["medium"], r.MinTiers["light"], r.Scenario, r.SimStart.Format("Mon 15:04 MST"), r.Clock, r.Concurrency, r.Cooldown, r.MaxCooldown)
+	fmt.Fprintf(out, "resilience: %s (min tier: %d heavy, %d medium, %d light), scenario %s from %s, clock %s, %d at a time per client; spillway's breaker holds %s (up to %s)\n\n",
+		words.Count(r.Tasks, "task"), r.MinTiers["heavy"], r.MinTiers["medium"], r.MinTiers["light"], r.Scenario, r.SimStart.Format("Mon 15:04 MST"), r.Clock, r.Concurrency, r.Cooldown, r.MaxCooldown)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "client\tcompleted\tattempts/task\trejected\tmakespan\t× bound\tp50\tp95\tbelow tier\t")
 	for _, c := range r.Clients {

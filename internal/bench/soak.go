@@ -24,6 +24,7 @@ import (
 
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/words"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -677,7 +678,7 @@ func (r *SoakReport) judge() {
 		fail("the gateway dropped %g event records", r.Dropped)
 	}
 	if r.Doubled > 0 {
-		fail("%d attempts have two records", r.Doubled)
+		fail("%s two records", words.Count(r.Doubled, "attempt")+words.Plural(r.Doubled, " has", " have"))
 	}
 	models := map[string]bool{}
 	for m := range r.Records {

@@ -82,7 +82,7 @@ func TestSoakJudge(t *testing.T) {
 		{"good", func(*SoakReport) {}, ""},
 		{"broken", func(r *SoakReport) { r.Broken, r.Examples = 1, []string{"chat: cut"} }, "neither an answer nor a clean error (chat: cut)"},
 		{"dropped", func(r *SoakReport) { r.Dropped = 2 }, "dropped 2 event records"},
-		{"doubled", func(r *SoakReport) { r.Doubled = 1 }, "1 attempts have two records"},
+		{"doubled", func(r *SoakReport) { r.Doubled = 1 }, "1 attempt has two records"},
 		{"missing", func(r *SoakReport) { r.Records["a"] = 119 }, "a: 119 event records for 120 requests"},
 		{"unrecorded model", func(r *SoakReport) { r.Received["c"] = 1 }, "c: 0 event records for 1 requests"},
 		{"rss", func(r *SoakReport) { r.Samples[4].RSSMB, r.Samples[5].RSSMB = 46, 49 }, "RSS grew"},

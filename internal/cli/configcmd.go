@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/words"
 )
 
 func (a *App) configCmd() *cobra.Command {
@@ -55,7 +56,7 @@ func (a *App) configCmd() *cobra.Command {
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			fmt.Fprintf(a.Stdout, "# ok: %s; %s, %s; secrets masked\n", src, countOf(len(c.Models), "model"), countOf(len(c.Chains), "chain"))
+			fmt.Fprintf(a.Stdout, "# ok: %s; %s, %s; secrets masked\n", src, words.Count(len(c.Models), "model"), words.Count(len(c.Chains), "chain"))
 			for _, line := range append(chainLines(c), deploymentLines(c)...) {
 				fmt.Fprintln(a.Stdout, line)
 			}
@@ -216,17 +217,9 @@ func deploymentLines(c *config.Config) []string {
 	return lines
 }
 
-// countOf is "1 chain", "3 chains".
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // problems says every problem of a file, one a line in the order of its
 // lines, then how many (exit 1).
 func (a *App) problems(ce *config.Error) error {
 	fmt.Fprintln(a.Stderr, ce.Error())
-	return fail(ExitFail, "%s in %s", countOf(len(ce.Problems), "problem"), ce.Problems[0].File)
+	return fail(ExitFail, "%s in %s", words.Count(len(ce.Problems), "problem"), ce.Problems[0].File)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/internal/words"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
@@ -78,8 +79,8 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	}
 	gwAddr, cfg := w.gateway, w.cfg
 	out := a.Stdout
-	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %d requests, %d at a time\n",
-		scn.Name, w.start.Format("Mon 15:04"), n, conc)
+	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %s, %d at a time\n",
+		scn.Name, w.start.Format("Mon 15:04"), words.Count(n, "request"), conc)
 	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5, Gemini-style for gemini-3-pro (heavy too)\n\n")
 
 	results := make(chan demoResult)
@@ -189,7 +190,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if len(lat) > 0 {
 		fmt.Fprintf(out, "  latency p50 %dms, p95 %dms (including fallbacks and waits)\n", lat[len(lat)/2].Milliseconds(), lat[len(lat)*95/100].Milliseconds())
 	}
-	fmt.Fprintf(out, "  %d of %d requests found their first-choice model full (at capacity, its breaker open or its reduced room taken); without spillway they would have stopped at \"model at capacity\"\n", firstFull, n)
+	fmt.Fprintf(out, "  %d of %s found their first-choice model full (at capacity, its breaker open or its reduced room taken); without spillway they would have stopped at \"model at capacity\"\n", firstFull, words.Count(n, "request"))
 	st := w.sim.Snapshot()
 	var rej []string
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
@@ -199,7 +200,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	}
 	fmt.Fprintf(out, "  simulator capacity rejections (rejected/received): %s\n", strings.Join(rej, ", "))
 	if answered != n {
-		return fail(ExitFail, "%d requests were not answered", n-answered)
+		return fail(ExitFail, "%s not answered", words.Count(n-answered, "request")+words.Plural(n-answered, " was", " were"))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/report"
+	"github.com/spillway/spillway/internal/words"
 )
 
 func (a *App) reportCmd() *cobra.Command {
@@ -203,7 +204,7 @@ func (a *App) saveWindows(cmd *cobra.Command, db string, r report.Result) error 
 		return fail(ExitFail, "%w", err)
 	}
 	defer s.Close()
-	basis := fmt.Sprintf("%d attempts, %s at capacity in the window", r.Quiet.Attempts, strconv.FormatFloat(r.Quiet.Rate*100, 'f', 1, 64)+"%")
+	basis := fmt.Sprintf("%s, %s at capacity in the window", words.Count(r.Quiet.Attempts, "attempt"), strconv.FormatFloat(r.Quiet.Rate*100, 'f', 1, 64)+"%")
 	if r.Metric == "capacity_count" {
 		basis = fmt.Sprintf("%d capacity errors in the window, of %d failure lines", r.Quiet.Capacity, r.Totals.Attempts)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // Status is a finding's weight.
@@ -180,7 +181,7 @@ func Run(ctx context.Context, o Options) Report {
 		r.Unreached = append(r.Unreached, "whether each model has capacity right now, and the rate-limit headers of a real request: run with --probe (one request of one output token per model)")
 	}
 	if probes > 0 {
-		r.Cost = pluralN(probes, "request") + " of one output token (about ten input tokens each)"
+		r.Cost = words.Count(probes, "request") + " of one output token (about ten input tokens each)"
 	} else {
 		r.Cost = "nothing: listings and connects cost no tokens"
 	}
@@ -198,13 +199,6 @@ func Run(ctx context.Context, o Options) Report {
 		saveBaseline(o, findings)
 	}
 	return r
-}
-
-func pluralN(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return itoa(n) + " " + what + "s"
 }
 
 // hostOf is a base URL's scheme and host (what a network check measures).

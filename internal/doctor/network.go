@@ -23,6 +23,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/report"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // checkNetwork measures the path to a provider: DNS, TCP connects (median,
@@ -95,7 +96,7 @@ func checkNetwork(ctx context.Context, o Options, p provider) []Finding {
 	}
 	slices.Sort(times)
 	med, p95 := times[len(times)/2], times[int(math.Ceil(0.95*float64(len(times))))-1]
-	ev := fmt.Sprintf("%d connects: median %s, p95 %s, loss %.0f%%", tried, ms(med), ms(p95), loss*100)
+	ev := fmt.Sprintf("%s: median %s, p95 %s, loss %.0f%%", words.Count(tried, "connect"), ms(med), ms(p95), loss*100)
 	f := Finding{Area: "network", Subject: subject, Status: Healthy, Summary: "TCP connects", Evidence: ev}
 	if loss > 0.01 {
 		f.Status, f.Summary, f.Class = Degraded, fmt.Sprintf("packet loss: %.0f%% of connects failed", loss*100), string(classify.Network)
@@ -293,7 +294,7 @@ func checkAgents(o Options) []Finding {
 		}
 		fs = append(fs, Finding{Area: "agent", Subject: m.Model, Status: Healthy,
 			Summary:  "in the agents' files, last 24 h: " + strings.Join(parts, ", ") + " (past, not now)",
-			Evidence: fmt.Sprintf("%d attempts read (%s)", m.Attempts, strings.Join(ro.Only, ", "))})
+			Evidence: fmt.Sprintf("%s read (%s)", words.Count(m.Attempts, "attempt"), strings.Join(ro.Only, ", "))})
 	}
 	return fs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // presented is the key a request carries where its SDK sends the
@@ -133,7 +134,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	}
 	release, ok = s.slots.take(key.Name, key.Concurrency)
 	if !ok {
-		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %d requests in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, key.Concurrency), time.Second)
+		refuse(w, ep, http.StatusTooManyRequests, classify.RateLimit, fmt.Sprintf("spillway: key %s has %s in flight, its limit (gateway.keys concurrency); retry when one ends", key.Name, words.Count(key.Concurrency, "request")), time.Second)
 		s.log.Info("request", "endpoint", r.URL.Path, "key", key.Name, "outcome", "refused", "status", http.StatusTooManyRequests, "why", "concurrency")
 		return nil, nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/words"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -27,18 +28,18 @@ func findings(r Result) []string {
 	}
 	limits := ""
 	if r.Totals.UsageLimit > 0 {
-		limits = ", " + plural(r.Totals.UsageLimit, "usage limit")
+		limits = ", " + words.Count(r.Totals.UsageLimit, "usage limit")
 	}
 	if r.Metric == "capacity_count" { // the inputs record failures only
 		out = append(out, fmt.Sprintf("%s: %d capacity, %s, %s%s.",
-			plural(r.Totals.Attempts, "failure line"), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error"), limits))
+			words.Count(r.Totals.Attempts, "failure line"), r.Totals.Capacity, words.Count(r.Totals.RateLimit, "rate limit"), words.Count(r.Totals.Quota, "quota error"), limits))
 	} else {
 		out = append(out, fmt.Sprintf("%s; %s hit capacity (%d), %s, %s%s.",
-			plural(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, plural(r.Totals.RateLimit, "rate limit"), plural(r.Totals.Quota, "quota error"), limits))
+			words.Count(r.Totals.Attempts, "attempt"), pct(rate(r.Totals.Capacity, r.Totals.Attempts)), r.Totals.Capacity, words.Count(r.Totals.RateLimit, "rate limit"), words.Count(r.Totals.Quota, "quota error"), limits))
 	}
 	out = append(out, lossFindings(r)...)
 	if r.Totals.UsageLimit > 0 {
-		out = append(out, fmt.Sprintf("%s: your plan's window was used up; it comes back at its reset (spillway exec --until-reset waits for it; a chain's overflow spills to another provider).", plural(r.Totals.UsageLimit, "usage limit")))
+		out = append(out, fmt.Sprintf("%s: your plan's window was used up; it comes back at its reset (spillway exec --until-reset waits for it; a chain's overflow spills to another provider).", words.Count(r.Totals.UsageLimit, "usage limit")))
 	}
 	byCount := r.Metric == "capacity_count"
 	switch {
@@ -61,7 +62,7 @@ func findings(r Result) []string {
 	if r.Quiet != nil && byCount {
 		out = append(out, fmt.Sprintf("Quiet window: %s (%d capacity errors in it); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, r.Quiet.Capacity))
 	} else if r.Quiet != nil {
-		out = append(out, fmt.Sprintf("Quiet window: %s (%s of %d attempts hit capacity); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, pct(r.Quiet.Rate), r.Quiet.Attempts))
+		out = append(out, fmt.Sprintf("Quiet window: %s (%s of %s hit capacity); `spillway report --save-windows` lets `queue add --window quiet` use it.", r.Quiet.Spec, pct(r.Quiet.Rate), words.Count(r.Quiet.Attempts, "attempt")))
 	} else if r.QuietNote != "" {
 		out = append(out, "No quiet window: "+r.QuietNote+".")
 	}
@@ -81,7 +82,7 @@ func findings(r Result) []string {
 	}
 	// said only when one model clearly stands out against another
 	if worst != nil && best != nil && worst != best && worst.Capacity > 0 && worst.Capacity >= 1.5*best.Capacity {
-		s := fmt.Sprintf("%s hits capacity most: %s of %d attempts", worst.Model, pct(worst.Capacity), worst.Attempts)
+		s := fmt.Sprintf("%s hits capacity most: %s of %s", worst.Model, pct(worst.Capacity), words.Count(worst.Attempts, "attempt"))
 		if best.Capacity > 0 {
 			s += fmt.Sprintf(", %.1f× %s (%s)", worst.Capacity/best.Capacity, best.Model, pct(best.Capacity))
 		} else {
@@ -122,7 +123,7 @@ func lossFindings(r Result) []string {
 		}
 	}
 	if lost > 0 {
-		s := plural(lost, "attempt") + " never reached the event log"
+		s := words.Count(lost, "attempt") + " never reached the event log"
 		if stretches > 1 {
 			s += ", in " + itoa(stretches) + " stretches"
 		}
@@ -160,11 +161,4 @@ func on(r Result) string {
 		return "On weekdays"
 	}
 	return "Every day"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return itoa(n) + " " + what + "s"
 }

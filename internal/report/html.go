@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+
+	"github.com/spillway/spillway/internal/words"
 )
 
 // HTML writes the report as one self-contained page: inline CSS and SVG,
@@ -31,7 +33,7 @@ func HTML(w io.Writer, r Result) error {
 			fill, title, rs := "#ffffff", fmt.Sprintf("%s %02d:00 — no attempts", Weekdays[d], h), "-1"
 			if rt >= 0 {
 				fill = fills[d][h]
-				title = fmt.Sprintf("%s %02d:00 — %d attempts, %d capacity (%s)", Weekdays[d], h, c.Attempts, c.Capacity, pct(rt))
+				title = fmt.Sprintf("%s %02d:00 — %s, %d capacity (%s)", Weekdays[d], h, words.Count(c.Attempts, "attempt"), c.Capacity, pct(rt))
 				rs = fmt.Sprintf("%.4f", rt)
 			}
 			cells = append(cells, cell{X: 40 + h*26, Y: 20 + d*26, Fill: fill, Title: title, Rate: rs, Day: d, Hour: h})
@@ -43,7 +45,7 @@ func HTML(w io.Writer, r Result) error {
 			break
 		}
 		bars = append(bars, bar{Y: i * 24, W: math.Max(1, m.Rate*400), CapW: fmt.Sprintf("%.1f", math.Max(0, m.Capacity*400)),
-			Label: m.Model, Value: fmt.Sprintf("%s failed, %s capacity, %d attempts", pct(m.Rate), pct(m.Capacity), m.Attempts), Name: m.Model})
+			Label: m.Model, Value: fmt.Sprintf("%s failed, %s capacity, %s", pct(m.Rate), pct(m.Capacity), words.Count(m.Attempts, "attempt")), Name: m.Model})
 	}
 	var curve []point
 	var sizes []SizeBucket

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // Weekdays are the heatmap's rows, Monday first.
@@ -225,7 +226,7 @@ func InputLines(r Result) []string {
 	for _, src := range order {
 		ins := perSource[src]
 		if len(ins) > 5 {
-			sum := Input{Source: src, Path: plural(len(ins), "file")}
+			sum := Input{Source: src, Path: words.Count(len(ins), "file")}
 			errs := 0
 			for _, in := range ins {
 				sum.Events += in.Events
@@ -240,23 +241,23 @@ func InputLines(r Result) []string {
 				}
 			}
 			if errs > 0 {
-				sum.Error = plural(errs, "file") + " unreadable"
+				sum.Error = words.Count(errs, "file") + " unreadable"
 			}
 			ins = []Input{sum}
 		}
 		for _, in := range ins {
-			line := fmt.Sprintf("%-8s %s: %d events", in.Source, in.Path, in.Events)
+			line := fmt.Sprintf("%-8s %s: %s", in.Source, in.Path, words.Count(in.Events, "event"))
 			if in.Lost > 0 {
 				line += ", " + lost(in.Lost, in.GapCount, in.lostSpan)
 			}
 			if in.Cut > 0 {
-				line += ", " + plural(in.Cut, "half-written record") + " skipped"
+				line += ", " + words.Count(in.Cut, "half-written record") + " skipped"
 			}
 			if n := in.Unreadable - in.Cut; n > 0 {
-				line += ", " + plural(n, "unreadable line") + " skipped"
+				line += ", " + words.Count(n, "unreadable line") + " skipped"
 			}
 			if in.Duplicates > 0 {
-				line += fmt.Sprintf(", %s already in the event log skipped", plural(in.Duplicates, "turn"))
+				line += fmt.Sprintf(", %s already in the event log skipped", words.Count(in.Duplicates, "turn"))
 			}
 			if in.Error != "" {
 				line += " (" + clean(in.Error, 200) + ")"
@@ -270,7 +271,7 @@ func InputLines(r Result) []string {
 // lost says n records lost in so many stretches, and over which span
 // ("15 records lost between Mon 2026-11-30 09:10 and 09:24").
 func lost(n, stretches int, over events.Gap) string {
-	s := plural(n, "record") + " lost"
+	s := words.Count(n, "record") + " lost"
 	if stretches > 1 {
 		s += " in " + itoa(stretches) + " stretches"
 	}

@@ -371,7 +371,9 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		w.Write(wire.GiveUpFrame(ep, class, out.Reason))
+		// a response of its own: spillway's id for the request, the model asked for
+		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: s.eng().Clock().Now().Unix()}
+		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := reply.GiveUp(ep, out)

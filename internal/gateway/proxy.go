@@ -152,6 +152,15 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 	}
+	if model, ok := wire.Spilled(body.Previous); ok {
+		// it continues an answer another vendor's model gave: OpenAI never
+		// had it, and nothing else stored it
+		status, b := wire.NotStored(body.Previous, model)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(b)
+		return nil, "rejected"
+	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
 		if err := wire.CheckPathModel(body.Model); err != nil {

@@ -366,7 +366,7 @@ func (s *Stream) open() {
 		s.sse("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": s.id, "type": "message", "role": "assistant",
 			"model": s.t.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 0, "output_tokens": 0}}})
 	case "responses":
-		s.id = s.t.NewID("resp_")
+		s.id = s.t.NewID(wire.SpilledID(s.t.Model)) // resp_spw_MODEL_…: never stored, which a later request is told
 		s.sse("response.created", map[string]any{"type": "response.created", "response": s.responsesObject("in_progress")})
 		s.sse("response.in_progress", map[string]any{"type": "response.in_progress", "response": s.responsesObject("in_progress")})
 	case "chat":

@@ -240,6 +240,9 @@ type Body struct {
 	Raw    []byte
 	Model  string // the body's "model", "" when it has none
 	Stream bool
+	// Previous is a Responses request's previous_response_id, "" when it
+	// has none (a translated answer's is answered at once: Spilled)
+	Previous string
 
 	once   sync.Once
 	fields map[string]json.RawMessage
@@ -249,9 +252,10 @@ type Body struct {
 var ErrNotObject = errors.New("the request body is not a JSON object")
 
 // ParseBody reads raw, a request body for ep: it checks that it is a JSON
-// object and takes its "model" and "stream" (exact keys; the last of a
-// name that comes twice, as a decoder into a map keeps it) in one pass
-// that decodes nothing else. A request that goes out as it came (most do)
+// object and takes its "model" and "stream", and a Responses request's
+// "previous_response_id" (exact keys; the last of a name that comes twice,
+// as a decoder into a map keeps it), in one pass that decodes nothing
+// else. A request that goes out as it came (most do)
 // never has its fields decoded: see Fields.
 func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	b := &Body{Raw: raw, Stream: ep.stream()}
@@ -292,6 +296,13 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 				b.Stream = false
 			}
 			w.skip()
+		case "previous_response_id":
+			b.Previous = ""
+			if ep.Kind != Responses || w.peek() != '"' {
+				w.skip()
+				continue
+			}
+			b.Previous = string(w.text())
 		default:
 			w.skip()
 		}

@@ -1,11 +1,16 @@
 package transport_test
 
 import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/sim"
@@ -106,4 +111,46 @@ func TestAnOverflowStepWaitsNothingInTheLibrary(t *testing.T) {
 	if slept := r.clk.Slept(); len(slept) != 0 {
 		t.Fatalf("the requests waited %v", slept)
 	}
+}
+
+// A Go OpenAI client on spillway's transport, answered by an Anthropic
+// model, gets an id that says so (resp_spw_MODEL_…); continuing it by
+// previous_response_id is answered at once with OpenAI's own 400 naming
+// the model, and nothing goes upstream: OpenAI never had that answer.
+func TestTranslatedResponsesAreNotStored(t *testing.T) {
+	r := newRigAt(t, func(c *config.Config, url string) {
+		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
+		anth := c.Providers["anthropic"]
+		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
+		c.Providers["anthropic"] = anth
+		oa := c.Providers["openai"]
+		oa.BaseURL = url + "/v1"
+		c.Providers["openai"] = oa
+	})
+	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	first, err := r.openai().Responses.New(testCtx(t), responses.ResponseNewParams{Model: "gpt-6.1-sol", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+	if err != nil || !regexp.MustCompile(`^resp_spw_claude-sonnet-5-5_[0-9a-f]{24}$`).MatchString(first.ID) {
+		t.Fatalf("a translated answer: %v %+v", err, first)
+	}
+	attempts := len(r.records())
+	_, err = r.openai().Responses.New(testCtx(t), responses.ResponseNewParams{Model: "gpt-6.1-sol", PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("and then?")}})
+	var apiErr *openai.Error
+	want := `{"message":"spillway: previous response ` + first.ID + ` was answered by claude-sonnet-5-5, another vendor's model, through spillway, and stored nowhere; send the conversation whole instead (its earlier input and output items, as with store: false); nothing was sent upstream","param":"previous_response_id","type":"invalid_request_error","code":"previous_response_not_found"}`
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !sameJSON(apiErr.RawJSON(), want) {
+		t.Fatalf("continuing a translated answer: %v\nwant 400 %s", err, want)
+	}
+	if n := len(r.records()); n != attempts {
+		t.Fatalf("%d attempts went upstream", n-attempts)
+	}
+}
+
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

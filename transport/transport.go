@@ -157,6 +157,14 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 			return nil, nil, fmt.Errorf("transport: %w", perr)
 		}
 	}
+	if err == nil {
+		if model, ok := wire.Spilled(body.Previous); ok {
+			// it continues an answer another vendor's model gave: OpenAI
+			// never had it, and nothing else stored it
+			status, b := wire.NotStored(body.Previous, model)
+			return ownAnswer(req, status, http.Header{"Content-Type": {"application/json"}}, b), nil, nil
+		}
+	}
 	if err != nil || body.Model == "" {
 		out := req.Clone(req.Context())
 		setBody(out, raw)
@@ -197,9 +205,14 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	// usual typed error with a message naming what was tried.
 	status, h, b := reply.GiveUp(ep, out)
 	reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	return ownAnswer(req, status, h, b), &out, nil
+}
+
+// ownAnswer is the library's own answer to req: status, h and the body b.
+func ownAnswer(req *http.Request, status int, h http.Header, b []byte) *http.Response {
 	return &http.Response{Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Body: io.NopCloser(bytes.NewReader(b)),
-		ContentLength: int64(len(b)), Request: req}, &out, nil
+		ContentLength: int64(len(b)), Request: req}
 }
 
 // send is the library's half of an attempt: the caller's request, with the

@@ -220,9 +220,9 @@ var (
 	protocols    = []protocol{chat, chatStream, resp, respStream, msgs, msgsStream, gemini, geminiStream}
 )
 
-// geminiCall posts to Gemini's REST API as Gemini CLI does (no Go SDK is
-// among this module's dependencies): the model in the path, the key in
-// x-goog-api-key, a stream with alt=sse.
+// geminiCall posts to Gemini's REST API as Gemini CLI does: the model in
+// the path, the key in x-goog-api-key, a stream with alt=sse (Google's own
+// Go SDK: TestGoogleGenAISDKOnV1).
 func geminiCall(stream bool) sdkCall {
 	return func(ctx context.Context, r *rig, model, prompt string) (string, *http.Response, error) {
 		url := r.url + "/v1beta/models/" + model + ":generateContent"

@@ -20,10 +20,15 @@ func benchChat(b *testing.B, url string) {
 
 // benchPost sends body to the chat endpoint at url, one request at a time.
 func benchPost(b *testing.B, url, body string) {
+	benchPostTo(b, url+"/v1/chat/completions", body)
+}
+
+// benchPostTo sends body to url, one request at a time.
+func benchPostTo(b *testing.B, url, body string) {
 	client := &http.Client{}
 	b.ReportAllocs()
 	for b.Loop() {
-		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer sk-bench")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -58,6 +63,14 @@ func BenchmarkStreamThroughGateway(b *testing.B) {
 func BenchmarkStreamDirect(b *testing.B) {
 	r := newRig(b, nil, func(c *config.Config) { c.Pacing = config.Pacing{MaxConcurrency: 64} })
 	benchStream(b, r.simURL)
+}
+
+// BenchmarkStreamResponsesThroughGateway is BenchmarkStreamThroughGateway
+// for a Responses stream, whose events the relay judges by name and walks
+// once each.
+func BenchmarkStreamResponsesThroughGateway(b *testing.B) {
+	r := newRig(b, nil, func(c *config.Config) { c.Pacing = config.Pacing{MaxConcurrency: 64} })
+	benchPostTo(b, r.url+"/v1/responses", `{"model":"gpt-6-luna","stream":true,"input":"bench"}`)
 }
 
 func benchStream(b *testing.B, url string) {

@@ -25,7 +25,7 @@ import (
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := s.refusal(r); why != "" {
-			body := wire.StatusBody(formatOfPath(r.URL.Path), http.StatusForbidden, "spillway: "+why)
+			body := wire.StatusBody(formatOf(r), http.StatusForbidden, "spillway: "+why)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusForbidden)

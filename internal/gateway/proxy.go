@@ -155,6 +155,15 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 	}
+	if model, ok := wire.Spilled(body.Previous); ok {
+		// it continues an answer another vendor's model gave: OpenAI never
+		// had it, and nothing else stored it
+		status, b := wire.NotStored(body.Previous, model)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(b)
+		return nil, "rejected"
+	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
 		if err := wire.CheckPathModel(body.Model); err != nil {
@@ -374,7 +383,9 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		w.Write(wire.GiveUpFrame(ep, class, out.Reason))
+		// a response of its own: spillway's id for the request, the model asked for
+		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: s.eng().Clock().Now().Unix()}
+		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := reply.GiveUp(ep, out)

@@ -263,10 +263,24 @@ func (s *Server) Handler() http.Handler {
 	for _, ep := range wire.Endpoints {
 		mux.HandleFunc("POST "+ep.Path, func(w http.ResponseWriter, r *http.Request) { s.proxy(w, r, ep) })
 	}
-	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD
+	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD,
+	// and /v1/models/MODEL:METHOD (@google/genai 3.x's default version),
+	// where only Gemini's methods, or Google's SDK asking, are Gemini's
+	// (wire.GeminiCall, wire.GeminiCaller)
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
-	mux.HandleFunc("GET /v1beta/models", s.keyed(wire.GeminiEndpoints[0], s.handleGeminiModels))
-	mux.HandleFunc("GET /v1/models", s.keyed(wire.Endpoints[0], s.handleModels))
+	mux.HandleFunc("POST /v1/models/{call}", func(w http.ResponseWriter, r *http.Request) {
+		if !wire.GeminiCall(r.URL.Path) && !wire.GeminiCaller(r.Header, r.URL.Query()) {
+			s.noRoute(w, r)
+			return
+		}
+		s.handleGemini(w, r)
+	})
+	// the model lists: /v1/models is OpenAI's, Anthropic's or Gemini's by
+	// the caller's headers (formatOf)
+	mux.HandleFunc("GET /v1beta/models", s.keyed(s.handleModels))
+	mux.HandleFunc("GET /v1/models", s.keyed(s.handleModels))
+	mux.HandleFunc("GET /v1beta/models/{model}", s.keyed(s.handleModel))
+	mux.HandleFunc("GET /v1/models/{model}", s.keyed(s.handleModel))
 	// Codex signed in with a ChatGPT plan (signin.go)
 	mux.HandleFunc("POST "+wire.ChatGPTResponses.Path, s.handleChatGPT)
 	mux.HandleFunc(wire.ChatGPTPrefix+"/", s.handleChatGPTOther)
@@ -285,30 +299,47 @@ func (s *Server) Handler() http.Handler {
 			s.handleCodeAssist(w, r) // Gemini CLI signed in with Google (signin.go)
 			return
 		}
-		status, what := http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path
-		if allow := methodsOf(r.URL.Path); allow != "" {
-			// a route of the gateway's, asked with another method
-			status, what = http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": this route takes "+allow
-			w.Header().Set("Allow", allow)
-		}
-		body := wire.StatusBody(formatOfPath(r.URL.Path), status,
-			fmt.Sprintf("spillway: %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent and :streamGenerateContent, GET /v1/models and /v1beta/models, and a ChatGPT plan's Codex backend under /backend-api/codex/", what))
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		w.Write(body)
+		s.noRoute(w, r)
 	})
 	return s.guard(mux)
 }
 
-// formatOfPath is the provider whose shape an answer to path takes when no
-// endpoint took it: Gemini's under /v1beta, Anthropic's at /v1/messages,
-// else OpenAI's.
-func formatOfPath(path string) wire.Endpoint {
+// noRoute answers a request no route of the gateway's takes: 404, or 405
+// for a route of another method, in the shape of the path's format.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	status, what := http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path
+	if allow := methodsOf(r.URL.Path); allow != "" {
+		// a route of the gateway's, asked with another method
+		status, what = http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": this route takes "+allow
+		w.Header().Set("Allow", allow)
+	}
+	body := wire.StatusBody(formatOf(r), status,
+		fmt.Sprintf("spillway: %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent, :streamGenerateContent and :countTokens (under /v1/ too), GET /v1/models[/MODEL] and /v1beta/models[/MODEL], and a ChatGPT plan's Codex backend under /backend-api/codex/", what))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// formatOf is the provider whose shape an answer to r takes where no
+// endpoint says it: Gemini's under /v1beta/ and for a Gemini model's
+// methods under /v1/; on /v1/models and a model of it, the caller's, by its
+// headers (Gemini's or Anthropic's credential or client header); Anthropic's
+// at /v1/messages; else OpenAI's. So every refusal the gateway makes on a
+// path of a format is in that format's shape.
+func formatOf(r *http.Request) wire.Endpoint {
+	path := r.URL.Path
 	switch {
-	case strings.HasPrefix(path, "/v1beta/"):
+	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1/") && wire.GeminiCall(path):
 		return wire.Endpoint{Format: wire.Gemini}
 	case strings.HasPrefix(path, "/v1/messages"):
 		return wire.Endpoint{Format: wire.Anthropic}
+	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
+		switch {
+		case wire.GeminiCaller(r.Header, r.URL.Query()):
+			return wire.Endpoint{Format: wire.Gemini}
+		case wire.AnthropicCaller(r.Header):
+			return wire.Endpoint{Format: wire.Anthropic}
+		}
 	}
 	return wire.Endpoint{Format: wire.OpenAI}
 }
@@ -324,10 +355,14 @@ func methodsOf(path string) string {
 	switch {
 	case path == wire.ChatGPTResponses.Path:
 		return http.MethodPost
-	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"):
+	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && wire.GeminiCall(path):
 		return http.MethodPost
 	case path == "/v1/models", path == "/v1beta/models", path == "/healthz", path == "/readyz", path == "/metrics", path == "/spillway/status":
 		return http.MethodGet
+	case strings.HasPrefix(path, "/v1/models/") || strings.HasPrefix(path, "/v1beta/models/"):
+		if !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(path, "/v1/models/"), "/v1beta/models/"), "/") {
+			return http.MethodGet // a model of the list
+		}
 	case path == "/spillway/reload":
 		return http.MethodPost
 	}
@@ -394,11 +429,12 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"reloaded": true, "kept": kept, "ignored": ignored})
 }
 
-// keyed guards h with the gateway keys, when there are any.
-func (s *Server) keyed(ep wire.Endpoint, h http.HandlerFunc) http.HandlerFunc {
+// keyed guards h with the gateway keys, when there are any (a refusal in
+// the shape of the request's format: formatOf).
+func (s *Server) keyed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r = s.pin(r)
-		key, release, ok := s.admit(w, r, ep)
+		key, release, ok := s.admit(w, r, formatOf(r))
 		if !ok {
 			return
 		}
@@ -523,43 +559,75 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// handleModels lists the configured models the caller may use, of the
+// format the path and the caller's headers say (formatOf), in that
+// format's shape: OpenAI's list, Anthropic's, or Gemini's.
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
+	f := formatOf(r).Format
 	cfg := s.stateOf(r.Context()).cfg
 	names := make([]string, 0, len(cfg.Models))
 	for n := range cfg.Models {
-		t := wire.Format(cfg.ModelType(n))
-		if _, ok := allowed(cfg, keyIn(r), n); ok && ((anthropic && t == wire.Anthropic) || (!anthropic && t == wire.OpenAI)) {
+		if _, ok := allowed(cfg, keyIn(r), n); ok && wire.Format(cfg.ModelType(n)) == f {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	data := make([]any, 0, len(names))
 	for _, n := range names {
-		if anthropic {
-			data = append(data, map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"})
-		} else {
-			data = append(data, map[string]any{"id": n, "object": "model", "created": 1767225600, "owned_by": "spillway"})
-		}
+		data = append(data, modelEntry(f, n))
 	}
-	if anthropic {
+	switch f {
+	case wire.Anthropic:
 		writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false})
-		return
+	case wire.Gemini:
+		writeJSON(w, http.StatusOK, map[string]any{"models": data})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
-// handleGemini routes POST /v1beta/models/MODEL:METHOD: generateContent
+// handleModel is one model of the list (GET /v1/models/MODEL,
+// /v1beta/models/MODEL), in the shape of handleModels; 404 in that shape
+// for a model the list does not have.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	if wire.GeminiCall(r.URL.Path) { // a Gemini method asked with GET
+		s.noRoute(w, r)
+		return
+	}
+	ep, name := formatOf(r), r.PathValue("model")
+	cfg := s.stateOf(r.Context()).cfg
+	if _, known := cfg.Models[name]; known && wire.Format(cfg.ModelType(name)) == ep.Format {
+		if _, ok := allowed(cfg, keyIn(r), name); ok {
+			writeJSON(w, http.StatusOK, modelEntry(ep.Format, name))
+			return
+		}
+	}
+	list := strings.TrimSuffix(r.URL.Path, "/"+name)
+	refuse(w, ep, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: model %q is not one of the %s models this gateway serves you (GET %s lists them)", name, ep.Format, list), 0)
+}
+
+// modelEntry is model n as format f's model list shows one.
+func modelEntry(f wire.Format, n string) map[string]any {
+	switch f {
+	case wire.Anthropic:
+		return map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
+	case wire.Gemini:
+		return map[string]any{"name": "models/" + n, "displayName": n,
+			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}}
+	}
+	return map[string]any{"id": n, "object": "model", "created": 1767225600, "owned_by": "spillway"}
+}
+
+// handleGemini routes POST /v1beta/models/MODEL:METHOD (and under /v1/):
+// generateContent
 // and streamGenerateContent through the driver, countTokens straight to
 // the model's provider.
 func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	r = s.pin(r)
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
-	for _, ep := range wire.GeminiEndpoints {
-		if string(ep.Kind) == method && model != "" {
-			s.proxy(w, r, ep)
-			return
-		}
+	if ep, ok := wire.GeminiEndpoint(r.URL.Path, method); ok && model != "" {
+		s.proxy(w, r, ep)
+		return
 	}
 	if method == "countTokens" && model != "" {
 		key, release, ok := s.admit(w, r, wire.GeminiEndpoints[0])
@@ -574,29 +642,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		s.passThrough(w, r, model, method)
 		return
 	}
-	ep := wire.GeminiEndpoints[0]
-	_, body := wire.ErrorBody(ep, classify.BadRequest, fmt.Sprintf("spillway: %s: the gateway serves generateContent, streamGenerateContent and countTokens of /v1beta/models/MODEL", r.PathValue("call")))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	w.Write(body)
-}
-
-// handleGeminiModels lists the configured Gemini models as Gemini does.
-func (s *Server) handleGeminiModels(w http.ResponseWriter, r *http.Request) {
-	cfg := s.stateOf(r.Context()).cfg
-	names := make([]string, 0, len(cfg.Models))
-	for n := range cfg.Models {
-		if _, ok := allowed(cfg, keyIn(r), n); ok && wire.Format(cfg.ModelType(n)) == wire.Gemini {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	models := make([]any, 0, len(names))
-	for _, n := range names {
-		models = append(models, map[string]any{"name": "models/" + n, "displayName": n,
-			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+	refuse(w, wire.GeminiEndpoints[0], http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: %s: the gateway serves generateContent, streamGenerateContent and countTokens of /v1beta/models/MODEL and /v1/models/MODEL", r.PathValue("call")), 0)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

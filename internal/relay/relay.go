@@ -18,6 +18,7 @@ package relay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,6 +97,10 @@ type Stream struct {
 	verdict  classify.Verdict // how the stream ended, once it has
 	tokens   int              // what the stream's usage reported
 	deltas   int              // the pieces of the answer passed on
+	// rsp, for a Responses stream passed on as it came: what it told the
+	// client of its response, which the failure spillway ends it with
+	// repeats (a translated stream's own Stream keeps its)
+	rsp wire.Responding
 
 	// Messages answers, with Track: the text so far, the block in flight
 	text      strings.Builder
@@ -228,6 +233,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if !fa.Valid {                   // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
+		s.seen(ev, fa)
 		if s.o.Splice != nil {
 			var drop bool
 			if ev, drop, err = s.splice(ev); err != nil {
@@ -325,7 +331,31 @@ func (s *Stream) errorFrame(raw []byte, v classify.Verdict) []byte {
 	if s.conv == nil {
 		return raw
 	}
-	return wire.StreamErrorFrame(s.client, v.Class, v.Message)
+	return s.failure(v.Class, v.Message)
+}
+
+// seen notes an event of a Responses stream passed on as it came: what it
+// says of its response (wire.Responding), for the failure that may end it.
+func (s *Stream) seen(ev sse.Event, fa wire.Facts) {
+	if s.conv == nil && s.client.Kind == wire.Responses {
+		s.rsp.Note(ev.Name, ev.Data, fa)
+	}
+}
+
+// failure is the protocol's error event that ends the client's stream,
+// for class with msg: it continues the stream (a Responses stream's
+// response.failed names the response its opening named, with the next
+// sequence number: wire.StreamErrorFrame).
+func (s *Stream) failure(class classify.Class, msg string) []byte {
+	if s.conv != nil {
+		r, opening := s.conv.Failing()
+		return append(opening, wire.StreamErrorFrame(s.client, class, msg, r)...)
+	}
+	r := s.rsp
+	if r.Model == "" { // an upstream that did not say: the model the request went to
+		r.Model = cmp.Or(s.a.Candidate.Upstream, s.a.Candidate.Model)
+	}
+	return wire.StreamErrorFrame(s.client, class, msg, r)
 }
 
 // windowOver reports whether a hold window's tokens came.
@@ -526,6 +556,9 @@ func (s *Stream) Next() ([]byte, error) {
 		}
 		s.verdict, s.err = malformed(ev), errMalformed
 		return nil, errMalformed
+	}
+	if !ev.Comment {
+		s.seen(ev, fa)
 	}
 	if s.o.Splice != nil && !ev.Comment {
 		var drop bool

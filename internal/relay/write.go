@@ -89,7 +89,7 @@ func (s *Stream) ended(to Writer, res *policy.Result, err error, out *relayWrite
 		res.Resume = rs // the driver goes on from here, or ends it
 		return
 	}
-	end := wire.StreamErrorFrame(s.client, v.Class, "spillway: "+v.Message)
+	end := s.failure(v.Class, "spillway: "+v.Message)
 	if to.Scrub != nil {
 		end = to.Scrub(end)
 	}
@@ -133,7 +133,9 @@ func End(to Writer, client wire.Endpoint, out policy.Outcome, message string) {
 	if to.Idle > 0 {
 		_ = rc.SetWriteDeadline(time.Now().Add(to.Idle)) // the relay's may be near its end after the continuations
 	}
-	end := wire.StreamErrorFrame(client, out.Verdict.Class, message)
+	// (a stream continued is a Messages one: its error event names nothing
+	// of the stream's, unlike Responses' response.failed)
+	end := wire.StreamErrorFrame(client, out.Verdict.Class, message, wire.Responding{})
 	if to.Scrub != nil {
 		end = to.Scrub(end)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spillway/spillway/internal/jsonw"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // Stream turns the target's answer, event by event, into the client's: the
@@ -88,6 +89,38 @@ func (s *Stream) End() []byte {
 
 // Done reports that the client's final event went out.
 func (s *Stream) Done() bool { return s.done }
+
+// Failing is what the client's Responses stream was told of its response,
+// for the failure event that ends it (wire.StreamErrorFrame): its id, model,
+// creation time and the next sequence number (taken: the failure is the
+// stream's last event), the output so far (an item cut off is incomplete,
+// with what it had) and the usage reported so far. A stream that sent
+// nothing yet opens first: opening is its response.created and
+// response.in_progress, to go before the failure. For another client
+// format it is the zero Responding and no opening.
+func (s *Stream) Failing() (r wire.Responding, opening []byte) {
+	if s.t.Client.Kind != wire.Responses {
+		return wire.Responding{}, nil
+	}
+	if !s.opened {
+		s.buf = s.buf[:0]
+		s.open()
+		opening = append([]byte(nil), s.buf...)
+	}
+	out := []any{}
+	for _, it := range s.items {
+		status := "completed"
+		if it.open {
+			status = "incomplete"
+		}
+		out = append(out, s.responsesItem(it, status))
+	}
+	r = wire.Responding{ID: s.id, Model: s.t.Model, CreatedAt: s.created, Next: int64(s.seq)}
+	s.seq++
+	r.Output, _ = json.Marshal(out)
+	r.Usage, _ = json.Marshal(responsesUsage(s.usage))
+	return r, opening
+}
 
 func (s *Stream) take(ev event) error {
 	if s.done {
@@ -333,7 +366,7 @@ func (s *Stream) open() {
 		s.sse("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": s.id, "type": "message", "role": "assistant",
 			"model": s.t.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 0, "output_tokens": 0}}})
 	case "responses":
-		s.id = s.t.NewID("resp_")
+		s.id = s.t.NewID(wire.SpilledID(s.t.Model)) // resp_spw_MODEL_…: never stored, which a later request is told
 		s.sse("response.created", map[string]any{"type": "response.created", "response": s.responsesObject("in_progress")})
 		s.sse("response.in_progress", map[string]any{"type": "response.in_progress", "response": s.responsesObject("in_progress")})
 	case "chat":
@@ -418,7 +451,7 @@ func (s *Stream) geminiCall(c *call) map[string]any {
 
 // responsesItem is an output item as Responses shows it.
 func (s *Stream) responsesItem(it *item, status string) map[string]any {
-	done := status == "completed"
+	done := status != "in_progress" // completed, or incomplete with what it had
 	if it.call == nil {
 		content := []any{}
 		if done {
@@ -456,9 +489,7 @@ func (s *Stream) responsesObject(status string) map[string]any {
 	case "in_progress":
 		r["output"] = []any{}
 	default:
-		u := s.usage
-		r["usage"] = map[string]any{"input_tokens": u.Input, "input_tokens_details": map[string]any{"cached_tokens": u.Cached},
-			"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}, "total_tokens": u.Input + u.Output}
+		r["usage"] = responsesUsage(s.usage)
 	}
 	if status == "incomplete" {
 		reason := "max_output_tokens"
@@ -468,6 +499,11 @@ func (s *Stream) responsesObject(status string) map[string]any {
 		r["incomplete_details"] = map[string]any{"reason": reason}
 	}
 	return r
+}
+
+func responsesUsage(u Usage) map[string]any {
+	return map[string]any{"input_tokens": u.Input, "input_tokens_details": map[string]any{"cached_tokens": u.Cached},
+		"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}, "total_tokens": u.Input + u.Output}
 }
 
 func messagesStopOf(stop string) string {

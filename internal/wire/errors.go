@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/spillway/spillway/classify"
 )
@@ -99,29 +98,12 @@ func BusyBody(ep Endpoint, msg string) (int, []byte) {
 
 // StreamErrorFrame is the protocol's own error event, sent when a stream
 // that has already shown output breaks, so that it never looks complete.
-// GiveUpFrame is the event that ends a stream spillway gave up on before
-// any output (every model full through the budget): StreamErrorFrame's,
-// except that a Responses stream's code is invalid_prompt. Codex 0.169
-// prints its own fixed text for server_is_overloaded ("Selected model is at
-// capacity. Please try a different model.": wrong advice, spillway tried
-// them all) and reconnects on other codes; invalid_prompt it prints as the
-// message says, once (measured against the real client). The code tells a
-// client not to retry, which is right: spillway did.
-func GiveUpFrame(ep Endpoint, class classify.Class, msg string) []byte {
-	if ep.Kind == Responses {
-		return responsesFailed("invalid_prompt", msg)
-	}
-	return StreamErrorFrame(ep, class, msg)
-}
-
-func responsesFailed(code, msg string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "response.failed", "response": map[string]any{
-		"id": "resp_spillway", "object": "response", "created_at": time.Now().Unix(), "status": "failed",
-		"error": map[string]any{"code": code, "message": msg}, "output": []any{}}})
-	return append(append([]byte("event: response.failed\ndata: "), b...), "\n\n"...)
-}
-
-func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
+// It continues the stream: for Responses, r is what the stream told its
+// client of its response (Responding), whose id, model, created_at and next
+// sequence_number the response.failed repeats; the other formats' error
+// events carry nothing of the stream's (Messages' event: error, a Chat
+// chunk's error object, Gemini's error object, each as its SDKs read it).
+func StreamErrorFrame(ep Endpoint, class classify.Class, msg string, r Responding) []byte {
 	var name string
 	var data any
 	switch ep.Kind {
@@ -130,7 +112,7 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
 		if class == classify.Capacity {
 			code = "server_is_overloaded"
 		}
-		return responsesFailed(code, msg)
+		return responsesFailed(r, code, msg)
 	case Messages:
 		t := "api_error"
 		if class == classify.Capacity {
@@ -155,4 +137,28 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string) []byte {
 	out = append(out, "data: "...)
 	out = append(out, b...)
 	return append(out, "\n\n"...)
+}
+
+// GiveUpFrame is the event that ends a stream spillway gave up on before
+// any output (every model full through the budget): StreamErrorFrame's,
+// except that a Responses stream's code is invalid_prompt. Codex 0.169
+// prints its own fixed text for server_is_overloaded ("Selected model is at
+// capacity. Please try a different model.": wrong advice, spillway tried
+// them all) and reconnects on other codes; invalid_prompt it prints as the
+// message says, once (measured against the real client). The code tells a
+// client not to retry, which is right: spillway did.
+//
+// A Responses give-up is a stream of its own: r names its response (an id
+// of spillway's, the model asked for, the time), and it is response.created
+// then response.failed (sequence numbers 0 and 1), a response's whole
+// lifecycle as OpenAI streams one that fails before output (the OpenAI Node
+// SDK reads no stream that does not open with response.created).
+func GiveUpFrame(ep Endpoint, class classify.Class, msg string, r Responding) []byte {
+	if ep.Kind == Responses {
+		r.Next = 0
+		out := responsesEvent("response.created", r, nil)
+		r.Next = 1
+		return append(out, responsesFailed(r, "invalid_prompt", msg)...)
+	}
+	return StreamErrorFrame(ep, class, msg, r)
 }

@@ -23,6 +23,7 @@ type Facts struct {
 	Delta    bool  // IsDelta
 	Finished bool  // a Chat chunk with a finish_reason: some providers end there without [DONE]
 	Usage    bool  // it may carry usage: OutputTokens is worth reading
+	Seq      int64 // a Responses event's sequence_number, -1 for none (Responding)
 }
 
 // Look judges ev, an event of a stream of kind k, in one pass: a Chat or
@@ -38,7 +39,14 @@ func Look(k Kind, ev sse.Event) Facts {
 	}
 	d := bytes.TrimSpace(ev.Data)
 	switch k {
-	case Responses, Messages:
+	case Responses:
+		f := Facts{Valid: len(d) == 0 || string(d) == "[DONE]", Frame: FrameOf(k, ev), Delta: IsDelta(k, ev), Seq: -1}
+		if !f.Valid {
+			f.Valid, f.Seq = responsesLook(d) // the check's walk finds the sequence_number on its way
+		}
+		f.Usage = f.Frame == Terminal
+		return f
+	case Messages:
 		f := Facts{Valid: len(d) == 0 || string(d) == "[DONE]" || validJSON(d), Frame: FrameOf(k, ev), Delta: IsDelta(k, ev)}
 		f.Usage = f.Frame == Terminal || ev.Name == "message_delta"
 		return f

@@ -253,6 +253,16 @@ func BenchmarkLookChat(b *testing.B) {
 	}
 }
 
+// BenchmarkLookResponses is the relay's cost per Responses event: a text
+// delta, the most frequent.
+func BenchmarkLookResponses(b *testing.B) {
+	ev := sse.Event{Name: "response.output_text.delta", Data: []byte(`{"type":"response.output_text.delta","sequence_number":12,"item_id":"msg_00000000000000000000000a","output_index":0,"content_index":0,"delta":" spill","logprobs":[]}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		Look(Responses, ev)
+	}
+}
+
 // The walker's nesting limit is encoding/json's, and it skips deep values
 // without recursion.
 func TestWalkerDepthIsEncodingJSONs(t *testing.T) {

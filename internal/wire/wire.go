@@ -100,6 +100,56 @@ var GeminiEndpoints = []Endpoint{
 	{Path: "/v1beta/models/{model}:streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: "/v1beta/models/{model}:streamGenerateContent", ModelInPath: true},
 }
 
+// geminiMethods are the model methods spillway serves on Gemini's paths.
+var geminiMethods = []string{":generateContent", ":streamGenerateContent", ":countTokens"}
+
+// GeminiCall reports whether path calls a Gemini model's method the
+// gateway serves (…/models/MODEL:generateContent, :streamGenerateContent
+// or :countTokens): under /v1/, where OpenAI's routes are too, only these
+// paths are Gemini's.
+func GeminiCall(path string) bool {
+	if PathModel(path) == "" {
+		return false
+	}
+	for _, m := range geminiMethods {
+		if strings.HasSuffix(path, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// GeminiEndpoint is the endpoint of a Gemini model's method (its Kind:
+// generateContent, streamGenerateContent) called at path: under /v1/ its
+// Path says /v1/ (what the log and the records name), and it goes upstream
+// as under /v1beta/.
+func GeminiEndpoint(path, method string) (Endpoint, bool) {
+	for _, ep := range GeminiEndpoints {
+		if string(ep.Kind) == method {
+			if strings.HasPrefix(path, "/v1/") {
+				ep.Path = "/v1/" + strings.TrimPrefix(ep.Path, "/v1beta/")
+			}
+			return ep, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// GeminiCaller reports whether a request carries Gemini's credential or
+// client header (x-goog-api-key, ?key=, x-goog-api-client): on a path
+// Gemini shares with OpenAI (GET /v1/models, as @google/genai 3.x lists
+// models), it is Google's SDK asking, and the answer is Gemini's.
+func GeminiCaller(h http.Header, query url.Values) bool {
+	return h.Get("X-Goog-Api-Key") != "" || h.Get("X-Goog-Api-Client") != "" || query.Has("key")
+}
+
+// AnthropicCaller reports whether a request carries Anthropic's version or
+// key header: on a path Anthropic shares with OpenAI (GET /v1/models), the
+// answer is Anthropic's.
+func AnthropicCaller(h http.Header) bool {
+	return h.Get("Anthropic-Version") != "" || h.Get("X-Api-Key") != ""
+}
+
 // EndpointFor finds the endpoint of a URL path by its ending (a library
 // caller's base URL may carry any prefix: /v1/chat/completions,
 // /openai/deployments/x/chat/completions).
@@ -190,6 +240,9 @@ type Body struct {
 	Raw    []byte
 	Model  string // the body's "model", "" when it has none
 	Stream bool
+	// Previous is a Responses request's previous_response_id, "" when it
+	// has none (a translated answer's is answered at once: Spilled)
+	Previous string
 
 	once   sync.Once
 	fields map[string]json.RawMessage
@@ -199,9 +252,10 @@ type Body struct {
 var ErrNotObject = errors.New("the request body is not a JSON object")
 
 // ParseBody reads raw, a request body for ep: it checks that it is a JSON
-// object and takes its "model" and "stream" (exact keys; the last of a
-// name that comes twice, as a decoder into a map keeps it) in one pass
-// that decodes nothing else. A request that goes out as it came (most do)
+// object and takes its "model" and "stream", and a Responses request's
+// "previous_response_id" (exact keys; the last of a name that comes twice,
+// as a decoder into a map keeps it), in one pass that decodes nothing
+// else. A request that goes out as it came (most do)
 // never has its fields decoded: see Fields.
 func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 	b := &Body{Raw: raw, Stream: ep.stream()}
@@ -242,6 +296,13 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 				b.Stream = false
 			}
 			w.skip()
+		case "previous_response_id":
+			b.Previous = ""
+			if ep.Kind != Responses || w.peek() != '"' {
+				w.skip()
+				continue
+			}
+			b.Previous = string(w.text())
 		default:
 			w.skip()
 		}

@@ -1,0 +1,234 @@
+package wire
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// Responding is what a Responses stream told its client of its response:
+// an event spillway writes into that stream (its failure) repeats the
+// response's id, model and creation time and takes the next
+// sequence_number, or the SDKs reject it (the OpenAI Node SDK: "Lifecycle
+// response identity changed"; the Vercel AI SDK: a type-validation error
+// without sequence_number). A relay keeps these few fields as the events
+// pass, never the answer: Output, the output so far as a JSON array, is
+// set only by a translated stream, which holds its answer anyway.
+type Responding struct {
+	ID, Model string
+	CreatedAt int64
+	Next      int64           // the next sequence_number
+	Output    json.RawMessage // nil: [] (what OpenAI's own failures carry)
+	Usage     json.RawMessage // nil: null (unknown until the final event)
+}
+
+// Note takes what one event of a Responses stream says of its response:
+// fa is Look's judgement of it (its sequence_number), and a lifecycle
+// event's response gives the id, model and creation time (read once, from
+// the first that has an id: response.created).
+func (r *Responding) Note(ev string, data []byte, fa Facts) {
+	if fa.Seq >= 0 {
+		r.Next = fa.Seq + 1
+	} else {
+		r.Next++ // an upstream that numbers nothing: the events count
+	}
+	if r.ID == "" && (ev == "response.created" || ev == "response.in_progress" || ev == "response.queued") {
+		r.opened(data)
+	}
+}
+
+// opened reads a lifecycle event's response: its id, model and created_at.
+func (r *Responding) opened(d []byte) {
+	w := newWalker(d)
+	for name := range w.fields() {
+		if string(name) != "response" {
+			w.skip()
+			continue
+		}
+		for name := range w.fields() {
+			switch string(name) {
+			case "id", "model":
+				if w.peek() != '"' {
+					w.skip()
+					continue
+				}
+				v := string(w.text())
+				if string(name) == "id" {
+					r.ID = v
+				} else {
+					r.Model = v
+				}
+			case "created_at":
+				if n, ok := w.int(); ok {
+					r.CreatedAt = n
+				}
+			default:
+				w.skip()
+			}
+		}
+	}
+}
+
+// int reads the next value as a non-negative integer of up to 18 digits
+// (a sequence number, a time); ok is false for any other value, skipped.
+func (w *walker) int() (n int64, ok bool) {
+	if w.peek() != '0' {
+		w.skip()
+		return 0, false
+	}
+	start := w.i
+	w.num()
+	d := w.d[start:w.i]
+	if w.err != nil || len(d) == 0 || len(d) > 18 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// responsesLook checks a Responses event's data is JSON and finds its
+// top-level sequence_number (-1 for none), in one walk.
+func responsesLook(d []byte) (valid bool, seq int64) {
+	w := newWalker(d)
+	seq = -1
+	if w.peek() != '{' {
+		w.skip()
+		return w.err == nil && w.end(), seq
+	}
+	for name := range w.fields() {
+		if string(name) == "sequence_number" {
+			if n, ok := w.int(); ok {
+				seq = n
+			}
+			continue
+		}
+		w.skip()
+	}
+	return w.err == nil && w.end(), seq
+}
+
+// responsesFailed is the response.failed event that ends a Responses
+// stream with error code and msg: it continues r's stream (its id, model
+// and created_at, the next sequence_number) with a whole response object
+// of OpenAI's schema: status failed, the output so far, the error, usage
+// and incomplete_details.
+func responsesFailed(r Responding, code, msg string) []byte {
+	if r.ID == "" { // a stream that never said its response's id (none does)
+		r.ID = "resp_spillway"
+	}
+	return responsesEvent("response.failed", r, &responseError{Code: code, Message: msg})
+}
+
+type responseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// responsesEvent is a lifecycle event of r's response (status in_progress
+// for response.created, failed with e).
+func responsesEvent(name string, r Responding, e *responseError) []byte {
+	type response struct {
+		ID                string          `json:"id"`
+		Object            string          `json:"object"`
+		CreatedAt         int64           `json:"created_at"`
+		Status            string          `json:"status"`
+		Model             string          `json:"model"`
+		Output            json.RawMessage `json:"output"`
+		Error             *responseError  `json:"error"`
+		IncompleteDetails any             `json:"incomplete_details"`
+		Usage             json.RawMessage `json:"usage"`
+	}
+	status := "in_progress"
+	if e != nil {
+		status = "failed"
+	}
+	output := r.Output
+	if output == nil {
+		output = json.RawMessage("[]")
+	}
+	b, _ := json.Marshal(struct {
+		Type     string   `json:"type"`
+		Seq      int64    `json:"sequence_number"`
+		Response response `json:"response"`
+	}{name, r.Next, response{ID: r.ID, Object: "response", CreatedAt: r.CreatedAt, Status: status, Model: r.Model, Output: output, Error: e, Usage: r.Usage}})
+	return append(append([]byte("event: "+name+"\ndata: "), b...), "\n\n"...)
+}
+
+// SpilledPrefix starts the id of every Responses answer another vendor's
+// model gave (a translated answer): OpenAI never stored it, so a later
+// request cannot continue it by previous_response_id (NotStored).
+const SpilledPrefix = "resp_spw_"
+
+// spilledModel is a model name an id carries as it is; any other is
+// carried base64url-encoded after a '~'.
+var spilledModel = regexp.MustCompile(`^[A-Za-z0-9.-]{1,64}$`)
+
+// SpilledID is the prefix of the id of a translated Responses answer of
+// model: resp_spw_<model>_, to which the answer's random part is added (a
+// model name of other characters than letters, digits, '.' and '-', or
+// longer than 64, is carried as '~' and its base64url encoding). So the id
+// says which model answered, with no table to keep: a later request naming
+// it is answered the same by any gateway or library, after a restart too.
+func SpilledID(model string) string {
+	if !spilledModel.MatchString(model) {
+		model = "~" + base64.RawURLEncoding.EncodeToString([]byte(model))
+	}
+	return SpilledPrefix + model + "_"
+}
+
+// Spilled reports whether id is a translated answer's (SpilledID), and
+// the model that answered it ("" when the id does not say).
+func Spilled(id string) (model string, ok bool) {
+	rest, ok := strings.CutPrefix(id, SpilledPrefix)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '_')
+	if i < 0 {
+		return "", true
+	}
+	model = rest[:i]
+	if enc, ok := strings.CutPrefix(model, "~"); ok {
+		b, err := base64.RawURLEncoding.DecodeString(enc)
+		if err != nil || !printable(string(b)) {
+			return "", true
+		}
+		return string(b), true
+	}
+	if !spilledModel.MatchString(model) {
+		return "", true
+	}
+	return model, true
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// NotStored is the answer to a Responses request whose
+// previous_response_id names a translated answer (Spilled): OpenAI's 400
+// for an id it does not have (previous_response_not_found), saying which
+// model answered it and that it was stored nowhere. Nothing is sent
+// upstream: OpenAI has never seen the id.
+func NotStored(id, model string) (int, []byte) {
+	who := "another vendor's model"
+	if model != "" {
+		who = model + ", another vendor's model,"
+	}
+	msg := fmt.Sprintf("spillway: previous response %s was answered by %s through spillway, and stored nowhere; send the conversation whole instead (its earlier input and output items, as with store: false); nothing was sent upstream", id, who)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": "previous_response_id", "code": "previous_response_not_found"}})
+	return http.StatusBadRequest, b
+}

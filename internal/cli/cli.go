@@ -11,12 +11,14 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/proc"
+	"github.com/spillway/spillway/internal/words"
 )
 
 // Version is set at build time with -ldflags "-X github.com/spillway/spillway/internal/cli.Version=v1.2.3"
@@ -127,8 +129,38 @@ kind of failure it is), 'spillway report' (when and where capacity errors hit).`
 	root.AddCommand(a.versionCmd(), a.explainCmd(), a.configCmd(), a.initCmd(), a.simCmd(), a.serveCmd(), a.setupCmd(), a.demoCmd(), a.execCmd(), a.queueCmd(), a.benchCmd(), a.reportCmd(), a.doctorCmd())
 	for _, c := range root.Commands() {
 		groups(c)
+		argsSaid(c)
 	}
 	return root
+}
+
+// argsSaid words a wrong number of arguments to c (and to the commands
+// under it) as what the command takes, from its usage line ("spillway
+// queue show: missing ID; usage: spillway queue show ID [flags]"), not
+// cobra's "accepts 1 arg(s), received 0".
+func argsSaid(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		argsSaid(sub)
+	}
+	check := c.Args
+	if check == nil || c.HasSubCommands() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		if err == nil {
+			return nil
+		}
+		// what the command takes: its usage line after its name, its
+		// flags and the "--" aside
+		takes := strings.Fields(strings.TrimPrefix(cmd.Use, cmd.Name()))
+		takes = slices.DeleteFunc(takes, func(w string) bool { return w == "[flags]" || w == "--" })
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		if len(args) == 0 && len(takes) > 0 {
+			return fail(ExitUsage, "%s: missing %s; usage: %s", name, strings.Join(takes, " "), cmd.UseLine())
+		}
+		return fail(ExitUsage, "%s: takes %s, not %s; usage: %s", name, strings.Join(takes, " "), words.Count(len(args), "argument"), cmd.UseLine())
+	}
 }
 
 // badValue is pflag's refusal of a flag's value, which quotes the Go

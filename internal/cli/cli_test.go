@@ -430,3 +430,22 @@ func TestBenchResilienceRefusesAMissingEventsDir(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A wrong number of arguments is said in the command's own words: what
+// it takes and its usage line, not cobra's "requires at least 1 arg(s)".
+func TestArgumentCountsAreSaid(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec"}, "spillway: exec: missing COMMAND [ARGS...]; usage: spillway exec [flags] -- COMMAND [ARGS...]\n"},
+		{[]string{"queue", "show"}, "spillway: queue show: missing ID; usage: spillway queue show ID [flags]\n"},
+		{[]string{"queue", "retry", "1", "2"}, "spillway: queue retry: takes ID, not 2 arguments; usage: spillway queue retry ID [flags]\n"},
+		{[]string{"config", "check", "a.yaml", "b.yaml"}, "spillway: config check: takes [FILE], not 2 arguments; usage: spillway config check [FILE] [flags]\n"},
+	} {
+		_, errOut, code := run(t, nil, "", c.args...)
+		if code != ExitUsage || errOut != c.want {
+			t.Errorf("%v: exit %d, stderr %q\nwant 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}

@@ -376,3 +376,26 @@ func TestExecArchiveKeepsNoSignIn(t *testing.T) {
 		}
 	}
 }
+
+// exec --resume of a Claude Code run that named no session continues its
+// most recent one (claude --continue), and says so in words.
+func TestExecResumeContinuesClaudesLastSession(t *testing.T) {
+	dir := t.TempDir()
+	claude := filepath.Join(dir, "claude")
+	script := `#!/bin/sh
+for a in "$@"; do [ "$a" = --continue ] && { echo "continued: $*"; exit 0; }; done
+echo "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}" >&2
+exit 1
+`
+	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runAgent(t, agent.Options{Command: []string{claude, "-p", "refactor the parser", "--model", "claude-opus-5-5"}, Dir: dir, Resume: true,
+		Ladder: []time.Duration{10 * time.Millisecond}})
+	if r.res.ExitCode != 0 || !strings.Contains(r.stdout, "continued: -p Continue the task from where you left off. --model claude-sonnet-5-5 --continue") {
+		t.Fatalf("exit %d, stdout %q", r.res.ExitCode, r.stdout)
+	}
+	if want := "spillway: claude-opus-5-5 is at capacity\nspillway: run 2 on claude-sonnet-5-5, continuing the most recent session (--continue)\n"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("stderr %q lacks %q", r.stderr, want)
+	}
+}

@@ -294,6 +294,8 @@ func Run(ctx context.Context, o Options) Result {
 			args = fresh(a, model)
 		}
 		switch {
+		case resumed == "--continue": // (Claude Code named no session: its most recent in the directory)
+			say("run %d on %s, continuing the most recent session (--continue)", a.N, model)
 		case resumed != "":
 			say("run %d on %s, resuming session %s", a.N, model, resumed)
 		case o.Resume && a.N > 1 && model != "":

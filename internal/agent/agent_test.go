@@ -347,6 +347,12 @@ func TestExecArchiveKeepsNoSignIn(t *testing.T) {
 	if got := srv.Snapshot().Models["gpt-6-astra"].Credentials; got[sim.Fingerprint(canary.Access, canary.Account)] == 0 {
 		t.Fatalf("gpt-6-astra saw %v: the run was not signed in", got)
 	}
+	// the runs were the plan's: recorded as such, not as the API's
+	for _, rec := range r.recs {
+		if rec.Provider != "chatgpt" {
+			t.Fatalf("a ChatGPT plan's run recorded as provider %q: %+v", rec.Provider, rec)
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(archive, "*-attempt1-gpt-6-astra.*"))
 	var session []byte
 	shown := map[string]string{"exec's stderr": r.stderr, "exec's records": fmt.Sprint(r.recs)}

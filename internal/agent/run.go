@@ -228,6 +228,12 @@ func Run(ctx context.Context, o Options) Result {
 			stopCountdown = wait(o.Stderr, d, fmt.Sprintf("before trying %s (%s)", what, why.Class))
 		},
 	}
+	if kind == Codex && onChatGPTPlan(o, o.Command) {
+		// Codex on its ChatGPT plan: the attempts are the plan's (its own
+		// breakers and pace; recorded as provider chatgpt), and a check for
+		// room is the agent's run (no key of spillway's reaches the plan)
+		c.Request.Via, c.Request.SignIn = config.ChatGPT, true
+	}
 	// a check within a long rung: with the provider's own key, the
 	// smallest request to the model; else (a ChatGPT login, say) the agent
 	// is run again, and fails fast at capacity

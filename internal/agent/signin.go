@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pelletier/go-toml/v2"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/redact"
 )
 
@@ -152,4 +154,48 @@ func redactJSONL(b []byte, sec redact.Secrets) []byte {
 		out.Write(line[len(bytes.TrimRight(line, "\r\n")):])
 	}
 	return out.Bytes()
+}
+
+// onChatGPTPlan reports whether a Codex run of args works on a ChatGPT
+// plan with Codex's own sign-in: auth.json holds a ChatGPT sign-in, and
+// the run's model provider (a -c model_provider=… of args, else
+// config.toml's, else Codex's built-in openai) is the built-in one or one
+// with requires_openai_auth. Its attempts are then the plan's, not the
+// API's (Request.Via).
+func onChatGPTPlan(o Options, args []string) bool {
+	home := codexHome(o)
+	if home == "" || agentfiles.CodexSignIn(home) != "chatgpt" {
+		return false
+	}
+	var cfg struct {
+		Provider  string                    `toml:"model_provider"`
+		Providers map[string]map[string]any `toml:"model_providers"`
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "config.toml")); err == nil {
+		_ = toml.Unmarshal(b, &cfg)
+	}
+	for i, a := range args {
+		kv, ok := "", false
+		switch {
+		case (a == "-c" || a == "--config") && i+1 < len(args):
+			kv, ok = args[i+1], true
+		case strings.HasPrefix(a, "--config="):
+			kv, ok = strings.TrimPrefix(a, "--config="), true
+		}
+		if k, v, found := strings.Cut(kv, "="); ok && found && strings.TrimSpace(k) == "model_provider" {
+			var one struct {
+				V string `toml:"v"`
+			}
+			if toml.Unmarshal([]byte("v = "+v), &one) == nil {
+				cfg.Provider = one.V
+			} else {
+				cfg.Provider = strings.TrimSpace(v) // Codex takes a bare word as a string too
+			}
+		}
+	}
+	switch cfg.Provider {
+	case "", "openai":
+		return true
+	}
+	return cfg.Providers[cfg.Provider]["requires_openai_auth"] == true
 }

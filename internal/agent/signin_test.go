@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/spillway/spillway/internal/redact"
@@ -24,6 +26,39 @@ func TestRedactJSONL(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := string(redactJSONL([]byte(c.in), sec)); got != c.want {
 				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestOnChatGPTPlan(t *testing.T) {
+	chatgpt := `{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"a"}}`
+	apikey := `{"OPENAI_API_KEY":"sk-abc"}`
+	custom := "model_provider = \"spillway\"\n[model_providers.spillway]\nbase_url = \"http://127.0.0.1:8787/v1\"\nenv_key = \"OPENAI_API_KEY\"\n[model_providers.plan]\nbase_url = \"http://127.0.0.1:8787/backend-api/codex\"\nrequires_openai_auth = true\n"
+	for _, c := range []struct {
+		name, auth, config string
+		args               []string
+		want               bool
+	}{
+		{"signed in, the built-in provider", chatgpt, "", nil, true},
+		{"signed in, an API-key provider of the config", chatgpt, custom, nil, false},
+		{"signed in, a provider that sends the sign-in, by -c", chatgpt, custom, []string{"-c", `model_provider="plan"`}, true},
+		{"signed in, the built-in provider, by --config=", chatgpt, custom, []string{"--config=model_provider=openai"}, true},
+		{"an API key", apikey, "", nil, false},
+		{"no auth.json", "", "", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			if c.auth != "" {
+				os.WriteFile(filepath.Join(home, "auth.json"), []byte(c.auth), 0o600)
+			}
+			if c.config != "" {
+				os.WriteFile(filepath.Join(home, "config.toml"), []byte(c.config), 0o600)
+			}
+			o := Options{Env: []string{"CODEX_HOME=" + home}, Getenv: func(string) string { return "" }}
+			args := append([]string{"codex", "exec"}, append(c.args, "hi")...)
+			if got := onChatGPTPlan(o, args); got != c.want {
+				t.Fatalf("onChatGPTPlan = %v, want %v", got, c.want)
 			}
 		})
 	}

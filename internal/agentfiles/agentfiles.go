@@ -4,7 +4,12 @@
 // spillway report, doctor and exec read.
 package agentfiles
 
-import "path/filepath"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+)
 
 // CodexProviderID is the Codex model provider id spillway setup codex
 // writes (a session of this provider went through the gateway).
@@ -44,6 +49,37 @@ func ClaudeHome(getenv func(string) string) string {
 	}
 	if h := getenv("HOME"); h != "" {
 		return filepath.Join(h, ".claude")
+	}
+	return ""
+}
+
+// CodexSignIn is how Codex is signed in, read from codexHome/auth.json:
+// "chatgpt" (a ChatGPT plan), "apikey", or "" (no auth.json, or a mode it
+// does not say). Only the mode is read: no token is kept.
+func CodexSignIn(codexHome string) string {
+	b, err := os.ReadFile(filepath.Join(codexHome, "auth.json"))
+	if err != nil {
+		return ""
+	}
+	var auth struct {
+		Mode   string    `json:"auth_mode"`
+		Key    *string   `json:"OPENAI_API_KEY"`
+		Tokens *struct{} `json:"tokens"` // (its fields are not read)
+	}
+	if json.Unmarshal(b, &auth) != nil {
+		return ""
+	}
+	switch strings.ToLower(auth.Mode) {
+	case "chatgpt", "chatgptauthtokens":
+		return "chatgpt"
+	case "apikey", "api_key":
+		return "apikey"
+	}
+	switch {
+	case auth.Tokens != nil && (auth.Key == nil || *auth.Key == ""):
+		return "chatgpt"
+	case auth.Key != nil && *auth.Key != "":
+		return "apikey"
 	}
 	return ""
 }

@@ -121,7 +121,7 @@ replaces it with the API-key provider.`,
 				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
 			}
 			configTOML, auth := filepath.Join(codexHome, "config.toml"), filepath.Join(codexHome, "auth.json")
-			signIn := setup.CodexSignIn(codexHome)
+			signIn := agentfiles.CodexSignIn(codexHome)
 			kept := !chatgpt && !apiKey && setup.CodexSetUp(codexHome) == "chatgpt"
 			switch {
 			case kept:

@@ -5,7 +5,6 @@ package setup
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -526,37 +525,6 @@ func WriteCodexChatGPT(codexHome, baseURL string, now time.Time) (path, backup s
 		return "", "", errors.New("no Codex home directory: set CODEX_HOME or HOME")
 	}
 	return writeMerged(codexHome, "config.toml", now, func(old []byte) ([]byte, error) { return ApplyCodexChatGPT(old, baseURL) })
-}
-
-// CodexSignIn is how Codex is signed in, read from codexHome/auth.json:
-// "chatgpt" (a ChatGPT plan), "apikey", or "" (no auth.json, or a mode it
-// does not say). Only the mode is read: no token is kept.
-func CodexSignIn(codexHome string) string {
-	b, err := os.ReadFile(filepath.Join(codexHome, "auth.json"))
-	if err != nil {
-		return ""
-	}
-	var auth struct {
-		Mode   string    `json:"auth_mode"`
-		Key    *string   `json:"OPENAI_API_KEY"`
-		Tokens *struct{} `json:"tokens"` // (its fields are not read)
-	}
-	if json.Unmarshal(b, &auth) != nil {
-		return ""
-	}
-	switch strings.ToLower(auth.Mode) {
-	case "chatgpt", "chatgptauthtokens":
-		return "chatgpt"
-	case "apikey", "api_key":
-		return "apikey"
-	}
-	switch {
-	case auth.Tokens != nil && (auth.Key == nil || *auth.Key == ""):
-		return "chatgpt"
-	case auth.Key != nil && *auth.Key != "":
-		return "apikey"
-	}
-	return ""
 }
 
 // CodexSetUp is the sign-in the [model_providers.spillway] table of

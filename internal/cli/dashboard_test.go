@@ -146,7 +146,9 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Poll[chromedp.Void](`document.querySelector('tr.model[data-model="gpt-6-astra"]').dataset.status === "failing"`),
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`+document.getElementById("fallbacks").textContent === %d`, switches)),
-		chromedp.Poll[chromedp.Void](`document.querySelector('#failures tbody tr[data-class="capacity"]') !== null`)); err != nil {
+		chromedp.Poll[chromedp.Void](`document.querySelector('#failures tbody tr[data-class="capacity"]') !== null`),
+		// the heatmap's day as the report writes one, never the browser's locale (12/6/2026)
+		chromedp.Poll[chromedp.Void](`/^\(since \d{4}-\d\d-\d\d, /.test(document.getElementById("heat-note").textContent)`)); err != nil {
 		t.Fatal(err)
 	}
 	type view struct {

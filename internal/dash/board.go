@@ -627,6 +627,7 @@ type Deployment struct {
 // Heat is the report's heatmap and per-model table.
 type Heat struct {
 	From     time.Time           `json:"from"`
+	Since    string              `json:"since"` // From's day in TZ, as 2026-12-06 (never the browser's locale)
 	TZ       string              `json:"tz"`
 	Metric   string              `json:"metric"`
 	Cells    [7][24]report.Cell  `json:"cells"`
@@ -722,7 +723,7 @@ func (b *Board) heatLocked() Heat {
 		b.heatRes = &r
 	}
 	r := b.heatRes
-	return Heat{From: b.heatFrom.UTC(), TZ: r.TZ, Metric: r.Metric, Cells: r.Heatmap, Fills: report.Fills(*r),
+	return Heat{From: b.heatFrom.UTC(), Since: b.heatFrom.In(b.o.Location).Format("2006-01-02"), TZ: r.TZ, Metric: r.Metric, Cells: r.Heatmap, Fills: report.Fills(*r),
 		Weekdays: report.Weekdays[:], Quiet: r.Quiet, Peak: r.Peak, Models: nonNil(r.Models), Reading: b.seeding}
 }
 

@@ -179,8 +179,7 @@ function renderHeat(h) {
     }
   }
   g.replaceChildren(...kids);
-  const from = new Date(h.from).toLocaleDateString();
-  $("heat-note").textContent = "(since " + from + ", " + h.tz + (h.reading ? "; still reading the event log" : "") + ")";
+  $("heat-note").textContent = h.since ? "(since " + h.since + ", " + h.tz + (h.reading ? "; still reading the event log" : "") + ")" : "(reading the event log…)";
   const w = [];
   if (h.quiet) w.push("Quietest hours: " + h.quiet.spec + " (" + pct(h.quiet.capacity_rate) + " capacity).");
   if (h.peak) w.push("Peak: " + h.peak.spec + " (" + pct(h.peak.capacity_rate) + ").");

@@ -342,7 +342,7 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 	// the help says what the gateway serves today
 	out, _, _ = run(t, nil, "", "serve", "--help")
-	for _, w := range []string{"Gemini CLI", "/v1beta/models/MODEL:generateContent", "/backend-api/codex/", "/v1internal", "/readyz", "GET / (the dashboard)", "POST /spillway/reload", "X-Spillway-Budget", "X-Spillway-Hold"} {
+	for _, w := range []string{"Gemini CLI", "/v1beta/models/MODEL:generateContent", ":countTokens (under /v1/ too)", "/backend-api/codex/", "/v1internal", "/readyz", "GET / (the dashboard)", "POST /spillway/reload", "X-Spillway-Budget", "X-Spillway-Hold"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("serve --help lacks %q", w)
 		}

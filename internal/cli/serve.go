@@ -46,8 +46,9 @@ log.
   OpenAI:    POST /v1/responses, /v1/chat/completions, /v1/embeddings; GET /v1/models
              Codex on a ChatGPT plan: /backend-api/codex/
   Anthropic: POST /v1/messages
-  Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent;
-             GET /v1beta/models; Gemini CLI signed in with Google: /v1internal
+  Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent,
+             :countTokens (under /v1/ too); GET /v1beta/models[/MODEL];
+             Gemini CLI signed in with Google: /v1internal
   Spillway:  GET / (the dashboard), /healthz, /readyz, /metrics (Prometheus),
              /spillway/status (JSON); POST /spillway/reload (with the admin key;
              SIGHUP reloads too)

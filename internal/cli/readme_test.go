@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,17 +113,42 @@ func TestReadmeExamples(t *testing.T) {
 			if code != ex.exitCode {
 				t.Fatalf("%s\nexit %d, README says %d\n%s", ex.command, code, ex.exitCode, got)
 			}
-			// compared with runs of blanks as one: a table's columns are as
-			// wide as the addresses of this run make them
+			// each line the README shows is a whole line of the output,
+			// compared with runs of blanks as one (a table's columns are as
+			// wide as the addresses of this run make them); a "…" in it
+			// stands for what the README leaves out of that line
 			norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-			text := norm(strings.ReplaceAll(string(got), home, "~"))
+			var lines []string
+			for _, l := range strings.Split(strings.ReplaceAll(string(got), home, "~"), "\n") {
+				lines = append(lines, norm(l))
+			}
 			for _, want := range ex.output {
-				if !strings.Contains(text, norm(want)) {
-					t.Errorf("%s\noutput lacks the README's line %q; got:\n%s", ex.command, want, text)
+				if !slices.ContainsFunc(lines, func(l string) bool { return lineMatches(l, norm(want)) }) {
+					t.Errorf("%s\noutput lacks the README's line %q; got:\n%s", ex.command, want, got)
 				}
 			}
 		})
 	}
+}
+
+// lineMatches reports whether line is want, or holds want's parts in
+// order where want elides with "…" (at its start, between parts, at its end).
+func lineMatches(line, want string) bool {
+	if !strings.Contains(want, "…") {
+		return line == want
+	}
+	parts := strings.Split(want, "…")
+	if !strings.HasPrefix(line, strings.TrimSpace(parts[0])) || !strings.HasSuffix(line, strings.TrimSpace(parts[len(parts)-1])) {
+		return false
+	}
+	for _, p := range parts {
+		i := strings.Index(line, strings.TrimSpace(p))
+		if i < 0 {
+			return false
+		}
+		line = line[i+len(strings.TrimSpace(p)):]
+	}
+	return true
 }
 
 // startReadmeSim runs `spillway sim` on a free port and returns its address.

@@ -25,14 +25,21 @@ func TestSimCommandServes(t *testing.T) {
 		done <- app.Run(ctx, []string{"sim", "--listen", "127.0.0.1:0", "--scenario", "peak", "--clock", "fast:60", "--token-rate", "0"})
 		pw.Close()
 	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
+	second, _ := br.ReadString('\n')
 	go io.Copy(io.Discard, pr)
 	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line)
 	if m == nil || !strings.Contains(line, "scenario peak, clock fast:60 at 2026-11-25T11:0") {
 		t.Fatalf("banner: %q", line)
+	}
+	// every format it speaks, Gemini's too
+	addr := strings.TrimPrefix(m[1], "http://")
+	if want := "  OpenAI base URL http://" + addr + "/v1, Anthropic and Gemini base URL http://" + addr + "; any key works unless the scenario names it\n"; second != want {
+		t.Fatalf("banner's second line %q, want %q", second, want)
 	}
 	resp, err := http.Get(m[1] + "/_sim/stats")
 	if err != nil {

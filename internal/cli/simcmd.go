@@ -74,9 +74,9 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 			err = srv.ListenAndServe(cmd.Context(), listen, func(addr net.Addr) {
 				fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
 					scn.Name, clockName(clock), clk.Now().Format(time.RFC3339), addr)
-				fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic base URL http://%s; any key works unless the scenario names it\n", addr, addr)
+				fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic and Gemini base URL http://%s; any key works unless the scenario names it\n", addr, addr)
 				for _, r := range regions {
-					fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
+					fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic and Gemini base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
 				}
 			})
 			if errors.Is(err, syscall.EADDRINUSE) {

@@ -11,7 +11,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"github.com/spillway/spillway/internal/report"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -27,6 +26,9 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/clienttest"
+	"github.com/spillway/spillway/internal/gateway"
+	"github.com/spillway/spillway/internal/report"
+	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -48,7 +50,9 @@ func codex(t *testing.T, r *rig, prompt string) clienttest.Result {
 
 func TestCodexThroughGateway(t *testing.T) {
 	clienttest.Codex(t)
-	r := newRig(t, nil, nil)
+	// on the wall clock: the report matches the rollout's turn to the
+	// log's request by their times
+	r := newRigWith(t, nil, nil, func(o *gateway.Options) { o.Engine = policy.New(o.Config) })
 	r.fault(t, sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1})
 	prompt := "Reply with pong"
 	res := codex(t, r, prompt)

@@ -629,7 +629,7 @@ func TestGatewayKeys(t *testing.T) {
 	waitFor(func() bool {
 		return r.sim.Snapshot().Models["claude-haiku-5-5"] != nil && r.sim.Snapshot().Models["claude-haiku-5-5"].Received >= 2
 	})
-	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 429 || !strings.Contains(body, "requests in flight") {
+	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 429 || !strings.Contains(body, "spillway: key bob has 1 request in flight, its limit (gateway.keys concurrency); retry when one ends") {
 		t.Fatalf("bob past his concurrency: %d %s", code, body)
 	}
 	cancelSlow() // the stalled request ends; its slot comes back

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -615,6 +614,9 @@ func progressLine(list []queue.Info) string {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
 	}
-	sort.SliceStable(parts, func(i, j int) bool { return false })
-	return fmt.Sprintf("[%s%s] %d/%d done · %s", strings.Repeat("#", filled), strings.Repeat("-", width-filled), finished, total, strings.Join(parts, " · "))
+	line := fmt.Sprintf("[%s%s] %d/%d done", strings.Repeat("#", filled), strings.Repeat("-", width-filled), finished, total)
+	if len(parts) > 0 {
+		line += " · " + strings.Join(parts, " · ")
+	}
+	return line
 }

@@ -582,3 +582,13 @@ func TestQueueRunRefusesASecondRunnerOnSQLite(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", code, out, errOut, ExitFail, want)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	if got, want := progressLine(nil), "[------------------------] 0/0 done"; got != want {
+		t.Errorf("an empty queue: %q, want %q", got, want)
+	}
+	list := []queue.Info{{Status: "succeeded"}, {Status: "running"}, {Status: "waiting for the usage limit's reset"}}
+	if got, want := progressLine(list), "[########----------------] 1/3 done · 1 succeeded · 1 running · 1 waiting for the usage limit's reset"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -143,7 +143,7 @@ function renderFailures(list) {
 function renderQueue(q) {
   $("queue-section").hidden = !q;
   if (!q) return;
-  const order = ["running", "queued", "waiting for capacity", "waiting to retry", "scheduled", "succeeded", "failed", "cancelled"];
+  const order = ["running", "queued", "waiting for capacity", "waiting for the usage limit's reset", "waiting to retry", "scheduled", "succeeded", "failed", "cancelled"];
   const names = Object.keys(q.counts || {}).sort((a, b) => (order.indexOf(a) + 99) % 99 - (order.indexOf(b) + 99) % 99);
   $("queue-counts").replaceChildren(...names.map((n) => el("div", null, el("dt", null, n), el("dd", null, q.counts[n]))));
   $("queue-error").hidden = !q.error;

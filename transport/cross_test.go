@@ -21,18 +21,7 @@ import (
 // overflow: the tool call comes back as a Chat tool call, with its
 // arguments whole, and the Anthropic provider got its own key.
 func TestOpenAIClientAnsweredByAnthropic(t *testing.T) {
-	r := newRigAt(t, func(c *config.Config, url string) {
-		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
-		anth := c.Providers["anthropic"]
-		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
-		c.Providers["anthropic"] = anth
-		oa := c.Providers["openai"] // the URL the client calls is OpenAI's
-		oa.BaseURL = url + "/v1"
-		c.Providers["openai"] = oa
-	})
-	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
-		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
-	}
+	r := openAIFullToClaude(t, nil)
 	if err := r.sim.AddScript(sim.Script{Turns: []sim.ScriptTurn{{Call: sim.ScriptCalls{{Tool: "get_weather", Arguments: map[string]any{"city": "Bern"}}}}, {Text: "ok"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -78,21 +67,11 @@ func TestOpenAIClientAnsweredByAnthropic(t *testing.T) {
 // breaker open and its lane under pressure, waits nothing: its pace is its
 // own lane's (the driver the gateway shares).
 func TestAnOverflowStepWaitsNothingInTheLibrary(t *testing.T) {
-	r := newRigAt(t, func(c *config.Config, url string) {
-		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
-		anth := c.Providers["anthropic"]
-		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
-		c.Providers["anthropic"] = anth
-		oa := c.Providers["openai"]
-		oa.BaseURL = url + "/v1"
-		c.Providers["openai"] = oa
+	r := openAIFullToClaude(t, func(c *config.Config) {
 		c.Pacing = config.Default().Pacing
 		c.Breaker.Failures, c.Breaker.Consecutive = 5, 1
 		c.Breaker.Cooldown, c.Breaker.MaxCooldown = config.Duration(time.Hour), config.Duration(time.Hour)
 	})
-	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
-		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
-	}
 	params := openai.ChatCompletionNewParams{Model: "gpt-6.1-sol", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
 	for i := range 4 {
 		if _, err := r.openai().Chat.Completions.New(testCtx(t), params); err != nil {
@@ -118,18 +97,7 @@ func TestAnOverflowStepWaitsNothingInTheLibrary(t *testing.T) {
 // previous_response_id is answered at once with OpenAI's own 400 naming
 // the model, and nothing goes upstream: OpenAI never had that answer.
 func TestTranslatedResponsesAreNotStored(t *testing.T) {
-	r := newRigAt(t, func(c *config.Config, url string) {
-		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
-		anth := c.Providers["anthropic"]
-		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
-		c.Providers["anthropic"] = anth
-		oa := c.Providers["openai"]
-		oa.BaseURL = url + "/v1"
-		c.Providers["openai"] = oa
-	})
-	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
-		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
-	}
+	r := openAIFullToClaude(t, nil)
 	first, err := r.openai().Responses.New(testCtx(t), responses.ResponseNewParams{Model: "gpt-6.1-sol", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
 	if err != nil || !regexp.MustCompile(`^resp_spw_claude-sonnet-5-5_[0-9a-f]{24}$`).MatchString(first.ID) {
 		t.Fatalf("a translated answer: %v %+v", err, first)
@@ -153,4 +121,28 @@ func sameJSON(a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// openAIFullToClaude is a rig whose codex chain overflows into claude
+// (Anthropic with a key of its own, both providers at the simulator, the
+// URL the client calls OpenAI's), with gpt-6.1-sol and gpt-6-luna full;
+// mut, when set, changes the configuration further.
+func openAIFullToClaude(t *testing.T, mut func(*config.Config)) *rig {
+	t.Helper()
+	r := newRigAt(t, func(c *config.Config, url string) {
+		c.ChainRules = map[string]config.ChainRules{"codex": {Overflow: "claude"}}
+		anth := c.Providers["anthropic"]
+		anth.BaseURL, anth.APIKey = url, config.Secret{Value: "sk-ant-own-0123456789"}
+		c.Providers["anthropic"] = anth
+		oa := c.Providers["openai"]
+		oa.BaseURL = url + "/v1"
+		c.Providers["openai"] = oa
+		if mut != nil {
+			mut(c)
+		}
+	})
+	for _, m := range []string{"gpt-6.1-sol", "gpt-6-luna"} {
+		r.fault(t, sim.Fault{Model: m, Kind: "capacity", Count: -1})
+	}
+	return r
 }

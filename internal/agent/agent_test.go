@@ -405,3 +405,37 @@ exit 1
 		t.Fatalf("stderr %q lacks %q", r.stderr, want)
 	}
 }
+
+// A failure whose words echo the ChatGPT sign-in's account id does not
+// carry it into exec's result (its reason, which a --notify webhook and
+// the queue get), its words or its records.
+func TestExecResultKeepsNoSignIn(t *testing.T) {
+	dir := t.TempDir()
+	codexHome := filepath.Join(dir, ".codex")
+	canary := clienttest.WriteChatGPTAuth(t, codexHome)
+	codex := filepath.Join(dir, "codex")
+	script := "#!/bin/sh\necho 'ERROR: unexpected status 500 Internal Server Error: account " + canary.Account + " hit an internal error' >&2\nexit 1\n"
+	if err := os.WriteFile(codex, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runAgent(t, agent.Options{Command: []string{codex, "exec", "-m", "gpt-6-luna", "hi"}, Env: []string{"CODEX_HOME=" + codexHome}, Dir: dir,
+		Ladder: []time.Duration{10 * time.Millisecond}, Models: []string{"gpt-6-luna"}})
+	if r.res.ExitCode == 0 || r.res.Reason == "" {
+		t.Fatalf("exit %d, reason %q: the run should have failed with a reason", r.res.ExitCode, r.res.Reason)
+	}
+	b, _ := json.Marshal(r.res)
+	var said []string // spillway's own lines (the agent's go through as they came)
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "spillway: ") {
+			said = append(said, l)
+		}
+	}
+	for where, text := range map[string]string{"the result": string(b), "exec's words": strings.Join(said, "\n"), "the records": fmt.Sprint(r.recs)} {
+		if strings.Contains(text, canary.Account) {
+			t.Errorf("%s holds the account id: %s", where, text)
+		}
+	}
+	if !strings.Contains(r.res.Reason, "account [redacted] hit an internal error") {
+		t.Errorf("reason %q: want the message, redacted", r.res.Reason)
+	}
+}

@@ -131,11 +131,11 @@ type Result struct {
 // (policy.Run) walks the chain and waits along the ladder; each attempt is
 // one run of the agent on the attempt's model.
 func Run(ctx context.Context, o Options) Result {
-	res := Result{Command: redact.String(strings.Join(o.Command, " "))}
 	kind := KindOf(o.Command[0])
 	// the agent's own sign-in (a ChatGPT plan's tokens and ids) goes into
-	// nothing exec writes: its words, the records, the archive
+	// nothing exec writes: its words, the records, the result, the archive
 	sec := signInSecrets(kind, o)
+	res := Result{Command: sec.String(strings.Join(o.Command, " "))}
 	say := func(format string, a ...any) {
 		fmt.Fprint(o.Stderr, sec.String(fmt.Sprintf("spillway: "+format+"\n", a...)))
 	}
@@ -272,7 +272,10 @@ func Run(ctx context.Context, o Options) Result {
 		case kind == Gemini:
 			v = geminiCut(o.Engine.Classify, out)
 		}
-		at.Class, at.Message = string(v.Class), sec.String(v.Message)
+		// the verdict goes on to the driver, whose reason reaches the
+		// result, a webhook and the queue: the sign-in is out of it
+		v.Message = sec.String(v.Message)
+		at.Class, at.Message = string(v.Class), v.Message
 		if out.interrupted {
 			at.Class = "interrupted"
 		}

@@ -88,6 +88,24 @@ func TestGeminiThroughGateway(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(b), `"totalTokens":`) {
 			t.Fatalf("countTokens: %d %s", resp.StatusCode, b)
 		}
+		// another vendor's model: the Gemini key and body go nowhere
+		for _, prefix := range []string{"/v1beta", "/v1"} {
+			req, _ := http.NewRequest(http.MethodPost, r.url+prefix+"/models/gpt-6-luna:countTokens", strings.NewReader(body))
+			req.Header.Set("x-goog-api-key", "AIza-gemini-test-0123456789")
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := `{"error":{"code":400,"message":"spillway: model \"gpt-6-luna\" is openai's, not Gemini's: countTokens counts a Gemini model's tokens; nothing was sent upstream","status":"INVALID_ARGUMENT"}}`
+			if resp.StatusCode != 400 || strings.TrimSpace(string(b)) != want {
+				t.Fatalf("%s countTokens of an OpenAI model: %d %s\nwant 400 %s", prefix, resp.StatusCode, b, want)
+			}
+		}
+		if st := r.sim.Snapshot().Models["gpt-6-luna"]; st != nil && st.Received > 0 {
+			t.Fatalf("gpt-6-luna's provider got %d requests", st.Received)
+		}
 	})
 }
 

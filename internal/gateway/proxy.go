@@ -238,7 +238,8 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	if !ok {
 		return
 	}
-	deps := s.stateOf(r.Context()).cfg.Deployments(model)
+	cfg := s.stateOf(r.Context()).cfg
+	deps := cfg.Deployments(model)
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil || len(deps) == 0 {
 		msg := fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model)
@@ -246,6 +247,12 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 			msg = "spillway: could not read the request body: " + err.Error()
 		}
 		reject(w, ep, http.StatusBadRequest, msg)
+		return
+	}
+	if t := cfg.ModelType(model); t != string(wire.Gemini) {
+		// the request and its key are Gemini's: they go to a Gemini
+		// provider or nowhere (a caller's key never reaches another vendor)
+		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is %s's, not Gemini's: countTokens counts a Gemini model's tokens; nothing was sent upstream", model, t))
 		return
 	}
 	body, err := wire.ParseBody(ep, raw)

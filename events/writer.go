@@ -284,10 +284,14 @@ func (w *Writer) Write(r Record) {
 	// for the gap line, without a lock (a drop costs what a write does):
 	// the count is exact; a drop racing sayGap may have its time said
 	// in one gap and its count in the next
-	ns := r.TS.UnixNano()
-	for v := w.qfrom.Load(); (v == 0 || ns < v) && !w.qfrom.CompareAndSwap(v, ns); v = w.qfrom.Load() {
-	}
-	for v := w.quntil.Load(); ns > v && !w.quntil.CompareAndSwap(v, ns); v = w.quntil.Load() {
+	// (a time UnixNano cannot say, or the zero time, is not one: 0 is
+	// "none yet", and write refuses such a record too)
+	if y := r.TS.Year(); y > 1678 && y < 2262 {
+		ns := r.TS.UnixNano()
+		for v := w.qfrom.Load(); (v == 0 || ns < v) && !w.qfrom.CompareAndSwap(v, ns); v = w.qfrom.Load() {
+		}
+		for v := w.quntil.Load(); ns > v && !w.quntil.CompareAndSwap(v, ns); v = w.quntil.Load() {
+		}
 	}
 	w.qn.Add(1)
 }

@@ -839,3 +839,29 @@ func TestALostStretchIsSaidInTheLog(t *testing.T) {
 		t.Fatalf("the log differs from %s (go test ./events -run TestALostStretchIsSaidInTheLog -update rewrites it): %v\n%s", golden, err, b)
 	}
 }
+
+// A refused record whose time is out of what a gap can say (before 1678
+// or after 2261) leaves the gap's times alone: they are never garbage.
+func TestAGapSaysOnlyTimesItCanTell(t *testing.T) {
+	gate := make(chan struct{})
+	w, path := newTestWriter(t, 0, 0, WithQueueSize(1), withGate(gate))
+	ok := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	for i := range 50 {
+		ts := ok.Add(time.Duration(i) * time.Second)
+		if i%2 == 1 {
+			ts = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC) // a record of its own time, but none a gap can say
+		}
+		w.Write(Record{RequestID: fmt.Sprint(i), TS: ts})
+	}
+	close(gate)
+	closeWriter(t, w)
+	_, gaps := attempts(readAll(t, path, ReadFile))
+	if len(gaps) == 0 {
+		t.Fatal("no gap line for the records a queue of 1 refused")
+	}
+	for _, g := range gaps {
+		if g.From.Before(ok) || g.Until.After(ok.Add(50*time.Second)) {
+			t.Fatalf("gap %+v: times outside those of its records", g)
+		}
+	}
+}

@@ -205,3 +205,21 @@ func TestPassedOverReasonsNameTheModelOnce(t *testing.T) {
 		t.Fatalf("reason %q\nwant   %q", out.Reason, want)
 	}
 }
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct {
+		text, model string
+		want        bool
+	}{
+		{"gpt-6-luna is anthropic's model", "gpt-6-luna", true},
+		{"the model is gpt-6.", "gpt-6", true},
+		{"model gpt-6-luna is in chain codex", "gpt-6", false},
+		{"gpt-6.1-sol (openai): the request has audio", "gpt-6", false},
+		{"not gpt-6, but gpt-6.1", "gpt-6.1", true},
+		{"", "gpt-6", false},
+	} {
+		if got := names(c.text, c.model); got != c.want {
+			t.Errorf("names(%q, %q) = %v, want %v", c.text, c.model, got, c.want)
+		}
+	}
+}

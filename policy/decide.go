@@ -113,7 +113,7 @@ func (p *plan) onward(ok func(Candidate) bool) (int, bool) {
 func (p *plan) passOver(c Candidate, v classify.Verdict) step {
 	put(&p.skip, c.Key(), true)
 	why := v.Message
-	if !strings.Contains(why, c.Model) { // (said once: most reasons name it)
+	if !names(why, c.Model) { // (said once: most reasons name it)
 		why = c.Name() + ": " + why
 	}
 	p.passedWhy = append(p.passedWhy, why)
@@ -574,4 +574,25 @@ func (p *plan) fail(v classify.Verdict, why string) step {
 		reason += "; last upstream message: " + redact.String(said.Message)
 	}
 	return step{Action: fail, Reason: reason, Verdict: v, Candidate: p.chain[p.cur]}
+}
+
+// names reports whether text names model as a whole name: not "gpt-6"
+// within "gpt-6-luna".
+func names(text, model string) bool {
+	part := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_'
+	}
+	for i := 0; model != ""; {
+		j := strings.Index(text[i:], model)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(model)
+		// (a sentence's full stop after the name ends it)
+		if (start == 0 || !part(text[start-1])) && (end == len(text) || !part(text[end]) || text[end] == '.' && (end+1 == len(text) || text[end+1] == ' ')) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
 }

@@ -39,13 +39,16 @@ func TestASecondRunnerOnSQLiteIsRefused(t *testing.T) {
 		}
 		return n
 	}
-	// a runner of a process that is gone, and one whose pid is a live
-	// process started after it registered: neither holds the file
+	since := time.Date(2026, 11, 30, 14, 2, 11, 0, time.Local)
+	// a runner of a process that is gone, one whose pid is a live
+	// process started after it registered, and one of an older spillway
+	// (no start time) whose pid lives but whose heartbeat stopped an hour
+	// ago: none holds the file
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	for i, pid := range []int{gone.Process.Pid, os.Getpid()} {
+	for i, pid := range []int{gone.Process.Pid, os.Getpid(), os.Getpid()} {
 		dead := newRunner(30 * time.Second)
 		if err := s.register(ctx, dead, time.Now()); err != nil {
 			t.Fatal(err)
@@ -53,14 +56,23 @@ func TestASecondRunnerOnSQLiteIsRefused(t *testing.T) {
 		if err := s.be.exec(ctx, `UPDATE spillway_runner SET pid = ?, pstart = pstart + ? WHERE id = ?`, pid, i, dead.id); err != nil {
 			t.Fatal(err)
 		}
+		if i == 2 { // (its heartbeat an hour before the first runner's clock reads)
+			if err := s.be.exec(ctx, `UPDATE spillway_runner SET pstart = 0, beat = ? WHERE id = ?`, since.Add(-time.Hour).UnixNano(), dead.id); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	since := time.Date(2026, 11, 30, 14, 2, 11, 0, time.Local)
 	first := r.opts(1)
 	first.UntilEmpty, first.Clock = false, policytest.New(since)
 	done := make(chan error, 1)
 	runCtx, stop := context.WithCancel(ctx)
 	go func() { done <- s.Run(runCtx, first) }()
-	for runners() < 3 {
+	for runners() < 4 {
+		select {
+		case err := <-done:
+			t.Fatalf("the first runner stopped before it ran: %v", err)
+		default:
+		}
 		if ctx.Err() != nil {
 			t.Fatal("the first runner never registered")
 		}
@@ -76,8 +88,8 @@ func TestASecondRunnerOnSQLiteIsRefused(t *testing.T) {
 	if err := second.Run(ctx, r.opts(1)); err == nil || err.Error() != want {
 		t.Fatalf("the second runner: %v\nwant: %s", err, want)
 	}
-	if n := runners(); n != 3 {
-		t.Fatalf("%d runners on record after the refusal, want the first and the two dead", n)
+	if n := runners(); n != 4 {
+		t.Fatalf("%d runners on record after the refusal, want the first and the three dead", n)
 	}
 	stop()
 	if err := <-done; err != nil {

@@ -98,14 +98,23 @@ func (s *Store) alone(ctx context.Context, self runner, now time.Time) error {
 		if id == self.id {
 			return nil // registered first of those alive
 		}
+		beating := now.Sub(time.Unix(0, beat)) < time.Duration(deadAfter)
 		var alive bool
 		if rhost == host && rboot == boot && boot != "" {
 			// on this machine: while its process runs (the same pid,
-			// started at the same time)
+			// started at the same time: pid 1 of a container restarted is
+			// not the pid 1 that registered). Without a start time to tell
+			// them apart (an older row, a system that does not say), its
+			// heartbeat says.
 			st, err := proc.StartTime(int(pid))
-			alive = proc.Running(int(pid)) && (pstart == 0 || err != nil || int64(st) == pstart)
+			switch {
+			case pstart == 0 || err != nil:
+				alive = proc.Running(int(pid)) && beating
+			default:
+				alive = proc.Running(int(pid)) && int64(st) == pstart
+			}
 		} else {
-			alive = now.Sub(time.Unix(0, beat)) < time.Duration(deadAfter)
+			alive = beating
 		}
 		if !alive {
 			continue // dead: a runner that starts rescues its tasks

@@ -117,23 +117,30 @@ func sqliteTime(t time.Time) string {
 // fetched two for one free slot, or two runners that fetched at once, race
 // for it. So a task takes a slot only when no task before it in line (its
 // priority, its place, its id) is still to start: fetched and not yet past
-// its slot (running, with no spillway_started row of its attempt), due and
+// its slot (running, with no spillway_started row of this fetch of it), due and
 // not yet fetched, or waiting for a slot. Otherwise it waits for a slot
 // itself, and the earlier one takes the free one. A task past its slot
 // (or, with no global limit, past the point where it would take one) says
-// so in spillway_started until its attempt ends.
+// so in spillway_started, by the fetch that ran it (River's attempted_at,
+// new with every fetch, a snooze's too: River's attempt number is not,
+// as a snooze gives it back). The row stays when the attempt ends: the
+// next fetch of the task is another, so nothing is to be undone, and a
+// task that ended is in line no more (no gap in which a task that ended
+// but is not yet marked so by River's completer would hold the others).
 
-// startedTable holds the tasks past their slot, by attempt.
-const startedTable = `CREATE TABLE IF NOT EXISTS spillway_started (job_id BIGINT PRIMARY KEY, attempt INTEGER NOT NULL)`
+// startedTable holds the tasks past their slot, by the fetch that ran them
+// (attempted_at as text, as the database writes it).
+const startedTable = `CREATE TABLE IF NOT EXISTS spillway_started (job_id BIGINT PRIMARY KEY, attempted_at TEXT NOT NULL)`
 
-// started records that task id, in its attempt, is past its slot.
-func (s *Store) started(ctx context.Context, id int64, attempt int) error {
-	return s.be.exec(ctx, `INSERT INTO spillway_started (job_id, attempt) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempt = excluded.attempt`, id, attempt)
-}
-
-// ended forgets that task id's attempt started.
-func (s *Store) ended(ctx context.Context, id int64, attempt int) error {
-	return s.be.exec(ctx, `DELETE FROM spillway_started WHERE job_id = ? AND attempt = ?`, id, attempt)
+// started records that task id, in the fetch that runs it now, is past its
+// slot.
+func (s *Store) started(ctx context.Context, id int64) error {
+	at := `attempted_at`
+	if s.be.pg() {
+		at = `attempted_at::text`
+	}
+	return s.be.exec(ctx, `INSERT INTO spillway_started (job_id, attempted_at) SELECT id, `+at+` FROM river_job WHERE id = ? AND attempted_at IS NOT NULL
+		ON CONFLICT (job_id) DO UPDATE SET attempted_at = excluded.attempted_at`, id)
 }
 
 // inLine is the first task before task id in line that is still to start,
@@ -141,15 +148,15 @@ func (s *Store) ended(ctx context.Context, id int64, attempt int) error {
 func (s *Store) inLine(ctx context.Context, id int64) (int64, error) {
 	pg := s.be.pg()
 	po, pme := placeSQL(pg, "o"), placeSQL(pg, "me")
-	now, slot := `strftime('%Y-%m-%d %H:%M:%f', 'now')`, `json_extract(o.metadata, '$.spillway_wait') = 'slot'`
+	now, slot, at := `strftime('%Y-%m-%d %H:%M:%f', 'now')`, `json_extract(o.metadata, '$.spillway_wait') = 'slot'`, `o.attempted_at`
 	if pg {
-		now, slot = `now()`, `o.metadata->>'spillway_wait' = 'slot'`
+		now, slot, at = `now()`, `o.metadata->>'spillway_wait' = 'slot'`, `o.attempted_at::text`
 	}
 	var first int64
 	err := s.be.queryRow(ctx, `SELECT o.id FROM river_job o JOIN river_job me ON me.id = ?
 		WHERE o.kind = me.kind AND o.queue = me.queue AND o.id <> me.id AND o.state IN ('running', 'available', 'scheduled')
 		AND (o.priority, `+po+`, o.id) < (me.priority, `+pme+`, me.id)
-		AND ((o.state = 'running' AND NOT EXISTS (SELECT 1 FROM spillway_started g WHERE g.job_id = o.id AND g.attempt = o.attempt))
+		AND ((o.state = 'running' AND NOT EXISTS (SELECT 1 FROM spillway_started g WHERE g.job_id = o.id AND g.attempted_at = `+at+`))
 			OR (o.state = 'available' AND o.scheduled_at <= `+now+`)
 			OR (o.state IN ('available', 'scheduled') AND `+slot+`))
 		ORDER BY o.priority, `+po+`, o.id LIMIT 1`, id).Scan(&first)

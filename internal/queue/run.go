@@ -586,11 +586,10 @@ func (w *worker) globalSlot(ctx context.Context, job *river.Job[taskArgs]) (rele
 	}
 	// past its slot: no longer in line (a runner with a global limit lets
 	// it be, even when this one has none)
-	_ = w.store.started(ctx, job.ID, job.Attempt)
-	return func() {
-		_ = w.store.ended(context.WithoutCancel(ctx), job.ID, job.Attempt)
-		free()
-	}, true
+	if err := w.store.started(ctx, job.ID); err != nil {
+		w.o.Log("task %d: its start was not recorded (%v); later tasks may wait for it until it ends", job.ID, err)
+	}
+	return free, true
 }
 
 // wakeForSlot makes the first task in line that waits for a global slot

@@ -85,6 +85,10 @@ func finish(v Verdict) Verdict {
 	if v.Class == "" {
 		v.Class = Unknown
 	}
+	if (v.Class == ServerError || v.Class == Network || v.Class == Unknown) && strings.Contains(strings.ToLower(v.Message), TooLargePhrase) {
+		// spillway's own words for an answer past what it holds
+		v.Class, v.Code = ServerError, TooLarge
+	}
 	v.Retryable = v.Class.Retryable()
 	if v.Class == OK {
 		v.Wait = 0

@@ -188,6 +188,24 @@ func TestVerdictJSON(t *testing.T) {
 	}
 }
 
+// An answer spillway refused for its size (an event past the frame limit)
+// is the upstream's, in spillway's words: explain reads it back as such,
+// not as a network failure to retry on the same model.
+func TestTooLargeIsTyped(t *testing.T) {
+	for _, line := range []string{
+		"spillway: server_error: tried claude-x (server_error) in 1 attempt; waited 0s; last upstream message: the upstream sent an event larger than 16 MiB, larger than spillway holds for a request",
+		`{"type":"error","error":{"type":"api_error","message":"spillway: the upstream sent an event larger than 16 MiB, larger than spillway holds for a request"}}`,
+	} {
+		v := Classify(Input{Text: line})
+		if v.Class != ServerError || v.Code != TooLarge || !strings.Contains(v.Summary, "larger than spillway holds") || !strings.Contains(v.Action, "max_body_mb") {
+			t.Fatalf("%s: %+v", line, v)
+		}
+	}
+	if v := Classify(Input{Text: "spillway: server_error: the upstream answered 500"}); v.Code == TooLarge {
+		t.Fatalf("another server error: %+v", v)
+	}
+}
+
 // A model that takes no partial assistant turn says so in a bad request:
 // its Code tells the driver a continuation must go elsewhere.
 func TestPrefillRefusedIsTyped(t *testing.T) {

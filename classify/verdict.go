@@ -38,6 +38,18 @@ const (
 // assistant message prefill."): a continuation must go elsewhere.
 const PrefillRefused = "prefill_refused"
 
+// TooLarge is the Code of a server_error for an answer larger than
+// spillway holds for one request (an event past the frame limit, a whole
+// answer or the state a translated stream needs past the request's
+// memory): the upstream's answer, not the network's, which the same model
+// would send again; the driver goes on to the next model without sending
+// it to this one again.
+const TooLarge = "answer_too_large"
+
+// TooLargePhrase is in the message of every answer spillway refuses for
+// its size (TooLarge): explain reads it back.
+const TooLargePhrase = "larger than spillway holds for a request"
+
 // Classes lists every class in a stable order.
 var Classes = []Class{Capacity, RateLimit, Quota, UsageLimit, Auth, ModelNotFound, ContextLength,
 	BadRequest, ContentFilter, ServerError, Network, Timeout, OK, Unknown}
@@ -193,6 +205,10 @@ func (v *Verdict) explain() {
 	case ServerError:
 		v.Summary = "the provider failed with an internal error that does not say capacity."
 		v.Action = "Retry shortly on the same model; if it persists treat it like capacity and switch model."
+		if v.Code == TooLarge {
+			v.Summary = "the provider's answer (or one event of it) was larger than spillway holds for a request; it is the answer itself, not the network and not the model's capacity."
+			v.Action = "spillway does not send the request to that model again: it goes on to the next model. Ask for a shorter answer or smaller tool arguments, or, if answers this large are expected, raise gateway.max_body_mb (and gateway.max_inflight_mb)."
+		}
 	case Network:
 		v.Summary = "the provider could not be reached, or dropped the connection before a complete answer (reset, refused, DNS, TLS or a cut stream); the model did not say it is full."
 		v.Action = "Retry the same model after a short pause; check your network, proxy or VPN if it persists. Switch model only if the provider answers other requests meanwhile (then this model is the problem); spillway does exactly that."

@@ -42,6 +42,15 @@ func (p *plan) decide(v classify.Verdict) step {
 		}
 		return p.fail(v, "the answer broke after output started, and no model that takes a partial answer to continue is left")
 	}
+	if v.Code == classify.TooLarge {
+		// an answer larger than spillway holds for a request: the model
+		// would send it again, so it is not asked again
+		put(&p.skip, c.Key(), true)
+		if next, ok := p.onward(nil); ok {
+			return p.switchTo(next, c)
+		}
+		return p.fail(v, "its answer was larger than spillway holds for a request, and no other model is left to try")
+	}
 	switch v.Class {
 	case classify.Capacity:
 		return p.onCapacity(c, v)

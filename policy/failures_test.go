@@ -350,3 +350,26 @@ func TestARateLimitedKeyIsNotTriedAgain(t *testing.T) {
 		}
 	}
 }
+
+// An answer larger than spillway holds for a request (classify.TooLarge) is
+// the upstream's, not the network's: never sent to the same model again;
+// the next model takes the request, and with none left it fails naming why.
+func TestAnAnswerTooLargeIsNotSentAgain(t *testing.T) {
+	tooLarge := func(model string) func(context.Context, *Attempt) Result {
+		return func(_ context.Context, a *Attempt) Result {
+			if a.Candidate.Model == model || model == "" {
+				return Result{Verdict: classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge, Message: "an event " + classify.TooLargePhrase}, Status: 200}
+			}
+			return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true, Status: 200}
+		}
+	}
+	e, _ := clocked(config.Default())
+	out := e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: tooLarge("gpt-6-astra")})
+	if !out.Committed || out.Route != "gpt-6-astra:server_error > gpt-6.1-sol:ok" {
+		t.Fatalf("%+v", out)
+	}
+	out = e.Run(context.Background(), &Call{Request: Request{Model: "gpt-6-astra"}, Send: tooLarge("")})
+	if out.Committed || out.Attempts != 3 || out.Verdict.Code != classify.TooLarge || !strings.Contains(out.Reason, "no other model is left") {
+		t.Fatalf("%+v", out)
+	}
+}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/redact"
+	"github.com/spillway/spillway/internal/relay"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -149,7 +151,14 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 		return nil, &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: "spillway: " + out.Reason, Route: out.Route, ParkUntil: out.ParkUntil, RungLeft: out.RungLeft, NextRung: out.NextRung}
 	}
 	defer resp.Body.Close()
-	b, rerr := io.ReadAll(resp.Body)
+	// the answer is read whole: at most what a request may hold
+	// (gateway.max_body_mb), as every answer the library keeps
+	most := int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20
+	b, rerr := io.ReadAll(io.LimitReader(resp.Body, most+1))
+	if int64(len(b)) > most {
+		b, rerr = nil, &classify.Failure{Verdict: classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge,
+			Message: fmt.Sprintf("the answer is more than %d MiB, %s (gateway.max_body_mb)", most>>20, classify.TooLargePhrase)}}
+	}
 	switch {
 	case out != nil && out.Failed():
 		e := &Error{Failure: classify.Failure{Verdict: out.Verdict}, Reason: out.Reason, Route: out.Route, Status: resp.StatusCode, Body: b}

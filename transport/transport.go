@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -177,6 +178,9 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	var answer *http.Response
 	cross := upstream.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
+	// what the request may hold of its answers: gateway.max_body_mb, as
+	// on a gateway (the library has no gateway-wide room)
+	budget := relay.Limit(int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20)
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
@@ -185,7 +189,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events, Cross: cross.Check,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
-			resp, res := t.send(ctx, req, ep, body, cross, opts, a)
+			resp, res := t.send(ctx, req, ep, body, cross, opts, budget, a)
 			if res.Committed {
 				answer = resp
 			}
@@ -220,8 +224,8 @@ func ownAnswer(req *http.Request, status int, h http.Header, b []byte) *http.Res
 // changes only the model, never the host; a model with deployments is sent
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
-func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cross *upstream.Crossing, opts reply.Options, a *policy.Attempt) (*http.Response, policy.Result) {
-	o := relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model)}
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cross *upstream.Crossing, opts reply.Options, budget relay.Budget, a *policy.Attempt) (*http.Response, policy.Result) {
+	o := relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model), Budget: budget}
 	var out *http.Request
 	var err error
 	if a.Candidate.Format != "" && a.Candidate.Format != ep.Format {

@@ -19,13 +19,14 @@ import (
 const busyWait = time.Second
 
 // inflight counts the bytes the gateway holds at once (request bodies,
-// and the whole answers and error bodies read from upstreams) against
+// and what answers hold: whole answers, the text a continuation carries,
+// a translated stream's state, output held back) against
 // gateway.max_inflight_mb: without a bound, a few clients sending large
-// bodies at once take the machine's memory. A request's body is taken
-// before it is read, waiting up to busyWait for room; an answer's bytes
-// count as they are read (an attempt in flight is never stopped for
-// them), so that new requests wait while they are held. A request gives
-// back all it took when it ends. No spooling to disk: a body is read once
+// bodies, or upstreams sending large answers, take the machine's memory.
+// A request's body is taken before it is read, waiting up to busyWait for
+// room; what an answer holds is taken as it grows, without waiting (past
+// the room the request loses what needs it: budget), so that new requests
+// wait while it is held. A request gives back all it took when it ends. No spooling to disk: a body is read once
 // and sent to each model it goes to.
 type inflight struct {
 	mu   sync.Mutex
@@ -68,11 +69,16 @@ func (f *inflight) take(ctx context.Context, clock policy.Clock, n, limit int64)
 	}
 }
 
-// add holds n bytes whatever the limit (an answer being read).
-func (f *inflight) add(n int64) {
+// tryTake holds n bytes within limit at once; false, holding nothing,
+// when there is no room (what an answer holds never waits for room).
+func (f *inflight) tryTake(n, limit int64) bool {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.used+n > limit {
+		return false
+	}
 	f.used += n
-	f.mu.Unlock()
+	return true
 }
 
 // give gives n bytes back, and wakes the requests waiting for room.
@@ -89,11 +95,40 @@ func (f *inflight) give(n int64) {
 	f.mu.Unlock()
 }
 
-// held is what one request holds, in its context: the answers' bytes are
-// added to it as they are read.
-type held struct{ n atomic.Int64 }
+// held is what one request holds: its body, and what its answers hold
+// (budget); all of it is given back when the request ends.
+type held struct {
+	n       atomic.Int64
+	answers *budget // what its answers hold (within n)
+}
 
-type heldKey struct{}
+// budget is what one request may hold of its answers (relay.Budget): the
+// text a continuation carries, a translated stream's state, the output
+// held back, a whole answer; at most gateway.max_body_mb for the request,
+// and within gateway.max_inflight_mb with every other request's bodies
+// and answers. It never waits for room: past it the request loses what
+// needs the memory.
+type budget struct {
+	f           *inflight
+	h           *held
+	limit, most int64 // the gateway's room, the request's
+	used        atomic.Int64
+}
+
+func (b *budget) Take(n int64) bool {
+	if b.used.Add(n) > b.most || !b.f.tryTake(n, b.limit) {
+		b.used.Add(-n)
+		return false
+	}
+	b.h.n.Add(n)
+	return true
+}
+
+func (b *budget) Give(n int64) {
+	b.used.Add(-n)
+	b.h.n.Add(-n)
+	b.f.give(n)
+}
 
 // hold is r's body taken from the gateway's room (its length, or as it
 // is read when it has none), and what r holds; ok false when there was no
@@ -101,7 +136,7 @@ type heldKey struct{}
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (*http.Request, *held, bool) {
 	limit := int64(s.conf().Gateway.MaxInflightMB) << 20
 	h := &held{}
-	r = r.WithContext(context.WithValue(r.Context(), heldKey{}, h))
+	h.answers = &budget{f: &s.bytes, h: h, limit: limit, most: s.maxBody()}
 	if n := r.ContentLength; n > 0 {
 		n = min(n, s.maxBody()+1) // what MaxBytesReader lets in
 		if !s.bytes.take(r.Context(), s.eng().Clock(), n, limit) {
@@ -148,40 +183,17 @@ func (b *takingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingTransport counts the bytes of every answer that is read whole
-// (not an event stream) against the room of the request it is for.
-type countingTransport struct {
+// planTransport notes the plan headers each answer carries. (What an
+// answer holds is counted where it is kept: the request's budget.)
+type planTransport struct {
 	rt    http.RoundTripper
-	bytes *inflight
-	plans *planLimits // the plan headers each answer carries
+	plans *planLimits
 }
 
-func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t planTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
 	if err == nil && t.plans != nil {
 		t.plans.observe(req.URL.Host, resp.Header)
 	}
-	if err != nil || wire.IsSSE(resp.Header) {
-		return resp, err
-	}
-	if h, ok := req.Context().Value(heldKey{}).(*held); ok {
-		resp.Body = &countedBody{ReadCloser: resp.Body, bytes: t.bytes, h: h}
-	}
-	return resp, nil
-}
-
-// countedBody adds what is read of an answer to its request's hold.
-type countedBody struct {
-	io.ReadCloser
-	bytes *inflight
-	h     *held
-}
-
-func (b *countedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.bytes.add(int64(n))
-		b.h.n.Add(int64(n))
-	}
-	return n, err
+	return resp, err
 }

@@ -45,7 +45,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	s.total.Add(1)
 	t0 := time.Now()
 	lg := reqLog{key: key}
-	outcome := s.serve(w, r, ep, &lg)
+	outcome := s.serve(w, r, ep, &lg, held.answers)
 	s.logRequest(ep, &lg, outcome, time.Since(t0))
 }
 
@@ -108,11 +108,12 @@ func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) str
 // steps before and after the driver are functions of their own, and what
 // the request's attempts share is one exchange on the heap (BENCHMARKS.md:
 // peak RSS with 1,000 open streams).
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) string {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog, b *budget) string {
 	x, outcome := s.prepare(w, r, ep, lg)
 	if x == nil {
 		return outcome
 	}
+	x.budget = b
 	lg.out = s.stateOf(r.Context()).engine.Run(r.Context(), &x.call)
 	return x.finish()
 }
@@ -134,6 +135,8 @@ type exchange struct {
 	// taken out of what an upstream says before the client, a log or a
 	// record sees it
 	secrets redact.Secrets
+	// budget is what the request may hold of its answers
+	budget relay.Budget
 }
 
 // prepare reads and checks the request and makes its exchange; nil, with
@@ -323,7 +326,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // is spliced onto the old); nil, with why in res, when there is none.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (*http.Request, relay.Options) {
 	body := x.body
-	so := relay.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream}
+	so := relay.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*relay.Resume)
 		if rs == nil {
@@ -331,6 +334,11 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 			return nil, so
 		}
 		cont, err := body.WithAssistant(strings.TrimRight(rs.Text, " \t\r\n"))
+		if err == nil && x.budget != nil && !x.budget.Take(int64(len(cont.Raw))) {
+			// the continuation's body is held while it is sent: past the
+			// request's memory, the answer is not continued
+			err = fmt.Errorf("not continued: a continuation of %d MiB is more than the request may hold (gateway.max_body_mb, gateway.max_inflight_mb)", len(cont.Raw)>>20)
+		}
 		if err != nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 			return nil, so

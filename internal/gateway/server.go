@@ -146,7 +146,7 @@ func New(o Options) (*Server, error) {
 	// and no client timeout (streams last; the driver's watchdogs bound
 	// them).
 	s.plans = &planLimits{now: func() time.Time { return s.Engine().Clock().Now() }}
-	s.rt = countingTransport{rt: tr, bytes: &s.bytes, plans: s.plans}
+	s.rt = planTransport{rt: tr, plans: s.plans}
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }

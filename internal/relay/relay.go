@@ -55,6 +55,10 @@ type Options struct {
 	// Turn, for a model of another format than the client's, is the
 	// translation its answer comes back through.
 	Turn *translate.Turn
+	// Budget is what the request may hold of its answer (the text a
+	// continuation carries, a translation's state, the output held back);
+	// nil: Limit(DefaultPerRequest).
+	Budget Budget
 }
 
 // Resume is where a broken Messages answer stopped: what a continuation
@@ -102,12 +106,16 @@ type Stream struct {
 	// repeats (a translated stream's own Stream keeps its)
 	rsp wire.Responding
 
-	// Messages answers, with Track: the text so far, the block in flight
-	text      strings.Builder
+	// Messages answers, with Track: the text so far (at most MaxResume
+	// bytes, its room taken from the budget), the block in flight
+	text      []byte
 	open      int // the content block in flight, -1 for none
 	openText  bool
-	otherKind bool   // a block other than text came (tool use, thinking): no continuation
-	trim      string // whitespace the continuation's prefix left out, to drop once
+	otherKind bool    // a block other than text came (tool use, thinking): no continuation
+	trim      string  // whitespace the continuation's prefix left out, to drop once
+	lost      string  // why the answer can no longer be continued (its text passed what it may keep)
+	resume    *Resume // the Resume handed out, once
+	mem       meter   // what the stream holds of the request's budget
 }
 
 // errMalformed ends a stream whose upstream sent a frame that does not parse.
@@ -171,12 +179,16 @@ func (s *Stream) next(end <-chan struct{}) (ev sse.Event, err error, over bool) 
 // attempt failed before the caller saw anything, nil and the failure's
 // Result (resp's body then closed).
 func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o Options) (*Stream, policy.Result) {
-	s := &Stream{a: a, client: client, from: from, resp: resp, o: o}
+	s := &Stream{a: a, client: client, from: from, resp: resp, o: o, mem: meter{b: o.Budget}}
+	if s.mem.b == nil {
+		s.mem.b = Limit(DefaultPerRequest)
+	}
 	if o.Turn != nil {
 		s.from, s.conv = o.Turn.Target, o.Turn.NewStream()
 	}
 	if failed, ok := s.hold(); !ok {
 		resp.Body.Close()
+		s.mem.release(0)
 		return nil, failed
 	}
 	return s, policy.Result{Status: resp.StatusCode}
@@ -191,7 +203,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 	s.rd = sse.NewReader(s.body)
 	s.open = -1
 	if sp := s.o.Splice; sp != nil {
-		s.text.WriteString(sp.Text)
+		s.keepText(sp.Text)
 		s.open, s.openText = sp.Index, true
 		s.trim = sp.Text[len(strings.TrimRight(sp.Text, " \t\r\n")):]
 	}
@@ -201,6 +213,19 @@ func (s *Stream) hold() (policy.Result, bool) {
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
 	var held []byte
+	var counted int64
+	defer func() { s.mem.shrink(counted) }()
+	// holdBack holds raw back, counted against the budget: false when the
+	// budget has no room for it (held has it all the same: what is held
+	// goes out at once)
+	holdBack := func(raw []byte) bool {
+		held = append(held, raw...)
+		if !s.mem.grow(int64(len(raw))) {
+			return false
+		}
+		counted += int64(len(raw))
+		return true
+	}
 	var end <-chan struct{} // a time-limited hold window's end
 	deliver := func() (policy.Result, bool) {
 		s.first = held
@@ -253,9 +278,9 @@ func (s *Stream) hold() (policy.Result, bool) {
 				v := s.errorEvent(ev, prov)
 				return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 			}
-			held = append(held, raw...)
+			room := holdBack(raw)
 			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
-			if s.terminal || s.windowOver() || len(held) > maxHeld {
+			if !room || s.terminal || s.windowOver() || len(held) > maxHeld {
 				return deliver()
 			}
 			continue
@@ -265,8 +290,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 			if s.o.Track && s.from.Kind == wire.Messages {
 				s.track(ev) // a content block's start comes before its output
 			}
-			held = append(held, raw...)
-			if len(held) <= maxHeld {
+			if holdBack(raw) && len(held) <= maxHeld {
 				continue
 			}
 			// opening events past the limit: stop holding, pass them on
@@ -281,12 +305,12 @@ func (s *Stream) hold() (policy.Result, bool) {
 			v := s.errorEvent(ev, prov)
 			return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 		default: // output, or the end
-			held = append(held, raw...)
+			room := holdBack(raw)
 			s.note(ev, fa, f)
 			if !s.started() {
 				return fail(s.a.Failure(context.Canceled), nil)
 			}
-			if !s.o.Hold.On() || s.terminal {
+			if !s.o.Hold.On() || s.terminal || !room {
 				s.first = held
 				return policy.Result{}, true
 			}
@@ -387,6 +411,12 @@ func (s *Stream) started() bool {
 // failure.
 func (s *Stream) broke(err error) classify.Verdict {
 	s.err = err
+	if errors.Is(err, sse.ErrTooLarge) {
+		// the upstream's answer, not the network: classed once, never a
+		// continuation, not sent to the same model again
+		s.lost = "its event was larger than spillway holds for a request"
+		return tooLarge(fmt.Sprintf("the upstream sent an event larger than %d MiB", sse.DefaultMaxFrame>>20))
+	}
 	if v := s.a.Failure(err); v.Class == classify.Timeout || v.Code == policy.HedgeLost || errors.Is(err, context.Canceled) {
 		return v
 	}
@@ -459,21 +489,55 @@ func (s *Stream) track(ev sse.Event) {
 		}
 	case "content_block_delta":
 		if b.Delta.Type == "text_delta" {
-			s.text.WriteString(b.Delta.Text)
+			s.keepText(b.Delta.Text)
 		}
 	case "content_block_stop":
 		s.open, s.openText = -1, false
 	}
 }
 
+// keepText adds t to the text a continuation carries: at most MaxResume
+// bytes, its room taken from the budget; past either, the text is let go
+// and the answer can no longer be continued.
+func (s *Stream) keepText(t string) {
+	if s.lost != "" || t == "" {
+		return
+	}
+	need := len(s.text) + len(t)
+	if need > cap(s.text) {
+		c := min(max(2*cap(s.text), need, 512), MaxResume)
+		switch {
+		case need > MaxResume:
+			s.loseText(fmt.Sprintf("the answer passed the %d MiB a continuation carries", MaxResume>>20))
+			return
+		case !s.mem.grow(int64(c - cap(s.text))):
+			s.loseText("the answer passed the memory its request may hold (gateway.max_body_mb, gateway.max_inflight_mb)")
+			return
+		}
+		s.text = append(make([]byte, 0, c), s.text...)
+	}
+	s.text = append(s.text, t...)
+}
+
+// loseText lets the text go: the answer is not continued, for why.
+func (s *Stream) loseText(why string) {
+	s.mem.shrink(int64(cap(s.text)))
+	s.text, s.lost = nil, why
+}
+
 // Resume is where a broken answer can be continued from: a Messages answer
-// of text only, broken inside a text block, that Track followed; nil
-// otherwise (tool use or thinking in flight, another protocol).
+// of text only, broken inside a text block, that Track followed, whose
+// text it kept (at most MaxResume); nil otherwise (tool use or thinking in
+// flight, another protocol, an answer past what a continuation carries,
+// an event past the frame limit).
 func (s *Stream) Resume() *Resume {
-	if !s.o.Track || s.from.Kind != wire.Messages || s.otherKind || s.open < 0 || !s.openText || s.text.Len() == 0 {
+	if !s.o.Track || s.from.Kind != wire.Messages || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
 		return nil
 	}
-	return &Resume{Text: s.text.String(), Index: s.open}
+	if s.resume == nil {
+		s.resume = &Resume{Text: string(s.text), Index: s.open}
+	}
+	return s.resume
 }
 
 // splice turns an event of a continuation's stream into one of the answer
@@ -619,10 +683,17 @@ func (s *Stream) Verdict() classify.Verdict {
 // came, one per piece of the answer passed on.
 func (s *Stream) Tokens() int { return max(s.tokens, s.deltas) }
 
-// Close closes the upstream body (and stops a pump).
+// Close closes the upstream body (and stops a pump), and gives back what
+// the stream held of its budget (but a Resume's text, which the
+// continuation carries: the request gives it back when it ends).
 func (s *Stream) Close() error {
 	err := s.body.Close()
 	s.stopPump()
+	keep := 0
+	if s.resume != nil {
+		keep = cap(s.text)
+	}
+	s.mem.release(int64(keep))
 	return err
 }
 

@@ -79,6 +79,8 @@ func TestStreamEnds(t *testing.T) {
 			delta + finish + "data: {\"usage\":{\"completion_tokens\":1}\n\ndata: [DONE]\n\n", false, "ok", "gpt-6-astra:ok"},
 		{"a malformed frame before it breaks the stream", delta + "data: {\"choices\":[\n\n" + finish, true, "server_error", "gpt-6-astra:server_error"},
 		{"a stream that ends without its final event", delta, true, "network", "gpt-6-astra:network"},
+		{"an event past the frame limit is the upstream's answer, not the network's",
+			delta + "data: " + strings.Repeat("x", sse.DefaultMaxFrame) + "\n\n" + finish, true, "server_error", "gpt-6-astra:server_error"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err, recs := readStream(t, wire.Chat, c.body)
@@ -112,8 +114,8 @@ func TestMalformedQuotesNoData(t *testing.T) {
 // A continuation's Messages stream is tracked as the caller sees it: a
 // second break resumes from the caller's text and the caller's block.
 func TestSpliceTracksWhatTheCallerHas(t *testing.T) {
-	s := &Stream{client: wire.EndpointOf(wire.Messages), from: wire.EndpointOf(wire.Messages), o: Options{Track: true, Splice: &Resume{Text: "Hello ", Index: 2}}}
-	s.text.WriteString("Hello ")
+	s := &Stream{client: wire.EndpointOf(wire.Messages), from: wire.EndpointOf(wire.Messages), o: Options{Track: true, Splice: &Resume{Text: "Hello ", Index: 2}}, mem: meter{b: Limit(DefaultPerRequest)}}
+	s.keepText("Hello ")
 	s.open, s.openText, s.trim = 2, true, " "
 	for _, ev := range []sse.Event{
 		{Name: "message_start", Data: []byte(`{"type":"message_start","message":{}}`)},
@@ -133,5 +135,61 @@ func TestSpliceTracksWhatTheCallerHas(t *testing.T) {
 	}
 	if r := s.Resume(); r == nil || r.Text != "Hello world!" || r.Index != 3 {
 		t.Fatalf("resume %+v", r)
+	}
+}
+
+// tracked is a Messages stream that Track follows, with budget b, at a
+// text block in flight.
+func tracked(b Budget) *Stream {
+	s := &Stream{client: wire.EndpointOf(wire.Messages), from: wire.EndpointOf(wire.Messages), o: Options{Track: true}, mem: meter{b: b}, open: -1}
+	s.track(sse.Event{Name: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)})
+	return s
+}
+
+// delta is a Messages text delta of n bytes.
+func delta(n int) sse.Event {
+	return sse.Event{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + strings.Repeat("a", n) + `"}}`)}
+}
+
+// What a continuation carries is bounded: at most MaxResume bytes of text,
+// and no more than the request's budget has room for; past either, the
+// relay keeps no more text (and holds none of the budget for it), and a
+// break is not continued. What the stream took is given back at its end,
+// but for the text a Resume handed on.
+func TestAContinuationCarriesAtMostItsCap(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		budget int64
+		sent   int
+		resume bool
+		lost   string
+	}{
+		{"a short answer", DefaultPerRequest, 100 << 10, true, ""},
+		{"up to the cap", DefaultPerRequest, MaxResume, true, ""},
+		{"past the cap", DefaultPerRequest, MaxResume + 64<<10, false, "4 MiB a continuation carries"},
+		{"past the request's budget", 1 << 20, 2 << 20, false, "gateway.max_inflight_mb"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := Limit(c.budget).(*limit)
+			s := tracked(b)
+			for sent := 0; sent < c.sent; sent += 32 << 10 {
+				s.track(delta(min(32<<10, c.sent-sent)))
+				if b.used.Load() > c.budget || int64(cap(s.text)) > MaxResume {
+					t.Fatalf("held %d bytes of the budget, %d of text", b.used.Load(), cap(s.text))
+				}
+			}
+			r := s.Resume()
+			if (r != nil) != c.resume || !strings.Contains(s.lost, c.lost) {
+				t.Fatalf("resume %v, lost %q", r != nil, s.lost)
+			}
+			if r != nil && len(r.Text) != c.sent {
+				t.Fatalf("resume carries %d bytes, want %d", len(r.Text), c.sent)
+			}
+			s.body = io.NopCloser(strings.NewReader(""))
+			s.Close()
+			if kept := b.used.Load(); r == nil && kept != 0 || r != nil && kept != int64(cap(s.text)) {
+				t.Fatalf("after the stream, %d bytes of the budget still held (resume %v)", kept, r != nil)
+			}
+		})
 	}
 }

@@ -84,11 +84,14 @@ func (s *Stream) ended(to Writer, res *policy.Result, err error, out *relayWrite
 		return
 	}
 	v := s.Verdict()
-	res.Verdict, res.OutputTokens = v, s.Tokens()
 	if rs := s.Resume(); rs != nil {
-		res.Resume = rs // the driver goes on from here, or ends it
+		res.Verdict, res.OutputTokens, res.Resume = v, s.Tokens(), rs // the driver goes on from here, or ends it
 		return
 	}
+	if s.lost != "" && v.Code != classify.TooLarge { // why there is no continuation
+		v.Message += "; not continued: " + s.lost
+	}
+	res.Verdict, res.OutputTokens = v, s.Tokens()
 	end := s.failure(v.Class, "spillway: "+v.Message)
 	if to.Scrub != nil {
 		end = to.Scrub(end)

@@ -23,6 +23,19 @@ const DefaultMaxFrame = 16 << 20
 // ErrTruncated reports a stream that ended inside a frame.
 var ErrTruncated = errors.New("sse: stream ended in the middle of an event")
 
+// ErrTooLarge is in the error for an event larger than the frame limit:
+// what the upstream sent, not a network failure (errors.Is finds it).
+var ErrTooLarge = errors.New("sse: event larger than the frame limit")
+
+// tooLarge is the error for an event past limit bytes.
+type tooLarge struct{ limit int }
+
+func (e tooLarge) Error() string {
+	return fmt.Sprintf("sse: an event larger than %d MiB", e.limit>>20)
+}
+
+func (e tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
 // Event is one dispatched frame. Its Data and Raw are the Reader's, valid
 // until its next Next: a caller that keeps them copies them.
 type Event struct {
@@ -207,10 +220,11 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 	start := len(raw)
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		raw = append(raw, chunk...)
-		if len(raw) > r.maxFrame {
-			return raw, nil, fmt.Errorf("sse: event larger than %d bytes", r.maxFrame)
+		if len(raw)+len(chunk) > r.maxFrame {
+			return raw, nil, tooLarge{r.maxFrame}
 		}
+		raw = r.grow(raw, len(chunk))
+		raw = append(raw, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
@@ -220,6 +234,17 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 		line := raw[start : len(raw)-1]
 		return raw, bytes.TrimSuffix(line, []byte{'\r'}), nil
 	}
+}
+
+// grow makes room in raw for n more bytes, never past the frame limit:
+// the buffer doubles as an event grows (append's growth past the limit
+// would hold a quarter more than it may).
+func (r *Reader) grow(raw []byte, n int) []byte {
+	if len(raw)+n <= cap(raw) {
+		return raw
+	}
+	c := min(max(2*cap(raw), len(raw)+n, 512), r.maxFrame)
+	return append(make([]byte, 0, c), raw...)
 }
 
 // LooksLikeSSE reports whether b starts like an event stream.

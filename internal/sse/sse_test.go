@@ -91,6 +91,34 @@ func TestLargeFrame(t *testing.T) {
 	}
 }
 
+// An event past the frame limit is the upstream's (ErrTooLarge), and the
+// reader never holds more than the limit for it: its buffer grows as the
+// event does, to the limit and no further. A stream of small events takes
+// no large buffer.
+func TestOversizedEvent(t *testing.T) {
+	const limit = 1 << 20
+	for _, size := range []int{limit, 5 * limit} {
+		r := NewReader(io.MultiReader(strings.NewReader("data: "), strings.NewReader(strings.Repeat("x", size)), strings.NewReader("\n\n")))
+		r.SetMaxFrame(limit)
+		_, err := r.Next()
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "larger than 1 MiB") {
+			t.Fatalf("%d bytes: want ErrTooLarge, got %v", size, err)
+		}
+		if cap(r.raw) > limit {
+			t.Fatalf("%d bytes: the reader held %d bytes, past its limit of %d", size, cap(r.raw), limit)
+		}
+	}
+	r := NewReader(strings.NewReader(strings.Repeat("data: {\"a\":1}\n\n", 100)))
+	for range 100 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cap(r.raw) > 4<<10 {
+		t.Fatalf("small events took a buffer of %d bytes", cap(r.raw))
+	}
+}
+
 func FuzzReader(f *testing.F) {
 	f.Add("event: a\ndata: 1\n\n")
 	f.Add("data: [DONE]\r\n\r\n")

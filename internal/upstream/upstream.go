@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +26,8 @@ const (
 	// errorBodyLimit bounds how much of an error answer is read to
 	// classify it and to pass it on.
 	errorBodyLimit = 1 << 20
-	// MaxAnswer bounds a whole (non-streamed) answer kept in memory.
+	// MaxAnswer bounds what the countTokens route passes on (never held:
+	// a whole answer is bounded by the request's budget, readWhole).
 	MaxAnswer = 256 << 20
 )
 
@@ -86,11 +89,19 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 	}
 	// A whole answer: read it all before the caller sees any of it (a body
 	// that breaks midway is a failure the plan may retry). It may not stall
-	// longer than the idle timeout, nor exceed the size of any real answer.
-	body, err := io.ReadAll(io.LimitReader(progress{resp.Body, a}, MaxAnswer+1))
+	// longer than the idle timeout, nor hold more than the request may.
+	budget := cmp.Or(o.Budget, relay.Limit(relay.DefaultPerRequest))
+	body, taken, err := readWhole(progress{resp.Body, a}, budget)
 	resp.Body.Close()
-	if err == nil && len(body) > MaxAnswer {
-		err = fmt.Errorf("the answer is larger than %d MiB", MaxAnswer>>20)
+	defer func() {
+		if res.Verdict.Class != classify.OK {
+			budget.Give(taken) // an answer not passed on holds nothing
+		}
+	}()
+	if errors.Is(err, errTooLarge) {
+		res.Verdict = classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge,
+			Message: fmt.Sprintf("the answer of %s is %s (gateway.max_body_mb, gateway.max_inflight_mb)", a.Candidate.Model, classify.TooLargePhrase)}
+		return nil, res
 	}
 	if err != nil {
 		res.Verdict = a.Failure(err)
@@ -112,6 +123,38 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		}
 	}
 	return &Answer{Resp: resp, Body: body}, res
+}
+
+// errTooLarge is a whole answer past what its request may hold.
+var errTooLarge = errors.New("the answer is larger than the request may hold")
+
+// readWhole reads a whole answer, its room taken from b as it grows (the
+// buffer doubles, and what it takes is what it holds): errTooLarge past
+// what b has room for.
+func readWhole(r io.Reader, b relay.Budget) (body []byte, taken int64, err error) {
+	const first = 4 << 10
+	if !b.Take(first) {
+		return nil, 0, errTooLarge
+	}
+	buf, taken := make([]byte, 0, first), int64(first)
+	for {
+		if len(buf) == cap(buf) {
+			more := cap(buf)
+			if !b.Take(int64(more)) {
+				return nil, taken, errTooLarge
+			}
+			taken += int64(more)
+			buf = append(make([]byte, 0, cap(buf)+more), buf...)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, taken, nil
+		}
+		if err != nil {
+			return nil, taken, err
+		}
+	}
 }
 
 // translatedFailure is another vendor's error answer as the client's own

@@ -482,3 +482,91 @@ func TestStreamMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestManyCalls: an answer of 20,000 small calls leaves nothing behind per
+// call in a stream whose client's format repeats nothing of them (the
+// readers keep the call in flight only, the stream no ended item); a
+// Responses client's stream counts each call it keeps, and under a MaxHeld
+// of 1 MiB says ErrTooLarge.
+func TestManyCalls(t *testing.T) {
+	const calls = 20000
+	for _, d := range directions() {
+		t.Run(d.String(), func(t *testing.T) {
+			s := d.turn(t, 1<<20).NewStream()
+			var over error
+			a := &answerer{to: d.to, ev: func(name string, data []byte) error {
+				_, err := s.Event(name, data)
+				over = err
+				return err
+			}}
+			if err := a.start(); err != nil {
+				t.Fatal(err)
+			}
+			before := heapBytes()
+			for i := 0; i < calls && over == nil; i++ {
+				a.call("f", "args")
+			}
+			grew := heapBytes() - before
+			if d.client == wire.Responses {
+				if !errors.Is(over, ErrTooLarge) {
+					t.Fatalf("a Responses stream kept %d calls within 1 MiB (%v)", calls, over)
+				}
+				return
+			}
+			if over != nil || grew > 256<<10 {
+				t.Fatalf("after %d calls the heap grew by %d KiB (%v)", calls, grew>>10, over)
+			}
+			runtime.KeepAlive(s)
+		})
+	}
+}
+
+// TestCallInFlight: the readers keep the call in flight only, and still
+// tell an ended call's arguments, and a Chat call out of order, for errors
+// (not a new call, not lost); a Messages call's arguments after a thinking
+// block go on.
+func TestCallInFlight(t *testing.T) {
+	chatStart := func(i int) string {
+		return fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"c%d","function":{"name":"f","arguments":""}}]}}]}`, i, i)
+	}
+	chatArgs := func(i int, a string) string {
+		return fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":%q}}]}}]}`, i, a)
+	}
+	block := func(i int, typ string) string {
+		return fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":%q,"id":"t%d","name":"f"}}`, i, typ, i)
+	}
+	delta := func(i int) string {
+		return fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":"{}"}}`, i)
+	}
+	for _, c := range []struct {
+		name string
+		d    direction
+		evs  [][2]string // name, data
+		err  string      // of the last event; "": none
+	}{
+		{"chat: an ended call's arguments", direction{wire.Messages, wire.OpenAI}, [][2]string{{"", chatStart(0)}, {"", chatStart(1)}, {"", chatArgs(0, "{}")}}, "index 0 after it ended"},
+		{"chat: an ended call named again, nothing more", direction{wire.Messages, wire.OpenAI}, [][2]string{{"", chatStart(0)}, {"", chatStart(1)}, {"", chatArgs(0, "")}}, ""},
+		{"chat: the call in flight's arguments", direction{wire.Messages, wire.OpenAI}, [][2]string{{"", chatStart(0)}, {"", chatStart(1)}, {"", chatArgs(1, "{}")}}, ""},
+		{"chat: a call out of order", direction{wire.Messages, wire.OpenAI}, [][2]string{{"", chatStart(1)}, {"", chatStart(0)}}, "out of order"},
+		{"messages: an ended block's arguments", direction{wire.Chat, wire.Anthropic}, [][2]string{{"content_block_start", block(0, "tool_use")}, {"content_block_start", block(1, "tool_use")}, {"content_block_delta", delta(0)}}, "not the tool_use in flight"},
+		{"messages: arguments after a thinking block", direction{wire.Chat, wire.Anthropic}, [][2]string{{"content_block_start", block(0, "tool_use")}, {"content_block_start", block(1, "thinking")}, {"content_block_delta", delta(0)}}, ""},
+		{"messages: a text block's arguments", direction{wire.Chat, wire.Anthropic}, [][2]string{{"content_block_start", block(0, "text")}, {"content_block_delta", delta(0)}}, "not the tool_use in flight"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.d.turn(t, 0).NewStream()
+			var out []byte
+			var err error
+			for _, e := range c.evs {
+				var b []byte
+				b, err = s.Event(e[0], []byte(e[1]))
+				out = append(out, b...)
+			}
+			switch {
+			case c.err == "" && err != nil, c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Fatalf("the last event's error is %v, want %q", err, c.err)
+			case c.err == "" && strings.Count(string(out), "tool_use") != 2 && c.d.client == wire.Messages:
+				t.Fatalf("the calls did not both go out:\n%s", out)
+			}
+		})
+	}
+}

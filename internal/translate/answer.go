@@ -66,14 +66,17 @@ func newID(prefix string) string {
 // ---- reading the target's stream events ----
 
 // reader turns the target's events into neutral ones; it keeps the state
-// a format's events need (Messages' content blocks, Chat's call indexes).
+// a format's events need (Messages' content block, Chat's call index): of
+// the call in flight only, since arguments for another are an error (the
+// stream's), so that what it keeps does not grow with the answer's calls.
 type reader struct {
-	kind   string      // the target endpoint's kind
-	blocks map[int]int // Messages: a tool_use block's index: the call's number
-	chat   map[int]int // Chat: a tool call's index: the call's number
-	calls  int
-	usage  Usage
-	evs    []event // an event's, reused: read's answer is the caller's until the next read
+	kind    string // the target endpoint's kind
+	block   int    // Messages: the last tool_use block's index (its call is the last), -1: none
+	chatAt  int    // Chat: the last call's index, -1: none
+	chatMax int    // Chat: the highest call index seen
+	calls   int
+	usage   Usage
+	evs     []event // an event's, reused: read's answer is the caller's until the next read
 }
 
 // one is the reused answer of one event.
@@ -83,7 +86,7 @@ func (rd *reader) one(e event) []event {
 }
 
 func newReader(kind string) *reader {
-	return &reader{kind: kind, blocks: map[int]int{}, chat: map[int]int{}}
+	return &reader{kind: kind, block: -1, chatAt: -1, chatMax: -1}
 }
 
 // read is the neutral events of one target event (name, data).
@@ -170,14 +173,17 @@ func (rd *reader) chatEvent(data []byte) ([]event, error) {
 				if tc.Index != nil {
 					idx = *tc.Index
 				}
-				n, seen := rd.chat[idx]
-				if !seen {
-					n = rd.calls
-					rd.chat[idx] = n
-					rd.calls++
+				n, start, err := rd.chatCall(idx, tc.ID != "" || tc.Function.Name != "")
+				if err != nil {
+					return nil, err
+				}
+				if start {
 					out = append(out, event{kind: evCallStart, call: n, id: tc.ID, name: tc.Function.Name})
 				}
 				if a := tc.Function.Arguments; a != "" {
+					if n < 0 {
+						return nil, fmt.Errorf("arguments for the tool call at index %d after it ended", idx)
+					}
 					out = append(out, event{kind: evCallArgs, call: n, text: a})
 				}
 			}
@@ -191,6 +197,25 @@ func (rd *reader) chatEvent(data []byte) ([]event, error) {
 		out = append(out, event{kind: evUsage, usage: rd.usage})
 	}
 	return out, nil
+}
+
+// chatCall is the call number of a Chat tool call's index, and whether it
+// starts there: an index above every one before starts a call (OpenAI
+// numbers them in order), the last call's continues it; an earlier one's
+// (an ended call's) is -1, for the stream to refuse its arguments, and a
+// call that starts at an earlier index than one before is out of order.
+func (rd *reader) chatCall(idx int, starts bool) (n int, start bool, err error) {
+	switch {
+	case idx == rd.chatAt:
+		return rd.calls - 1, false, nil
+	case idx > rd.chatMax:
+		rd.chatAt, rd.chatMax = idx, idx
+		rd.calls++
+		return rd.calls - 1, true, nil
+	case starts:
+		return 0, false, fmt.Errorf("a tool call at index %d after one at index %d: out of order", idx, rd.chatMax)
+	}
+	return -1, false, nil
 }
 
 func chatStop(s string) string {
@@ -262,9 +287,9 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		case "text_delta":
 			return rd.one(event{kind: evText, text: d.Delta.Text}), nil
 		case "input_json_delta":
-			n, ok := rd.blocks[d.Index]
-			if !ok {
-				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", d.Index)
+			n, err := rd.toolBlock(d.Index)
+			if err != nil {
+				return nil, err
 			}
 			if s := d.Delta.PartialJSON; s != "" {
 				return rd.one(event{kind: evCallArgs, call: n, text: s}), nil
@@ -305,16 +330,16 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		}
 		n := rd.calls
 		rd.calls++
-		rd.blocks[m.Index] = n
+		rd.block = m.Index
 		return []event{{kind: evCallStart, call: n, id: b.ID, name: b.Name}}, nil
 	case "content_block_delta":
 		switch m.Delta.Type {
 		case "text_delta":
 			return []event{{kind: evText, text: m.Delta.Text}}, nil
 		case "input_json_delta":
-			n, ok := rd.blocks[m.Index]
-			if !ok {
-				return nil, fmt.Errorf("an input_json_delta for block %d, which is not a tool_use", m.Index)
+			n, err := rd.toolBlock(m.Index)
+			if err != nil {
+				return nil, err
 			}
 			if s := m.Delta.PartialJSON; s != "" {
 				return []event{{kind: evCallArgs, call: n, text: s}}, nil
@@ -341,6 +366,15 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		return []event{{kind: evError, text: m.Error.Message, etype: m.Error.Type}}, nil
 	}
 	return nil, nil // ping, and what comes later
+}
+
+// toolBlock is the call of an input_json_delta's block: the last tool_use
+// block's (Messages' blocks come one after another; an earlier one ended).
+func (rd *reader) toolBlock(index int) (int, error) {
+	if rd.block < 0 || index != rd.block {
+		return 0, fmt.Errorf("an input_json_delta for block %d, which is not the tool_use in flight", index)
+	}
+	return rd.calls - 1, nil
 }
 
 func deref(p *int) int {

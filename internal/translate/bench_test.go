@@ -53,3 +53,48 @@ func BenchmarkStreamOpening(b *testing.B) {
 		}
 	}
 }
+
+// An answer's steady state, for each client format: a Messages stream of
+// 200 text deltas and a call of 200 argument deltas, translated (what
+// every piece of a long answer costs, and what the translation keeps of
+// it for its closing events).
+func BenchmarkStreamDeltas(b *testing.B) {
+	var stream strings.Builder
+	stream.WriteString(ev("message_start", `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}}}`))
+	stream.WriteString(ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`))
+	for range 200 {
+		stream.WriteString(ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a few words of the answer "}}`))
+	}
+	stream.WriteString(ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}`))
+	for range 200 {
+		stream.WriteString(ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"some arguments "}}`))
+	}
+	stream.WriteString(ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":400}}`) + ev("message_stop", `{"type":"message_stop"}`))
+	var evs []sse.Event
+	rd := sse.NewReader(strings.NewReader(stream.String()))
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		e.Data = append([]byte(nil), e.Data...)
+		evs = append(evs, e)
+	}
+	for _, k := range []wire.Kind{wire.Chat, wire.Responses, wire.StreamGenerateContent} {
+		b.Run(string(k), func(b *testing.B) {
+			tr, err := New(ep(k), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), wire.Anthropic, all, "m", "m")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s := tr.NewStream()
+				for _, e := range evs {
+					if _, err := s.Event(e.Name, e.Data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,8 +21,15 @@ type Stream struct {
 	id      string // the answer's id, as the client sees it
 	created int64
 	opened  bool // the client's opening went out
+	// items are the answer's items so far, kept only where a closing
+	// event repeats them all (Responses' response.completed and failure)
+	// or for a whole answer; for another client only the item in flight
+	// is kept (cur), and of it only what its own closing event repeats
 	items   []*item
 	cur     *item // the item in flight (Messages' block, Responses' item)
+	calls   int   // the answer's calls so far
+	held    int64 // the bytes kept for the closing events (Held)
+	over    bool  // keeping more would have gone past Turn.MaxHeld: the stream cannot be closed
 	stop    string
 	usage   Usage
 	done    bool // the client's final event went out
@@ -46,9 +54,64 @@ func (s *Stream) model() []byte {
 type item struct {
 	text  strings.Builder
 	call  *call
+	num   int    // a call's number in the answer, from 0
 	index int    // its Messages block index, its Responses output index
 	id    string // its Responses item id
 	open  bool
+}
+
+// itemSize is what a kept item costs beyond its text, arguments, ids and
+// name: an item and its call as allocated, and its place in the list
+// (TestItemSize holds it to the structs' sizes).
+const itemSize = 256
+
+// size is what keeping it costs, for Held.
+func (it *item) size() int {
+	n := itemSize + len(it.id)
+	if c := it.call; c != nil {
+		n += len(c.id) + len(c.name)
+	}
+	return n
+}
+
+// ErrTooLarge is the error of an event whose text or arguments the stream
+// would have to keep past Turn.MaxHeld to close the client's stream: the
+// stream ends with the client's error event instead (Event keeps nothing
+// more, and keeps nothing from then on).
+var ErrTooLarge = errors.New("the answer is larger than its translation may hold to close it in the client's format (gateway.max_body_mb, within the gateway's memory budget gateway.max_inflight_mb)")
+
+// Held is the bytes the stream keeps now for its closing events: the texts
+// and arguments a closing event repeats (Responses' output_item.done and
+// response.completed, Gemini's whole functionCall), and for a Responses
+// client every item of the answer. A Chat or Messages client's stream
+// keeps none: what went out as deltas is not repeated.
+func (s *Stream) Held() int64 { return s.held }
+
+// keepsAll: every item is kept to the end, whole (a Responses client's
+// closing events list them all; a whole answer is made of them).
+func (s *Stream) keepsAll() bool { return s.whole || s.t.Client.Kind == wire.Responses }
+
+// keepsArgs: a call's arguments are kept until it closes (Gemini's calls
+// go out whole), or to the end.
+func (s *Stream) keepsArgs() bool {
+	return s.keepsAll() || s.t.Client.Kind == wire.GenerateContent || s.t.Client.Kind == wire.StreamGenerateContent
+}
+
+// keep counts n more bytes kept, or, when they would take the stream past
+// Turn.MaxHeld, drops all it kept and says so (ErrTooLarge): the stream can
+// no longer be closed in the client's format.
+func (s *Stream) keep(n int) error {
+	if m := s.t.MaxHeld; m > 0 && !s.whole && s.held+int64(n) > m {
+		s.over = true
+		s.items, s.cur, s.held = nil, nil, 0
+		return s.tooLarge()
+	}
+	s.held += int64(n)
+	return nil
+}
+
+func (s *Stream) tooLarge() error {
+	return fmt.Errorf("%w: it would keep more than %d bytes", ErrTooLarge, s.t.MaxHeld)
 }
 
 // NewStream is the converter of t's streamed answer.
@@ -63,6 +126,9 @@ func (t *Turn) NewStream() *Stream {
 // is an error: what the client would get is broken.
 func (s *Stream) Event(name string, data []byte) ([]byte, error) {
 	s.buf = s.buf[:0]
+	if s.over {
+		return nil, s.tooLarge()
+	}
 	evs, err := s.rd.read(name, data)
 	if err != nil {
 		return nil, err
@@ -79,7 +145,7 @@ func (s *Stream) Event(name string, data []byte) ([]byte, error) {
 // without its final event but after its stop reason (a Chat provider that
 // sends no [DONE]): the client's final events; nil otherwise.
 func (s *Stream) End() []byte {
-	if s.done || s.stop == "" {
+	if s.done || s.stop == "" || s.over {
 		return nil
 	}
 	s.buf = s.buf[:0]
@@ -94,7 +160,8 @@ func (s *Stream) Done() bool { return s.done }
 // for the failure event that ends it (wire.StreamErrorFrame): its id, model,
 // creation time and the next sequence number (taken: the failure is the
 // stream's last event), the output so far (an item cut off is incomplete,
-// with what it had) and the usage reported so far. A stream that sent
+// with what it had; none once the stream dropped what it kept: ErrTooLarge)
+// and the usage reported so far. A stream that sent
 // nothing yet opens first: opening is its response.created and
 // response.in_progress, to go before the failure. For another client
 // format it is the zero Responding and no opening.
@@ -137,9 +204,16 @@ func (s *Stream) take(ev event) error {
 		}
 		if s.cur == nil || s.cur.call != nil {
 			s.closeItem()
-			s.startItem(&item{})
+			if err := s.startItem(&item{}); err != nil {
+				return err
+			}
 		}
-		s.cur.text.WriteString(ev.text)
+		if s.keepsAll() {
+			if err := s.keep(len(ev.text)); err != nil {
+				return err
+			}
+			s.cur.text.WriteString(ev.text)
+		}
 		s.textDelta(ev.text)
 	case evCallStart:
 		s.closeItem()
@@ -153,13 +227,18 @@ func (s *Stream) take(ev event) error {
 			id = safe(id, 40)
 		}
 		c := &call{id: id, name: ev.name, tool: s.t.tool(ev.name)}
-		s.startItem(&item{call: c})
+		return s.startItem(&item{call: c})
 	case evCallArgs:
-		it := s.callItem(ev.call)
-		if it == nil || !it.open {
+		it := s.cur // only the item in flight is open
+		if it == nil || it.call == nil || it.num != ev.call {
 			return fmt.Errorf("the model sent arguments for call %d after it ended", ev.call)
 		}
-		it.call.args.WriteString(ev.text)
+		if s.keepsArgs() {
+			if err := s.keep(len(ev.text)); err != nil {
+				return err
+			}
+			it.call.args.WriteString(ev.text)
+		}
 		s.argsDelta(it, ev.text)
 	case evUsage:
 		s.usage = ev.usage
@@ -180,23 +259,23 @@ func (s *Stream) take(ev event) error {
 	return nil
 }
 
-// callItem is the item of the answer's call n.
-func (s *Stream) callItem(n int) *item {
-	k := 0
-	for _, it := range s.items {
-		if it.call != nil {
-			if k == n {
-				return it
-			}
-			k++
-		}
+// startItem opens it, the item in flight; keeping it (a Responses client)
+// past Turn.MaxHeld is ErrTooLarge.
+func (s *Stream) startItem(it *item) error {
+	if s.t.Client.Kind == wire.Responses {
+		it.id = s.responsesID(it)
 	}
-	return nil
-}
-
-func (s *Stream) startItem(it *item) {
+	if s.keepsAll() {
+		if err := s.keep(it.size()); err != nil {
+			return err
+		}
+		s.items = append(s.items, it)
+	}
+	if it.call != nil {
+		it.num = s.calls
+		s.calls++
+	}
 	it.open = true
-	s.items = append(s.items, it)
 	s.cur = it
 	switch s.t.Client.Kind {
 	case "messages":
@@ -212,15 +291,6 @@ func (s *Stream) startItem(it *item) {
 	case "responses":
 		it.index = s.outputs
 		s.outputs++
-		if it.call != nil {
-			if it.call.tool.Custom {
-				it.id = s.t.NewID("ctc_")
-			} else {
-				it.id = s.t.NewID("fc_")
-			}
-		} else {
-			it.id = s.t.NewID("msg_")
-		}
 		s.sse("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.index, "item": s.responsesItem(it, "in_progress")})
 		if it.call == nil {
 			s.sse("response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.id, "output_index": it.index, "content_index": 0,
@@ -228,22 +298,22 @@ func (s *Stream) startItem(it *item) {
 		}
 	case "chat":
 		if it.call != nil {
-			n := s.calls() - 1
-			s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": n, "id": it.call.id, "type": "function",
+			s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.num, "id": it.call.id, "type": "function",
 				"function": map[string]any{"name": it.call.tool.Name, "arguments": ""}}}}, nil))
 		}
 	}
+	return nil
 }
 
-// calls is how many calls the answer has so far.
-func (s *Stream) calls() int {
-	n := 0
-	for _, it := range s.items {
-		if it.call != nil {
-			n++
-		}
+// responsesID is a Responses output item's id, for it.
+func (s *Stream) responsesID(it *item) string {
+	switch {
+	case it.call == nil:
+		return s.t.NewID("msg_")
+	case it.call.tool.Custom:
+		return s.t.NewID("ctc_")
 	}
-	return n
+	return s.t.NewID("fc_")
 }
 
 // textDelta writes a piece of text: the most frequent event of all, so its
@@ -288,16 +358,7 @@ func (s *Stream) argsDelta(it *item, text string) {
 			s.sse("response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.id, "output_index": it.index, "delta": text})
 		}
 	case "chat":
-		n := -1
-		for _, x := range s.items {
-			if x.call != nil {
-				n++
-			}
-			if x == it {
-				break
-			}
-		}
-		s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": n, "function": map[string]any{"arguments": text}}}}, nil))
+		s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.num, "function": map[string]any{"arguments": text}}}}, nil))
 	}
 	// Gemini's calls go out whole, when they end
 }
@@ -332,6 +393,9 @@ func (s *Stream) closeItem() {
 		if it.call != nil {
 			s.data(s.geminiChunk([]any{s.geminiCall(it.call)}, "", false))
 		}
+	}
+	if !s.keepsAll() && it.call != nil { // a Gemini call's arguments went out whole
+		s.held -= int64(it.call.args.Len())
 	}
 }
 

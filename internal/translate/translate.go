@@ -57,6 +57,12 @@ type Turn struct {
 	Now   func() time.Time
 	NewID func(prefix string) string
 
+	// MaxHeld bounds what a stream of the answer keeps for its closing
+	// events (Stream.Held), 0: no bound. An event that would take it past
+	// is ErrTooLarge: the relay ends the client's stream with its format's
+	// error event. A whole answer (Answer) is not bounded by it.
+	MaxHeld int64
+
 	req   *Request
 	takes Takes
 	tools map[string]Tool   // the target's tool names: the client's tools

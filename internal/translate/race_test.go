@@ -1,0 +1,7 @@
+//go:build race
+
+package translate
+
+// raceOn: the race detector is on (its instrumentation makes a byte's work
+// some ten times slower).
+const raceOn = true

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/redact"
-	"github.com/spillway/spillway/internal/relay"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -153,7 +151,7 @@ func (t *Transport) Call(ctx context.Context, url string, header http.Header, bo
 	defer resp.Body.Close()
 	// the answer is read whole: at most what a request may hold
 	// (gateway.max_body_mb), as every answer the library keeps
-	most := int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20
+	most := t.perRequest()
 	b, rerr := io.ReadAll(io.LimitReader(resp.Body, most+1))
 	if int64(len(b)) > most {
 		b, rerr = nil, &classify.Failure{Verdict: classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge,

@@ -180,7 +180,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	cross := upstream.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
 	// what the request may hold of its answers: gateway.max_body_mb, as
 	// on a gateway (the library has no gateway-wide room)
-	budget := relay.Limit(int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20)
+	budget := relay.Limit(t.perRequest())
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
@@ -212,6 +212,12 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	return ownAnswer(req, status, h, b), &out, nil
 }
 
+// perRequest is what one request may hold of its answers:
+// gateway.max_body_mb, as on a gateway.
+func (t *Transport) perRequest() int64 {
+	return int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20
+}
+
 // ownAnswer is the library's own answer to req: status, h and the body b.
 func ownAnswer(req *http.Request, status int, h http.Header, b []byte) *http.Response {
 	return &http.Response{Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
@@ -234,6 +240,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 		if err != nil {
 			return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Code: policy.Untranslatable, Message: err.Error()}, NotSent: true}
 		}
+		o.Turn.MaxHeld = t.perRequest()
 	} else if out, err = t.request(ctx, req, ep, body, a.Candidate); err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}

@@ -359,6 +359,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	}
 	if turn != nil { // another vendor's model: its answer comes back translated, never continued
 		so.Turn, so.Track = turn, false
+		turn.MaxHeld = x.s.maxBody() // (and what it keeps counts in the budget)
 	}
 	return up, so
 }

@@ -103,6 +103,5 @@ func (m *meter) release(keep int64) {
 // what is the upstream's, as an event past the frame limit is (the
 // driver does not send the request to that model again).
 func tooLarge(what string) classify.Verdict {
-	return classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge,
-		Message: fmt.Sprintf("%s, %s (gateway.max_body_mb, gateway.max_inflight_mb)", what, classify.TooLargePhrase)}
+	return classify.Verdict{Class: classify.ServerError, Code: classify.TooLarge, Message: fmt.Sprintf("%s: %s", what, classify.TooLargePhrase)}
 }

@@ -85,6 +85,7 @@ type Stream struct {
 	rd           *sse.Reader
 	o            Options
 	conv         *translate.Stream // the translation, for another vendor's stream
+	convHeld     int64             // what conv held, counted in mem
 
 	// pump, while a hold window with a time limit is open and after it:
 	// the events, read on a goroutine of their own so that the window can
@@ -271,7 +272,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		f := fa.Frame
 		raw, err := s.frame(ev, f)
 		if err != nil {
-			return fail(classify.Verdict{Class: classify.ServerError, Message: err.Error()}, nil)
+			return fail(s.frameFailed(err), nil)
 		}
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
@@ -342,10 +343,35 @@ func (s *Stream) frame(ev sse.Event, f wire.Frame) ([]byte, error) {
 		return nil, nil
 	}
 	out, err := s.conv.Event(ev.Name, ev.Data)
+	if errors.Is(err, translate.ErrTooLarge) {
+		return nil, errNoRoom
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the answer of %s could not be translated: %v", s.a.Candidate.Model, err)
 	}
+	// what the translation keeps for its closing events counts against
+	// the request's budget
+	if d := s.conv.Held() - s.convHeld; d > 0 && !s.mem.grow(d) {
+		return nil, errNoRoom
+	} else if d < 0 {
+		s.mem.shrink(-d)
+	}
+	s.convHeld = s.conv.Held()
 	return out, nil
+}
+
+// errNoRoom ends a translated stream whose closing events need more than
+// the request may hold: it can no longer be closed in the client's
+// format, and ends with its error event.
+var errNoRoom = errors.New("the translation would hold more than the request may")
+
+// frameFailed is the verdict for a frame that could not be made (frame's
+// err).
+func (s *Stream) frameFailed(err error) classify.Verdict {
+	if errors.Is(err, errNoRoom) {
+		return tooLarge(fmt.Sprintf("the answer of %s could not be closed in the client's format: what its translation keeps is (gateway.max_body_mb, gateway.max_inflight_mb)", s.a.Candidate.Model))
+	}
+	return classify.Verdict{Class: classify.ServerError, Message: err.Error()}
 }
 
 // errorFrame is the error event the client gets for an upstream's error
@@ -415,7 +441,7 @@ func (s *Stream) broke(err error) classify.Verdict {
 		// the upstream's answer, not the network: classed once, never a
 		// continuation, not sent to the same model again
 		s.lost = "its event was larger than spillway holds for a request"
-		return tooLarge(fmt.Sprintf("the upstream sent an event larger than %d MiB", sse.DefaultMaxFrame>>20))
+		return tooLarge(fmt.Sprintf("the upstream sent an event past the %d MiB an event may take", sse.DefaultMaxFrame>>20))
 	}
 	if v := s.a.Failure(err); v.Class == classify.Timeout || v.Code == policy.HedgeLost || errors.Is(err, context.Canceled) {
 		return v
@@ -472,6 +498,9 @@ type block struct {
 
 // track keeps the text of a Messages answer and the block in flight.
 func (s *Stream) track(ev sse.Event) {
+	if s.lost != "" { // no continuation any more: nothing to follow
+		return
+	}
 	switch ev.Name {
 	case "content_block_start", "content_block_delta", "content_block_stop":
 	default:
@@ -500,7 +529,7 @@ func (s *Stream) track(ev sse.Event) {
 // bytes, its room taken from the budget; past either, the text is let go
 // and the answer can no longer be continued.
 func (s *Stream) keepText(t string) {
-	if s.lost != "" || t == "" {
+	if t == "" {
 		return
 	}
 	need := len(s.text) + len(t)
@@ -638,7 +667,7 @@ func (s *Stream) Next() ([]byte, error) {
 	if !ev.Comment {
 		f := fa.OnceStarted(s.from.Kind)
 		if raw, err = s.frame(ev, f); err != nil {
-			s.verdict, s.err = classify.Verdict{Class: classify.ServerError, Message: err.Error()}, err
+			s.verdict, s.err = s.frameFailed(err), err
 			return nil, err
 		}
 		if f == wire.Output || f == wire.Terminal {

@@ -202,6 +202,7 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 func (s *Stream) hold() (policy.Result, bool) {
 	s.body = s.resp.Body
 	s.rd = sse.NewReader(s.body)
+	s.rd.SetRoom(s.mem.b) // a large event's buffer is the request's to hold
 	s.open = -1
 	if sp := s.o.Splice; sp != nil {
 		s.keepText(sp.Text)
@@ -441,7 +442,7 @@ func (s *Stream) broke(err error) classify.Verdict {
 		// the upstream's answer, not the network: classed once, never a
 		// continuation, not sent to the same model again
 		s.lost = "its event was larger than spillway holds for a request"
-		return tooLarge(fmt.Sprintf("the upstream sent an event past the %d MiB an event may take", sse.DefaultMaxFrame>>20))
+		return tooLarge("the upstream sent " + strings.TrimPrefix(err.Error(), "sse: "))
 	}
 	if v := s.a.Failure(err); v.Class == classify.Timeout || v.Code == policy.HedgeLost || errors.Is(err, context.Canceled) {
 		return v

@@ -27,10 +27,17 @@ var ErrTruncated = errors.New("sse: stream ended in the middle of an event")
 // what the upstream sent, not a network failure (errors.Is finds it).
 var ErrTooLarge = errors.New("sse: event larger than the frame limit")
 
-// tooLarge is the error for an event past limit bytes.
-type tooLarge struct{ limit int }
+// tooLarge is the error for an event past limit bytes (the frame limit,
+// or, room, what the reader's Room had).
+type tooLarge struct {
+	limit int
+	room  bool
+}
 
 func (e tooLarge) Error() string {
+	if e.room {
+		return fmt.Sprintf("sse: an event larger than the memory its request may hold (%d KiB read)", e.limit>>10)
+	}
 	return fmt.Sprintf("sse: an event larger than %d MiB", e.limit>>20)
 }
 
@@ -55,6 +62,8 @@ type Event struct {
 type Reader struct {
 	br       *bufio.Reader
 	maxFrame int
+	room     Room  // where a large event's buffer is taken from, if anywhere
+	taken    int64 // what the buffer took of room
 	raw      []byte    // the last event's bytes
 	data     []byte    // the last event's data, when it had several lines
 	names    [4]string // recent event names, to return without an allocation
@@ -95,6 +104,28 @@ func (r *Reader) Release() {
 		buffers.Put(r.br)
 		r.br = nil
 	}
+	r.raw = nil
+	r.giveBack()
+}
+
+// Room is what a reader takes a large event's buffer from (a request's
+// memory budget): past it, the event is too large (ErrTooLarge). It may be
+// used from several goroutines.
+type Room interface {
+	Take(n int64) bool
+	Give(n int64)
+}
+
+// SetRoom makes the reader take its event buffer's growth past keepBuffer
+// from room, and give it back once the buffer is let go.
+func (r *Reader) SetRoom(room Room) { r.room = room }
+
+// giveBack gives back what the buffer took of its room.
+func (r *Reader) giveBack() {
+	if r.taken > 0 {
+		r.room.Give(r.taken)
+		r.taken = 0
+	}
 }
 
 // SetMaxFrame changes the frame size limit.
@@ -109,6 +140,9 @@ func (r *Reader) Next() (Event, error) {
 	}
 	if cap(r.raw) > keepBuffer {
 		r.raw = nil
+	}
+	if cap(r.raw) <= keepBuffer {
+		r.giveBack() // (the buffer that took it is let go)
 	}
 	if cap(r.data) > keepBuffer {
 		r.data = nil
@@ -221,9 +255,13 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(raw)+len(chunk) > r.maxFrame {
-			return raw, nil, tooLarge{r.maxFrame}
+			return raw, nil, tooLarge{r.maxFrame, false}
 		}
-		raw = r.grow(raw, len(chunk))
+		grown, ok := r.grow(raw, len(chunk))
+		if !ok {
+			return raw, nil, tooLarge{len(raw), true}
+		}
+		raw = grown
 		raw = append(raw, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -236,15 +274,24 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 	}
 }
 
-// grow makes room in raw for n more bytes, never past the frame limit:
+// grow makes room in raw for n more bytes, never past the frame limit
+// (nor past the reader's Room: false):
 // the buffer doubles as an event grows (append's growth past the limit
 // would hold a quarter more than it may).
-func (r *Reader) grow(raw []byte, n int) []byte {
+func (r *Reader) grow(raw []byte, n int) ([]byte, bool) {
 	if len(raw)+n <= cap(raw) {
-		return raw
+		return raw, true
 	}
 	c := min(max(2*cap(raw), len(raw)+n, 512), r.maxFrame)
-	return append(make([]byte, 0, c), raw...)
+	if r.room != nil && c > keepBuffer {
+		// the growth past keepBuffer is the request's to hold
+		more := int64(c - max(cap(raw), keepBuffer))
+		if !r.room.Take(more) {
+			return raw, false
+		}
+		r.taken += more
+	}
+	return append(make([]byte, 0, c), raw...), true
 }
 
 // LooksLikeSSE reports whether b starts like an event stream.

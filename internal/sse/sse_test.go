@@ -119,6 +119,42 @@ func TestOversizedEvent(t *testing.T) {
 	}
 }
 
+// room is a Room of max bytes.
+type room struct{ max, used int64 }
+
+func (r *room) Take(n int64) bool {
+	if r.used+n > r.max {
+		return false
+	}
+	r.used += n
+	return true
+}
+
+func (r *room) Give(n int64) { r.used -= n }
+
+// A reader with a Room takes a large event's buffer from it: an event
+// past what it has is too large, and what it took is given back once the
+// buffer is let go.
+func TestOversizedEventPastItsRoom(t *testing.T) {
+	rm := &room{max: 1 << 20}
+	big := "data: " + strings.Repeat("x", 700<<10) + "\n\n"
+	r := NewReader(strings.NewReader(big + "data: 1\n\n" + "data: " + strings.Repeat("x", 3<<20) + "\n\n"))
+	r.SetRoom(rm)
+	if _, err := r.Next(); err != nil || rm.used == 0 {
+		t.Fatalf("an event within the room: %v, %d taken", err, rm.used)
+	}
+	if _, err := r.Next(); err != nil || rm.used != 0 {
+		t.Fatalf("the next small event: %v, %d still taken", err, rm.used)
+	}
+	if _, err := r.Next(); !errors.Is(err, ErrTooLarge) || rm.used > rm.max {
+		t.Fatalf("an event past the room: %v, %d taken", err, rm.used)
+	}
+	r.Release()
+	if rm.used != 0 {
+		t.Fatalf("%d bytes still taken after Release", rm.used)
+	}
+}
+
 func FuzzReader(f *testing.F) {
 	f.Add("event: a\ndata: 1\n\n")
 	f.Add("data: [DONE]\r\n\r\n")

@@ -337,4 +337,3 @@ func clip(s string) string {
 	}
 	return s
 }
-

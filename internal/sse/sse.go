@@ -62,8 +62,8 @@ type Event struct {
 type Reader struct {
 	br       *bufio.Reader
 	maxFrame int
-	room     Room  // where a large event's buffer is taken from, if anywhere
-	taken    int64 // what the buffer took of room
+	room     Room      // where a large event's buffer is taken from, if anywhere
+	taken    int64     // what the buffer took of room
 	raw      []byte    // the last event's bytes
 	data     []byte    // the last event's data, when it had several lines
 	names    [4]string // recent event names, to return without an allocation

@@ -39,7 +39,10 @@ var errPaced = errors.New("no free slot and turn within the wait budget")
 // fleet-wide (the same adaptive limit, counted over every process) and the
 // fleet's turn (the same jittered gap, after the last start anywhere): the
 // processes together keep the pace one would. When the fleet cannot say,
-// the process paces on its own.
+// the process paces on its own. A request with another model to go to
+// waits for a fleet-wide slot one fleet call timeout at most
+// (acquireWithin): a fleet full of leases, held or (after a stalled store)
+// held by nobody, sends it on rather than holding it.
 type pacer struct {
 	cfg    config.Pacing
 	always bool

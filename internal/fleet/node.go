@@ -30,9 +30,10 @@
 // its deadline in Redis's own time and is refused by the script when it
 // runs late (ErrLate); a lease this process gave up on, or could not hand
 // back, is remembered and handed back (swept) as soon as the store answers
-// again. A lease names the process that asked for it and when ("gw-a/
-// <ms>/<token>"): no lease outlives its call timeout held by nobody, and
-// none asked for in a stall is waited out by the fleet.
+// again. A lease or token names the process that asked for it and when
+// ("gw-a/<ms>/<random>"); the engine waits for a fleet-wide slot one call
+// timeout at most when the request has another model to go to, so no
+// request waits out a lease nobody holds while another model has room.
 //
 // Written here rather than with a distributed-breaker library: none of the
 // maintained ones keeps the decision local with shared evidence, which the

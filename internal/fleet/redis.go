@@ -35,17 +35,23 @@ type RedisStore struct {
 // deadline: nothing was taken (the caller had given up on it).
 var ErrLate = errors.New("the shared store ran the ask after its deadline (it stalled): nothing taken")
 
-// storeClock maps this process's time onto the Redis server's: the server's
-// time at the last answer that told it, and when (here, on the monotonic
-// clock) that answer came. An answer comes after the time it tells, so the
-// mapping runs a little behind the server: a deadline mapped with it falls
-// a little early on the server's clock, never late. Deadlines come from a
-// ctx, which runs on the machine's clock; so does this.
+// storeClock maps this process's time onto the Redis server's, from the
+// server's times that answers tell. An answer comes after the time it
+// tells, so each tells an offset a little behind the server: the largest
+// heard lately (within sampleLife, so that the two clocks' drift stays
+// negligible) is the best, and a deadline mapped with it falls a little
+// early on the server's clock, never late. Deadlines come from a ctx, on
+// the machine's clock; so does this (monotonic readings).
 type storeClock struct {
 	mu     sync.Mutex
-	server int64     // the server's time, ms since the epoch
-	local  time.Time // when that was heard here
+	origin time.Time // the first answer's arrival here: offsets are counted from it
+	offset int64     // the server's time less the time since origin, ms
+	at     time.Time // when offset was heard
 }
+
+// sampleLife is how long the best offset heard stands against later ones
+// that tell less.
+const sampleLife = 10 * time.Second
 
 // deadline is ctx's deadline on the server's clock, in ms: 0 when ctx has
 // none (no limit). The server's time is asked once, when not yet known.
@@ -55,25 +61,33 @@ func (r *RedisStore) deadline(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	r.clock.mu.Lock()
-	server, local := r.clock.server, r.clock.local
+	known := !r.clock.origin.IsZero()
 	r.clock.mu.Unlock()
-	if local.IsZero() {
+	if !known {
 		t, err := r.rdb.Time(ctx).Result()
 		if err != nil {
 			return 0, err
 		}
-		server, local = r.heard(t.UnixMilli())
+		r.heard(t.UnixMilli())
 	}
-	return server + dl.Sub(local).Milliseconds(), nil
-}
-
-// heard records the server's time ms, told by an answer that just came.
-func (r *RedisStore) heard(ms int64) (server int64, local time.Time) {
-	local = time.Now() // the machine's clock, as ctx deadlines are
 	r.clock.mu.Lock()
 	defer r.clock.mu.Unlock()
-	r.clock.server, r.clock.local = ms, local
-	return ms, local
+	return r.clock.offset + dl.Sub(r.clock.origin).Milliseconds(), nil
+}
+
+// heard takes the server's time ms, told by an answer that just came.
+func (r *RedisStore) heard(ms int64) {
+	now := time.Now() // the machine's clock, as ctx deadlines are
+	r.clock.mu.Lock()
+	defer r.clock.mu.Unlock()
+	c := &r.clock
+	if c.origin.IsZero() {
+		c.origin = now
+	}
+	offset := ms - now.Sub(c.origin).Milliseconds()
+	if c.at.IsZero() || offset >= c.offset || now.Sub(c.at) > sampleLife {
+		c.offset, c.at = offset, now
+	}
 }
 
 // granted reads a script's answer {1 granted | 0 refused | -1 late, the

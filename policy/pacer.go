@@ -214,8 +214,9 @@ func (p *pacer) acquire(ctx context.Context, laneKey, rateKey string, deadline t
 	return p.acquireWithin(ctx, laneKey, rateKey, deadline, 0)
 }
 
-// acquireWithin is acquire for a request that waits at most fleetWait for
-// a fleet-wide slot (0: until deadline), then gives up (errPaced): one with
+// acquireWithin is acquire for a request that waits at most fleetWait in
+// all for its slots (0: until deadline) once it has this process's, asking
+// the fleet for one at least once, then gives up (errPaced): one with
 // another model to go to, which does not wait on a fleet full of leases,
 // held or (after a stalled store) held by nobody.
 func (p *pacer) acquireWithin(ctx context.Context, laneKey, rateKey string, deadline time.Time, fleetWait time.Duration) (release func(), start time.Time, waited time.Duration, err error) {
@@ -318,7 +319,7 @@ func (p *pacer) gap(rateKey string) time.Duration {
 // acquireInFleet is acquire's paced part in a fleet: with this process's
 // slot taken (local), it takes one of the lane's slots fleet-wide and waits
 // for the fleet's turn, asking again every fleetPoll while every slot is
-// out, for fleetWait at most when it is not 0. Whatever the fleet cannot
+// out, until fleetWait after t0 at most when it is not 0. Whatever the fleet cannot
 // answer (Redis slow or down) is left to this process's own pace.
 func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, fleetWait time.Duration, local func()) (release func(), start time.Time, waited time.Duration, err error) {
 	// waited is the time waited for this process's slot and then slept
@@ -341,11 +342,9 @@ func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, dea
 		return p.fleet.Turn(c, laneKey, gap)
 	}
 	release = local
-	slotBy := deadline // when the wait for a fleet-wide slot ends
-	if fleetWait > 0 {
-		if by := p.clock.Now().Add(fleetWait); slotBy.IsZero() || by.Before(slotBy) {
-			slotBy = by
-		}
+	slotBy := deadline // when the wait for slots (this process's and the fleet's) ends
+	if by := t0.Add(fleetWait); fleetWait > 0 && (slotBy.IsZero() || by.Before(slotBy)) {
+		slotBy = by
 	}
 	for {
 		p.mu.Lock()

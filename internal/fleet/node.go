@@ -246,7 +246,7 @@ func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, 
 	member := n.member()
 	ok, err := n.store.Lease(ctx, lane, member, limit, slotTTL)
 	if err != nil && !errors.Is(err, ErrLate) { // the lease may have been made before the call gave up, or be made later
-		n.letGo(stray{lane: lane, member: member})
+		n.letGo(stray{lane: lane, member: member}, [2]string{})
 	}
 	if !n.health(err) || !ok {
 		return nil, false, err
@@ -257,12 +257,7 @@ func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, 
 	n.mu.Unlock()
 	var once sync.Once
 	return func() {
-		once.Do(func() {
-			n.mu.Lock()
-			delete(n.held, k)
-			n.mu.Unlock()
-			n.letGo(stray{lane: lane, member: member})
-		})
+		once.Do(func() { n.letGo(stray{lane: lane, member: member}, k) })
 	}, true, nil
 }
 
@@ -283,7 +278,7 @@ func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (fun
 	owner := n.member()
 	ok, err := n.store.Take(ctx, lane, owner, lease)
 	if err != nil && !errors.Is(err, ErrLate) { // the token may have been taken before the call gave up, or be taken later
-		n.letGo(stray{lane: lane, member: owner, token: true})
+		n.letGo(stray{lane: lane, member: owner, token: true}, [2]string{})
 	}
 	if !n.health(err) || !ok {
 		if err == nil {
@@ -295,21 +290,25 @@ func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (fun
 	}
 	var once sync.Once
 	return func() {
-		once.Do(func() { n.letGo(stray{lane: lane, member: owner, token: true}) })
+		once.Do(func() { n.letGo(stray{lane: lane, member: owner, token: true}, [2]string{}) })
 	}, true, nil
 }
 
 // letGo hands s back off the request path, bounded by callTimeout; until
 // the store confirms it, s is a stray, handed back again at the next sweep.
-func (n *Node) letGo(s stray) {
+// held, when not zero, is the slot s was held as: it stops being held as
+// s becomes a stray, at once (Status never shows it as neither).
+func (n *Node) letGo(s stray, held [2]string) {
 	n.mu.Lock()
-	if len(n.stray) >= maxStray {
-		n.mu.Unlock()
-		return // left to expire
+	delete(n.held, held)
+	full := len(n.stray) >= maxStray
+	if !full {
+		n.stray[s] = struct{}{}
 	}
-	n.stray[s] = struct{}{}
 	n.mu.Unlock()
-	go n.handBack(context.Background(), s)
+	if !full { // else left to expire
+		go n.handBack(context.Background(), s)
+	}
 }
 
 // handBack asks the store once to end s, and forgets s when it did.

@@ -319,8 +319,9 @@ func (p *pacer) gap(rateKey string) time.Duration {
 // acquireInFleet is acquire's paced part in a fleet: with this process's
 // slot taken (local), it takes one of the lane's slots fleet-wide and waits
 // for the fleet's turn, asking again every fleetPoll while every slot is
-// out, until fleetWait after t0 at most when it is not 0. Whatever the fleet cannot
-// answer (Redis slow or down) is left to this process's own pace.
+// out (until fleetWait after t0 at most, when it is not 0). Whatever the
+// fleet cannot answer (Redis slow or down) is left to this process's own
+// pace.
 func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, fleetWait time.Duration, local func()) (release func(), start time.Time, waited time.Duration, err error) {
 	// waited is the time waited for this process's slot and then slept
 	// for the fleet's slots and turns, not the fleet's round trips

@@ -136,7 +136,7 @@ func TestFleetPausedRedis(t *testing.T) {
 
 	// another process holds astra's one slot: every request goes to sol
 	// after at most the call timeout
-	holder := holdSlot(t, ctx, rs.Addr, "openai/gpt-6-astra")
+	holder, holderNode := holdSlot(t, ctx, rs.Addr, "openai/gpt-6-astra")
 	l.next("held")
 	eventually(t, "requests flow while astra's slot is held", func() bool { return l.answers("held") >= 9 })
 	l.next("released")
@@ -195,9 +195,9 @@ func TestFleetPausedRedis(t *testing.T) {
 	// once every gateway has let go of what it held, Redis holds no lease
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
-	eventually(t, "every gateway let go of its slots", func() bool {
-		for _, g := range gws {
-			if st := g.node.Status(); st["slots_held"] != 0 || st["slots_releasing"] != 0 {
+	eventually(t, "every process let go of its slots", func() bool {
+		for _, n := range []*fleet.Node{gws[0].node, gws[1].node, gws[2].node, holderNode} {
+			if st := n.Status(); st["slots_held"] != 0 || st["slots_releasing"] != 0 {
 				return false
 			}
 		}
@@ -210,14 +210,14 @@ func TestFleetPausedRedis(t *testing.T) {
 
 // holdSlot takes lane's one slot as another process of the fleet would,
 // until the returned release.
-func holdSlot(t *testing.T, ctx context.Context, addr, lane string) (release func()) {
+func holdSlot(t *testing.T, ctx context.Context, addr, lane string) (release func(), node *fleet.Node) {
 	t.Helper()
 	rdb, err := fleet.Dial("redis://" + addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	node := fleet.NewNode(ctx, fleet.NewRedisStore(rdb), "holder", policy.RealClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	node = fleet.NewNode(ctx, fleet.NewRedisStore(rdb), "holder", policy.RealClock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var free func()
 	eventually(t, "the holder takes the slot", func() bool {
 		f, ok, _ := node.Slot(ctx, lane, 1)
@@ -229,5 +229,5 @@ func holdSlot(t *testing.T, ctx context.Context, addr, lane string) (release fun
 		if once.CompareAndSwap(false, true) {
 			free()
 		}
-	}
+	}, node
 }

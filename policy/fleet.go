@@ -31,7 +31,9 @@ type Fleet interface {
 	// long to wait before asking again.
 	Turn(ctx context.Context, lane string, gap time.Duration) (wait time.Duration, err error)
 	// Slot leases one of limit concurrency slots on lane, fleet-wide, until
-	// release is called (a lease of a process that died expires).
+	// release is called (a lease of a process that died expires). A lease
+	// the store would grant after ctx's deadline (a stalled store) must
+	// not be granted, nor held by nobody afterwards.
 	Slot(ctx context.Context, lane string, limit int) (release func(), ok bool, err error)
 	// Probe takes lane's probe token: one probe at a time across the fleet.
 	// The token is held until release, or for lease at most.

@@ -39,7 +39,10 @@ var errPaced = errors.New("no free slot and turn within the wait budget")
 // fleet-wide (the same adaptive limit, counted over every process) and the
 // fleet's turn (the same jittered gap, after the last start anywhere): the
 // processes together keep the pace one would. When the fleet cannot say,
-// the process paces on its own.
+// the process paces on its own. A request with another model to go to
+// waits for a fleet-wide slot one fleet call timeout at most
+// (acquireWithin): a fleet full of leases, held or (after a stalled store)
+// held by nobody, sends it on rather than holding it.
 type pacer struct {
 	cfg    config.Pacing
 	always bool
@@ -208,6 +211,15 @@ func (p *pacer) served(laneKey string) {
 // the whole wait (slot and turn) must end by then: past it, or when the
 // turn would come later, acquire returns errPaced without waiting further.
 func (p *pacer) acquire(ctx context.Context, laneKey, rateKey string, deadline time.Time) (release func(), start time.Time, waited time.Duration, err error) {
+	return p.acquireWithin(ctx, laneKey, rateKey, deadline, 0)
+}
+
+// acquireWithin is acquire for a request that waits at most fleetWait in
+// all for its slots (0: until deadline) once it has this process's, asking
+// the fleet for one at least once, then gives up (errPaced): one with
+// another model to go to, which does not wait on a fleet full of leases,
+// held or (after a stalled store) held by nobody.
+func (p *pacer) acquireWithin(ctx context.Context, laneKey, rateKey string, deadline time.Time, fleetWait time.Duration) (release func(), start time.Time, waited time.Duration, err error) {
 	t0 := p.clock.Now()
 	var expired chan struct{} // made only when a wait is needed: the common case arms no timer
 	paced := true
@@ -248,7 +260,7 @@ func (p *pacer) acquire(ctx context.Context, laneKey, rateKey string, deadline t
 		return release, t0, 0, nil
 	}
 	if p.fleet != nil {
-		return p.acquireInFleet(ctx, laneKey, rateKey, deadline, t0, release)
+		return p.acquireInFleet(ctx, laneKey, rateKey, deadline, t0, fleetWait, release)
 	}
 
 	start, now, ok := p.turn(laneKey, deadline, func() time.Duration { return p.gap(rateKey) })
@@ -307,9 +319,10 @@ func (p *pacer) gap(rateKey string) time.Duration {
 // acquireInFleet is acquire's paced part in a fleet: with this process's
 // slot taken (local), it takes one of the lane's slots fleet-wide and waits
 // for the fleet's turn, asking again every fleetPoll while every slot is
-// out. Whatever the fleet cannot answer (Redis slow or down) is left to
-// this process's own pace.
-func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, local func()) (release func(), start time.Time, waited time.Duration, err error) {
+// out (until fleetWait after t0 at most, when it is not 0). Whatever the
+// fleet cannot answer (Redis slow or down) is left to this process's own
+// pace.
+func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, fleetWait time.Duration, local func()) (release func(), start time.Time, waited time.Duration, err error) {
 	// waited is the time waited for this process's slot and then slept
 	// for the fleet's slots and turns, not the fleet's round trips
 	slept := p.clock.Now().Sub(t0)
@@ -330,6 +343,10 @@ func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, dea
 		return p.fleet.Turn(c, laneKey, gap)
 	}
 	release = local
+	slotBy := deadline // when the wait for slots (this process's and the fleet's) ends
+	if by := t0.Add(fleetWait); fleetWait > 0 && (slotBy.IsZero() || by.Before(slotBy)) {
+		slotBy = by
+	}
 	for {
 		p.mu.Lock()
 		limit := int(p.lane(laneKey).limit)
@@ -342,7 +359,7 @@ func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, dea
 			release = func() { free(); local() }
 			break
 		}
-		if late(fleetPoll) {
+		if !slotBy.IsZero() && p.clock.Now().Add(fleetPoll).After(slotBy) {
 			return fail(errPaced)
 		}
 		if err := sleep(fleetPoll); err != nil {

@@ -514,8 +514,13 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 	now := e.clock.Now()
 	deadline := now.Add(r.plan.left())
 	rk := rateKey(cand, c.callerKey())
+	_, confined := r.plan.confined()
+	var fleetWait time.Duration // a request with somewhere else to go waits one fleet call for a fleet-wide slot
+	if !confined {
+		fleetWait = fleetCallTimeout
+	}
 	if e.pacer.slowed(rk) {
-		if _, confined := r.plan.confined(); !confined {
+		if !confined {
 			// a request with somewhere else to go waits for a pace that
 			// rate limits slowed (up to 16×) no longer than an unslowed
 			// gap: past it, it moves on (no_slot) instead of waiting
@@ -541,7 +546,7 @@ func (r *run) ready(ctx context.Context, st *step, out *Result) *Attempt {
 		*out = Result{Verdict: refused(cand, BreakerOpen), NotSent: true}
 		return nil
 	}
-	release, start, paced, err := e.pacer.acquire(wait, cand.Key(), rk, deadline)
+	release, start, paced, err := e.pacer.acquireWithin(wait, cand.Key(), rk, deadline, fleetWait)
 	r.mu.Lock()
 	r.plan.charge(paced)
 	r.unsent += paced

@@ -35,6 +35,7 @@ type gw struct {
 	url  string
 	node *fleet.Node
 	eng  *policy.Engine
+	logs func() string // what the gateway logged so far
 }
 
 func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string, mut func(*config.Config)) gw {
@@ -60,7 +61,7 @@ func newGateway(t *testing.T, ctx context.Context, simURL, redisAddr, id string,
 	}
 	hs := httptest.NewServer(g.Handler())
 	t.Cleanup(hs.Close)
-	return gw{url: hs.URL, node: node, eng: eng}
+	return gw{url: hs.URL, node: node, eng: eng, logs: func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }}
 }
 
 type writerFunc func([]byte) (int, error)

@@ -24,6 +24,17 @@
 // Degraded (and the gateway's /metrics and /spillway/status); go-redis
 // reconnects and resubscribes by itself, and sharing resumes.
 //
+// A store that stalls costs at most its call timeout. A Redis that is
+// paused (SIGSTOP, a swapped-out host) carries out, when it wakes, what
+// was sent to it meanwhile: a slot or a probe token asked for then carries
+// its deadline in Redis's own time and is refused by the script when it
+// runs late (ErrLate); a lease this process gave up on, or could not hand
+// back, is remembered and handed back (swept) as soon as the store answers
+// again. A lease or token names the process that asked for it and when
+// ("gw-a/<ms>/<random>"); the engine waits for a fleet-wide slot one call
+// timeout at most when the request has another model to go to, so no
+// request waits out a lease nobody holds while another model has room.
+//
 // Written here rather than with a distributed-breaker library: none of the
 // maintained ones keeps the decision local with shared evidence, which the
 // request path needs. The start rate is a maintained limiter (redis_rate).
@@ -38,6 +49,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,11 +78,24 @@ type Node struct {
 	sent     atomic.Int64
 	received atomic.Int64
 
-	mu   sync.Mutex
-	held map[[2]string]struct{} // slots held: lane, member
-	seen map[string]map[string]*Seen
-	busy map[string]time.Time // lanes whose probe token another process held, until
+	mu    sync.Mutex
+	held  map[[2]string]struct{} // slots held: lane, member
+	stray map[stray]struct{}     // leases and tokens given up on or let go, not yet handed back
+	seen  map[string]map[string]*Seen
+	busy  map[string]time.Time // lanes whose probe token another process held, until
+	sweep chan struct{}        // a sweep of the strays is due
 }
+
+// stray is a lease (token false) or a probe token this process let go of
+// or gave up on, until the store confirms it is handed back.
+type stray struct {
+	lane, member string
+	token        bool
+}
+
+// maxStray bounds the strays remembered: past it, one more is left to
+// expire (its lease or token's own limit).
+const maxStray = 4096
 
 // maxSeen bounds the instances remembered per lane (the least recent go).
 const maxSeen = 64
@@ -91,10 +116,12 @@ type Seen struct {
 // until ctx ends.
 func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, log *slog.Logger) *Node {
 	n := &Node{store: store, id: id, clock: clock, log: log, out: make(chan policy.FleetEvent, 1024),
-		held: map[[2]string]struct{}{}, seen: map[string]map[string]*Seen{}, busy: map[string]time.Time{}}
+		held: map[[2]string]struct{}{}, stray: map[stray]struct{}{}, seen: map[string]map[string]*Seen{}, busy: map[string]time.Time{},
+		sweep: make(chan struct{}, 1)}
 	msgs, _ := store.Subscribe(ctx)
 	go n.publish(ctx)
 	go n.receive(ctx, msgs)
+	go n.sweeper(ctx)
 	n.renewLater(ctx)
 	return n
 }
@@ -192,6 +219,7 @@ func (n *Node) health(err error) bool {
 		n.log.Warn("fleet: the shared state (Redis, or the queue database) is unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
 	case err == nil && n.degraded.Swap(false):
 		n.log.Info("fleet: the shared state is back; capacity evidence, probes and pace are shared again")
+		n.kick()
 	}
 	return err == nil
 }
@@ -201,8 +229,13 @@ func (n *Node) health(err error) bool {
 // before its first capacity answer would.
 func (n *Node) Report(err error) { n.health(err) }
 
-// Turn implements policy.Fleet.
+// Turn implements policy.Fleet. A turn without a gap asks the store
+// nothing, and so says nothing of it: a degraded node stays degraded
+// until the store answers again.
 func (n *Node) Turn(ctx context.Context, lane string, gap time.Duration) (time.Duration, error) {
+	if gap <= 0 {
+		return 0, nil
+	}
 	w, err := n.store.Turn(ctx, lane, gap)
 	n.health(err)
 	return w, err
@@ -210,10 +243,10 @@ func (n *Node) Turn(ctx context.Context, lane string, gap time.Duration) (time.D
 
 // Slot implements policy.Fleet.
 func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, error) {
-	member := n.id + "/" + newToken()
+	member := n.member()
 	ok, err := n.store.Lease(ctx, lane, member, limit, slotTTL)
-	if err != nil { // the lease may have been made before the call gave up
-		n.detached(func(ctx context.Context) error { return n.store.Unlease(ctx, lane, member) })
+	if err != nil && !errors.Is(err, ErrLate) { // the lease may have been made before the call gave up, or be made later
+		n.letGo(stray{lane: lane, member: member}, [2]string{})
 	}
 	if !n.health(err) || !ok {
 		return nil, false, err
@@ -224,13 +257,14 @@ func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, 
 	n.mu.Unlock()
 	var once sync.Once
 	return func() {
-		once.Do(func() {
-			n.mu.Lock()
-			delete(n.held, k)
-			n.mu.Unlock()
-			n.detached(func(ctx context.Context) error { return n.store.Unlease(ctx, lane, member) })
-		})
+		once.Do(func() { n.letGo(stray{lane: lane, member: member}, k) })
 	}, true, nil
+}
+
+// member names a new lease or token: this process, when it was asked for
+// (ms on this process's clock) and a random part.
+func (n *Node) member() string {
+	return n.id + "/" + strconv.FormatInt(n.clock.Now().UnixMilli(), 10) + "/" + newToken()
 }
 
 // Probe implements policy.Fleet.
@@ -241,10 +275,10 @@ func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (fun
 	if busy {
 		return nil, false, nil
 	}
-	owner := n.id + "/" + newToken()
+	owner := n.member()
 	ok, err := n.store.Take(ctx, lane, owner, lease)
-	if err != nil { // the token may have been taken before the call gave up
-		n.detached(func(ctx context.Context) error { return n.store.Give(ctx, lane, owner) })
+	if err != nil && !errors.Is(err, ErrLate) { // the token may have been taken before the call gave up, or be taken later
+		n.letGo(stray{lane: lane, member: owner, token: true}, [2]string{})
 	}
 	if !n.health(err) || !ok {
 		if err == nil {
@@ -256,18 +290,70 @@ func (n *Node) Probe(ctx context.Context, lane string, lease time.Duration) (fun
 	}
 	var once sync.Once
 	return func() {
-		once.Do(func() { n.detached(func(ctx context.Context) error { return n.store.Give(ctx, lane, owner) }) })
+		once.Do(func() { n.letGo(stray{lane: lane, member: owner, token: true}, [2]string{}) })
 	}, true, nil
 }
 
-// detached runs a release off the request path, bounded by callTimeout (a
-// release that fails leaves the lease to expire).
-func (n *Node) detached(f func(context.Context) error) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		n.health(f(ctx))
-	}()
+// letGo hands s back off the request path, bounded by callTimeout; until
+// the store confirms it, s is a stray, handed back again at the next sweep.
+// held, when not zero, is the slot s was held as: it stops being held as
+// s becomes a stray, at once (Status never shows it as neither).
+func (n *Node) letGo(s stray, held [2]string) {
+	n.mu.Lock()
+	delete(n.held, held)
+	full := len(n.stray) >= maxStray
+	if !full {
+		n.stray[s] = struct{}{}
+	}
+	n.mu.Unlock()
+	if !full { // else left to expire
+		go n.handBack(context.Background(), s)
+	}
+}
+
+// handBack asks the store once to end s, and forgets s when it did.
+func (n *Node) handBack(ctx context.Context, s stray) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var err error
+	if s.token {
+		err = n.store.Give(ctx, s.lane, s.member)
+	} else {
+		err = n.store.Unlease(ctx, s.lane, s.member)
+	}
+	if n.health(err) {
+		n.mu.Lock()
+		delete(n.stray, s)
+		n.mu.Unlock()
+	}
+}
+
+// kick asks for a sweep of the strays (the store answers again).
+func (n *Node) kick() {
+	select {
+	case n.sweep <- struct{}{}:
+	default:
+	}
+}
+
+// sweeper hands the strays back whenever kicked, one at a time.
+func (n *Node) sweeper(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.sweep:
+		}
+		n.mu.Lock()
+		strays := slices.Collect(maps.Keys(n.stray))
+		n.mu.Unlock()
+		for _, s := range strays {
+			if ctx.Err() != nil {
+				return
+			}
+			n.handBack(ctx, s)
+		}
+	}
 }
 
 // renewLater keeps the slots this process holds alive, every slotTTL/3.
@@ -284,6 +370,7 @@ func (n *Node) renewLater(ctx context.Context) {
 			n.health(n.store.Renew(cctx, k[0], k[1], slotTTL))
 			cancel()
 		}
+		n.kick() // and whatever could not be handed back yet
 		n.renewLater(ctx)
 	})
 }
@@ -309,10 +396,10 @@ func (n *Node) Status() map[string]any {
 		}
 		seen[lane] = m
 	}
-	slots := len(n.held)
+	slots, strays := len(n.held), len(n.stray)
 	n.mu.Unlock()
 	return map[string]any{"instance": n.id, "degraded": n.Degraded(), "evidence_sent": n.Sent(),
-		"evidence_received": n.Received(), "slots_held": slots, "seen": seen}
+		"evidence_received": n.Received(), "slots_held": slots, "slots_releasing": strays, "seen": seen}
 }
 
 func newToken() string {

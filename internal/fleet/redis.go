@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -15,10 +17,100 @@ const Channel = "spillway:evidence"
 // RedisStore is a Store on Redis. Times are Redis's own (its TIME inside
 // each script), so the fleet never compares two machines' clocks. The
 // start rate is redis_rate's GCRA; leases are a sorted set per key scored
-// by expiry; the probe token is a key set with NX and a PX lease.
+// by expiry; the probe token is a key set only when free, with a lease.
+//
+// A Redis that stalls (paused, swapped out) still reads what was sent to
+// it meanwhile, and carries it out when it wakes, long after the caller
+// gave up: a lease or a token taken then would be held by nobody. So a
+// lease or a token asked for under a deadline (the ctx's) carries that
+// deadline in Redis's own time, and the script refuses it (ErrLate) when
+// it runs later than that.
 type RedisStore struct {
-	rdb  *redis.Client
-	rate *redis_rate.Limiter
+	rdb   *redis.Client
+	rate  *redis_rate.Limiter
+	clock storeClock
+}
+
+// ErrLate is a store's answer to an ask it carried out after the ask's
+// deadline: nothing was taken (the caller had given up on it).
+var ErrLate = errors.New("the shared store ran the ask after its deadline (it stalled): nothing taken")
+
+// storeClock maps this process's time onto the Redis server's, from the
+// server's times that answers tell. An answer comes after the time it
+// tells, so each tells an offset a little behind the server: the largest
+// heard lately (within sampleLife, so that the two clocks' drift stays
+// negligible) is the best, and a deadline mapped with it falls a little
+// early on the server's clock, never late. Deadlines come from a ctx, on
+// the machine's clock; so does this (monotonic readings).
+type storeClock struct {
+	mu     sync.Mutex
+	origin time.Time // the first answer's arrival here: offsets are counted from it
+	offset int64     // the server's time less the time since origin, ms
+	at     time.Time // when offset was heard
+}
+
+// sampleLife is how long the best offset heard stands against later ones
+// that tell less.
+const sampleLife = 10 * time.Second
+
+// deadline is ctx's deadline on the server's clock, in ms: 0 when ctx has
+// none (no limit). The server's time is asked once, when not yet known.
+func (r *RedisStore) deadline(ctx context.Context) (int64, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0, nil
+	}
+	r.clock.mu.Lock()
+	known := !r.clock.origin.IsZero()
+	r.clock.mu.Unlock()
+	if !known {
+		t, err := r.rdb.Time(ctx).Result()
+		if err != nil {
+			return 0, err
+		}
+		r.heard(t.UnixMilli())
+	}
+	r.clock.mu.Lock()
+	defer r.clock.mu.Unlock()
+	return r.clock.offset + dl.Sub(r.clock.origin).Milliseconds(), nil
+}
+
+// heard takes the server's time ms, told by an answer that just came.
+func (r *RedisStore) heard(ms int64) {
+	now := time.Now() // the machine's clock, as ctx deadlines are
+	r.clock.mu.Lock()
+	defer r.clock.mu.Unlock()
+	c := &r.clock
+	if c.origin.IsZero() {
+		c.origin = now
+	}
+	offset := ms - now.Sub(c.origin).Milliseconds()
+	if c.at.IsZero() || offset >= c.offset || now.Sub(c.at) > sampleLife {
+		c.offset, c.at = offset, now
+	}
+}
+
+// granted reads a script's answer {1 granted | 0 refused | -1 late, the
+// server's time}.
+func (r *RedisStore) granted(res any, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	v, ok := res.([]any)
+	if !ok || len(v) != 2 {
+		return false, fmt.Errorf("the shared store answered %v to a lease", res)
+	}
+	code, _ := v[0].(int64)
+	if ms, ok := v[1].(int64); ok {
+		r.heard(ms)
+	}
+	switch code {
+	case 1:
+		return true, nil
+	case -1:
+		return false, ErrLate
+	}
+	return false, nil
 }
 
 // NewRedisStore shares state through rdb.
@@ -98,19 +190,40 @@ func (r *RedisStore) Turn(ctx context.Context, key string, gap time.Duration) (t
 	return max(res.RetryAfter, time.Millisecond), nil
 }
 
-// lease: drop the expired, add member while fewer than the limit are
-// alive (or renew it when it is already one of them).
+// lease: refuse when run after the deadline ARGV[4] (ms, 0: none); drop
+// the expired, add member while fewer than the limit are alive (or renew
+// it when it is already one of them). It answers {1 | 0 | -1 late, now}.
 var lease = redis.NewScript(`
 redis.replicate_commands() -- TIME, then writes (needed before Redis 5)
 local t = redis.call("TIME")
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local deadline = tonumber(ARGV[4])
+if deadline > 0 and now > deadline then
+  return {-1, now}
+end
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
 if not redis.call("ZSCORE", KEYS[1], ARGV[1]) and redis.call("ZCARD", KEYS[1]) >= tonumber(ARGV[2]) then
-  return 0
+  return {0, now}
 end
 redis.call("ZADD", KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call("PEXPIRE", KEYS[1], ARGV[3])
-return 1
+return {1, now}
+`)
+
+// take: refuse when run after the deadline ARGV[3] (ms, 0: none); make
+// ARGV[1] the token's holder for ARGV[2] ms unless someone holds it.
+var take = redis.NewScript(`
+redis.replicate_commands()
+local t = redis.call("TIME")
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local deadline = tonumber(ARGV[3])
+if deadline > 0 and now > deadline then
+  return {-1, now}
+end
+if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+  return {1, now}
+end
+return {0, now}
 `)
 
 // renew: push member's expiry on, when it is still held.
@@ -136,10 +249,13 @@ return 0
 func slotsKey(key string) string { return "spillway:slots:" + key }
 func probeKey(key string) string { return "spillway:probe:" + key }
 
-// Lease implements Store.
+// Lease implements Store: ErrLate when Redis ran it after ctx's deadline.
 func (r *RedisStore) Lease(ctx context.Context, key, member string, limit int, ttl time.Duration) (bool, error) {
-	n, err := lease.Run(ctx, r.rdb, []string{slotsKey(key)}, member, limit, ttl.Milliseconds()).Int()
-	return n == 1, err
+	dl, err := r.deadline(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.granted(lease.Run(ctx, r.rdb, []string{slotsKey(key)}, member, limit, ttl.Milliseconds(), dl).Result())
 }
 
 // Renew implements Store.
@@ -152,13 +268,13 @@ func (r *RedisStore) Unlease(ctx context.Context, key, member string) error {
 	return r.rdb.ZRem(ctx, slotsKey(key), member).Err()
 }
 
-// Take implements Store.
+// Take implements Store: ErrLate when Redis ran it after ctx's deadline.
 func (r *RedisStore) Take(ctx context.Context, key, owner string, lease time.Duration) (bool, error) {
-	err := r.rdb.SetArgs(ctx, probeKey(key), owner, redis.SetArgs{Mode: "NX", TTL: lease}).Err()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
+	dl, err := r.deadline(ctx)
+	if err != nil {
+		return false, err
 	}
-	return err == nil, err
+	return r.granted(take.Run(ctx, r.rdb, []string{probeKey(key)}, owner, max(lease.Milliseconds(), 1), dl).Result())
 }
 
 // Give implements Store.

@@ -23,14 +23,16 @@ type Store interface {
 	// start may go now (and is counted), or how long until it may.
 	Turn(ctx context.Context, key string, gap time.Duration) (time.Duration, error)
 	// Lease adds member to key's leases when fewer than limit are alive;
-	// a lease lives ttl unless renewed.
+	// a lease lives ttl unless renewed. An ask the store carries out after
+	// ctx's deadline (it stalled meanwhile) takes nothing and answers
+	// ErrLate: the caller has given up on it.
 	Lease(ctx context.Context, key, member string, limit int, ttl time.Duration) (bool, error)
 	// Renew keeps member's lease on key alive for another ttl.
 	Renew(ctx context.Context, key, member string, ttl time.Duration) error
 	// Unlease ends member's lease on key.
 	Unlease(ctx context.Context, key, member string) error
 	// Take makes owner the holder of key's token unless it is held (by
-	// anyone), for lease at most.
+	// anyone), for lease at most; ErrLate as Lease.
 	Take(ctx context.Context, key, owner string, lease time.Duration) (bool, error)
 	// Give hands key's token back, if owner holds it.
 	Give(ctx context.Context, key, owner string) error
@@ -113,6 +115,9 @@ func (m *MemoryStore) Starts(key string) []time.Time {
 
 // Lease implements Store.
 func (m *MemoryStore) Lease(ctx context.Context, key, member string, limit int, ttl time.Duration) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ErrLate
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -153,6 +158,9 @@ func (m *MemoryStore) Unlease(ctx context.Context, key, member string) error {
 
 // Take implements Store.
 func (m *MemoryStore) Take(ctx context.Context, key, owner string, lease time.Duration) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ErrLate
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()

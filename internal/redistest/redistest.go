@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,24 @@ import (
 // Start runs redis-server on a free port and returns its address, a stop,
 // and a start again on the same port; the test's end stops it.
 func Start(t testing.TB) (addr string, stop, start func()) {
+	t.Helper()
+	s := Run(t)
+	return s.Addr, s.Stop, s.Start
+}
+
+// Server is a redis-server of the test's own.
+type Server struct {
+	Addr string
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+}
+
+// Run starts redis-server on a free port until the test ends.
+func Run(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -35,33 +54,66 @@ func Start(t testing.TB) (addr string, stop, start func()) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	dir := t.TempDir()
-	var cmd *exec.Cmd
-	start = func() {
-		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		defer rdb.Close()
-		for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; {
-			if time.Now().After(deadline) {
-				t.Fatal("redis-server did not answer")
-			}
-			time.Sleep(10 * time.Millisecond) // another process starting: polling, not timing
-		}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), t: t, bin: bin, port: port, dir: t.TempDir()}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Start runs the server again on its port (after Stop), and waits until
+// it answers.
+func (s *Server) Start() {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, "--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", s.dir)
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
 	}
-	stop = func() {
-		if cmd != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			cmd = nil
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer rdb.Close()
+	for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; {
+		if time.Now().After(deadline) {
+			s.t.Fatal("redis-server did not answer")
 		}
+		time.Sleep(10 * time.Millisecond) // another process starting: polling, not timing
 	}
-	start()
-	t.Cleanup(stop)
-	return addr, stop, start
+}
+
+// Stop kills the server (a crash: nothing is saved).
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.cmd = nil
+	}
+}
+
+// Pause stops the server's process (SIGSTOP) without closing anything:
+// connections stay open, and what clients send waits in the sockets until
+// Resume. The test's end resumes it.
+func (s *Server) Pause() {
+	s.t.Helper()
+	s.signal(syscall.SIGSTOP)
+	s.t.Cleanup(s.Resume)
+}
+
+// Resume lets a paused server run again (SIGCONT): it then carries out
+// what was sent to it meanwhile.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Errorf("redis-server: %s: %v", sig, err)
+	}
 }
 
 // Contents is everything the server at addr holds, keys and values, as

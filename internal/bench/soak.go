@@ -31,8 +31,8 @@ import (
 // The soak: the gateway as a process of its own (`spillway serve`, as users
 // run it) in front of a simulator that cycles through mixed faults, under a
 // steady open-loop mix of streams and whole answers in every wire format,
-// with scripted tool turns. It watches the gateway's RSS, goroutines and
-// open files at quiet moments, and at the end checks every request got an
+// with scripted tool turns. It watches the gateway's live heap, goroutines
+// and open files at quiet moments (and shows its RSS), and at the end checks every request got an
 // answer or a clean error, and the event log against the simulator's own
 // count of what it received.
 
@@ -55,12 +55,18 @@ type SoakOptions struct {
 
 // SoakSample is one look at the gateway.
 type SoakSample struct {
-	AtS        float64 `json:"at_s"`
-	RSSMB      float64 `json:"rss_mb"`
+	AtS   float64 `json:"at_s"`
+	RSSMB float64 `json:"rss_mb"`
+	// HeapMB is the live heap the gateway's last collection found
+	// (go_gc_heap_live_bytes): what it holds, where RSS keeps its
+	// high-water mark and the heap's size follows the collector's target.
+	HeapMB     float64 `json:"heap_live_mb"`
 	Goroutines int     `json:"goroutines"`
 	OpenFDs    int     `json:"open_fds"`
 	// Quiet: taken with nothing in flight (the load paused until the
-	// gateway had no request open); only quiet samples judge growth.
+	// gateway had no request open) once the gateway had given its memory
+	// back (its collector ran with nothing in flight: the live heap is
+	// what it holds at rest); only quiet samples judge growth.
 	Quiet bool `json:"quiet"`
 }
 
@@ -84,12 +90,14 @@ type SoakReport struct {
 	Kinds     map[string]SoakKind `json:"kinds"`
 	Faults    map[string]int      `json:"faults"` // injected, by kind
 	Samples   []SoakSample        `json:"samples"`
-	// RSSGrowth and GoroutineGrowth are the growth over the last two
-	// thirds of the run: the least-squares trend through the quiet
-	// samples taken from its first third on, at the end over at the
-	// first third (0.05: 5%).
-	RSSGrowth       float64 `json:"rss_growth"`
+	// HeapGrowth, GoroutineGrowth and FDGrowth are the growth of the live
+	// heap, goroutines and open files over the last two thirds of the
+	// run: the least-squares trend through the quiet samples taken from
+	// its first third on, at the end over at the first third (0.05: 5%).
+	// RSS is not judged: it keeps the process's high-water mark.
+	HeapGrowth      float64 `json:"heap_growth"`
 	GoroutineGrowth float64 `json:"goroutine_growth"`
+	FDGrowth        float64 `json:"open_files_growth"`
 	// GrowthJudged: there were quiet samples enough (3); else NotJudged
 	// says why not.
 	GrowthJudged bool   `json:"growth_judged"`
@@ -304,6 +312,9 @@ type soakGateway struct {
 const (
 	soakRequest = 5 * time.Second
 	soakBudget  = 10 * time.Second
+	// soakGiveBack is the gateway's --give-back-after: a quiet sample
+	// waits for it, so that the collector has run with nothing in flight
+	soakGiveBack = time.Second
 )
 
 // startSoakGateway writes the gateway's configuration (the defaults, the
@@ -324,7 +335,8 @@ retry: { budget: %[3]s }
 	if err := os.MkdirAll(filepath.Join(o.Dir, "events"), 0o700); err != nil {
 		return nil, err
 	}
-	args := append(slices.Clone(o.Serve[1:]), "--config", cfg, "--listen", "127.0.0.1:0", "--events", filepath.Join(o.Dir, "events", "events.jsonl"))
+	args := append(slices.Clone(o.Serve[1:]), "--config", cfg, "--listen", "127.0.0.1:0", "--events", filepath.Join(o.Dir, "events", "events.jsonl"),
+		"--give-back-after", soakGiveBack.String())
 	cmd := exec.CommandContext(ctx, o.Serve[0], args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.SysProcAttr = partAttr()
@@ -408,8 +420,10 @@ type soakLoad struct {
 }
 
 // sample pauses the load until the gateway has nothing in flight (at most
-// wait), then reads its RSS, goroutines and open files.
+// wait) and has given its memory back, then reads its live heap, RSS,
+// goroutines and open files.
 func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, wait time.Duration) SoakSample {
+	given := g.metric(ctx, "spillway_memory_given_back_total")
 	quiet := false
 	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 		if l.open.Load() == 0 && g.metric(ctx, "spillway_inflight_requests") == 0 {
@@ -426,8 +440,18 @@ func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, 
 	l.upstream.SetKeepAlivesEnabled(false)
 	time.Sleep(200 * time.Millisecond)
 	m, _ := g.metrics(ctx)
+	for deadline := time.Now().Add(soakGiveBack + 2*time.Second); quiet; time.Sleep(50 * time.Millisecond) {
+		if m["spillway_memory_given_back_total"] > given {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			quiet = false // the collector has not run at rest: the heap is not judged
+			break
+		}
+		m, _ = g.metrics(ctx)
+	}
 	l.upstream.SetKeepAlivesEnabled(true)
-	s := SoakSample{AtS: time.Since(start).Seconds(), RSSMB: m["process_resident_memory_bytes"] / (1 << 20),
+	s := SoakSample{AtS: time.Since(start).Seconds(), RSSMB: m["process_resident_memory_bytes"] / (1 << 20), HeapMB: m["go_gc_heap_live_bytes"] / (1 << 20),
 		Goroutines: int(m["go_goroutines"]), OpenFDs: int(m["process_open_fds"]), Quiet: quiet}
 	return s
 }
@@ -700,8 +724,9 @@ func (r *SoakReport) judge() {
 	}
 	// the trend over the last two thirds: a least-squares line through
 	// the quiet samples taken from the first third on, its value at the
-	// end over its value at the first third. A leak is a slope; the heap's
-	// swings with the load (the collector's target, GOGC 400) are not.
+	// end over its value at the first third. A leak is a slope; the live
+	// heap's swings with what the last collection found in flight are not,
+	// and RSS (the process's high-water mark) is not judged.
 	var quiet, late []SoakSample
 	d := r.DurationS
 	for _, s := range r.Samples {
@@ -718,39 +743,46 @@ func (r *SoakReport) judge() {
 		return
 	}
 	r.GrowthJudged = true
-	trend := func(y func(SoakSample) float64) (from, to float64) {
-		var mx, my float64
-		for _, s := range late {
-			mx, my = mx+s.AtS, my+y(s)
+	for _, g := range []struct {
+		what, unit string
+		y          func(SoakSample) float64
+		growth     *float64
+	}{
+		{"the live heap", "MB", func(s SoakSample) float64 { return s.HeapMB }, &r.HeapGrowth},
+		{"goroutines", "", func(s SoakSample) float64 { return float64(s.Goroutines) }, &r.GoroutineGrowth},
+		{"open files", "", func(s SoakSample) float64 { return float64(s.OpenFDs) }, &r.FDGrowth},
+	} {
+		from, to := soakTrend(late, d, g.y)
+		if from > 0 {
+			*g.growth = to/from - 1
 		}
-		n := float64(len(late))
-		mx, my = mx/n, my/n
-		var sxy, sxx float64
-		for _, s := range late {
-			sxy += (s.AtS - mx) * (y(s) - my)
-			sxx += (s.AtS - mx) * (s.AtS - mx)
+		if *g.growth > 0.10 {
+			fail("%s grew %.0f%% over the last two thirds (the trend through %d quiet samples: %.1f%s at the first third, %.1f%s at the end)",
+				g.what, 100**g.growth, len(late), from, g.unit, to, g.unit)
 		}
-		b := 0.0
-		if sxx > 0 {
-			b = sxy / sxx
-		}
-		return my + b*(d/3-mx), my + b*(d-mx)
-	}
-	rss0, rss1 := trend(func(s SoakSample) float64 { return s.RSSMB })
-	gor0, gor1 := trend(func(s SoakSample) float64 { return float64(s.Goroutines) })
-	if rss0 > 0 {
-		r.RSSGrowth = rss1/rss0 - 1
-	}
-	if gor0 > 0 {
-		r.GoroutineGrowth = gor1/gor0 - 1
-	}
-	if r.RSSGrowth > 0.10 {
-		fail("RSS grew %.0f%% over the last two thirds (its trend through %d quiet samples: %.1f MB at the first third, %.1f MB at the end)", 100*r.RSSGrowth, len(late), rss0, rss1)
-	}
-	if r.GoroutineGrowth > 0.10 {
-		fail("goroutines grew %.0f%% over the last two thirds (their trend through %d quiet samples: %.0f at the first third, %.0f at the end)", 100*r.GoroutineGrowth, len(late), gor0, gor1)
 	}
 	r.Pass = len(r.Failures) == 0
+}
+
+// soakTrend is the least-squares line through y of samples, at the first
+// third of a run of d seconds and at its end.
+func soakTrend(samples []SoakSample, d float64, y func(SoakSample) float64) (from, to float64) {
+	var mx, my float64
+	for _, s := range samples {
+		mx, my = mx+s.AtS, my+y(s)
+	}
+	n := float64(len(samples))
+	mx, my = mx/n, my/n
+	var sxy, sxx float64
+	for _, s := range samples {
+		sxy += (s.AtS - mx) * (y(s) - my)
+		sxx += (s.AtS - mx) * (s.AtS - mx)
+	}
+	b := 0.0
+	if sxx > 0 {
+		b = sxy / sxx
+	}
+	return my + b*(d/3-mx), my + b*(d-mx)
 }
 
 // WriteText prints the soak's account.
@@ -782,16 +814,17 @@ func (r *SoakReport) WriteText(out io.Writer) {
 		recv += n
 	}
 	fmt.Fprintf(out, "event records %d for %d requests the simulator received; %d doubled; %g dropped\n", recs, recv, r.Doubled, r.Dropped)
-	fmt.Fprintln(out, "  at (s)   RSS (MB)  goroutines  open files")
+	fmt.Fprintln(out, "  at (s)  live heap (MB)  RSS (MB)  goroutines  open files")
 	for _, s := range r.Samples {
 		q := ""
 		if !s.Quiet {
 			q = "  (not quiet: left out of the growth)"
 		}
-		fmt.Fprintf(out, "  %6.0f   %8.1f  %10d  %10d%s\n", s.AtS, s.RSSMB, s.Goroutines, s.OpenFDs, q)
+		fmt.Fprintf(out, "  %6.0f  %14.1f  %8.1f  %10d  %10d%s\n", s.AtS, s.HeapMB, s.RSSMB, s.Goroutines, s.OpenFDs, q)
 	}
 	if r.GrowthJudged {
-		fmt.Fprintf(out, "growth over the last two thirds: RSS %+.1f%%, goroutines %+.1f%% (fails over +10%%)\n", 100*r.RSSGrowth, 100*r.GoroutineGrowth)
+		fmt.Fprintf(out, "growth over the last two thirds: live heap %+.1f%%, goroutines %+.1f%%, open files %+.1f%% (fails over +10%%; RSS, which keeps its high-water mark, is shown, not judged)\n",
+			100*r.HeapGrowth, 100*r.GoroutineGrowth, 100*r.FDGrowth)
 	} else {
 		fmt.Fprintln(out, r.NotJudged)
 	}

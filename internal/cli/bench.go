@@ -45,13 +45,15 @@ Every --fault-every the simulator takes the next fault of a cycle: a capacity wa
 cut midway, a connection reset), malformed frames, a capacity wave inside the
 stream, and the Anthropic provider down and back.
 
-Every --sample the load pauses until the gateway has no request open, and its RSS,
+Every --sample the load pauses until the gateway has no request open and has given
+its memory back (it runs with --give-back-after 1s), and its live heap, RSS,
 goroutines and open files are read from its /metrics. At the end it counts the
 requests answered, given up with a clean error (the format's error shape) and
 neither, and compares the event log with the simulator's own count of requests
 received per model. It fails (exit 1) when a request got neither an answer nor a
 clean error, a record is missing or doubled, the dropped-records counter is not 0,
-or RSS or goroutines grew more than 10% over the last two thirds of the run.`,
+or the live heap, goroutines or open files grew more than 10% over the last two
+thirds of the run (RSS, which keeps its high-water mark, is shown, not judged).`,
 		Example: `  spillway bench soak --duration 2m
   spillway bench soak --duration 30m --rps 20 --json`,
 		Args: cobra.NoArgs,

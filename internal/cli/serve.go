@@ -33,6 +33,7 @@ import (
 func (a *App) serveCmd() *cobra.Command {
 	var listen, eventsPath, logLevel, logFormat string
 	var upstreams []string
+	var giveBackAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the capacity-aware gateway (OpenAI-, Anthropic- and Gemini-compatible)",
@@ -105,7 +106,10 @@ and X-Spillway-Route.`,
 				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
 			}}
 			defer usage.close()
-			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage}
+			if giveBackAfter <= 0 {
+				return fail(ExitUsage, "--give-back-after %s: must be positive (30s is the default)", giveBackAfter)
+			}
+			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage, GiveBackAfter: giveBackAfter}
 			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
 				return err
 			} else if node != nil {
@@ -226,6 +230,7 @@ and X-Spillway-Route.`,
 	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&logFormat, "log-format", "text", "text or json (one object a line: time, level, msg and the fields)")
+	f.DurationVar(&giveBackAfter, "give-back-after", 30*time.Second, "give the process's free memory back to the system once no request has been in flight this long (once, until the next request)")
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"regexp"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spillway/spillway/policy"
@@ -18,9 +20,10 @@ type metrics struct {
 	inflight  prometheus.Gauge
 	breaker   *prometheus.GaugeVec // key: 0 closed, 1 half-open, 2 open
 	dropped   prometheus.CounterFunc
+	given     prometheus.CounterFunc
 }
 
-func newMetrics(dropped func() float64, fleet Fleet) *metrics {
+func newMetrics(dropped, given func() float64, fleet Fleet) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -42,8 +45,14 @@ func newMetrics(dropped func() float64, fleet Fleet) *metrics {
 	}
 	m.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_events_dropped_total",
 		Help: "Event records that never reached the event log: its disk full, a write or open that failed, or a writer that fell behind (the log says which, at once and then once a minute)."}, dropped)
-	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.given = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_memory_given_back_total",
+		Help: "Times the gateway gave its free memory back to the system, each after 30 s with no request in flight."}, given)
+	// go_gc_heap_live_bytes (the heap the last collection found in use)
+	// besides the default series: what the gateway holds, where the
+	// heap's size and RSS follow the collector's target and high-water mark
+	goc := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}))
+	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped, m.given,
+		goc, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if fleet != nil {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spillway_fleet_degraded",

@@ -23,6 +23,8 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
+	s.quiet.begin() // from the first byte: a request waiting for room holds its body too
+	defer s.quiet.end()
 	if signedIn(ep, r) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -56,6 +57,12 @@ type Options struct {
 	// it could not apply (a new listen address takes a restart), each in
 	// words.
 	Reload func() (kept, ignored []string, err error)
+	// GiveBack gives the process's free memory back to the system; the
+	// gateway calls it once nothing has been in flight for GiveBackAfter
+	// (30 s when 0), and not again until a request has come and gone.
+	// debug.FreeOSMemory when nil.
+	GiveBack      func()
+	GiveBackAfter time.Duration
 	// Dashboard, when set, is the page served at / and /ui/ (internal/cli
 	// wires internal/dash's board); without one those paths get the
 	// provider-shaped 404.
@@ -95,6 +102,7 @@ type Server struct {
 	recent []Fallback // newest last, at most 50
 
 	bytes inflight // request and answer bytes held (gateway.max_inflight_mb)
+	quiet quiet    // memory given back after a burst
 
 	dash Dashboard // nil: none
 	// exposed: the gateway listens beyond loopback (its configuration
@@ -151,7 +159,15 @@ func New(o Options) (*Server, error) {
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }
 	}
-	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, o.Fleet)
+	s.quiet.clock = func() policy.Clock { return s.eng().Clock() }
+	s.quiet.giveBack, s.quiet.after = o.GiveBack, o.GiveBackAfter
+	if s.quiet.after <= 0 {
+		s.quiet.after = quietAfter
+	}
+	if s.quiet.giveBack == nil {
+		s.quiet.giveBack = debug.FreeOSMemory
+	}
+	s.metrics = newMetrics(func() float64 { return float64(dropped()) }, func() float64 { return float64(s.quiet.given.Load()) }, o.Fleet)
 	s.watchBreakers(engine)
 	s.exposed.Store(!config.Loopback(o.Config.Listen))
 	s.dash = o.Dashboard

@@ -5,6 +5,7 @@ package policytest
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -76,6 +77,7 @@ func (c *Clock) Advance(d time.Duration) {
 			kept = append(kept, t)
 		}
 	}
+	clear(c.timers[len(kept):]) // the fired timers' slots: no func kept alive
 	c.timers = kept
 	c.mu.Unlock()
 	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
@@ -157,7 +159,9 @@ func (t *timer) stop() bool {
 	defer t.c.mu.Unlock()
 	for i, x := range t.c.timers {
 		if x == t {
-			t.c.timers = append(t.c.timers[:i], t.c.timers[i+1:]...)
+			// removed, and its slot cleared: a stopped timer's func (and
+			// what it holds: a request's attempt) is not kept alive
+			t.c.timers = slices.Delete(t.c.timers, i, i+1)
 			return true
 		}
 	}

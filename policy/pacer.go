@@ -321,81 +321,103 @@ func (p *pacer) gap(rateKey string) time.Duration {
 // for the fleet's turn, asking again every fleetPoll while every slot is
 // out (until fleetWait after t0 at most, when it is not 0). Whatever the
 // fleet cannot answer (Redis slow or down) is left to this process's own
-// pace.
+// pace; a fleet that did not answer for the slot is not asked for the
+// turn: a stalled store costs a start one call timeout, not two.
 func (p *pacer) acquireInFleet(ctx context.Context, laneKey, rateKey string, deadline, t0 time.Time, fleetWait time.Duration, local func()) (release func(), start time.Time, waited time.Duration, err error) {
 	// waited is the time waited for this process's slot and then slept
 	// for the fleet's slots and turns, not the fleet's round trips
-	slept := p.clock.Now().Sub(t0)
-	sleep := func(d time.Duration) error { slept += d; return p.clock.Sleep(ctx, d) }
-	fail := func(err error) (func(), time.Time, time.Duration, error) {
-		local()
-		return nil, time.Time{}, slept, err
-	}
-	late := func(d time.Duration) bool { return !deadline.IsZero() && p.clock.Now().Add(d).After(deadline) }
-	slot := func(limit int) (func(), bool, error) {
-		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
-		defer cancel()
-		return p.fleet.Slot(c, laneKey, limit)
-	}
-	turn := func(gap time.Duration) (time.Duration, error) {
-		c, cancel := context.WithTimeout(ctx, fleetCallTimeout)
-		defer cancel()
-		return p.fleet.Turn(c, laneKey, gap)
-	}
-	release = local
+	w := &fleetWaiter{p: p, ctx: ctx, lane: laneKey, slept: p.clock.Now().Sub(t0)}
 	slotBy := deadline // when the wait for slots (this process's and the fleet's) ends
 	if by := t0.Add(fleetWait); fleetWait > 0 && (slotBy.IsZero() || by.Before(slotBy)) {
 		slotBy = by
 	}
-	for {
-		p.mu.Lock()
-		limit := int(p.lane(laneKey).limit)
-		p.mu.Unlock()
-		free, ok, err := slot(limit)
-		if err != nil {
-			break // no fleet-wide count now: this process's slot stands
-		}
-		if ok {
-			release = func() { free(); local() }
-			break
-		}
-		if !slotBy.IsZero() && p.clock.Now().Add(fleetPoll).After(slotBy) {
-			return fail(errPaced)
-		}
-		if err := sleep(fleetPoll); err != nil {
-			return fail(err)
-		}
-	}
-	fail = func(err error) (func(), time.Time, time.Duration, error) {
-		release()
-		return nil, time.Time{}, slept, err
+	release, answered, err := w.slot(slotBy, local)
+	if err != nil {
+		local()
+		return nil, time.Time{}, w.slept, err
 	}
 	p.mu.Lock()
 	gap := p.gap(rateKey)
 	p.mu.Unlock()
+	if start, err = w.turn(deadline, gap, answered); err != nil {
+		release()
+		return nil, time.Time{}, w.slept, err
+	}
+	return release, start, w.slept, nil
+}
+
+// fleetWaiter is one paced start's asks to the fleet, and what it slept
+// between them.
+type fleetWaiter struct {
+	p     *pacer
+	ctx   context.Context
+	lane  string
+	slept time.Duration
+}
+
+func (w *fleetWaiter) sleep(d time.Duration) error {
+	w.slept += d
+	return w.p.clock.Sleep(w.ctx, d)
+}
+
+// slot takes one of the lane's slots fleet-wide by `by` (zero: no limit),
+// asking every fleetPoll: release is local and the fleet's slot, or local
+// alone when the fleet did not answer (answered false).
+func (w *fleetWaiter) slot(by time.Time, local func()) (release func(), answered bool, err error) {
 	for {
-		wait, err := turn(gap)
-		if err != nil { // no fleet-wide turn now: keep this process's own pace
-			start, now, ok := p.turn(laneKey, deadline, func() time.Duration { return gap })
-			if !ok {
-				return fail(errPaced)
-			}
-			if err := sleep(start.Sub(now)); err != nil {
-				return fail(err)
-			}
-			return release, start, slept, nil
+		w.p.mu.Lock()
+		limit := int(w.p.lane(w.lane).limit)
+		w.p.mu.Unlock()
+		c, cancel := context.WithTimeout(w.ctx, fleetCallTimeout)
+		free, ok, err := w.p.fleet.Slot(c, w.lane, limit)
+		cancel()
+		switch {
+		case err != nil:
+			return local, false, nil // no fleet-wide count now: this process's slot stands
+		case ok:
+			return func() { free(); local() }, true, nil
+		case !by.IsZero() && w.p.clock.Now().Add(fleetPoll).After(by):
+			return nil, true, errPaced
 		}
-		if wait <= 0 {
-			return release, p.clock.Now(), slept, nil
-		}
-		if late(wait) {
-			return fail(errPaced)
-		}
-		if err := sleep(wait); err != nil {
-			return fail(err)
+		if err := w.sleep(fleetPoll); err != nil {
+			return nil, true, err
 		}
 	}
 }
+
+// turn waits for the fleet's turn, gap after the last start anywhere, by
+// deadline (zero: no limit); with a fleet that does not answer (or did not
+// for the slot: asked false), this process's own turn.
+func (w *fleetWaiter) turn(deadline time.Time, gap time.Duration, ask bool) (time.Time, error) {
+	p := w.p
+	for {
+		wait, err := time.Duration(0), errFleetSilent
+		if ask {
+			c, cancel := context.WithTimeout(w.ctx, fleetCallTimeout)
+			wait, err = p.fleet.Turn(c, w.lane, gap)
+			cancel()
+		}
+		if err != nil { // no fleet-wide turn now: keep this process's own pace
+			start, now, ok := p.turn(w.lane, deadline, func() time.Duration { return gap })
+			if !ok {
+				return time.Time{}, errPaced
+			}
+			return start, w.sleep(start.Sub(now))
+		}
+		if wait <= 0 {
+			return p.clock.Now(), nil
+		}
+		if !deadline.IsZero() && p.clock.Now().Add(wait).After(deadline) {
+			return time.Time{}, errPaced
+		}
+		if err := w.sleep(wait); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+// errFleetSilent: the fleet is not asked (it did not answer just before).
+var errFleetSilent = errors.New("the fleet did not answer")
 
 // slowDown doubles the gap for rateKey after a rate-limit answer.
 func (p *pacer) slowDown(rateKey string) {

@@ -48,7 +48,8 @@ func TestFleetSlotWaitBounded(t *testing.T) {
 // after the caller gave up).
 type flaky struct {
 	*fleet.MemoryStore
-	down atomic.Bool
+	down  atomic.Bool
+	turns atomic.Int32 // turns asked for
 }
 
 var errDown = errors.New("store down")
@@ -69,6 +70,7 @@ func (f *flaky) Unlease(ctx context.Context, key, member string) error {
 }
 
 func (f *flaky) Turn(ctx context.Context, key string, gap time.Duration) (time.Duration, error) {
+	f.turns.Add(1)
 	if f.down.Load() {
 		return 0, errDown
 	}
@@ -167,5 +169,37 @@ func TestRedisLateAskTakesNothing(t *testing.T) {
 	}
 	if ok, err := take(stores[1], "in-time", 10*time.Second); err != nil || !ok {
 		t.Fatalf("a token after the pause: %v %v", ok, err)
+	}
+}
+
+// A paced start whose fleet did not answer for the slot does not ask it
+// for the turn as well: a store that fails costs a start one call, and the
+// start keeps this process's own pace.
+func TestFleetStallCostsOneCall(t *testing.T) {
+	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := config.Default()
+	cfg.Pacing = config.Pacing{MinGap: config.Duration(time.Second), MaxConcurrency: 1, When: config.PaceAlways}
+	e := policy.New(cfg, policy.WithClock(clk), policy.WithFleet(n))
+	run := func() policy.Outcome {
+		return e.Run(ctx, &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Send: answer(classify.OK)})
+	}
+	if out := run(); out.Route != "gpt-6-astra:ok" || store.turns.Load() != 1 {
+		t.Fatalf("with the store up: route %s, %d turns asked for, want astra and 1", out.Route, store.turns.Load())
+	}
+	store.down.Store(true)
+	for i := range 2 {
+		if out := run(); out.Route != "gpt-6-astra:ok" {
+			t.Fatalf("request %d with the store down: route %s", i, out.Route)
+		}
+	}
+	if got := store.turns.Load(); got != 1 {
+		t.Fatalf("the store was asked for %d turns more after it failed to answer for the slot", got-1)
+	}
+	if slept := clk.Slept(); len(slept) != 1 || slept[0] != time.Second {
+		t.Fatalf("with the store down, two starts slept %v: want this process's own gap (1s) once, between them", slept)
 	}
 }

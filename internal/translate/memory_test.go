@@ -487,10 +487,14 @@ func TestStreamMemory(t *testing.T) {
 // call in a stream whose client's format repeats nothing of them (the
 // readers keep the call in flight only, the stream no ended item); a
 // Responses client's stream counts each call it keeps, and under a MaxHeld
-// of 1 MiB says ErrTooLarge.
+// of 1 MiB says ErrTooLarge. Under the race detector, only the directions
+// whose reader keeps a call's state (a Chat or Messages target).
 func TestManyCalls(t *testing.T) {
 	const calls = 20000
 	for _, d := range directions() {
+		if raceOn && d.to == wire.Gemini {
+			continue
+		}
 		t.Run(d.String(), func(t *testing.T) {
 			s := d.turn(t, 1<<20).NewStream()
 			var over error
@@ -504,7 +508,7 @@ func TestManyCalls(t *testing.T) {
 			}
 			before := heapBytes()
 			for i := 0; i < calls && over == nil; i++ {
-				a.call("f", "args")
+				a.call("f")
 			}
 			grew := heapBytes() - before
 			if d.client == wire.Responses {

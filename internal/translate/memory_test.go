@@ -574,3 +574,33 @@ func TestCallInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeEventLeavesNothing: one large event's buffers are not kept for
+// the rest of the stream.
+func TestLargeEventLeavesNothing(t *testing.T) {
+	for _, d := range []direction{{wire.Chat, wire.Anthropic}, {wire.Messages, wire.Gemini}} {
+		t.Run(d.String(), func(t *testing.T) {
+			s := d.turn(t, 0).NewStream()
+			a := &answerer{to: d.to, ev: func(name string, data []byte) error {
+				_, err := s.Event(name, data)
+				return err
+			}}
+			if err := a.start(); err != nil {
+				t.Fatal(err)
+			}
+			a.text("small")
+			before := heapBytes()
+			if err := a.text(strings.Repeat("w", 8<<20)); err != nil {
+				t.Fatal(err)
+			}
+			a.buf = nil
+			if err := a.text("small"); err != nil {
+				t.Fatal(err)
+			}
+			if grew := heapBytes() - before; grew > 1<<20 {
+				t.Fatalf("after an 8 MiB event the stream holds %d MiB more", grew>>20)
+			}
+			runtime.KeepAlive(s)
+		})
+	}
+}

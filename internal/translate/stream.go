@@ -119,13 +119,26 @@ func (t *Turn) NewStream() *Stream {
 	return &Stream{t: t, rd: newReader(string(t.Target.Kind)), created: t.Now().Unix()}
 }
 
+// maxReuse is the most a buffer an event was written in is kept for the
+// next: one large event does not leave its size held for the rest of the
+// stream.
+const maxReuse = 256 << 10
+
+// reuse is b emptied for the next event, or nil when it grew past maxReuse.
+func reuse(b []byte) []byte {
+	if cap(b) > maxReuse {
+		return nil
+	}
+	return b[:0]
+}
+
 // Event is the client's frames for one event of the target's stream (its
 // name, for formats that name events, and its data): none, one or several,
 // valid until the next call (the relay writes or copies them before it
 // reads on). An event out of order (arguments for a call already closed)
 // is an error: what the client would get is broken.
 func (s *Stream) Event(name string, data []byte) ([]byte, error) {
-	s.buf = s.buf[:0]
+	s.buf, s.q = reuse(s.buf), reuse(s.q)
 	if s.over {
 		return nil, s.tooLarge()
 	}

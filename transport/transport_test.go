@@ -788,3 +788,51 @@ func TestLibraryPacesFromTheFirstRequest(t *testing.T) {
 		t.Fatalf("waits %v: the second start should wait at least min_gap", waits)
 	}
 }
+
+// The library holds a request's answers to gateway.max_body_mb, as a
+// gateway does: a whole answer larger than that is the upstream's
+// (answer_too_large), never sent to the same model again; each model is
+// asked once and the caller gets the give-up, saying why.
+func TestTheLibraryHoldsARequestToItsCap(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	big := `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("a", 3<<20) + `"},"finish_reason":"stop"}]}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b struct{ Model string }
+		json.NewDecoder(r.Body).Decode(&b)
+		mu.Lock()
+		asked[b.Model]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, big)
+	}))
+	t.Cleanup(up.Close)
+	r := newRig(t, func(c *config.Config) {
+		c.Gateway.MaxBodyMB = 1
+		p := c.Providers["openai"]
+		p.BaseURL = up.URL + "/v1"
+		c.Providers["openai"] = p
+	})
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, up.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-6-astra","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode < 500 || !strings.Contains(string(b), classify.TooLargePhrase) {
+		t.Fatalf("%d: %.300s", resp.StatusCode, b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for m, n := range asked {
+		if n != 1 {
+			t.Fatalf("%s was asked %d times: %v", m, n, asked)
+		}
+	}
+	if len(asked) != 3 {
+		t.Fatalf("asked %v, want each model of the chain once", asked)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/gateway"
+	lazy "github.com/spillway/spillway/internal/hostile"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
@@ -34,143 +35,6 @@ const (
 	hostileSent   = 10 * hostileBudget
 	heapSlack     = 16 << 20
 )
-
-// lazy is an upstream on loopback whose hostile path answers with gen, the
-// others full (capacity, in their format): every request is counted by
-// path.
-type lazy struct {
-	srv     *httptest.Server
-	hostile string // the path that answers with gen
-	gen     func(w *streamer)
-	sample  func()
-	mu      sync.Mutex
-	hits    map[string]int
-}
-
-func newLazy(t *testing.T, hostile string, gen func(w *streamer), sample func()) *lazy {
-	l := &lazy{hostile: hostile, gen: gen, sample: sample, hits: map[string]int{}}
-	l.srv = httptest.NewServer(http.HandlerFunc(l.serve))
-	t.Cleanup(l.srv.Close)
-	return l
-}
-
-func (l *lazy) serve(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	l.mu.Lock()
-	l.hits[r.URL.Path]++
-	l.mu.Unlock()
-	if !strings.HasPrefix(r.URL.Path, l.hostile) {
-		full(w, r.URL.Path)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(200)
-	l.gen(&streamer{w: w, rc: http.NewResponseController(w), sample: l.sample})
-	// the handler returns without the answer's end: the stream is cut
-}
-
-func (l *lazy) count(prefix string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for p, c := range l.hits {
-		if strings.HasPrefix(p, prefix) {
-			n += c
-		}
-	}
-	return n
-}
-
-// full answers that the model is at capacity, in the path's format.
-func full(w http.ResponseWriter, path string) {
-	w.Header().Set("Content-Type", "application/json")
-	switch {
-	case strings.HasPrefix(path, "/v1/messages"):
-		w.WriteHeader(529)
-		io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
-	case strings.HasPrefix(path, "/v1beta/"):
-		w.WriteHeader(503)
-		io.WriteString(w, `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`)
-	default:
-		w.WriteHeader(503)
-		io.WriteString(w, `{"error":{"message":"The server is overloaded","type":"server_error","code":"server_is_overloaded"}}`)
-	}
-}
-
-// streamer writes a hostile answer: events made as they are sent, a
-// sample of the heap every 2 MiB.
-type streamer struct {
-	w      io.Writer
-	rc     *http.ResponseController
-	sample func()
-	sent   int
-	next   int
-}
-
-// put writes s (no more once the gateway hung up).
-func (s *streamer) put(parts ...string) bool {
-	for _, p := range parts {
-		if _, err := io.WriteString(s.w, p); err != nil {
-			return false
-		}
-		s.sent += len(p)
-	}
-	if s.sent >= s.next {
-		s.next = s.sent + 2<<20
-		if s.rc.Flush() != nil {
-			return false
-		}
-		s.sample()
-	}
-	return true
-}
-
-// repeat writes open, then the event that carries piece of a's until
-// hostileSent bytes went: each made as it goes.
-func (s *streamer) repeat(open string, event func(piece string) string) {
-	if !s.put(open) {
-		return
-	}
-	piece := strings.Repeat("a", 32<<10)
-	ev := event(piece) // one event, written again and again: nothing held
-	for s.sent < hostileSent {
-		if !s.put(ev) {
-			return
-		}
-	}
-	s.rc.Flush()
-}
-
-const msgStart = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
-
-func msgText(s *streamer) {
-	s.repeat(msgStart+"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
-		func(p string) string {
-			return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + p + "\"}}\n\n"
-		})
-}
-
-func msgTool(s *streamer) {
-	s.repeat(msgStart+"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{}}}\n\n"+
-		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"cmd\\\":\\\"\"}}\n\n",
-		func(p string) string {
-			return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"" + p + "\"}}\n\n"
-		})
-}
-
-func chatTool(s *streamer) {
-	s.repeat("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"Bash\",\"arguments\":\"{\\\"cmd\\\":\\\"\"}}]}}]}\n\n",
-		func(p string) string {
-			return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"" + p + "\"}}]}}]}\n\n"
-		})
-}
-
-// msgOversized opens an answer, then sends one event that never ends.
-func msgOversized(s *streamer) {
-	open := msgStart + "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
-		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\""
-	s.repeat(open, func(p string) string { return p })
-}
 
 // heapPeak samples the heap's objects after a collection and keeps the
 // largest.
@@ -271,39 +135,41 @@ func TestHostileUpstreams(t *testing.T) {
 	cases := []struct {
 		name       string
 		hostile    string // the upstream path that answers with gen
-		gen        func(*streamer)
+		gen        lazy.Gen
 		spill      string // the model a chain spills to (another vendor's), "" for none
 		path, body string
 		want       []string // in the end of the client's answer
 		status     int
 		requests   int // to the hostile path
 	}{
-		{"a Messages answer cut before its end: not continued past 4 MiB", msgPath, msgText, "",
+		{"a Messages answer cut before its end: not continued past 4 MiB", msgPath, lazy.MessagesText, "",
 			msgPath, msgBody("claude-opus-5-5", ""), []string{"event: error", "not continued", "4 MiB"}, 200, 1},
-		{"one oversized event: sent to each model once", msgPath, msgOversized, "",
+		{"one oversized event: sent to each model once", msgPath, lazy.MessagesOversized, "",
 			msgPath, msgBody("claude-opus-5-5", ""), []string{`"type":"error"`, "larger than spillway holds for a request"}, 0, 3},
-		{"tool arguments, Messages to a Chat client", msgPath, msgTool, "claude-sonnet-5-5",
+		{"tool arguments, Messages to a Chat client", msgPath, lazy.MessagesTool, "claude-sonnet-5-5",
 			chatPath, chatBody("gpt-6-astra", chatTools), []string{`"error"`}, 200, 1},
-		{"tool arguments, Chat to a Messages client", chatPath, chatTool, "gpt-6.1-sol",
+		{"tool arguments, Chat to a Messages client", chatPath, lazy.ChatTool, "gpt-6.1-sol",
 			msgPath, msgBody("claude-opus-5-5", msgTools), []string{"event: error"}, 200, 1},
-		{"tool arguments, Messages to a Responses client", msgPath, msgTool, "claude-sonnet-5-5",
+		{"tool arguments, Messages to a Responses client", msgPath, lazy.MessagesTool, "claude-sonnet-5-5",
 			respPath, respBody("gpt-6-astra", respTools), []string{"response.failed"}, 200, 1},
-		{"tool arguments, Chat to a Gemini client", chatPath, chatTool, "gpt-6.1-sol",
+		{"tool arguments, Chat to a Gemini client", chatPath, lazy.ChatTool, "gpt-6.1-sol",
 			geminiPath, geminiBody, []string{`"error"`}, 200, 1},
-		{"translated text, Messages to a Chat client", msgPath, msgText, "claude-sonnet-5-5",
+		{"translated text, Messages to a Chat client", msgPath, lazy.MessagesText, "claude-sonnet-5-5",
 			chatPath, chatBody("gpt-6-astra", ""), []string{`"error"`}, 200, 1},
-		{"translated text, Messages to a Responses client", msgPath, msgText, "claude-sonnet-5-5",
+		{"translated text, Messages to a Responses client", msgPath, lazy.MessagesText, "claude-sonnet-5-5",
 			respPath, respBody("gpt-6-astra", ""), []string{"response.failed"}, 200, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var heap heapPeak
-			up := newLazy(t, c.hostile, c.gen, heap.sample)
+			up := &lazy.Upstream{Path: c.hostile, Gen: c.gen, Size: hostileSent, Sample: heap.sample}
+			hs := httptest.NewServer(up)
+			t.Cleanup(hs.Close)
 			var mut func(*config.Config)
 			if c.spill != "" {
 				mut = spillTo(c.spill)
 			}
-			gw := hostileGateway(t, up.srv.URL, mut)
+			gw := hostileGateway(t, hs.URL, mut)
 			heap.sample()
 			status, n, end := hostileCall(t, gw, c.path, c.body)
 			heap.sample()
@@ -320,7 +186,7 @@ func TestHostileUpstreams(t *testing.T) {
 					t.Fatalf("a cut answer ends as a whole one (%s):\n%s", done, clip(end))
 				}
 			}
-			if got := up.count(c.hostile); got != c.requests {
+			if got := up.Count(c.hostile); got != c.requests {
 				t.Fatalf("the hostile upstream got %d requests, want %d", got, c.requests)
 			}
 			if heap.peak > hostileBudget+heapSlack {

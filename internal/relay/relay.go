@@ -143,6 +143,9 @@ type read struct {
 func (s *Stream) startPump() {
 	s.pump, s.quit = make(chan read, 16), make(chan struct{})
 	go func() {
+		// the reader's from here on: what it took of the budget goes back
+		// once it ends
+		defer s.rd.Release()
 		for {
 			ev, err := s.rd.Next()
 			// the reader's buffers are its own until its next event: an
@@ -189,6 +192,9 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 	}
 	if failed, ok := s.hold(); !ok {
 		resp.Body.Close()
+		if s.pump == nil { // (a pump's goroutine releases its reader)
+			s.rd.Release() // what a large event took of the budget goes back: the next attempt has it
+		}
 		s.mem.release(0)
 		return nil, failed
 	}

@@ -193,3 +193,31 @@ func TestAContinuationCarriesAtMostItsCap(t *testing.T) {
 		})
 	}
 }
+
+// An attempt that failed on an event past what the request may hold gives
+// back all it took of the budget: the next attempt of the request (another
+// model) has the whole of it.
+func TestAFailedAttemptGivesItsBudgetBack(t *testing.T) {
+	b := Limit(1 << 20).(*limit)
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + strings.Repeat("a", 2<<20) + "\"}}\n\n"
+	var failed policy.Result
+	policy.New(config.Default()).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "claude-opus-5-5"}, Stream: true,
+		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/", nil)
+			resp, _ := canned(body).RoundTrip(req)
+			a.Headers(true)
+			ep := wire.EndpointOf(wire.Messages)
+			st, res := Open(a, resp, ep, ep, Options{Budget: b})
+			if st != nil {
+				t.Fatal("an answer past the budget was opened")
+			}
+			if failed = res; b.used.Load() != 0 {
+				t.Fatalf("the failed attempt still holds %d bytes of the budget", b.used.Load())
+			}
+			return res
+		}})
+	if failed.Verdict.Code != classify.TooLarge {
+		t.Fatalf("%+v", failed.Verdict)
+	}
+}

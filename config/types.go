@@ -527,6 +527,25 @@ type Timeouts struct {
 	Idle Duration `yaml:"idle"`
 }
 
+// OwnSecretVars are the environment variables the configuration reads
+// spillway's own keys from (env:VAR of the admin key, the metrics key and
+// the gateway keys): a child spillway starts (the agent under exec, a
+// queue's command) gets its environment without them. The providers' keys
+// are the user's own and pass through.
+func (c *Config) OwnSecretVars() []string {
+	refs := []Secret{c.Gateway.AdminKey, c.Gateway.MetricsKey}
+	for _, k := range c.Gateway.Keys {
+		refs = append(refs, k.Key)
+	}
+	var out []string
+	for _, s := range refs {
+		if s.IsEnv() && s.EnvVar() != "" && !slices.Contains(out, s.EnvVar()) {
+			out = append(out, s.EnvVar())
+		}
+	}
+	return out
+}
+
 // Events sets the JSONL event log.
 type Events struct {
 	// Path of the log; empty means the default under the state dir.

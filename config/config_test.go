@@ -65,7 +65,9 @@ func TestBadFiles(t *testing.T) {
 		{"key_auth_without_key.yaml", []string{"key_auth_without_key.yaml:2:", "providers.mine.api_key", "auth: key needs an api_key"}},
 		{"open_listen.yaml", []string{"open_listen.yaml:1:", "listen", "0.0.0.0:8787 is reachable from other machines: set gateway.keys"}},
 		{"gateway_limits.yaml", []string{"gateway.max_body_mb", "64 MiB is more than gateway.max_inflight_mb (32)",
-			"gateway.read_timeout", "must be more than 0s", "gateway.allowed_origins[0]", `"app.example" is not an origin`}},
+			"gateway.read_timeout", "must be more than 0s", "gateway.allowed_origins[0]", `"app.example" is not an origin`,
+			"gateway_limits.yaml:6:", "gateway.max_connections", "must be at least 1, not 0",
+			"gateway_limits.yaml:7:", "gateway.max_connections_per_address", "must be 0 (no cap, the default) or more, not -1"}},
 		{"gemini_upstream.yaml", []string{"gemini_upstream.yaml:2:", "models.gemini-escape.upstream", `"../../v1/files#"`,
 			"gemini_upstream.yaml:6:", "models.gemini-3-pro.deployments[1].upstream", `the model name "models/x?key=y" cannot go in a URL`}},
 		// one check lists every mistake, whatever stage finds it (an

@@ -1113,6 +1113,12 @@ func (l *loader) validate(c *Config) {
 			l.at(d.key, "must be more than 0s: without it a client that sends nothing holds its connection forever")
 		}
 	}
+	if c.Gateway.MaxConnections < 1 {
+		l.at("gateway.max_connections", fmt.Sprintf("must be at least 1, not %d: the connections a gateway beyond loopback holds at once (default 1024)", c.Gateway.MaxConnections))
+	}
+	if c.Gateway.MaxConnectionsPerAddress < 0 {
+		l.at("gateway.max_connections_per_address", fmt.Sprintf("must be 0 (no cap, the default) or more, not %d", c.Gateway.MaxConnectionsPerAddress))
+	}
 	for i, o := range c.Gateway.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
 			l.at(fmt.Sprintf("gateway.allowed_origins[%d]", i), fmt.Sprintf("%q is not an origin; write it like https://app.example or http://localhost:3000", o))

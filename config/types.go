@@ -480,6 +480,13 @@ type Gateway struct {
 	// cut streams (the relay has write deadlines of its own).
 	ReadTimeout      Duration `yaml:"read_timeout"`
 	KeepaliveTimeout Duration `yaml:"keepalive_timeout"`
+	// MaxConnections caps the connections a gateway that listens beyond
+	// loopback holds at once (default 1024); past it a new connection is
+	// closed at once. MaxConnectionsPerAddress caps those from one client
+	// address (0, the default: no cap; a gateway behind a load balancer
+	// sees one address).
+	MaxConnections           int `yaml:"max_connections"`
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 	// AllowedHosts are the names the gateway answers to (the Host header),
 	// besides 127.0.0.1, localhost and [::1]: on loopback, no other name
 	// is answered (a DNS rebinding name is refused); beyond loopback, none

@@ -254,6 +254,10 @@ func (s *Server) Reload(cfg *config.Config) []string {
 	return kept
 }
 
+// Exposed reports a gateway that listens beyond loopback (its
+// configuration's listen address, or the address it bound).
+func (s *Server) Exposed() bool { return s.exposed.Load() }
+
 // Engine is the gateway's policy engine (the current one, after a reload).
 func (s *Server) Engine() *policy.Engine { return s.eng() }
 

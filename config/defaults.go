@@ -33,7 +33,8 @@ func Default() *Config {
 		Queue:   Queue{DB: "sqlite", Concurrency: 2, GapMin: d(500 * time.Millisecond), GapMax: d(2 * time.Second)},
 		Events:  Events{MaxSizeMB: 50, Keep: 5},
 		Gateway: Gateway{MaxBodyMB: 32, MaxInflightMB: 256,
-			ReadTimeout: Duration(60 * time.Second), KeepaliveTimeout: Duration(120 * time.Second)},
+			ReadTimeout: Duration(60 * time.Second), KeepaliveTimeout: Duration(120 * time.Second),
+			MaxConnections: 1024},
 		Timeouts: Timeouts{Header: d(30 * time.Second), Request: d(10 * time.Minute), Idle: d(120 * time.Second)},
 		Catalog:  CatalogBuiltin,
 	}

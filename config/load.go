@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -41,9 +42,19 @@ func (p Problem) String() string {
 		loc = fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 	}
 	if p.Field != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, p.Field, p.Msg)
+		return fmt.Sprintf("%s: %s: %s", loc, printable(p.Field), p.Msg)
 	}
 	return fmt.Sprintf("%s: %s", loc, p.Msg)
+}
+
+// printable is a field's path as a terminal shows it: a control character
+// in a name (a model's, from a quoted key) escaped, as Go quotes it.
+func printable(field string) string {
+	if !strings.ContainsFunc(field, unicode.IsControl) {
+		return field
+	}
+	q := strconv.Quote(field)
+	return q[1 : len(q)-1]
 }
 
 // Error lists every problem found in a file.
@@ -894,6 +905,9 @@ func (l *loader) validate(c *Config) {
 	for _, name := range modelNames {
 		m := c.Models[name]
 		fp := "models." + name
+		if err := CheckModelName(name); err != nil {
+			l.at(fp, err.Error())
+		}
 		_, providerSet := l.pos[fp+".provider"]
 		switch {
 		case len(m.Deployments) > 0 && providerSet:
@@ -1099,6 +1113,12 @@ func (l *loader) validate(c *Config) {
 			l.at(d.key, "must be more than 0s: without it a client that sends nothing holds its connection forever")
 		}
 	}
+	if c.Gateway.MaxConnections < 1 {
+		l.at("gateway.max_connections", fmt.Sprintf("must be at least 1, not %d: the connections a gateway beyond loopback holds at once (default 1024)", c.Gateway.MaxConnections))
+	}
+	if c.Gateway.MaxConnectionsPerAddress < 0 {
+		l.at("gateway.max_connections_per_address", fmt.Sprintf("must be 0 (no cap, the default) or more, not %d", c.Gateway.MaxConnectionsPerAddress))
+	}
 	for i, o := range c.Gateway.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
 			l.at(fmt.Sprintf("gateway.allowed_origins[%d]", i), fmt.Sprintf("%q is not an origin; write it like https://app.example or http://localhost:3000", o))
@@ -1234,6 +1254,23 @@ func (l *loader) deployments(c *Config, name string, m Model) {
 			l.at(dp+".provider", fmt.Sprintf("%s speaks %s but the model's first deployment speaks %s; a model's deployments share one wire format", d.Provider, t, format))
 		}
 	}
+}
+
+// CheckModelName refuses a model name an agent would misread on its
+// command line (exec and the queue give a model to an agent as --model
+// NAME, or in a {model} placeholder of a shell's command): one that starts
+// with "-" (read as a flag) or holds whitespace or a control character.
+func CheckModelName(name string) error {
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("model name %q starts with \"-\": an agent given it after --model reads it as a flag; start it with a letter or digit", name)
+	}
+	if i := strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return fmt.Errorf("model name %q holds whitespace or a control character (%U): an agent's command line would split or misread it; name the model without them", name, []rune(name[i:])[0])
+	}
+	if name == "" {
+		return errors.New("a model needs a name")
+	}
+	return nil
 }
 
 // deploymentName is what a deployment may be called: routes ("a@b:capacity >

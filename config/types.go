@@ -480,6 +480,13 @@ type Gateway struct {
 	// cut streams (the relay has write deadlines of its own).
 	ReadTimeout      Duration `yaml:"read_timeout"`
 	KeepaliveTimeout Duration `yaml:"keepalive_timeout"`
+	// MaxConnections caps the connections a gateway that listens beyond
+	// loopback holds at once (default 1024); past it a new connection is
+	// closed at once. MaxConnectionsPerAddress caps those from one client
+	// address (0, the default: no cap; a gateway behind a load balancer
+	// sees one address).
+	MaxConnections           int `yaml:"max_connections"`
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 	// AllowedHosts are the names the gateway answers to (the Host header),
 	// besides 127.0.0.1, localhost and [::1]: on loopback, no other name
 	// is answered (a DNS rebinding name is refused); beyond loopback, none
@@ -525,6 +532,25 @@ type Timeouts struct {
 	// before it is complete, a stream once its output has started (then it
 	// is cut, and the caller gets the protocol's error).
 	Idle Duration `yaml:"idle"`
+}
+
+// OwnSecretVars are the environment variables the configuration reads
+// spillway's own keys from (env:VAR of the admin key, the metrics key and
+// the gateway keys): a child spillway starts (the agent under exec, a
+// queue's command) gets its environment without them. The providers' keys
+// are the user's own and pass through.
+func (c *Config) OwnSecretVars() []string {
+	refs := []Secret{c.Gateway.AdminKey, c.Gateway.MetricsKey}
+	for _, k := range c.Gateway.Keys {
+		refs = append(refs, k.Key)
+	}
+	var out []string
+	for _, s := range refs {
+		if s.IsEnv() && s.EnvVar() != "" && !slices.Contains(out, s.EnvVar()) {
+			out = append(out, s.EnvVar())
+		}
+	}
+	return out
 }
 
 // Events sets the JSONL event log.

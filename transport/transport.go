@@ -176,6 +176,12 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
+	login := ep.Format == wire.Anthropic && wire.SignedIn(req.Header)
+	if login && req.Header.Get("X-Api-Key") != "" {
+		// a login's request is the login's: an x-api-key beside it goes nowhere
+		req = req.Clone(req.Context())
+		req.Header.Del("X-Api-Key")
+	}
 	var answer *http.Response
 	cross := upstream.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
 	// what the request may hold of its answers: gateway.max_body_mb, as
@@ -185,7 +191,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
 			CheckEvery: ladder.CheckEvery, RungLeft: ladder.RungLeft, UntilReset: ladder.UntilReset,
-			SignIn: ep.Format == wire.Anthropic && wire.SignedIn(req.Header)},
+			SignIn: login},
 		Source: events.SourceLibrary, Endpoint: req.URL.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(req), Watchdogs: true, ChargeFailures: true, Events: t.events, Cross: cross.Check,
 		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {

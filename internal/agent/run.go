@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -132,6 +133,7 @@ type Result struct {
 // one run of the agent on the attempt's model.
 func Run(ctx context.Context, o Options) Result {
 	kind := KindOf(o.Command[0])
+	o.Env = withoutOwnSecrets(o.Env, o.Config)
 	// the agent's own sign-in (a ChatGPT plan's tokens and ids) goes into
 	// nothing exec writes: its words, the records, the result, the archive
 	sec := signInSecrets(kind, o)
@@ -513,6 +515,30 @@ func failFast(k Kind, o *Options) (cleanup func(), err error) {
 		o.Env = append(append([]string(nil), base...), extra...)
 	}
 	return cleanup, nil
+}
+
+// withoutOwnSecrets is the child's environment (env, or spillway's own
+// when nil) without the variables that hold spillway's own keys
+// (config.OwnSecretVars): an agent has no business with the gateway's
+// admin, metrics or gateway keys. nil (spillway's own environment, as it
+// is) when there is none to take out.
+func withoutOwnSecrets(env []string, cfg *config.Config) []string {
+	vars := cfg.OwnSecretVars()
+	if len(vars) == 0 {
+		return env
+	}
+	base := env
+	if base == nil {
+		base = os.Environ()
+	}
+	out := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(vars, name)
+	})
+	if env == nil && len(out) == len(base) {
+		return nil
+	}
+	return out
 }
 
 // childEnv looks a variable up as the agent will see it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -279,6 +280,9 @@ func TestDashboardBeyondLoopback(t *testing.T) {
 					}
 				}
 			}
+			if tc.admin {
+				pagesPerAddress(t, base)
+			}
 			// other paths keep the provider-shaped 404
 			resp, err := http.Get(base + "/nothing/here")
 			if err != nil {
@@ -290,5 +294,38 @@ func TestDashboardBeyondLoopback(t *testing.T) {
 				t.Errorf("GET /nothing/here: %d %s; want the provider-shaped 404", resp.StatusCode, b)
 			}
 		})
+	}
+}
+
+// pagesPerAddress checks the dashboard's streams beyond loopback: four
+// open from one address, a fifth from it refused (503), one from another
+// address still served (neither is 127.0.0.1, whose streams of the test
+// before may still be going).
+func pagesPerAddress(t *testing.T, base string) {
+	t.Helper()
+	open := func(from string) int {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/ui/events", nil)
+		req.Header.Set("Authorization", "Bearer adm-0123456789")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Skipf("cannot connect from %s here: %v", from, err)
+		}
+		t.Cleanup(func() { resp.Body.Close() }) // the stream stays open to the end of the test
+		return resp.StatusCode
+	}
+	for i := range 4 {
+		if code := open("127.0.0.3"); code != http.StatusOK {
+			t.Fatalf("stream %d from one address: %d", i+1, code)
+		}
+	}
+	if code := open("127.0.0.3"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a fifth stream from one address: %d, want 503", code)
+	}
+	if code := open("127.0.0.2"); code != http.StatusOK {
+		t.Fatalf("a stream from another address: %d, want 200", code)
 	}
 }

@@ -136,3 +136,50 @@ func TestExecCtrlCStopsTheChild(t *testing.T) {
 		})
 	}
 }
+
+// The agent under exec, and a queue's command, get spillway's environment
+// without the variables its configuration reads its own keys from (the
+// admin, metrics and gateway keys); the providers' keys, the user's own,
+// pass through.
+func TestTheAgentGetsNoneOfSpillwaysOwnKeys(t *testing.T) {
+	own := map[string]string{"SPILLWAY_ADMIN_KEY": "admin-secret-0123456789", "SPW_TEST_METRICS_KEY": "metrics-secret-0123456789", "SPW_TEST_TEAM_KEY": "team-secret-0123456789"}
+	env := map[string]string{"OPENAI_API_KEY": "sk-users-own-0123456789"}
+	for k, v := range own {
+		env[k] = v
+	}
+	for k, v := range env {
+		t.Setenv(k, v) // the child's environment is the process's
+	}
+	dir := t.TempDir()
+	env["HOME"] = dir
+	cfg := filepath.Join(dir, "spillway.yaml")
+	os.WriteFile(cfg, []byte("gateway:\n  admin_key: env:SPILLWAY_ADMIN_KEY\n  metrics_key: env:SPW_TEST_METRICS_KEY\n  keys:\n    - { name: ci, key: env:SPW_TEST_TEAM_KEY }\n"), 0o600)
+	check := func(what, out string) {
+		t.Helper()
+		if !strings.Contains(out, "OPENAI_API_KEY=sk-users-own-0123456789") {
+			t.Fatalf("%s: the provider's key did not pass through:\n%s", what, out)
+		}
+		for k, v := range own {
+			if strings.Contains(out, k+"=") || strings.Contains(out, v) {
+				t.Fatalf("%s: the agent got %s:\n%s", what, k, out)
+			}
+		}
+	}
+	out, errOut, code := run(t, env, "", "exec", "--config", cfg, "--events", "-", "--", "sh", "-c", "env")
+	if code != 0 {
+		t.Fatalf("exec: exit %d\n%s", code, errOut)
+	}
+	check("exec", out)
+	db := "sqlite:" + filepath.Join(dir, "q.db")
+	q := func(args ...string) (string, string, int) {
+		return run(t, env, "", append([]string{"queue", "--config", cfg, "--db", db}, args...)...)
+	}
+	if _, errOut, code := q("add", "--", "sh", "-c", "env"); code != 0 {
+		t.Fatalf("queue add: exit %d, %s", code, errOut)
+	}
+	if out, errOut, code := q("run", "--until-empty", "--events", "-"); code != 0 {
+		t.Fatalf("queue run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, _ = q("show", "1")
+	check("queue", out)
+}

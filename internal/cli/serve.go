@@ -129,7 +129,7 @@ and X-Spillway-Route.`,
 			if opts.Engine == nil {
 				opts.Engine = policy.New(cfg)
 			}
-			do := dash.Options{Engine: func() *policy.Engine { return gw.Engine() }, Counts: func() (int64, int64) { return gw.Counts() }, Clock: opts.Engine.Clock(),
+			do := dash.Options{Engine: func() *policy.Engine { return gw.Engine() }, Counts: func() (int64, int64) { return gw.Counts() }, Exposed: func() bool { return gw.Exposed() }, Clock: opts.Engine.Clock(),
 				Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}, Log: logger}
 			if ew != nil {
 				do.Events, do.Flush, do.EventLog, opts.Dropped = ew, ew.Flush, eventsPath, ew.Dropped

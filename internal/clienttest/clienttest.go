@@ -242,6 +242,10 @@ type ClaudeOptions struct {
 	// does (CLAUDE_CODE_OAUTH_TOKEN): it sends Authorization: Bearer and
 	// the oauth beta.
 	OAuthToken string
+	// AuthToken sets ANTHROPIC_AUTH_TOKEN (a bearer with no oauth beta),
+	// beside APIKey when that is set too (Claude Code then sends both
+	// Authorization: Bearer and x-api-key).
+	AuthToken string
 	// MaxRetries sets CLAUDE_CODE_MAX_RETRIES; nil keeps Claude's default
 	// (about ten retries over more than two minutes).
 	MaxRetries *int
@@ -287,9 +291,15 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	}
-	if opts.OAuthToken != "" {
+	switch {
+	case opts.OAuthToken != "":
 		env = append(env, "CLAUDE_CODE_OAUTH_TOKEN="+opts.OAuthToken)
-	} else {
+	case opts.AuthToken != "":
+		env = append(env, "ANTHROPIC_AUTH_TOKEN="+opts.AuthToken)
+		if opts.APIKey != "" {
+			env = append(env, "ANTHROPIC_API_KEY="+opts.APIKey)
+		}
+	default:
 		env = append(env, "ANTHROPIC_API_KEY="+opts.APIKey)
 	}
 	if opts.MaxRetries != nil {

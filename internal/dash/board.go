@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -85,6 +86,9 @@ type Options struct {
 	// Flush, when set, writes out what the event log's writer holds: the
 	// read starts from everything observed before it.
 	Flush func(context.Context) error
+	// Exposed reports a gateway that listens beyond loopback: its pages'
+	// streams are capped per address too (maxPagesPerAddress).
+	Exposed func() bool
 	// Location is the heatmap's time zone (time.Local when nil).
 	Location *time.Location
 	Log      *slog.Logger
@@ -98,8 +102,18 @@ const (
 	tick        = 2 * time.Second  // the state, to open pages
 	heatSpan    = 7 * 24 * time.Hour
 	heatReseed  = 24 * time.Hour
-	maxPages    = 32 // open streams at once
 	subscribers = 256
+)
+
+// The pages' streams open at once: on loopback (one person's machine)
+// maxPages in all; beyond loopback (a team's gateway) maxPagesExposed in
+// all and maxPagesPerAddress from one address, so that many pages from
+// one place cannot lock the others out. A stream's frames are shared by
+// every page (made once), so more pages hold little more.
+const (
+	maxPages           = 32
+	maxPagesExposed    = 256
+	maxPagesPerAddress = 4
 )
 
 // Board is the dashboard's state.
@@ -737,7 +751,8 @@ func nonNil[T any](s []T) []T {
 // page is one open stream.
 type page struct {
 	out     chan []byte
-	heatVer int // the heatmap it has (-1: none yet)
+	heatVer int    // the heatmap it has (-1: none yet)
+	addr    string // the address it was opened from
 }
 
 // frame is one server-sent event.
@@ -766,21 +781,49 @@ func (b *Board) publish(name string, v any) {
 	}
 }
 
-// join opens a page's stream; ok is false when too many are open (or the
-// board is closed).
-func (b *Board) join() (*page, bool) {
+// join opens a page's stream from addr (the client's address, without
+// its port); why says what refused it ("" when it opened): the board is
+// closed, or too many are open in all or from addr (pagesOpen).
+func (b *Board) join(addr string) (*page, string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || len(b.pages) >= maxPages {
-		return nil, false
+	if b.closed {
+		return nil, "the gateway is stopping"
 	}
-	p := &page{out: make(chan []byte, subscribers), heatVer: -1}
+	if why := b.full(addr); why != "" {
+		return nil, why
+	}
+	p := &page{out: make(chan []byte, subscribers), heatVer: -1, addr: addr}
 	b.pages[p] = struct{}{}
 	if !b.ticking {
 		b.ticking = true
 		b.stopTick = b.clock.AfterFunc(tick, b.tick)
 	}
-	return p, true
+	return p, ""
+}
+
+// full says why no other page may open from addr, "" when one may
+// (b.mu held).
+func (b *Board) full(addr string) string {
+	if b.o.Exposed == nil || !b.o.Exposed() {
+		if len(b.pages) >= maxPages {
+			return fmt.Sprintf("%d pages are open on this gateway, its limit; close one", maxPages)
+		}
+		return ""
+	}
+	if len(b.pages) >= maxPagesExposed {
+		return fmt.Sprintf("%d pages are open on this gateway, its limit; close one", maxPagesExposed)
+	}
+	n := 0
+	for p := range b.pages {
+		if p.addr == addr {
+			n++
+		}
+	}
+	if n >= maxPagesPerAddress {
+		return fmt.Sprintf("%d pages are open from your address, the limit for one address; close one", maxPagesPerAddress)
+	}
+	return ""
 }
 
 // leave closes a page's stream.

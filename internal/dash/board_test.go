@@ -370,14 +370,47 @@ func TestEventStream(t *testing.T) {
 func TestTooManyPages(t *testing.T) {
 	b, _ := newBoard(t, Options{})
 	for range maxPages {
-		if _, ok := b.join(); !ok {
-			t.Fatal("a page refused below the limit")
+		if p, why := b.join("127.0.0.1"); p == nil {
+			t.Fatalf("a page refused below the limit: %s", why)
 		}
 	}
 	w := httptest.NewRecorder()
 	b.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/ui/events", nil))
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
 		t.Errorf("page %d: %d, Retry-After %q; want 503 with Retry-After", maxPages+1, w.Code, w.Header().Get("Retry-After"))
+	}
+}
+
+// Beyond loopback the pages' streams are capped per address: many from
+// one place do not lock the others out (the total is larger); on
+// loopback, one person's machine, the cap is maxPages in all.
+func TestPagesPerAddressBeyondLoopback(t *testing.T) {
+	b, _ := newBoard(t, Options{Exposed: func() bool { return true }})
+	open := func(addr string) int {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/ui/events", nil)
+		r.RemoteAddr = addr
+		ctx, cancel := context.WithCancel(r.Context())
+		cancel() // the page goes once its first frame is written
+		b.Handler().ServeHTTP(w, r.WithContext(ctx))
+		return w.Code
+	}
+	for range maxPagesPerAddress {
+		if p, why := b.join("192.0.2.7"); p == nil {
+			t.Fatalf("a page refused below the per-address cap: %s", why)
+		}
+	}
+	if code := open("192.0.2.7:40001"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a page past %d from one address: %d, want 503", maxPagesPerAddress, code)
+	}
+	if code := open("192.0.2.8:40002"); code != http.StatusOK {
+		t.Fatalf("a page from another address: %d, want 200", code)
+	}
+	for i := range maxPagesExposed {
+		b.join(fmt.Sprintf("198.51.100.%d", i/maxPagesPerAddress))
+	}
+	if p, why := b.join("203.0.113.1"); p != nil || !strings.Contains(why, fmt.Sprint(maxPagesExposed)) {
+		t.Fatalf("past %d in all: %v %q", maxPagesExposed, p != nil, why)
 	}
 }
 

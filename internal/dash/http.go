@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"io/fs"
+	"net"
 	"net/http"
 	"time"
 )
@@ -76,10 +77,10 @@ const writeWait = 10 * time.Second
 // model switch as they happen and the state every two seconds, until the
 // page goes or the gateway stops.
 func (b *Board) handleEvents(w http.ResponseWriter, r *http.Request) {
-	p, ok := b.join()
-	if !ok {
+	p, why := b.join(remoteHost(r.RemoteAddr))
+	if p == nil {
 		w.Header().Set("Retry-After", "10")
-		http.Error(w, "spillway dashboard: too many pages are open on this gateway; close one", http.StatusServiceUnavailable)
+		http.Error(w, "spillway dashboard: "+why, http.StatusServiceUnavailable)
 		return
 	}
 	defer b.leave(p)
@@ -114,4 +115,12 @@ func (b *Board) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// remoteHost is a client's address without its port.
+func remoteHost(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }

@@ -253,7 +253,7 @@ func TestSDKsThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	oa := openai.NewClient(option.WithBaseURL(r.url+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
-	an := anthropic.NewClient(aoption.WithBaseURL(r.url), aoption.WithAPIKey("sk-ant-test"), aoption.WithMaxRetries(0))
+	an := anthropic.NewClient(aoption.WithBaseURL(r.url), aoption.WithAPIKey("sk-ant-api03-test"), aoption.WithMaxRetries(0))
 	prompt := "through the gateway"
 
 	t.Run("openai chat", func(t *testing.T) {
@@ -351,7 +351,7 @@ func TestSDKsReadEveryStream(t *testing.T) {
 		return text, s.Err()
 	}
 	msgStream := func(ctx context.Context, url, model string) (string, error) {
-		an := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("sk-ant-test"), aoption.WithMaxRetries(0))
+		an := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("sk-ant-api03-test"), aoption.WithMaxRetries(0))
 		s := an.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 64,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
 		msg := anthropic.Message{}

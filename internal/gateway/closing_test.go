@@ -269,7 +269,7 @@ func TestOtherFormatsCutStreamsEndInTheirOwnError(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		tee := &teeClient{}
-		an := anthropic.NewClient(aoption.WithBaseURL(r.url), aoption.WithAPIKey("sk-ant-test"), aoption.WithMaxRetries(0), aoption.WithHTTPClient(&http.Client{Transport: tee}))
+		an := anthropic.NewClient(aoption.WithBaseURL(r.url), aoption.WithAPIKey("sk-ant-api03-test"), aoption.WithMaxRetries(0), aoption.WithHTTPClient(&http.Client{Transport: tee}))
 		s := an.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "claude-haiku-5-5", MaxTokens: 64,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
 		m := anthropic.Message{}

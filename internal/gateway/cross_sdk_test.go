@@ -80,7 +80,7 @@ func TestSDKsAccumulateTranslatedStreams(t *testing.T) {
 		return g, nil
 	}
 	messages := func(ctx context.Context, url string, stream bool) (got, error) {
-		an := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("sk-ant-test"), aoption.WithMaxRetries(0))
+		an := anthropic.NewClient(aoption.WithBaseURL(url), aoption.WithAPIKey("sk-ant-api03-test"), aoption.WithMaxRetries(0))
 		p := anthropic.MessageNewParams{Model: "claude-sonnet-5-5", MaxTokens: 256,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("weather and time?"))},
 			Tools: []anthropic.ToolUnionParam{

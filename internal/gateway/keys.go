@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,25 +20,32 @@ import (
 
 // presented is the key a request carries where its SDK sends the
 // provider's: Authorization: Bearer (OpenAI), x-api-key (Anthropic),
-// x-goog-api-key or ?key= (Gemini).
+// x-goog-api-key, or ?key= on a Gemini route only (formatOf: under
+// /v1beta/ and Gemini's routes under /v1/): only Gemini's clients send a
+// key in the URL, where proxies and browsers' histories keep it, and a key
+// of another route's URL is not taken for one.
 func presented(r *http.Request) string {
 	if b := bearer(r); b != "" {
 		return b
 	}
-	for _, k := range []string{r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
+	for _, k := range []string{r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key")} {
 		if k != "" {
 			return k
 		}
+	}
+	if formatOf(r).Format == wire.Gemini {
+		return r.URL.Query().Get("key")
 	}
 	return ""
 }
 
 // callerSecrets are what of a request's own sign-in must reach no record,
-// log line or answer of spillway's: the key or token it presented, and a
-// ChatGPT plan's account id (Codex's ChatGPT-Account-Id), which a backend
-// may echo in its errors.
+// log line or answer of spillway's: the key or token it presented (and a
+// ?key= of any route, which passes on in the query), and a ChatGPT plan's
+// account id (Codex's ChatGPT-Account-Id), which a backend may echo in its
+// errors.
 func callerSecrets(r *http.Request) []string {
-	return []string{presented(r), r.Header.Get("Chatgpt-Account-Id")}
+	return []string{presented(r), r.URL.Query().Get("key"), r.Header.Get("Chatgpt-Account-Id")}
 }
 
 // keyOf is the gateway key a request presents, when keys are configured:
@@ -190,9 +196,4 @@ func keyIn(r *http.Request) *config.GatewayKey {
 }
 
 // bearer is the token of an Authorization: Bearer header, "" without one.
-func bearer(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		return strings.TrimSpace(a[7:])
-	}
-	return ""
-}
+func bearer(r *http.Request) string { return wire.Bearer(r.Header) }

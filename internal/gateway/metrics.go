@@ -21,6 +21,9 @@ type metrics struct {
 	breaker   *prometheus.GaugeVec // key: 0 closed, 1 half-open, 2 open
 	dropped   prometheus.CounterFunc
 	given     prometheus.CounterFunc
+	// connsRefused counts connections closed at once past a cap (why:
+	// total, per_address)
+	connsRefused *prometheus.CounterVec
 }
 
 func newMetrics(dropped, given func() float64, fleet Fleet) *metrics {
@@ -42,6 +45,8 @@ func newMetrics(dropped, given func() float64, fleet Fleet) *metrics {
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "spillway_inflight_requests", Help: "Client requests in progress."}),
 		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "spillway_breaker_state",
 			Help: "Breaker state per provider/model: 0 closed, 1 half-open, 2 open."}, []string{"key"}),
+		connsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "spillway_connections_refused_total",
+			Help: "Connections closed as soon as they were accepted, past gateway.max_connections (why: total) or max_connections_per_address (why: per_address); beyond loopback only."}, []string{"why"}),
 	}
 	m.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spillway_events_dropped_total",
 		Help: "Event records that never reached the event log: its disk full, a write or open that failed, or a writer that fell behind (the log says which, at once and then once a minute)."}, dropped)
@@ -51,7 +56,7 @@ func newMetrics(dropped, given func() float64, fleet Fleet) *metrics {
 	// besides the default series: what the gateway holds, where the
 	// heap's size and RSS follow the collector's target and high-water mark
 	goc := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}))
-	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped, m.given,
+	reg.MustRegister(m.requests, m.attempts, m.deployed, m.fallbacks, m.latency, m.ttfb, m.inflight, m.breaker, m.dropped, m.given, m.connsRefused,
 		goc, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if fleet != nil {
 		reg.MustRegister(

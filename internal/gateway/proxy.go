@@ -25,10 +25,15 @@ import (
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
 	s.quiet.begin() // from the first byte: a request waiting for room holds its body too
 	defer s.quiet.end()
-	if signedIn(ep, r) && s.signInRefused(w, r, ep) {
+	r = s.pin(r)
+	cfg := s.stateOf(r.Context()).cfg
+	login := signedIn(cfg, ep, r)
+	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
-	r = s.pin(r)
+	if login && ep.Format == wire.Anthropic {
+		r = s.dropKeyBesideLogin(r)
+	}
 	key, release, ok := s.admit(w, r, ep)
 	if !ok {
 		s.metrics.requests.WithLabelValues(ep.Path, "refused").Inc()
@@ -52,9 +57,37 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 }
 
 // signedIn reports a request that carries a person's sign-in: every one of
-// a sign-in's route (Via), and a Claude login on the Messages route.
-func signedIn(ep wire.Endpoint, r *http.Request) bool {
-	return ep.Via != "" || ep.Format == wire.Anthropic && wire.SignedIn(r.Header)
+// a sign-in's route (Via), and a Claude login on the Messages route (a
+// bearer that is not an API key, wire.SignedIn). On a gateway with keys no
+// credential is a login: each is a gateway key (replaced by the provider's
+// own) or refused.
+func signedIn(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
+	return ep.Via != "" || ep.Format == wire.Anthropic && len(cfg.Gateway.Keys) == 0 && wire.SignedIn(r.Header)
+}
+
+// planLoginNotKey reports, on a gateway with keys, a Messages request that
+// carries a Claude plan's login rather than one of the keys: refused as a
+// sign-in (403), not as a bad key (a 401 sends Claude Code to log in again).
+func planLoginNotKey(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
+	if ep.Format != wire.Anthropic || len(cfg.Gateway.Keys) == 0 || !wire.PlanLogin(r.Header) {
+		return false
+	}
+	_, known := keyOf(cfg, r)
+	return !known
+}
+
+// dropKeyBesideLogin takes an x-api-key sent beside a Claude login out of
+// the request (Claude Code with both ANTHROPIC_AUTH_TOKEN and
+// ANTHROPIC_API_KEY sends both): the request is the login's, and the key
+// goes nowhere. The log says so, without the key.
+func (s *Server) dropKeyBesideLogin(r *http.Request) *http.Request {
+	if r.Header.Get("X-Api-Key") == "" {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("X-Api-Key")
+	s.log.Info("x-api-key dropped", "endpoint", r.URL.Path, "why", "the request carries a login (Authorization: Bearer) too; it goes as the login's, and the x-api-key is sent nowhere")
+	return r
 }
 
 // logRequest ends a request: its key's spend, its metrics, and one line
@@ -144,17 +177,9 @@ type exchange struct {
 // prepare reads and checks the request and makes its exchange; nil, with
 // the outcome, when the gateway refused it.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) (*exchange, string) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.Is(err, errBusy) {
-			busy(w, ep)
-			return nil, "busy"
-		}
-		if errors.As(err, &mbe) {
-			return nil, reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", s.stateOf(r.Context()).cfg.Gateway.MaxBodyMB))
-		}
-		return nil, reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
+	raw, outcome := s.readBody(w, r, ep)
+	if outcome != "" {
+		return nil, outcome
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err != nil {
@@ -190,7 +215,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(callerSecrets(r)...)}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(ep, r)},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(s.stateOf(r.Context()).cfg, ep, r)},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
@@ -198,6 +223,30 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x.cross = upstream.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, r.URL.RawQuery, s.stateOf(r.Context()).crosses)
 	x.call.Cross = x.cross.Check
 	return x, ""
+}
+
+// readBody reads r's body, up to gateway.max_body_mb; past it the answer
+// is 413 (every route's, in its format), and the outcome label says what
+// was answered ("" when the body is read).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) ([]byte, string) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	if err == nil {
+		return raw, ""
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBusy):
+		busy(w, ep)
+		return nil, "busy"
+	case errors.As(err, &mbe):
+		return nil, tooLarge(w, ep, s.stateOf(r.Context()).cfg)
+	}
+	return nil, reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
+}
+
+// tooLarge answers a request whose body is over gateway.max_body_mb: 413.
+func tooLarge(w http.ResponseWriter, ep wire.Endpoint, cfg *config.Config) string {
+	return reject(w, ep, http.StatusRequestEntityTooLarge, fmt.Sprintf("spillway: the request body is larger than %d MiB (gateway.max_body_mb); compact the conversation or raise the limit", cfg.Gateway.MaxBodyMB))
 }
 
 // record takes an attempt's record: what the provider spent (an attempt
@@ -245,13 +294,12 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	cfg := s.stateOf(r.Context()).cfg
 	deps := cfg.Deployments(model)
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	if err != nil || len(deps) == 0 {
-		msg := fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model)
-		if err != nil {
-			msg = "spillway: could not read the request body: " + err.Error()
-		}
-		reject(w, ep, http.StatusBadRequest, msg)
+	raw, outcome := s.readBody(w, r, ep)
+	if outcome != "" {
+		return
+	}
+	if len(deps) == 0 {
+		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model))
 		return
 	}
 	if t := cfg.ModelType(model); t != string(wire.Gemini) {

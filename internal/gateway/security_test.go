@@ -132,14 +132,21 @@ func (tm *team) text() string {
 // address) with the file body extra added.
 func newTeam(t *testing.T, listen, extra string) *team {
 	t.Helper()
+	return newTeamWith(t, listen, "  read_timeout: 300ms\n  keepalive_timeout: 300ms\n"+extra)
+}
+
+// newTeamWith is newTeam with section the file's gateway: section but for
+// its keys.
+func newTeamWith(t *testing.T, listen, section string) *team {
+	t.Helper()
 	tm := &team{up: newHostile(t), clk: policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))}
 	keys := ""
 	if !strings.HasPrefix(listen, "127.") {
 		keys = "  keys: [{ name: alice, key: env:ALICE }]\n"
 	}
 	file := fmt.Sprintf("listen: %q\nproviders:\n  openai: { base_url: %q, api_key: env:PROVIDER, auth: key }\n  anthropic: { base_url: %q, api_key: env:PROVIDER, auth: key }\n  gemini: { base_url: %q, api_key: env:PROVIDER, auth: key }\n"+
-		"gateway:\n  admin_key: env:ADMIN\n  metrics_key: env:METRICS\n  read_timeout: 300ms\n  keepalive_timeout: 300ms\n%s%s",
-		listen, tm.up.srv.URL+"/v1", tm.up.srv.URL, tm.up.srv.URL, keys, extra)
+		"gateway:\n  admin_key: env:ADMIN\n  metrics_key: env:METRICS\n%s%s",
+		listen, tm.up.srv.URL+"/v1", tm.up.srv.URL, tm.up.srv.URL, keys, section)
 	env := map[string]string{"PROVIDER": teamProvider, "ALICE": aliceKey, "ADMIN": teamAdmin, "METRICS": teamMetrics}
 	cfg, err := config.Parse("team.yaml", []byte(file), func(k string) string { return env[k] })
 	if err != nil {

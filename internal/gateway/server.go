@@ -270,6 +270,10 @@ func (s *Server) Reload(cfg *config.Config) []string {
 	return kept
 }
 
+// Exposed reports a gateway that listens beyond loopback (its
+// configuration's listen address, or the address it bound).
+func (s *Server) Exposed() bool { return s.exposed.Load() }
+
 // Engine is the gateway's policy engine (the current one, after a reload).
 func (s *Server) Engine() *policy.Engine { return s.eng() }
 
@@ -387,7 +391,7 @@ func methodsOf(path string) string {
 
 // ListenAndServe serves on addr until ctx ends. ready gets the bound address.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
-	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Grace: 10 * time.Second, OnStop: s.Close,
+	err := serve.Run(ctx, addr, s.Handler(), serve.Options{Grace: 10 * time.Second, OnStop: s.Close, Listener: s.limitConns,
 		Ready: func(a net.Addr) {
 			if !config.Loopback(a.String()) {
 				s.exposed.Store(true)
@@ -406,6 +410,21 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 		return fmt.Errorf("gateway: %w", err)
 	}
 	return nil
+}
+
+// limitConns caps the connections of a listener beyond loopback
+// (gateway.max_connections, max_connections_per_address, as the
+// configuration says at each new connection): N slow senders would
+// otherwise hold N connections for read_timeout each. A loopback
+// listener's are the user's own.
+func (s *Server) limitConns(ln net.Listener) net.Listener {
+	if config.Loopback(ln.Addr().String()) {
+		return ln
+	}
+	return serve.LimitConns(ln, func() serve.Limits {
+		g := s.conf().Gateway
+		return serve.Limits{Total: g.MaxConnections, PerAddress: g.MaxConnectionsPerAddress}
+	}, func(why serve.Refusal) { s.metrics.connsRefused.WithLabelValues(string(why)).Inc() })
 }
 
 func (s *Server) noteFallback(f Fallback) {

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -90,14 +92,23 @@ func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, pr
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.Path, prefix)
-	// a path that climbs (an escaped ".." the mux did not clean) would
-	// leave the prefix on the sign-in's host
-	for _, seg := range strings.Split(rest, "/") {
-		if seg == ".." || seg == "." {
-			reject(w, ep, http.StatusBadRequest, "spillway: a path with . or .. segments is not passed to the sign-in's backend")
-			return
-		}
+	if why := unsafePath(rest); why != "" {
+		reject(w, ep, http.StatusBadRequest, "spillway: "+why+" is not passed to the sign-in's backend; nothing was sent")
+		return
 	}
+	// the body is read whole first (in the gateway's room, like every
+	// route's): one over gateway.max_body_mb is refused (413) before any
+	// byte of it is sent
+	r, held, ok := s.hold(w, r, ep)
+	defer func() { s.bytes.give(held.n.Load()) }()
+	if !ok {
+		return
+	}
+	raw, outcome := s.readBody(w, r, ep)
+	if outcome != "" {
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
 	proxy := &httputil.ReverseProxy{
 		Transport: s.rt,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -118,4 +129,29 @@ func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, pr
 		},
 	}
 	proxy.ServeHTTP(w, r)
+}
+
+// unsafePath says why a sign-in's pass-through path (decoded) may mean
+// something else to someone else, "" when it may not: a segment that
+// climbs out of the prefix (an escaped ".." the mux did not clean), or a
+// backslash (a path separator to some servers), a semicolon (path
+// parameters, which some servers cut the path at) or NUL (the end of a
+// string to others), sent raw or percent-encoded in any case of the hex,
+// also encoded twice (the decoded path holds "%5c").
+func unsafePath(p string) string {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." {
+			return "a path with . or .. segments"
+		}
+	}
+	if strings.ContainsAny(p, "\\;\x00") {
+		return `a path with \, ; or NUL`
+	}
+	low := strings.ToLower(p)
+	for _, enc := range []string{"%5c", "%3b", "%00", "%2e"} {
+		if strings.Contains(low, enc) {
+			return "a path with an encoded " + enc
+		}
+	}
+	return ""
 }

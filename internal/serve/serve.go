@@ -24,6 +24,8 @@ type Options struct {
 	OnStop func()
 	// Grace bounds the graceful shutdown (default 5 s).
 	Grace time.Duration
+	// Listener, when set, wraps the listener once it is bound (LimitConns).
+	Listener func(net.Listener) net.Listener
 }
 
 // Run serves h on addr until ctx ends or serving fails.
@@ -37,6 +39,9 @@ func Run(ctx context.Context, addr string, h http.Handler, o Options) error {
 		hs = &http.Server{ReadHeaderTimeout: 15 * time.Second}
 	}
 	hs.Handler = h
+	if o.Listener != nil {
+		ln = o.Listener(ln)
+	}
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}

@@ -220,7 +220,7 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 	o.Progress("gateway pid %d on %s, simulator on %s; %s at %g req/s", gw.cmd.Process.Pid, gw.addr, simAddr, o.Duration, o.RPS)
 
 	rep := &SoakReport{RPS: o.RPS, Kinds: map[string]SoakKind{}, Faults: map[string]int{}}
-	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep, upstream: simSrv}
+	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep, upstream: simSrv, giveBack: soakGiveBack(o.Sample)}
 	start := time.Now()
 	end := start.Add(o.Duration)
 
@@ -312,10 +312,13 @@ type soakGateway struct {
 const (
 	soakRequest = 5 * time.Second
 	soakBudget  = 10 * time.Second
-	// soakGiveBack is the gateway's --give-back-after: a quiet sample
-	// waits for it, so that the collector has run with nothing in flight
-	soakGiveBack = time.Second
 )
+
+// soakGiveBack is the gateway's --give-back-after: a quiet sample waits
+// for it, so that the collector has run with nothing in flight. A second,
+// or a tenth of the sampling interval when that is shorter (the smoke's
+// samples are seconds apart).
+func soakGiveBack(sample time.Duration) time.Duration { return min(time.Second, sample/10) }
 
 // startSoakGateway writes the gateway's configuration (the defaults, the
 // providers at the simulator, short watchdogs so that a stall costs
@@ -336,7 +339,7 @@ retry: { budget: %[3]s }
 		return nil, err
 	}
 	args := append(slices.Clone(o.Serve[1:]), "--config", cfg, "--listen", "127.0.0.1:0", "--events", filepath.Join(o.Dir, "events", "events.jsonl"),
-		"--give-back-after", soakGiveBack.String())
+		"--give-back-after", soakGiveBack(o.Sample).String())
 	cmd := exec.CommandContext(ctx, o.Serve[0], args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.SysProcAttr = partAttr()
@@ -413,7 +416,8 @@ type soakLoad struct {
 	wg     sync.WaitGroup
 	open   atomic.Int64
 
-	upstream *http.Server // the simulator's
+	upstream *http.Server  // the simulator's
+	giveBack time.Duration // the gateway's --give-back-after
 
 	mu  sync.Mutex
 	rep *SoakReport
@@ -434,13 +438,18 @@ func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, 
 	}
 	// idle connections, the client's to the gateway and the gateway's to
 	// the simulator, hold goroutines and files in the gateway: closed for
-	// the sample (SetKeepAlivesEnabled(false) closes the server's idle
-	// ones), keep-alive back on after it
-	l.client.CloseIdleConnections()
-	l.upstream.SetKeepAlivesEnabled(false)
-	time.Sleep(200 * time.Millisecond)
+	// a quiet sample (SetKeepAlivesEnabled(false) closes the server's idle
+	// ones), keep-alive back on after it. Only a quiet one: with a request
+	// open, its next attempt may take an idle connection as the simulator
+	// closes it, and a POST is not retried by the transport; that attempt
+	// would be recorded and never received (a busy sample is not judged)
+	if quiet {
+		l.client.CloseIdleConnections()
+		l.upstream.SetKeepAlivesEnabled(false)
+		time.Sleep(200 * time.Millisecond)
+	}
 	m, _ := g.metrics(ctx)
-	for deadline := time.Now().Add(soakGiveBack + 2*time.Second); quiet; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(l.giveBack + 2*time.Second); quiet; time.Sleep(50 * time.Millisecond) {
 		if m["spillway_memory_given_back_total"] > given {
 			break
 		}

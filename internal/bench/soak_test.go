@@ -56,6 +56,12 @@ func TestSoakSmoke(t *testing.T) {
 	if recs < rep.Requests || len(rep.Samples) < 2 {
 		t.Fatalf("records %d for %d requests, %d samples:\n%s", recs, rep.Requests, len(rep.Samples), b.String())
 	}
+	// the last sample, after the load, is taken at rest: the gateway gave
+	// its memory back (its collector ran with nothing in flight) and its
+	// live heap was read
+	if last := rep.Samples[len(rep.Samples)-1]; !last.Quiet || last.HeapMB <= 0 {
+		t.Fatalf("the last sample is not at rest with a live heap: %+v\n%s", last, b.String())
+	}
 	t.Log(b.String())
 }
 

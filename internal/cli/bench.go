@@ -46,8 +46,8 @@ cut midway, a connection reset), malformed frames, a capacity wave inside the
 stream, and the Anthropic provider down and back.
 
 Every --sample the load pauses until the gateway has no request open and has given
-its memory back (it runs with --give-back-after 1s), and its live heap, RSS,
-goroutines and open files are read from its /metrics. At the end it counts the
+its memory back (it runs with --give-back-after 1s, or a tenth of --sample), and
+its live heap, RSS, goroutines and open files are read from its /metrics. At the end it counts the
 requests answered, given up with a clean error (the format's error shape) and
 neither, and compares the event log with the simulator's own count of requests
 received per model. It fails (exit 1) when a request got neither an answer nor a

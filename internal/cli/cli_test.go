@@ -449,3 +449,14 @@ func TestArgumentCountsAreSaid(t *testing.T) {
 		}
 	}
 }
+
+// --give-back-after must be positive: the gateway gives memory back after
+// that long with nothing in flight.
+func TestServeGiveBackAfterUsage(t *testing.T) {
+	for _, v := range []string{"0s", "-1s"} {
+		_, errOut, code := run(t, nil, "", "serve", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--events", "-", "--give-back-after", v)
+		if code != ExitUsage || !strings.Contains(errOut, "--give-back-after "+v+": must be positive") {
+			t.Fatalf("--give-back-after %s: exit %d, stderr %q", v, code, errOut)
+		}
+	}
+}

@@ -62,6 +62,9 @@ and X-Spillway-Route.`,
   spillway serve --listen 127.0.0.1:9000 --events ./events.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if giveBackAfter <= 0 {
+				return fail(ExitUsage, "--give-back-after %s: must be positive (30s is the default)", giveBackAfter)
+			}
 			// the configuration as the command line makes it: the file, then
 			// --listen and --upstream (a reload reads it the same way)
 			load := func() (*config.Config, error) {
@@ -106,9 +109,6 @@ and X-Spillway-Route.`,
 				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
 			}}
 			defer usage.close()
-			if giveBackAfter <= 0 {
-				return fail(ExitUsage, "--give-back-after %s: must be positive (30s is the default)", giveBackAfter)
-			}
 			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage, GiveBackAfter: giveBackAfter}
 			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,8 +193,11 @@ func TestOverheadExtraPathsSmoke(t *testing.T) {
 					t.Errorf("no %s path: %v", p, seen)
 				}
 			}
+			// measured, whatever its sign: a failover's p99 is the
+			// difference from the direct path's, which noise on a
+			// loaded machine can make negative over 400 ms
 			for _, name := range c.metrics {
-				if !m[name].ok || m[name].value <= 0 {
+				if !m[name].ok || math.IsNaN(m[name].value) {
 					t.Errorf("metric %s: %+v", name, m[name])
 				}
 			}

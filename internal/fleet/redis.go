@@ -316,8 +316,8 @@ end
 return 0
 `)
 
-func slotsKey(key string) string { return "spillway:slots:" + key }
-func probeKey(key string) string { return "spillway:probe:" + key }
+func slotsKey(key string) string    { return "spillway:slots:" + key }
+func probeKey(key string) string    { return "spillway:probe:" + key }
 func markKey(process string) string { return "spillway:node:" + process }
 
 // nodesKey is the fleet's account of its liveness marks' renewals.

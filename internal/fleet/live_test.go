@@ -9,8 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/fleet"
 	"github.com/spillway/spillway/internal/redistest"
+	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/policy/policytest"
 )
 
@@ -170,5 +172,39 @@ func TestFleetPauseKeepsLiveLeases(t *testing.T) {
 	}
 	if f.marks(t, "gw-a") != 1 || f.marks(t, "gw-b") != 1 {
 		t.Fatal("the processes did not mark themselves again after the pause")
+	}
+}
+
+// End to end, with the fleet's own mark TTL (3 s): a process killed while
+// it held a model's one slot (its context ends, nothing cleaned up) leaves
+// its lease; a request to a gateway that can use that model only is
+// answered by it once the killed process's mark is gone, before the
+// lease's own 15 s ran out.
+func TestFleetGatewayAfterACrash(t *testing.T) {
+	rs := redistest.Run(t)
+	_, simURL := simtest.Start(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := newGateway(t, ctx, simURL, rs.Addr, "gw-b", func(c *config.Config) {
+		c.Pacing = config.Pacing{MaxConcurrency: 1, When: config.PaceAlways}
+		c.Chains["codex"] = []string{"gpt-6-astra"} // astra alone: a request for it can use no other model
+	})
+	hctx, crash := context.WithCancel(ctx)
+	holdSlot(t, hctx, rs.Addr, liveLane)
+	crash()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	left, err := rdb.ZRangeWithScores(ctx, "spillway:slots:"+liveLane, 0, -1).Result()
+	if err != nil || len(left) != 1 {
+		t.Fatalf("the killed process's lease: %v %v", left, err)
+	}
+	expiry := time.UnixMilli(int64(left[0].Score))
+	resp := ask(t, b.url, "gpt-6-astra")
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("X-Spillway-Route") != "gpt-6-astra:ok" || !now.Before(expiry) {
+		t.Fatalf("answered %d (%s) %v before the killed process's lease expired: want astra's answer, before", resp.StatusCode, resp.Header.Get("X-Spillway-Route"), expiry.Sub(now))
 	}
 }

@@ -76,6 +76,7 @@ type Node struct {
 
 	listen   atomic.Pointer[func(policy.FleetEvent)]
 	closed   atomic.Bool
+	marking  sync.Mutex // a renewal of the mark, or Close's deletion
 	degraded atomic.Bool
 	sent     atomic.Int64
 	received atomic.Int64
@@ -161,12 +162,15 @@ func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, lo
 // each putting its lane one over the limit at most until it ends (that
 // process paces on its own meanwhile anyway: it is degraded).
 func (n *Node) markLive(ctx context.Context, m marker) {
+	n.marking.Lock()
 	if ctx.Err() != nil || n.closed.Load() {
+		n.marking.Unlock()
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := m.Mark(cctx, n.live)
 	cancel()
+	n.marking.Unlock()
 	if !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		n.health(err)
 	}
@@ -177,6 +181,8 @@ func (n *Node) markLive(ctx context.Context, m marker) {
 // leases it leaves behind are dropped by the next lease that finds their
 // lane full) and no longer renewed. The caller ends ctx after it.
 func (n *Node) Close(ctx context.Context) error {
+	n.marking.Lock() // a renewal under way ends first: none marks the process again after
+	defer n.marking.Unlock()
 	n.closed.Store(true)
 	m, ok := n.store.(marker)
 	if !ok {

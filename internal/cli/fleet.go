@@ -18,7 +18,9 @@ import (
 
 // joinFleet makes this process a member of cfg's fleet when cfg.State is
 // redis://…: nil without one. The node lives until ctx ends or closeFleet
-// (which also closes its connection, after the node has stopped using it).
+// (which deletes its liveness mark, so that the fleet drops what it leaves
+// behind at once, then closes its connection, after the node has stopped
+// using it).
 // A Redis that does not answer now is no error: the process serves on its
 // own state and joins when Redis is back.
 func joinFleet(ctx context.Context, cfg *config.Config, log *slog.Logger) (node *fleet.Node, closeFleet func(), err error) {
@@ -41,7 +43,11 @@ func joinFleet(ctx context.Context, cfg *config.Config, log *slog.Logger) (node 
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	node.Report(rdb.Ping(pctx).Err())
 	cancel()
-	return node, func() { stop(); rdb.Close() }, nil
+	return node, func() {
+		node.Close(context.WithoutCancel(ctx)) // ctx may have ended (a signal): the mark is deleted all the same
+		stop()
+		rdb.Close()
+	}, nil
 }
 
 // redisLog is go-redis's logger on slog.

@@ -69,11 +69,14 @@ const slotTTL = 15 * time.Second
 type Node struct {
 	store Store
 	id    string
+	live  string // the name its leases carry: id and this run's own part
 	clock policy.Clock
 	log   *slog.Logger
 	out   chan policy.FleetEvent
 
 	listen   atomic.Pointer[func(policy.FleetEvent)]
+	closed   atomic.Bool
+	marking  sync.Mutex // a renewal of the mark, or Close's deletion
 	degraded atomic.Bool
 	sent     atomic.Int64
 	received atomic.Int64
@@ -112,10 +115,21 @@ type Seen struct {
 	Last  time.Time `json:"last"`
 }
 
+// marker is a Store that tells a live process's leases from those of a
+// process that is gone (RedisStore): a process marks itself live every
+// MarkTTL/3, and a lease whose process has no mark is dropped by the next
+// lease that finds its lane full, instead of being waited out.
+type marker interface {
+	MarkTTL() time.Duration
+	Mark(ctx context.Context, process string) error
+	Unmark(ctx context.Context, process string) error
+}
+
 // NewNode joins the fleet of store as process id (unique per process)
-// until ctx ends.
+// until ctx ends (a crash, as the fleet sees it: its mark lapses) or Close
+// (a clean end: its mark is deleted).
 func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, log *slog.Logger) *Node {
-	n := &Node{store: store, id: id, clock: clock, log: log, out: make(chan policy.FleetEvent, 1024),
+	n := &Node{store: store, id: id, live: id + "#" + newToken(), clock: clock, log: log, out: make(chan policy.FleetEvent, 1024),
 		held: map[[2]string]struct{}{}, stray: map[stray]struct{}{}, seen: map[string]map[string]*Seen{}, busy: map[string]time.Time{},
 		sweep: make(chan struct{}, 1)}
 	msgs, _ := store.Subscribe(ctx)
@@ -123,7 +137,60 @@ func NewNode(ctx context.Context, store Store, id string, clock policy.Clock, lo
 	go n.receive(ctx, msgs)
 	go n.sweeper(ctx)
 	n.renewLater(ctx)
+	if m, ok := store.(marker); ok && m.MarkTTL() > 0 {
+		go n.markLive(ctx, m)
+	}
 	return n
+}
+
+// markLive marks this process live now and every MarkTTL/3 until ctx ends
+// or Close. A renewal runs late (ErrLate) or fails while the store stalls;
+// the next one after it answers marks the process again, and a lease this
+// process is granted meanwhile marks it too (the lease script), so no new
+// lease of a live process is judged by a lapsed mark.
+//
+// Why a pause does not make live leases vanish under requests in flight:
+// a Redis paused longer than a mark's TTL wakes with every mark lapsed
+// (its clock ran on). The lease script drops a lease for its missing mark
+// only once the fleet's renewals have flowed for a whole mark TTL since
+// the last gap longer than one (spillway:nodes' since and last), and every
+// live process renews three times in that time: so a process that lives
+// and reaches Redis again has its mark back before its leases can be
+// judged by it. What the rule gives up: a process that alone cannot reach
+// Redis for longer than a mark's TTL, while the others can, is taken for
+// gone; its requests in flight stop counting against their lanes' slots,
+// each putting its lane one over the limit at most until it ends (that
+// process paces on its own meanwhile anyway: it is degraded).
+func (n *Node) markLive(ctx context.Context, m marker) {
+	n.marking.Lock()
+	if ctx.Err() != nil || n.closed.Load() {
+		n.marking.Unlock()
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := m.Mark(cctx, n.live)
+	cancel()
+	n.marking.Unlock()
+	if !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		n.health(err)
+	}
+	n.clock.AfterFunc(m.MarkTTL()/3, func() { n.markLive(ctx, m) })
+}
+
+// Close ends this process's membership cleanly: its mark is deleted (the
+// leases it leaves behind are dropped by the next lease that finds their
+// lane full) and no longer renewed. The caller ends ctx after it.
+func (n *Node) Close(ctx context.Context) error {
+	n.marking.Lock() // a renewal under way ends first: none marks the process again after
+	defer n.marking.Unlock()
+	n.closed.Store(true)
+	m, ok := n.store.(marker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return m.Unmark(ctx, n.live)
 }
 
 // ID is this process's name in the fleet.
@@ -261,10 +328,13 @@ func (n *Node) Slot(ctx context.Context, lane string, limit int) (func(), bool, 
 	}, true, nil
 }
 
-// member names a new lease or token: this process, when it was asked for
-// (ms on this process's clock) and a random part.
+// member names a new lease or token: this process (its id and this run's
+// own part, as its liveness mark names it: a process restarted under the
+// same id, as pid 1 of a container is, does not vouch for the leases its
+// crashed predecessor left), when it was asked for (ms on this process's
+// clock) and a random part.
 func (n *Node) member() string {
-	return n.id + "/" + strconv.FormatInt(n.clock.Now().UnixMilli(), 10) + "/" + newToken()
+	return n.live + "/" + strconv.FormatInt(n.clock.Now().UnixMilli(), 10) + "/" + newToken()
 }
 
 // Probe implements policy.Fleet.

@@ -26,10 +26,16 @@ const Channel = "spillway:evidence"
 // deadline in Redis's own time, and the script refuses it (ErrLate) when
 // it runs later than that.
 type RedisStore struct {
-	rdb   *redis.Client
-	rate  *redis_rate.Limiter
-	clock storeClock
+	rdb     *redis.Client
+	rate    *redis_rate.Limiter
+	clock   storeClock
+	markTTL time.Duration
 }
+
+// markTTL is how long a process's liveness mark stands unless renewed
+// (every markTTL/3): a lease of a process whose mark is gone is dropped by
+// the next lease that finds its lane full.
+const markTTL = 3 * time.Second
 
 // ErrLate is a store's answer to an ask it carried out after the ask's
 // deadline: nothing was taken (the caller had given up on it).
@@ -115,7 +121,13 @@ func (r *RedisStore) granted(res any, err error) (bool, error) {
 
 // NewRedisStore shares state through rdb.
 func NewRedisStore(rdb *redis.Client) *RedisStore {
-	return &RedisStore{rdb: rdb, rate: redis_rate.NewLimiter(rdb)}
+	return &RedisStore{rdb: rdb, rate: redis_rate.NewLimiter(rdb), markTTL: markTTL}
+}
+
+// WithMarkTTL sets how long a liveness mark stands (tests: a short one).
+func (r *RedisStore) WithMarkTTL(d time.Duration) *RedisStore {
+	r.markTTL = d
+	return r
 }
 
 // Dial connects to a redis:// or rediss:// URL with timeouts short enough
@@ -193,6 +205,20 @@ func (r *RedisStore) Turn(ctx context.Context, key string, gap time.Duration) (t
 // lease: refuse when run after the deadline ARGV[4] (ms, 0: none); drop
 // the expired, add member while fewer than the limit are alive (or renew
 // it when it is already one of them). It answers {1 | 0 | -1 late, now}.
+//
+// Liveness (ARGV[5], the mark's TTL in ms; 0: off): a member names its
+// process ("<process>/<ms>/<random>"); when the lane is full, a member
+// whose process has no mark (spillway:node:<process>, see mark) is dropped,
+// not waited out, but only while the marks are trustworthy: every process
+// has been renewing for a whole mark TTL (KEYS[2]'s since) and the last
+// renewal is recent (its last). After Redis was paused, or unreachable for
+// everyone, every mark has lapsed at once although their processes live:
+// then nothing is dropped (the TTL rule alone) until each live process had
+// a mark TTL's worth of renewals to mark itself again. A member of an
+// older spillway ("<process>/<random>") has no process to look up: the TTL
+// rule alone. A grant marks the asker (it renews its mark before its new
+// lease can be judged by it). The mark keys are named in the script, not
+// in KEYS: a single Redis, not a cluster.
 var lease = redis.NewScript(`
 redis.replicate_commands() -- TIME, then writes (needed before Redis 5)
 local t = redis.call("TIME")
@@ -202,11 +228,55 @@ if deadline > 0 and now > deadline then
   return {-1, now}
 end
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
-if not redis.call("ZSCORE", KEYS[1], ARGV[1]) and redis.call("ZCARD", KEYS[1]) >= tonumber(ARGV[2]) then
+local function process(m) return string.match(m, "^(.+)/%d+/%x+$") end
+local markTTL = tonumber(ARGV[5])
+local full = function()
+  return not redis.call("ZSCORE", KEYS[1], ARGV[1]) and redis.call("ZCARD", KEYS[1]) >= tonumber(ARGV[2])
+end
+if markTTL > 0 and full() then
+  local beat = redis.call("HMGET", KEYS[2], "since", "last")
+  local since, last = tonumber(beat[1] or "0") or 0, tonumber(beat[2] or "0") or 0
+  if since > 0 and now - since >= markTTL and now - last <= markTTL then
+    for _, m in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
+      local p = process(m)
+      if p and redis.call("EXISTS", "spillway:node:" .. p) == 0 then
+        redis.call("ZREM", KEYS[1], m)
+      end
+    end
+  end
+end
+if full() then
   return {0, now}
 end
 redis.call("ZADD", KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call("PEXPIRE", KEYS[1], ARGV[3])
+local p = process(ARGV[1])
+if markTTL > 0 and p then
+  redis.call("SET", "spillway:node:" .. p, "1", "PX", markTTL)
+end
+return {1, now}
+`)
+
+// mark: refuse when run after the deadline ARGV[2] (ms, 0: none); mark
+// the process KEYS[1] live for ARGV[1] ms, and keep KEYS[2]'s account of
+// the fleet's renewals: since when they have flowed without a gap longer
+// than a mark's TTL (since), and the latest (last).
+var mark = redis.NewScript(`
+redis.replicate_commands()
+local t = redis.call("TIME")
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local deadline = tonumber(ARGV[2])
+if deadline > 0 and now > deadline then
+  return {-1, now}
+end
+local ttl = tonumber(ARGV[1])
+local last = tonumber(redis.call("HGET", KEYS[2], "last") or "0") or 0
+if now - last > ttl then
+  redis.call("HSET", KEYS[2], "since", now)
+end
+redis.call("HSET", KEYS[2], "last", now)
+redis.call("PEXPIRE", KEYS[2], ttl * 10)
+redis.call("SET", KEYS[1], "1", "PX", ttl)
 return {1, now}
 `)
 
@@ -246,8 +316,12 @@ end
 return 0
 `)
 
-func slotsKey(key string) string { return "spillway:slots:" + key }
-func probeKey(key string) string { return "spillway:probe:" + key }
+func slotsKey(key string) string    { return "spillway:slots:" + key }
+func probeKey(key string) string    { return "spillway:probe:" + key }
+func markKey(process string) string { return "spillway:node:" + process }
+
+// nodesKey is the fleet's account of its liveness marks' renewals.
+const nodesKey = "spillway:nodes"
 
 // Lease implements Store: ErrLate when Redis ran it after ctx's deadline.
 func (r *RedisStore) Lease(ctx context.Context, key, member string, limit int, ttl time.Duration) (bool, error) {
@@ -255,7 +329,27 @@ func (r *RedisStore) Lease(ctx context.Context, key, member string, limit int, t
 	if err != nil {
 		return false, err
 	}
-	return r.granted(lease.Run(ctx, r.rdb, []string{slotsKey(key)}, member, limit, ttl.Milliseconds(), dl).Result())
+	return r.granted(lease.Run(ctx, r.rdb, []string{slotsKey(key), nodesKey}, member, limit, ttl.Milliseconds(), dl, r.markTTL.Milliseconds()).Result())
+}
+
+// MarkTTL is how long a liveness mark stands unless renewed.
+func (r *RedisStore) MarkTTL() time.Duration { return r.markTTL }
+
+// Mark marks process live for MarkTTL: ErrLate when Redis ran it after
+// ctx's deadline (a renewal sent while it was paused marks nothing).
+func (r *RedisStore) Mark(ctx context.Context, process string) error {
+	dl, err := r.deadline(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = r.granted(mark.Run(ctx, r.rdb, []string{markKey(process), nodesKey}, r.markTTL.Milliseconds(), dl).Result())
+	return err
+}
+
+// Unmark ends process's mark (a clean shutdown): its leases left behind
+// are dropped by the next lease that finds their lane full.
+func (r *RedisStore) Unmark(ctx context.Context, process string) error {
+	return r.rdb.Del(ctx, markKey(process)).Err()
 }
 
 // Renew implements Store.

@@ -278,10 +278,11 @@ func (n *Node) note(ev policy.FleetEvent) {
 // health records whether the store answered, logging a change between
 // sharing and not once each way; it reports whether it answered. A call
 // cancelled by its caller (a client that went away) says nothing of the
-// store.
+// store, nor does an ask it ran late (ErrLate: it answered, slowly; the
+// ask took nothing, and the node is no more degraded than before).
 func (n *Node) health(err error) bool {
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrLate):
 	case err != nil && !n.degraded.Swap(true):
 		n.log.Warn("fleet: the shared state (Redis, or the queue database) is unreachable; this process goes on with its own breakers and pace until it is back", "error", err.Error())
 	case err == nil && n.degraded.Swap(false):

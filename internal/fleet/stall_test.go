@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -49,6 +50,7 @@ func TestFleetSlotWaitBounded(t *testing.T) {
 type flaky struct {
 	*fleet.MemoryStore
 	down  atomic.Bool
+	late  atomic.Bool  // leases are run past their deadline (ErrLate)
 	turns atomic.Int32 // turns asked for
 }
 
@@ -58,6 +60,10 @@ func (f *flaky) Lease(ctx context.Context, key, member string, limit int, ttl ti
 	ok, err := f.MemoryStore.Lease(ctx, key, member, limit, ttl)
 	if f.down.Load() {
 		return false, errDown
+	}
+	if f.late.Load() {
+		f.MemoryStore.Unlease(ctx, key, member)
+		return false, fleet.ErrLate
 	}
 	return ok, err
 }
@@ -111,6 +117,24 @@ func TestNodeSweepsWhatItGaveUpOn(t *testing.T) {
 		if ok, _ := store.MemoryStore.Lease(ctx, lane, "another", 1, time.Minute); !ok {
 			t.Errorf("%s's one slot is still taken by a lease the node let go of", lane)
 		}
+	}
+}
+
+// A store that ran an ask late answered: the node is not degraded by it,
+// says nothing of it, and has nothing to hand back (the ask took nothing).
+func TestALateAskIsNoOutage(t *testing.T) {
+	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs bytes.Buffer
+	n := fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(&logs, nil)))
+	store.late.Store(true)
+	if _, ok, err := n.Slot(ctx, "m", 1); ok || !errors.Is(err, fleet.ErrLate) {
+		t.Fatalf("a late ask: granted %v, %v", ok, err)
+	}
+	if n.Degraded() || n.Status()["slots_releasing"] != 0 || strings.Contains(logs.String(), "unreachable") {
+		t.Fatalf("a late ask: degraded %v, %v to hand back, log %q", n.Degraded(), n.Status()["slots_releasing"], logs.String())
 	}
 }
 

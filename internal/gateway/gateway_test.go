@@ -779,3 +779,43 @@ func TestMemoryGivenBackAfterQuiet(t *testing.T) {
 		t.Fatalf("given back again while idle (%d), %d timers pending", len(freed), r.clk.Timers())
 	}
 }
+
+// A countTokens request in flight (a body still coming) holds the gateway
+// busy like any other: no memory is given back under it.
+func TestCountTokensInFlightIsNotQuiet(t *testing.T) {
+	freed := make(chan struct{}, 4)
+	r := newRigWith(t, nil, nil, func(o *gateway.Options) { o.GiveBack = func() { freed <- struct{}{} } })
+	if resp, body := r.do(t, chat("gpt-6-astra", "hi", false)); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.clk.BlockUntilDue(ctx, 30*time.Second); err != nil {
+		t.Fatalf("no give-back armed after the request: %v", err)
+	}
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // before the rig's shutdown waits for it
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Post(r.url+"/v1beta/models/gemini-3-pro:countTokens", "application/json", pr)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	pw.Write([]byte(`{"contents":[{"parts":[{"text":"`))
+	for r.clk.Timers() != 0 { // the request in flight stops the give-back's timer
+		if ctx.Err() != nil {
+			t.Fatal("a countTokens request in flight left the give-back armed")
+		}
+		runtime.Gosched()
+	}
+	r.clk.Advance(time.Minute)
+	if len(freed) != 0 {
+		t.Fatal("memory given back with a countTokens request in flight")
+	}
+	pw.Write([]byte(`hi"}]}]}`))
+	pw.Close()
+	<-done
+}

@@ -287,6 +287,8 @@ func (x *exchange) finish() string {
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
+	s.quiet.begin() // in flight, as proxy's requests are
+	defer s.quiet.end()
 	r, held, ok := s.hold(w, r, ep)
 	defer func() { s.bytes.give(held.n.Load()) }()
 	if !ok {

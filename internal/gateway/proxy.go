@@ -41,7 +41,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	}
 	defer release()
 	r, held, ok := s.hold(w, r, ep)
-	defer func() { s.bytes.give(held.n.Load()) }()
+	defer s.giveHeld(held)
 	if !ok {
 		s.metrics.requests.WithLabelValues(ep.Path, "busy").Inc()
 		return
@@ -288,7 +288,7 @@ func (x *exchange) finish() string {
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
 	r, held, ok := s.hold(w, r, ep)
-	defer func() { s.bytes.give(held.n.Load()) }()
+	defer s.giveHeld(held)
 	if !ok {
 		return
 	}

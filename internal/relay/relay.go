@@ -92,6 +92,7 @@ type Stream struct {
 	// end on time while the upstream is silent (quit stops it)
 	pump chan read
 	quit chan struct{}
+	done chan struct{} // closed once the pump's goroutine ended (and released its reader)
 
 	first    []byte
 	output   bool             // the first real output came (and the driver was told)
@@ -141,19 +142,21 @@ type read struct {
 
 // startPump reads the stream's events on a goroutine from here on.
 func (s *Stream) startPump() {
-	s.pump, s.quit = make(chan read, 16), make(chan struct{})
+	s.pump, s.quit, s.done = make(chan read, 16), make(chan struct{}), make(chan struct{})
+	pump, quit, done, rd := s.pump, s.quit, s.done, s.rd // (endPump clears s.quit)
 	go func() {
 		// the reader's from here on: what it took of the budget goes back
-		// once it ends
-		defer s.rd.Release()
+		// once it ends, before Close returns (endPump waits for it)
+		defer close(done)
+		defer rd.Release()
 		for {
-			ev, err := s.rd.Next()
+			ev, err := rd.Next()
 			// the reader's buffers are its own until its next event: an
 			// event handed to another goroutine is a copy
 			ev.Data, ev.Raw = bytes.Clone(ev.Data), bytes.Clone(ev.Raw)
 			select {
-			case s.pump <- read{ev, err}:
-			case <-s.quit:
+			case pump <- read{ev, err}:
+			case <-quit:
 				return
 			}
 			if err != nil {
@@ -192,9 +195,10 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 	}
 	if failed, ok := s.hold(); !ok {
 		resp.Body.Close()
-		if s.pump == nil { // (a pump's goroutine releases its reader)
+		if s.pump == nil { // (a pump's goroutine releases its reader: endPump waits for it)
 			s.rd.Release() // what a large event took of the budget goes back: the next attempt has it
 		}
+		s.endPump()
 		s.mem.release(0)
 		return nil, failed
 	}
@@ -217,7 +221,6 @@ func (s *Stream) hold() (policy.Result, bool) {
 	}
 	prov := classify.Provider(s.a.Candidate.Format)
 	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
-		s.stopPump()
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
 	var held []byte
@@ -724,7 +727,7 @@ func (s *Stream) Tokens() int { return max(s.tokens, s.deltas) }
 // continuation carries: the request gives it back when it ends).
 func (s *Stream) Close() error {
 	err := s.body.Close()
-	s.stopPump()
+	s.endPump()
 	keep := 0
 	if s.resume != nil {
 		keep = cap(s.text)
@@ -744,12 +747,15 @@ func (s *Stream) Release() error {
 	return err
 }
 
-// stopPump lets a pump's goroutine end (once the body is closed, its read
-// fails; it then hands nothing on).
-func (s *Stream) stopPump() {
+// endPump ends a pump's goroutine and waits for it, once the body is
+// closed (its read then fails; it hands nothing on): what its reader took
+// of the budget is given back before the stream's owner gives back the
+// rest, never after (a request's budget given back twice).
+func (s *Stream) endPump() {
 	if s.quit != nil {
 		close(s.quit)
 		s.quit = nil
+		<-s.done
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,5 +117,56 @@ func TestBudgetGivesBackOnce(t *testing.T) {
 				t.Fatalf("the gateway holds %d bytes of this request's, want %d", got, c.want)
 			}
 		})
+	}
+}
+
+// A continuation's body is the request's to hold while its attempt lasts,
+// and given back when it ends: an answer of a large request that breaks
+// twice is continued twice within gateway.max_body_mb (1 MiB, a body of
+// 530 KiB: two continuations' bodies held at once are past it).
+func TestContinuationBodyGivenBack(t *testing.T) {
+	var calls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(name, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data) }
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":1,"output_tokens":0}}}`)
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"part%d "}}`, n))
+		if n < 3 {
+			return // the stream ends before its final event
+		}
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`)
+		ev("message_stop", `{"type":"message_stop"}`)
+	}))
+	t.Cleanup(up.Close)
+	cfg := simtest.Config(up.URL)
+	cfg.Gateway.MaxBodyMB = 1
+	clk := policytest.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
+	s, err := New(Options{Config: cfg, Engine: policy.New(cfg, policy.WithClock(clk)), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := httptest.NewServer(s.Handler())
+	t.Cleanup(gs.Close)
+	body := `{"model":"claude-opus-5-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("a", 530<<10) + `"}]}`
+	resp, err := http.Post(gs.URL+"/v1/messages", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	for _, want := range []string{"part1 ", "part2 ", "part3 ", "message_stop"} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("the answer lacks %q:\n%.2000s", want, b)
+		}
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("the upstream got %d requests, want 3", n)
 	}
 }

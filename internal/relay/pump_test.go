@@ -82,3 +82,40 @@ func TestCloseWaitsForThePump(t *testing.T) {
 		}
 	}
 }
+
+// The output a hold window held counts against the budget until it is
+// read, not only while it is held: what First holds is the request's
+// until the caller has it, and given back then.
+func TestHeldOutputCountsUntilRead(t *testing.T) {
+	delta := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("y", 5<<10) + "\"}}]}\n\n"
+	finish := "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	b := &ledger{taken: make(chan struct{}, 1)}
+	var st *Stream
+	policy.New(config.Default()).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "gpt-6-astra"}, Stream: true,
+		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+			resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+				Body: io.NopCloser(strings.NewReader(strings.Repeat(delta, 60) + finish))}
+			a.Headers(true)
+			ep := wire.EndpointOf(wire.Chat)
+			var res policy.Result
+			if st, res = Open(a, resp, ep, ep, Options{Hold: config.Hold{Tokens: 40}, Budget: b}); st == nil {
+				return res
+			}
+			res.Committed, res.Open = true, true
+			return res
+		}})
+	if st == nil {
+		t.Fatal("no stream")
+	}
+	if held, first := b.now(), int64(len(st.First())); first < 200<<10 || held < first {
+		t.Fatalf("the stream holds %d bytes of its budget with %d bytes of output held back, want at least those", held, first)
+	}
+	body := st.Body()
+	if _, err := io.ReadAll(body); err != nil {
+		t.Fatal(err)
+	}
+	body.Close()
+	if held := b.now(); held != 0 {
+		t.Fatalf("the stream holds %d bytes of its budget once read and closed, want 0", held)
+	}
+}

@@ -94,15 +94,18 @@ type Stream struct {
 	quit chan struct{}
 	done chan struct{} // closed once the pump's goroutine ended (and released its reader)
 
-	first    []byte
-	output   bool             // the first real output came (and the driver was told)
-	err      error            // what cut the stream, when something did
-	readEnd  error            // what ended the upstream's events (io.EOF at their end): every read after it says so
-	terminal bool             // the stream's final event (or an error event) came
-	said     bool             // the route's last word went out (say)
-	verdict  classify.Verdict // how the stream ended, once it has
-	tokens   int              // what the stream's usage reported
-	deltas   int              // the pieces of the answer passed on
+	first []byte
+	// firstHeld is what first holds of the budget, given back once it
+	// is written (sent)
+	firstHeld int64
+	output    bool             // the first real output came (and the driver was told)
+	err       error            // what cut the stream, when something did
+	readEnd   error            // what ended the upstream's events (io.EOF at their end): every read after it says so
+	terminal  bool             // the stream's final event (or an error event) came
+	said      bool             // the route's last word went out (say)
+	verdict   classify.Verdict // how the stream ended, once it has
+	tokens    int              // what the stream's usage reported
+	deltas    int              // the pieces of the answer passed on
 	// rsp, for a Responses stream passed on as it came: what it told the
 	// client of its response, which the failure spillway ends it with
 	// repeats (a translated stream's own Stream keeps its)
@@ -224,18 +227,16 @@ func (s *Stream) hold() (policy.Result, bool) {
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
 	var held []byte
-	var counted int64
-	defer func() { s.mem.shrink(counted) }()
-	// holdBack holds raw back, counted against the budget: false when the
-	// budget has no room for it (held has it all the same: what is held
-	// goes out at once)
+	// holdBack holds raw back, counted against the budget before it is
+	// kept, until it is written (sent): false when the budget has no room
+	// for it (held has it all the same: what is held goes out at once)
 	holdBack := func(raw []byte) bool {
-		held = append(held, raw...)
-		if !s.mem.grow(int64(len(raw))) {
-			return false
+		room := s.mem.grow(int64(len(raw)))
+		if room {
+			s.firstHeld += int64(len(raw))
 		}
-		counted += int64(len(raw))
-		return true
+		held = append(held, raw...)
+		return room
 	}
 	var end <-chan struct{} // a time-limited hold window's end
 	deliver := func() (policy.Result, bool) {
@@ -621,6 +622,13 @@ func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
 // and the first output (the whole hold window's, with one).
 func (s *Stream) First() []byte { return s.first }
 
+// sent gives back what First held of the budget, once it is written.
+func (s *Stream) sent() {
+	s.mem.shrink(s.firstHeld)
+	s.firstHeld = 0
+	s.first = nil
+}
+
 // Next returns the next event's bytes as they came (a keep-alive comment
 // too). At the end it returns io.EOF when the stream ended properly (its
 // final event came), else the error that cut it; Verdict then says how it
@@ -847,6 +855,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	}
 	n := copy(p, b.buf)
 	b.buf = b.buf[n:]
+	if len(b.buf) == 0 && b.s.firstHeld > 0 { // First is read
+		b.s.sent()
+	}
 	return n, nil
 }
 

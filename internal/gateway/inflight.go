@@ -83,11 +83,11 @@ func (f *inflight) tryTake(n, limit int64) bool {
 
 // give gives n bytes back, and wakes the requests waiting for room.
 func (f *inflight) give(n int64) {
-	if n == 0 {
+	if n <= 0 {
 		return
 	}
 	f.mu.Lock()
-	f.used -= n
+	f.used -= min(n, f.used) // never below nothing: a give past what is held is a bug's, not more room
 	if f.room != nil {
 		close(f.room)
 		f.room = nil
@@ -112,22 +112,42 @@ type budget struct {
 	f           *inflight
 	h           *held
 	limit, most int64 // the gateway's room, the request's
-	used        atomic.Int64
+	mu          sync.Mutex
+	used        int64
+	ended       bool // the request gave back all it held (end): nothing more is taken or given
 }
 
 func (b *budget) Take(n int64) bool {
-	if b.used.Add(n) > b.most || !b.f.tryTake(n, b.limit) {
-		b.used.Add(-n)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended || b.used+n > b.most || !b.f.tryTake(n, b.limit) {
 		return false
 	}
+	b.used += n
 	b.h.n.Add(n)
 	return true
 }
 
+// Give gives back n bytes taken, never more than the budget holds, and
+// nothing once the request ended (its end gave back all it held).
 func (b *budget) Give(n int64) {
-	b.used.Add(-n)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	n = min(n, b.used)
+	b.used -= n
 	b.h.n.Add(-n)
 	b.f.give(n)
+}
+
+// end closes the budget as its request ends: the request gives back all
+// it holds (held.n) once, after what was given back before.
+func (b *budget) end() {
+	b.mu.Lock()
+	b.ended = true
+	b.mu.Unlock()
 }
 
 // hold is r's body taken from the gateway's room (its length, or as it
@@ -150,6 +170,13 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) 
 		r.Body = &takingBody{ReadCloser: r.Body, s: s, ctx: r.Context(), h: h, limit: limit}
 	}
 	return r, h, true
+}
+
+// giveHeld gives back all a request held as it ends, once: its budget
+// ends first, so that nothing it gives after is given twice.
+func (s *Server) giveHeld(h *held) {
+	h.answers.end()
+	s.bytes.give(h.n.Load())
 }
 
 // busy answers a request refused for want of room: 503 in the provider's

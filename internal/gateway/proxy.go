@@ -41,7 +41,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	}
 	defer release()
 	r, held, ok := s.hold(w, r, ep)
-	defer func() { s.bytes.give(held.n.Load()) }()
+	defer s.giveHeld(held)
 	if !ok {
 		s.metrics.requests.WithLabelValues(ep.Path, "busy").Inc()
 		return
@@ -290,7 +290,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	s.quiet.begin() // in flight, as proxy's requests are
 	defer s.quiet.end()
 	r, held, ok := s.hold(w, r, ep)
-	defer func() { s.bytes.give(held.n.Load()) }()
+	defer s.giveHeld(held)
 	if !ok {
 		return
 	}
@@ -349,7 +349,10 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 // send is the gateway's half of an attempt: the request to the candidate's
 // provider, and the answer to the client once it may have it.
 func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Result) {
-	up, so := x.request(ctx, a, &res)
+	up, so, taken := x.request(ctx, a, &res)
+	if taken > 0 { // a continuation's body, held while its attempt lasts
+		defer x.budget.Give(taken)
+	}
 	if up == nil {
 		return res
 	}
@@ -375,25 +378,31 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 
 // request is the upstream request of attempt a (a continuation's carries
 // the text the client has as the partial assistant turn, and its stream
-// is spliced onto the old); nil, with why in res, when there is none.
-func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (*http.Request, relay.Options) {
+// is spliced onto the old); nil, with why in res, when there is none. It
+// reports what it took of the budget for a continuation's body: the
+// attempt gives it back when it ends.
+func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ relay.Options, taken int64) {
 	body := x.body
 	so := relay.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*relay.Resume)
 		if rs == nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
-			return nil, so
+			return nil, so, 0
 		}
 		cont, err := body.WithAssistant(strings.TrimRight(rs.Text, " \t\r\n"))
-		if err == nil && x.budget != nil && !x.budget.Take(int64(len(cont.Raw))) {
-			// the continuation's body is held while it is sent: past the
-			// request's memory, the answer is not continued
-			err = fmt.Errorf("not continued: a continuation of %d MiB is more than the request may hold (gateway.max_body_mb, gateway.max_inflight_mb)", len(cont.Raw)>>20)
+		if err == nil && x.budget != nil {
+			if x.budget.Take(int64(len(cont.Raw))) {
+				taken = int64(len(cont.Raw))
+			} else {
+				// the continuation's body is held while it is sent: past
+				// the request's memory, the answer is not continued
+				err = fmt.Errorf("not continued: a continuation of %d MiB is more than the request may hold (gateway.max_body_mb, gateway.max_inflight_mb)", len(cont.Raw)>>20)
+			}
 		}
 		if err != nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
-			return nil, so
+			return nil, so, taken
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
 	}
@@ -407,13 +416,13 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 		if a.Candidate.Format != x.ep.Format { // another vendor's step it cannot take: passed over
 			res.Verdict.Code = policy.Untranslatable
 		}
-		return nil, so
+		return nil, so, taken
 	}
 	if turn != nil { // another vendor's model: its answer comes back translated, never continued
 		so.Turn, so.Track = turn, false
 		turn.MaxHeld = x.s.maxBody() // (and what it keeps counts in the budget)
 	}
-	return up, so
+	return up, so, taken
 }
 
 // writer is where the relay writes the request's stream: the client,

@@ -102,7 +102,7 @@ func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, pr
 	// route's): one over gateway.max_body_mb is refused (413) before any
 	// byte of it is sent
 	r, held, ok := s.hold(w, r, ep)
-	defer func() { s.bytes.give(held.n.Load()) }()
+	defer s.giveHeld(held)
 	if !ok {
 		return
 	}

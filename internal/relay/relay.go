@@ -92,16 +92,20 @@ type Stream struct {
 	// end on time while the upstream is silent (quit stops it)
 	pump chan read
 	quit chan struct{}
+	done chan struct{} // closed once the pump's goroutine ended (and released its reader)
 
-	first    []byte
-	output   bool             // the first real output came (and the driver was told)
-	err      error            // what cut the stream, when something did
-	readEnd  error            // what ended the upstream's events (io.EOF at their end): every read after it says so
-	terminal bool             // the stream's final event (or an error event) came
-	said     bool             // the route's last word went out (say)
-	verdict  classify.Verdict // how the stream ended, once it has
-	tokens   int              // what the stream's usage reported
-	deltas   int              // the pieces of the answer passed on
+	first []byte
+	// firstHeld is what first holds of the budget, given back once it
+	// is written (sent)
+	firstHeld int64
+	output    bool             // the first real output came (and the driver was told)
+	err       error            // what cut the stream, when something did
+	readEnd   error            // what ended the upstream's events (io.EOF at their end): every read after it says so
+	terminal  bool             // the stream's final event (or an error event) came
+	said      bool             // the route's last word went out (say)
+	verdict   classify.Verdict // how the stream ended, once it has
+	tokens    int              // what the stream's usage reported
+	deltas    int              // the pieces of the answer passed on
 	// rsp, for a Responses stream passed on as it came: what it told the
 	// client of its response, which the failure spillway ends it with
 	// repeats (a translated stream's own Stream keeps its)
@@ -141,19 +145,21 @@ type read struct {
 
 // startPump reads the stream's events on a goroutine from here on.
 func (s *Stream) startPump() {
-	s.pump, s.quit = make(chan read, 16), make(chan struct{})
+	s.pump, s.quit, s.done = make(chan read, 16), make(chan struct{}), make(chan struct{})
+	pump, quit, done, rd := s.pump, s.quit, s.done, s.rd // (endPump clears s.quit)
 	go func() {
 		// the reader's from here on: what it took of the budget goes back
-		// once it ends
-		defer s.rd.Release()
+		// once it ends, before Close returns (endPump waits for it)
+		defer close(done)
+		defer rd.Release()
 		for {
-			ev, err := s.rd.Next()
+			ev, err := rd.Next()
 			// the reader's buffers are its own until its next event: an
 			// event handed to another goroutine is a copy
 			ev.Data, ev.Raw = bytes.Clone(ev.Data), bytes.Clone(ev.Raw)
 			select {
-			case s.pump <- read{ev, err}:
-			case <-s.quit:
+			case pump <- read{ev, err}:
+			case <-quit:
 				return
 			}
 			if err != nil {
@@ -192,9 +198,10 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 	}
 	if failed, ok := s.hold(); !ok {
 		resp.Body.Close()
-		if s.pump == nil { // (a pump's goroutine releases its reader)
+		if s.pump == nil { // (a pump's goroutine releases its reader: endPump waits for it)
 			s.rd.Release() // what a large event took of the budget goes back: the next attempt has it
 		}
+		s.endPump()
 		s.mem.release(0)
 		return nil, failed
 	}
@@ -217,22 +224,19 @@ func (s *Stream) hold() (policy.Result, bool) {
 	}
 	prov := classify.Provider(s.a.Candidate.Format)
 	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
-		s.stopPump()
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
 	var held []byte
-	var counted int64
-	defer func() { s.mem.shrink(counted) }()
-	// holdBack holds raw back, counted against the budget: false when the
-	// budget has no room for it (held has it all the same: what is held
-	// goes out at once)
+	// holdBack holds raw back, counted against the budget before it is
+	// kept, until it is written (sent): false when the budget has no room
+	// for it (held has it all the same: what is held goes out at once)
 	holdBack := func(raw []byte) bool {
-		held = append(held, raw...)
-		if !s.mem.grow(int64(len(raw))) {
-			return false
+		room := s.mem.grow(int64(len(raw)))
+		if room {
+			s.firstHeld += int64(len(raw))
 		}
-		counted += int64(len(raw))
-		return true
+		held = append(held, raw...)
+		return room
 	}
 	var end <-chan struct{} // a time-limited hold window's end
 	deliver := func() (policy.Result, bool) {
@@ -618,6 +622,13 @@ func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
 // and the first output (the whole hold window's, with one).
 func (s *Stream) First() []byte { return s.first }
 
+// sent gives back what First held of the budget, once it is written.
+func (s *Stream) sent() {
+	s.mem.shrink(s.firstHeld)
+	s.firstHeld = 0
+	s.first = nil
+}
+
 // Next returns the next event's bytes as they came (a keep-alive comment
 // too). At the end it returns io.EOF when the stream ended properly (its
 // final event came), else the error that cut it; Verdict then says how it
@@ -724,7 +735,7 @@ func (s *Stream) Tokens() int { return max(s.tokens, s.deltas) }
 // continuation carries: the request gives it back when it ends).
 func (s *Stream) Close() error {
 	err := s.body.Close()
-	s.stopPump()
+	s.endPump()
 	keep := 0
 	if s.resume != nil {
 		keep = cap(s.text)
@@ -744,12 +755,15 @@ func (s *Stream) Release() error {
 	return err
 }
 
-// stopPump lets a pump's goroutine end (once the body is closed, its read
-// fails; it then hands nothing on).
-func (s *Stream) stopPump() {
+// endPump ends a pump's goroutine and waits for it, once the body is
+// closed (its read then fails; it hands nothing on): what its reader took
+// of the budget is given back before the stream's owner gives back the
+// rest, never after (a request's budget given back twice).
+func (s *Stream) endPump() {
 	if s.quit != nil {
 		close(s.quit)
 		s.quit = nil
+		<-s.done
 	}
 }
 
@@ -841,6 +855,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	}
 	n := copy(p, b.buf)
 	b.buf = b.buf[n:]
+	if len(b.buf) == 0 && b.s.firstHeld > 0 { // First is read
+		b.s.sent()
+	}
 	return n, nil
 }
 

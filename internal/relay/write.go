@@ -43,7 +43,9 @@ func (s *Stream) Relay(to Writer, res *policy.Result) {
 	if s.Ended() { // it ended within a hold window: its last word goes before its final event
 		first = s.say(first)
 	}
-	if out.write(first) != nil {
+	err := out.write(first)
+	s.sent()
+	if err != nil {
 		s.gone(res)
 		return
 	}

@@ -60,14 +60,15 @@ type Event struct {
 // it), and the names it saw last: a proxy relays each event before it
 // reads the next, and an allocation per event was most of its reading cost.
 type Reader struct {
-	br       *bufio.Reader
-	maxFrame int
-	room     Room      // where a large event's buffer is taken from, if anywhere
-	taken    int64     // what the buffer took of room
-	raw      []byte    // the last event's bytes
-	data     []byte    // the last event's data, when it had several lines
-	names    [4]string // recent event names, to return without an allocation
-	next     int
+	br        *bufio.Reader
+	maxFrame  int
+	room      Room      // where a large event's buffer is taken from, if anywhere
+	taken     int64     // what the buffer took of room
+	dataTaken int64     // what the data buffer (data on several lines) took of room
+	raw       []byte    // the last event's bytes
+	data      []byte    // the last event's data, when it had several lines
+	names     [4]string // recent event names, to return without an allocation
+	next      int
 }
 
 // readBuffer is the reader's buffer: bufio's default. A line longer than
@@ -104,8 +105,9 @@ func (r *Reader) Release() {
 		buffers.Put(r.br)
 		r.br = nil
 	}
-	r.raw = nil
-	r.giveBack()
+	r.raw, r.data = nil, nil
+	r.giveBack(&r.taken)
+	r.giveBack(&r.dataTaken)
 }
 
 // Room is what a reader takes a large event's buffer from (a request's
@@ -120,11 +122,11 @@ type Room interface {
 // from room, and give it back once the buffer is let go.
 func (r *Reader) SetRoom(room Room) { r.room = room }
 
-// giveBack gives back what the buffer took of its room.
-func (r *Reader) giveBack() {
-	if r.taken > 0 {
-		r.room.Give(r.taken)
-		r.taken = 0
+// giveBack gives back what a buffer took of its room (*taken).
+func (r *Reader) giveBack(taken *int64) {
+	if *taken > 0 {
+		r.room.Give(*taken)
+		*taken = 0
 	}
 }
 
@@ -142,10 +144,11 @@ func (r *Reader) Next() (Event, error) {
 		r.raw = nil
 	}
 	if cap(r.raw) <= keepBuffer {
-		r.giveBack() // (the buffer that took it is let go)
+		r.giveBack(&r.taken) // (the buffer that took it is let go)
 	}
 	if cap(r.data) > keepBuffer {
 		r.data = nil
+		r.giveBack(&r.dataTaken)
 	}
 	var ev Event
 	raw := r.raw[:0]
@@ -217,6 +220,12 @@ func (r *Reader) Next() (Event, error) {
 		case "event":
 			ev.Name = r.name(v)
 		case "data":
+			if lines > 0 { // the data joined, its room taken as the frame's is
+				var ok bool
+				if data, ok = r.grow(data, max(0, len(raw)-len(data)), &r.dataTaken); !ok {
+					return Event{}, tooLarge{len(raw), true}
+				}
+			}
 			switch lines {
 			case 0:
 				first = [2]int{off, off + len(v)}
@@ -257,7 +266,7 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 		if len(raw)+len(chunk) > r.maxFrame {
 			return raw, nil, tooLarge{r.maxFrame, false}
 		}
-		grown, ok := r.grow(raw, len(chunk))
+		grown, ok := r.grow(raw, len(chunk), &r.taken)
 		if !ok {
 			return raw, nil, tooLarge{len(raw), true}
 		}
@@ -274,11 +283,11 @@ func (r *Reader) readLine(raw []byte) ([]byte, []byte, error) {
 	}
 }
 
-// grow makes room in raw for n more bytes, never past the frame limit
-// (nor past the reader's Room: false):
-// the buffer doubles as an event grows (append's growth past the limit
-// would hold a quarter more than it may).
-func (r *Reader) grow(raw []byte, n int) ([]byte, bool) {
+// grow makes room in raw (a buffer of the reader's, whose room taken is
+// *taken) for n more bytes, never past the frame limit (nor past the
+// reader's Room: false): the buffer doubles as an event grows (append's
+// growth past the limit would hold a quarter more than it may).
+func (r *Reader) grow(raw []byte, n int, taken *int64) ([]byte, bool) {
 	if len(raw)+n <= cap(raw) {
 		return raw, true
 	}
@@ -289,7 +298,7 @@ func (r *Reader) grow(raw []byte, n int) ([]byte, bool) {
 		if !r.room.Take(more) {
 			return raw, false
 		}
-		r.taken += more
+		*taken += more
 	}
 	return append(make([]byte, 0, c), raw...), true
 }

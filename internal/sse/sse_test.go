@@ -208,3 +208,30 @@ func TestRelease(t *testing.T) {
 		next.Release()
 	}
 }
+
+// An event whose data comes on several lines takes the buffer its data is
+// joined in from the reader's Room as it takes its frame's: both are
+// counted while the event is the last read, and given back once let go.
+func TestJoinedDataTakesRoom(t *testing.T) {
+	rm := &room{max: 4 << 20}
+	line := "data: " + strings.Repeat("x", 10<<10) + "\n"
+	r := NewReader(strings.NewReader(strings.Repeat(line, 40) + "\n" + "data: 1\n\n"))
+	r.SetRoom(rm)
+	ev, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(ev.Raw) + len(ev.Data) - 2*keepBuffer); rm.used < want {
+		t.Fatalf("an event of %d bytes whose data is %d bytes joined took %d bytes of its room, want at least %d", len(ev.Raw), len(ev.Data), rm.used, want)
+	}
+	if _, err := r.Next(); err != nil || rm.used != 0 {
+		t.Fatalf("the next small event: %v, %d still taken", err, rm.used)
+	}
+	// a room too small for the joined data: the event is too large
+	r = NewReader(strings.NewReader(strings.Repeat(line, 40) + "\n"))
+	r.SetRoom(&room{max: 500 << 10})
+	if _, err := r.Next(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("an event whose joined data is past its room: %v", err)
+	}
+	r.Release()
+}

@@ -202,6 +202,21 @@ func (r *RedisStore) Turn(ctx context.Context, key string, gap time.Duration) (t
 	return max(res.RetryAfter, time.Millisecond), nil
 }
 
+// onTime is a script's opening: now, Redis's time in ms, and the refusal
+// ({-1, now}) of an ask run after its deadline, the argument arg (ms; 0:
+// none). TIME comes before the writes, which needs replicate_commands
+// before Redis 5.
+func onTime(arg string) string {
+	return `redis.replicate_commands()
+local t = redis.call("TIME")
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local deadline = tonumber(` + arg + `)
+if deadline > 0 and now > deadline then
+  return {-1, now}
+end
+`
+}
+
 // lease: refuse when run after the deadline ARGV[4] (ms, 0: none); drop
 // the expired, add member while fewer than the limit are alive (or renew
 // it when it is already one of them). It answers {1 | 0 | -1 late, now}.
@@ -219,14 +234,7 @@ func (r *RedisStore) Turn(ctx context.Context, key string, gap time.Duration) (t
 // rule alone. A grant marks the asker (it renews its mark before its new
 // lease can be judged by it). The mark keys are named in the script, not
 // in KEYS: a single Redis, not a cluster.
-var lease = redis.NewScript(`
-redis.replicate_commands() -- TIME, then writes (needed before Redis 5)
-local t = redis.call("TIME")
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local deadline = tonumber(ARGV[4])
-if deadline > 0 and now > deadline then
-  return {-1, now}
-end
+var lease = redis.NewScript(onTime("ARGV[4]") + `
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now)
 local function process(m) return string.match(m, "^(.+)/%d+/%x+$") end
 local markTTL = tonumber(ARGV[5])
@@ -261,14 +269,7 @@ return {1, now}
 // the process KEYS[1] live for ARGV[1] ms, and keep KEYS[2]'s account of
 // the fleet's renewals: since when they have flowed without a gap longer
 // than a mark's TTL (since), and the latest (last).
-var mark = redis.NewScript(`
-redis.replicate_commands()
-local t = redis.call("TIME")
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local deadline = tonumber(ARGV[2])
-if deadline > 0 and now > deadline then
-  return {-1, now}
-end
+var mark = redis.NewScript(onTime("ARGV[2]") + `
 local ttl = tonumber(ARGV[1])
 local last = tonumber(redis.call("HGET", KEYS[2], "last") or "0") or 0
 if now - last > ttl then
@@ -282,14 +283,7 @@ return {1, now}
 
 // take: refuse when run after the deadline ARGV[3] (ms, 0: none); make
 // ARGV[1] the token's holder for ARGV[2] ms unless someone holds it.
-var take = redis.NewScript(`
-redis.replicate_commands()
-local t = redis.call("TIME")
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local deadline = tonumber(ARGV[3])
-if deadline > 0 and now > deadline then
-  return {-1, now}
-end
+var take = redis.NewScript(onTime("ARGV[3]") + `
 if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   return {1, now}
 end

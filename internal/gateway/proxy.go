@@ -397,7 +397,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 			} else {
 				// the continuation's body is held while it is sent: past
 				// the request's memory, the answer is not continued
-				err = fmt.Errorf("not continued: a continuation of %d MiB is more than the request may hold (gateway.max_body_mb, gateway.max_inflight_mb)", len(cont.Raw)>>20)
+				err = fmt.Errorf("not continued: a continuation of %d KiB is more than the request may hold (gateway.max_body_mb, gateway.max_inflight_mb)", (len(cont.Raw)+1023)>>10)
 			}
 		}
 		if err != nil {

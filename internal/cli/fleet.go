@@ -37,11 +37,12 @@ func joinFleet(ctx context.Context, cfg *config.Config, log *slog.Logger) (node 
 		return nil, nil, fail(ExitFail, "state: %v", err)
 	}
 	nctx, stop := context.WithCancel(ctx)
-	node = fleet.NewNode(nctx, fleet.NewRedisStore(rdb), fleetID(), policy.RealClock{}, log)
+	store := fleet.NewRedisStore(rdb)
+	node = fleet.NewNode(nctx, store, fleetID(), policy.RealClock{}, log)
 	// the store checked now: an unreachable one is said at the start (and
 	// shown as degraded), not at the first capacity answer
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	node.Report(rdb.Ping(pctx).Err())
+	node.Report(store.Ping(pctx))
 	cancel()
 	return node, func() {
 		node.Close(context.WithoutCancel(ctx)) // ctx may have ended (a signal): the mark is deleted all the same

@@ -60,7 +60,10 @@ type storeClock struct {
 const sampleLife = 10 * time.Second
 
 // deadline is ctx's deadline on the server's clock, in ms: 0 when ctx has
-// none (no limit). The server's time is asked once, when not yet known.
+// none, or while the server's time is not yet known (no limit: the ask
+// takes no extra round trip for it, which on a slow store would spend the
+// call's whole timeout; an ask given up on is a stray the node hands back,
+// and its answer tells the server's time for the next). Ping tells it too.
 func (r *RedisStore) deadline(ctx context.Context) (int64, error) {
 	dl, ok := ctx.Deadline()
 	if !ok {
@@ -70,11 +73,7 @@ func (r *RedisStore) deadline(ctx context.Context) (int64, error) {
 	known := !r.clock.origin.IsZero()
 	r.clock.mu.Unlock()
 	if !known {
-		t, err := r.rdb.Time(ctx).Result()
-		if err != nil {
-			return 0, err
-		}
-		r.heard(t.UnixMilli())
+		return 0, nil
 	}
 	r.clock.mu.Lock()
 	defer r.clock.mu.Unlock()
@@ -122,6 +121,24 @@ func (r *RedisStore) granted(res any, err error) (bool, error) {
 // NewRedisStore shares state through rdb.
 func NewRedisStore(rdb *redis.Client) *RedisStore {
 	return &RedisStore{rdb: rdb, rate: redis_rate.NewLimiter(rdb), markTTL: markTTL}
+}
+
+// Ping asks the server its time and loads the scripts: it answers (a
+// check at start), the time it tells maps the first asks' deadlines onto
+// its clock, and the first asks are one call each (a script the server
+// does not hold yet costs a second: EVALSHA, then EVAL).
+func (r *RedisStore) Ping(ctx context.Context) error {
+	t, err := r.rdb.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	r.heard(t.UnixMilli())
+	for _, s := range []*redis.Script{lease, mark, take, renew, give} {
+		if err := s.Load(ctx, r.rdb).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WithMarkTTL sets how long a liveness mark stands (tests: a short one).

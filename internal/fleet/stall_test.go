@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -226,4 +227,63 @@ func TestFleetStallCostsOneCall(t *testing.T) {
 	if slept := clk.Slept(); len(slept) != 1 || slept[0] != time.Second {
 		t.Fatalf("with the store down, two starts slept %v: want this process's own gap (1s) once, between them", slept)
 	}
+}
+
+// A store's first ask costs no round trip for the server's time (on a
+// slow store that spent the call's timeout, and a gateway went on its own
+// pace at its first request); after Ping, which tells the time and loads
+// the scripts at start, the first ask is one call.
+func TestTheFirstAskIsOneCall(t *testing.T) {
+	for _, ping := range []bool{false, true} {
+		rs := redistest.Run(t)
+		seen := redistest.Monitor(t, rs.Addr)
+		rdb, err := fleet.Dial("redis://" + rs.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rdb.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		store := fleet.NewRedisStore(rdb)
+		if ping {
+			if err := store.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.Set(ctx, "before", "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := store.Lease(ctx, "first", "gw-a#1/1/ab", 1, time.Minute); err != nil || !ok {
+			t.Fatalf("lease: %v %v", ok, err)
+		}
+		if err := rdb.Set(ctx, "after", "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		sent := sentBetween(ctx, seen, `"before"`, `"after"`)
+		if strings.Contains(strings.ToLower(strings.Join(sent, "\n")), `"time"`) || ping && len(sent) != 1 {
+			t.Fatalf("ping %v: the first lease sent:\n%s", ping, strings.Join(sent, "\n"))
+		}
+	}
+}
+
+// sentBetween is what clients sent (not scripts) between the commands
+// that name from and to, as MONITOR saw it.
+func sentBetween(ctx context.Context, seen func() string, from, to string) []string {
+	for ctx.Err() == nil {
+		log := seen()
+		i, j := strings.Index(log, from), strings.Index(log, to)
+		if i < 0 || j < i {
+			runtime.Gosched()
+			continue
+		}
+		var sent []string
+		lines := strings.Split(log[i:j], "\n")
+		for _, line := range lines[1 : len(lines)-1] {
+			if !strings.Contains(line, "[0 lua]") && strings.TrimSpace(line) != "" {
+				sent = append(sent, line)
+			}
+		}
+		return sent
+	}
+	return nil
 }

@@ -84,15 +84,21 @@ func (f *flaky) Turn(ctx context.Context, key string, gap time.Duration) (time.D
 	return f.MemoryStore.Turn(ctx, key, gap)
 }
 
+// flakyNode is node "a" on a flaky store, on a fake clock, logging to log;
+// its ctx ends with the test.
+func flakyNode(t *testing.T, log io.Writer) (*policytest.Clock, *flaky, context.Context, *fleet.Node) {
+	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return clk, store, ctx, fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(log, nil)))
+}
+
 // A node hands back, as soon as the store answers again, the slots it let
 // go of and the asks it gave up on while the store failed: none is left
 // for the fleet to wait out.
 func TestNodeSweepsWhatItGaveUpOn(t *testing.T) {
-	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, store, ctx, n := flakyNode(t, io.Discard)
 	release, ok, err := n.Slot(ctx, "held", 1)
 	if err != nil || !ok {
 		t.Fatalf("slot: %v %v", ok, err)
@@ -124,12 +130,8 @@ func TestNodeSweepsWhatItGaveUpOn(t *testing.T) {
 // A store that ran an ask late answered: the node is not degraded by it,
 // says nothing of it, and has nothing to hand back (the ask took nothing).
 func TestALateAskIsNoOutage(t *testing.T) {
-	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var logs bytes.Buffer
-	n := fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(&logs, nil)))
+	_, store, ctx, n := flakyNode(t, &logs)
 	store.late.Store(true)
 	if _, ok, err := n.Slot(ctx, "m", 1); ok || !errors.Is(err, fleet.ErrLate) {
 		t.Fatalf("a late ask: granted %v, %v", ok, err)
@@ -201,11 +203,7 @@ func TestRedisLateAskTakesNothing(t *testing.T) {
 // for the turn as well: a store that fails costs a start one call, and the
 // start keeps this process's own pace.
 func TestFleetStallCostsOneCall(t *testing.T) {
-	clk := policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := &flaky{MemoryStore: fleet.NewMemoryStore(clk)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := fleet.NewNode(ctx, store, "a", clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	clk, store, ctx, n := flakyNode(t, io.Discard)
 	cfg := config.Default()
 	cfg.Pacing = config.Pacing{MinGap: config.Duration(time.Second), MaxConcurrency: 1, When: config.PaceAlways}
 	e := policy.New(cfg, policy.WithClock(clk), policy.WithFleet(n))

@@ -100,6 +100,9 @@ func (f *inflight) give(n int64) {
 type held struct {
 	n       atomic.Int64
 	answers *budget // what its answers hold (within n)
+	// inFlight: hold counted the request in flight (quiet), giveHeld
+	// counts it out
+	inFlight bool
 }
 
 // budget is what one request may hold of its answers (relay.Budget): the
@@ -152,10 +155,13 @@ func (b *budget) end() {
 
 // hold is r's body taken from the gateway's room (its length, or as it
 // is read when it has none), and what r holds; ok false when there was no
-// room (the answer is written: 503 spillway_busy).
+// room (the answer is written: 503 spillway_busy). From here to giveHeld
+// the request is in flight for the give-back after a quiet spell (quiet),
+// its wait for room included: every route that holds a body counts so.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (*http.Request, *held, bool) {
+	s.quiet.begin()
 	limit := int64(s.conf().Gateway.MaxInflightMB) << 20
-	h := &held{}
+	h := &held{inFlight: true}
 	h.answers = &budget{f: &s.bytes, h: h, limit: limit, most: s.maxBody()}
 	if n := r.ContentLength; n > 0 {
 		n = min(n, s.maxBody()+1) // what MaxBytesReader lets in
@@ -175,6 +181,9 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) 
 // giveHeld gives back all a request held as it ends, once: its budget
 // ends first, so that nothing it gives after is given twice.
 func (s *Server) giveHeld(h *held) {
+	if h.inFlight {
+		defer s.quiet.end()
+	}
 	h.answers.end()
 	s.bytes.give(h.n.Load())
 }

@@ -23,8 +23,6 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
-	s.quiet.begin() // from the first byte: a request waiting for room holds its body too
-	defer s.quiet.end()
 	r = s.pin(r)
 	cfg := s.stateOf(r.Context()).cfg
 	login := signedIn(cfg, ep, r)
@@ -287,8 +285,6 @@ func (x *exchange) finish() string {
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
-	s.quiet.begin() // in flight, as proxy's requests are
-	defer s.quiet.end()
 	r, held, ok := s.hold(w, r, ep)
 	defer s.giveHeld(held)
 	if !ok {

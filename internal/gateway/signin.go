@@ -82,8 +82,6 @@ func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
 // (the same method, path after prefix, query, headers and body), and its
 // answer back as it came.
 func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, prefix string, ep wire.Endpoint) {
-	s.quiet.begin() // in flight, as proxy's requests are
-	defer s.quiet.end()
 	if s.signInRefused(w, r, ep) {
 		return
 	}

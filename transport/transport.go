@@ -14,9 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/relay"
-	"github.com/spillway/spillway/internal/reply"
-	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -29,7 +27,7 @@ type Transport struct {
 	base     http.RoundTripper
 	engine   *policy.Engine
 	events   events.Sink
-	opts     reply.Options
+	opts     send.Asks
 	pacing   *config.Pacing
 	classify func(classify.Input) classify.Verdict
 	crosses  bool // cfg.CrossVendor(): a history may hold another vendor's turns
@@ -172,7 +170,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		resp, err := t.base.RoundTrip(out)
 		return resp, nil, err
 	}
-	opts, err := reply.ReadOptions(req.Header, t.opts)
+	opts, err := send.ReadAsks(req.Header, t.opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
@@ -183,10 +181,10 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		req.Header.Del("X-Api-Key")
 	}
 	var answer *http.Response
-	cross := upstream.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
+	cross := send.NewCrossing(t.cfg, ep, body, req.URL.RawQuery, t.crosses)
 	// what the request may hold of its answers: gateway.max_body_mb, as
 	// on a gateway (the library has no gateway-wide room)
-	budget := relay.Limit(t.perRequest())
+	budget := send.Limit(t.perRequest())
 	c := &policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
 			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Ladder: ladder.Ladder, Rung: ladder.Rung, Park: ladder.Park,
@@ -213,15 +211,15 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	// Given up: the same answer a gateway gives, so that an SDK reports its
 	// usual typed error with a message naming what was tried.
-	status, h, b := reply.GiveUp(ep, out)
-	reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	status, h, b := send.GiveUp(ep, out)
+	send.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 	return ownAnswer(req, status, h, b), &out, nil
 }
 
 // perRequest is what one request may hold of its answers:
 // gateway.max_body_mb, as on a gateway.
 func (t *Transport) perRequest() int64 {
-	return int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, relay.DefaultPerRequest>>20)) << 20
+	return int64(cmp.Or(t.cfg.Gateway.MaxBodyMB, send.DefaultPerRequest>>20)) << 20
 }
 
 // ownAnswer is the library's own answer to req: status, h and the body b.
@@ -236,8 +234,8 @@ func ownAnswer(req *http.Request, status int, h http.Header, b []byte) *http.Res
 // changes only the model, never the host; a model with deployments is sent
 // to each deployment's provider, as the gateway sends it), and the answer
 // once the caller may have it.
-func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cross *upstream.Crossing, opts reply.Options, budget relay.Budget, a *policy.Attempt) (*http.Response, policy.Result) {
-	o := relay.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model), Budget: budget}
+func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cross *send.Crossing, opts send.Asks, budget send.Budget, a *policy.Attempt) (*http.Response, policy.Result) {
+	o := send.Options{Hold: opts.HoldFor(t.cfg, a.Candidate.Model), Budget: budget}
 	var out *http.Request
 	var err error
 	if a.Candidate.Format != "" && a.Candidate.Format != ep.Format {
@@ -250,7 +248,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 	} else if out, err = t.request(ctx, req, ep, body, a.Candidate); err != nil {
 		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, NotSent: true}
 	}
-	ans, res := upstream.Exchange(a, t.base, out, ep, o)
+	ans, res := send.Exchange(a, t.base, out, ep, o)
 	if ans == nil {
 		return nil, res
 	}
@@ -264,7 +262,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 		resp.Body = io.NopCloser(bytes.NewReader(ans.Body))
 		resp.ContentLength = int64(len(ans.Body))
 	}
-	reply.Answered(resp.Header, a, ans.Stream != nil)
+	send.Answered(resp.Header, a, ans.Stream != nil)
 	res.Committed = true
 	if res.Verdict.Class == "" {
 		res.Verdict.Class = classify.OK // so far: the caller reads the rest
@@ -284,9 +282,9 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	prov := t.cfg.Providers[cand.Provider]
 	addressed := t.addressed(req.URL)
 	if cand.Deployment != "" || addressed != "" && addressed != cand.Provider {
-		out, err := upstream.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
+		out, err := send.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
 		if err == nil {
-			upstream.KeyOrOwn(out.Header, prov, cand.Format)
+			send.SetCredentialsOrOwn(out.Header, prov, cand.Format)
 		}
 		return out, err
 	}
@@ -306,7 +304,7 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	wire.Outgoing(out.Header, req.Header)
 	if addressed == cand.Provider {
 		// a URL of the caller's own never gets a configured provider's key
-		upstream.KeyOrOwn(out.Header, prov, cand.Format)
+		send.SetCredentialsOrOwn(out.Header, prov, cand.Format)
 	}
 	setBody(out, payload)
 	return out, nil

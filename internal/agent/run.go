@@ -29,7 +29,7 @@ import (
 	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/proc"
 	"github.com/spillway/spillway/internal/redact"
-	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -240,7 +240,7 @@ func Run(ctx context.Context, o Options) Result {
 	// smallest request to the model; else (a ChatGPT login, say) the agent
 	// is run again, and fails fast at capacity
 	c.Check = func(ctx context.Context, cand policy.Candidate) (room, checked bool) {
-		return upstream.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
+		return send.Room(ctx, http.DefaultTransport, o.Config, cand, o.Engine.Classify)
 	}
 	// fresh is the command run from the start on model (Gemini CLI given a
 	// session id of its own, to resume if the run gets somewhere)

@@ -21,8 +21,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/behaviour"
 	"github.com/spillway/spillway/internal/gateway"
-	"github.com/spillway/spillway/internal/relay"
-	"github.com/spillway/spillway/internal/reply"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/policy/policytest"
 	"github.com/spillway/spillway/sim"
@@ -222,17 +221,17 @@ var frontEnds = []frontEnd{
 		t.Cleanup(hs.Close)
 		client := &http.Client{Transport: &http.Transport{}}
 		t.Cleanup(client.CloseIdleConnections)
-		return func(ctx context.Context, c call) (*http.Response, error) { return send(ctx, client, hs.URL, c) }
+		return func(ctx context.Context, c call) (*http.Response, error) { return sendCall(ctx, client, hs.URL, c) }
 	}},
 	{"library", func(t *testing.T, w *world) func(context.Context, call) (*http.Response, error) {
 		tr := transport.New(w.cfg, transport.WithEngine(w.eng), transport.WithEvents(w.sink()))
 		t.Cleanup(tr.CloseIdleConnections)
 		client := &http.Client{Transport: tr}
-		return func(ctx context.Context, c call) (*http.Response, error) { return send(ctx, client, w.up, c) }
+		return func(ctx context.Context, c call) (*http.Response, error) { return sendCall(ctx, client, w.up, c) }
 	}},
 }
 
-func send(ctx context.Context, client *http.Client, base string, c call) (*http.Response, error) {
+func sendCall(ctx context.Context, client *http.Client, base string, c call) (*http.Response, error) {
 	req, err := c.Request(ctx, base)
 	if err != nil {
 		return nil, err
@@ -312,7 +311,7 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 	t.Helper()
 	wt := r.want
 	if wt.broken {
-		var bs *relay.BrokenStream
+		var bs *send.BrokenStream
 		switch fe {
 		case "gateway":
 			if res.err != nil || !bytes.Contains(res.body, []byte("spillway: ")) {
@@ -353,7 +352,7 @@ func (r row) verify(t *testing.T, fe string, w *world, res result) {
 			if got != want {
 				t.Fatalf("X-Spillway-Route %q, want %q", got, want)
 			}
-			if final := reply.FinalRoute(res.body); final != wt.route && !strings.Contains(r.call.Path, "/v1beta/") {
+			if final := send.FinalRoute(res.body); final != wt.route && !strings.Contains(r.call.Path, "/v1beta/") {
 				// (a Gemini stream has no last word: its SDK fails on
 				// SSE comments)
 				t.Fatalf("the stream's last word says route %q, want %q:\n%s", final, wt.route, clip(res.body))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/gateway"
-	"github.com/spillway/spillway/internal/reply"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/internal/words"
@@ -290,7 +290,7 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 	r.route = resp.Header.Get("X-Spillway-Route")
 	// a stream's headers went out with its first output: its last word
 	// says how it really ended
-	if final := reply.FinalRoute(body); final != "" {
+	if final := send.FinalRoute(body); final != "" {
 		r.route = final
 	}
 	return r

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -103,7 +103,7 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 	var fs []Finding
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ans, err := upstream.ListModels(lctx, rt, o.Config, p.name, h)
+	ans, err := send.ListModels(lctx, rt, o.Config, p.name, h)
 	path := wire.ModelsPath(wire.Format(p.typ))
 	if err != nil {
 		v := classify.Err(err)
@@ -164,7 +164,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 	f = Finding{Area: "model", Subject: cand.Model}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ans, err := upstream.Probe(ctx, rt, o.Config, cand, h)
+	ans, err := send.Probe(ctx, rt, o.Config, cand, h)
 	if err != nil {
 		v := classify.Err(err)
 		// a slow or silent model is degraded, not a mistake in the

@@ -15,9 +15,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/redact"
-	"github.com/spillway/spillway/internal/relay"
-	"github.com/spillway/spillway/internal/reply"
-	"github.com/spillway/spillway/internal/upstream"
+	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -158,18 +156,18 @@ type exchange struct {
 	r    *http.Request
 	ep   wire.Endpoint
 	body *wire.Body
-	opts reply.Options
+	opts send.Asks
 	lg   *reqLog
 	call policy.Call
 	// cross is the request's cross-vendor steps' (Call.Cross, and the
 	// attempts' requests)
-	cross *upstream.Crossing
+	cross *send.Crossing
 	// secrets are the configuration's and the request's own credential:
 	// taken out of what an upstream says before the client, a log or a
 	// record sees it
 	secrets redact.Secrets
 	// budget is what the request may hold of its answers
-	budget relay.Budget
+	budget send.Budget
 }
 
 // prepare reads and checks the request and makes its exchange; nil, with
@@ -206,7 +204,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain), 0)
 		return nil, "refused"
 	}
-	opts, err := reply.ReadOptions(r.Header, reply.Options{})
+	opts, err := send.ReadAsks(r.Header, send.Asks{})
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
@@ -218,7 +216,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
 	}
-	x.cross = upstream.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, r.URL.RawQuery, s.stateOf(r.Context()).crosses)
+	x.cross = send.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, r.URL.RawQuery, s.stateOf(r.Context()).crosses)
 	x.call.Cross = x.cross.Check
 	return x, ""
 }
@@ -271,7 +269,7 @@ func (x *exchange) finish() string {
 	case out.Unfinished:
 		// the stream broke after output and could not be continued: it
 		// ends with the route's last word and the protocol's error event
-		relay.End(x.writer(), ep, *out, x.secrets.String(out.Reason))
+		send.End(x.writer(), ep, *out, x.secrets.String(out.Reason))
 		return string(out.Verdict.Class)
 	case out.Committed:
 		return string(out.Verdict.Class)
@@ -315,7 +313,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Format: wire.Gemini}
-	up, err := upstream.NewRequest(r.Context(), s.stateOf(r.Context()).cfg, ep, body, cand, r.Header, r.URL.RawQuery)
+	up, err := send.NewRequest(r.Context(), s.stateOf(r.Context()).cfg, ep, body, cand, r.Header, r.URL.RawQuery)
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, err.Error())
 		return
@@ -339,7 +337,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, io.LimitReader(resp.Body, upstream.MaxAnswer))
+	io.Copy(w, io.LimitReader(resp.Body, send.MaxAnswer))
 }
 
 // send is the gateway's half of an attempt: the request to the candidate's
@@ -352,8 +350,8 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 	if up == nil {
 		return res
 	}
-	var ans *upstream.Answer
-	ans, res = upstream.Exchange(a, x.s.rt, up, x.ep, so)
+	var ans *send.Answer
+	ans, res = send.Exchange(a, x.s.rt, up, x.ep, so)
 	switch {
 	case ans == nil:
 	case ans.Stream != nil:
@@ -377,11 +375,11 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // is spliced onto the old); nil, with why in res, when there is none. It
 // reports what it took of the budget for a continuation's body: the
 // attempt gives it back when it ends.
-func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ relay.Options, taken int64) {
+func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := relay.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
+	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
-		rs, _ := a.Resume.(*relay.Resume)
+		rs, _ := a.Resume.(*send.Resume)
 		if rs == nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
 			return nil, so, 0
@@ -404,7 +402,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	}
 	cross := x.cross
 	if body != x.body { // a continuation's (never another vendor's: Track is off there)
-		cross = upstream.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body, x.r.URL.RawQuery, x.s.stateOf(ctx).crosses)
+		cross = send.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body, x.r.URL.RawQuery, x.s.stateOf(ctx).crosses)
 	}
 	up, turn, err := cross.Attempt(ctx, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {
@@ -424,16 +422,16 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 // writer is where the relay writes the request's stream: the client,
 // each write bounded by timeouts.idle, an error event scrubbed of the
 // secrets.
-func (x *exchange) writer() relay.Writer {
-	return relay.Writer{W: x.w, Ctx: x.r.Context(), Idle: x.s.stateOf(x.r.Context()).cfg.Timeouts.Idle.D(), Scrub: x.secrets.Bytes}
+func (x *exchange) writer() send.Writer {
+	return send.Writer{W: x.w, Ctx: x.r.Context(), Idle: x.s.stateOf(x.r.Context()).cfg.Timeouts.Idle.D(), Scrub: x.secrets.Bytes}
 }
 
 // header sends the answer's status and headers, with the route's.
-func (x *exchange) header(a *policy.Attempt, ans *upstream.Answer, stream bool) {
+func (x *exchange) header(a *policy.Attempt, ans *send.Answer, stream bool) {
 	h := x.w.Header()
 	wire.CopyHeaders(h, ans.Resp.Header)
 	x.s.scrub(h, x.secrets)
-	reply.Answered(h, a, stream)
+	send.Answered(h, a, stream)
 	x.w.WriteHeader(ans.Resp.StatusCode)
 }
 
@@ -452,7 +450,7 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	// context window it compacts, a sign-in it refreshes) and does not
 	// resend it.
 	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
-		reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+		send.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
@@ -461,13 +459,13 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
 		return string(class)
 	}
-	status, hh, b := reply.GiveUp(ep, out)
+	status, hh, b := send.GiveUp(ep, out)
 	s.scrub(hh, secrets)
 	for k, vs := range hh {
 		h[k] = vs
 	}
 	b = secrets.Bytes(b) // an upstream's own answer may echo a key
-	reply.SetRoute(h, out.ID, out.Route, out.Attempts, "")
+	send.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 	w.WriteHeader(status)
 	w.Write(b)
 	return string(class)
@@ -490,12 +488,12 @@ func (s *Server) scrub(h http.Header, secrets redact.Secrets) {
 }
 
 // upstreamRefusal reports a give-up that passes the upstream's own answer
-// on (reply.GiveUp: a class no retry can fix), but a 5xx: a 4xx, or a
+// on (send.GiveUp: a class no retry can fix), but a 5xx: a 4xx, or a
 // stream of the upstream's own that failed at 200 (response.failed with
 // context_length_exceeded or insufficient_quota: Codex acts on those
 // codes itself).
 func upstreamRefusal(out policy.Outcome) bool {
-	f, ok := out.Result.Detail.(*reply.Failure)
+	f, ok := out.Result.Detail.(*send.Failure)
 	return ok && policy.FailFast(out.Verdict.Class) && f.Status < 500
 }
 

@@ -1,4 +1,4 @@
-package upstream
+package send
 
 import (
 	"bytes"
@@ -15,8 +15,6 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/relay"
-	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/translate"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -36,8 +34,8 @@ type Answer struct {
 	// Resp has the status and headers; its body was read into Body or
 	// belongs to Stream.
 	Resp   *http.Response
-	Body   []byte        // a whole answer
-	Stream *relay.Stream // an event stream, its opening held until output
+	Body   []byte  // a whole answer
+	Stream *Stream // an event stream, its opening held until output
 }
 
 // Exchange sends req for attempt a through rt and reads the answer as far
@@ -49,7 +47,7 @@ type Answer struct {
 // continuation needs). client is the endpoint the caller called; the
 // answer comes in its format, or, for another vendor's model, in o.Turn's
 // target's, and is translated back.
-func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client wire.Endpoint, o relay.Options) (*Answer, policy.Result) {
+func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client wire.Endpoint, o Options) (*Answer, policy.Result) {
 	prov := classify.Provider(a.Candidate.Format)
 	from := client
 	if o.Turn != nil {
@@ -68,7 +66,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 		resp.Body.Close()
 		res.Verdict = a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
-		res.Detail = &reply.Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
+		res.Detail = &Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
 		if o.Turn != nil { // another vendor's error, in the client's words
 			res.Detail = translatedFailure(client, a.Candidate, res.Verdict)
 			if res.Verdict.Class == classify.BadRequest {
@@ -81,7 +79,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		return nil, res
 	}
 	if wire.IsSSE(resp.Header) {
-		st, held := relay.Open(a, resp, client, from, o)
+		st, held := Open(a, resp, client, from, o)
 		if st == nil {
 			return nil, held
 		}
@@ -90,7 +88,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 	// A whole answer: read it all before the caller sees any of it (a body
 	// that breaks midway is a failure the plan may retry). It may not stall
 	// longer than the idle timeout, nor hold more than the request may.
-	budget := cmp.Or(o.Budget, relay.Limit(relay.DefaultPerRequest))
+	budget := cmp.Or(o.Budget, Limit(DefaultPerRequest))
 	body, taken, err := readWhole(progress{resp.Body, a}, budget)
 	resp.Body.Close()
 	defer func() {
@@ -131,7 +129,7 @@ var errTooLarge = errors.New("the answer is larger than the request may hold")
 // readWhole reads a whole answer, its room taken from b as it grows (the
 // buffer doubles, and what it takes is what it holds): errTooLarge past
 // what b has room for.
-func readWhole(r io.Reader, b relay.Budget) (body []byte, taken int64, err error) {
+func readWhole(r io.Reader, b Budget) (body []byte, taken int64, err error) {
 	const first = 4 << 10
 	if !b.Take(first) {
 		return nil, 0, errTooLarge
@@ -159,9 +157,9 @@ func readWhole(r io.Reader, b relay.Budget) (body []byte, taken int64, err error
 
 // translatedFailure is another vendor's error answer as the client's own
 // format says an error of its class, with the provider's message.
-func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *reply.Failure {
+func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *Failure {
 	status, body := wire.ErrorBody(client, v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
-	return &reply.Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+	return &Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 }
 
 // translatedHeader keeps of another vendor's answer headers what is not
@@ -361,24 +359,24 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 		return nil, err
 	}
 	wire.Outgoing(up.Header, header)
-	Key(up.Header, prov, cand.Format)
+	SetCredentials(up.Header, prov, cand.Format)
 	up.ContentLength = int64(len(payload))
 	return up, nil
 }
 
-// Key sets the credentials of a request to prov with auth: key: its own
+// SetCredentials sets the credentials of a request to prov with auth: key: its own
 // key, in place of any the caller sent (in its key_header when it names
 // one). With passthrough the caller's go through.
-func Key(h http.Header, prov config.Provider, f wire.Format) {
+func SetCredentials(h http.Header, prov config.Provider, f wire.Format) {
 	if prov.Auth == "key" {
 		setKey(h, prov, f)
 	}
 }
 
-// KeyOrOwn is Key, and for a passthrough provider whose caller sent no
+// SetCredentialsOrOwn is SetCredentials, and for a passthrough provider whose caller sent no
 // credentials, the provider's own key: what a library caller that names no
 // key (the queue) wants, so that each provider's key goes to it alone.
-func KeyOrOwn(h http.Header, prov config.Provider, f wire.Format) {
+func SetCredentialsOrOwn(h http.Header, prov config.Provider, f wire.Format) {
 	if prov.Auth == "key" || prov.APIKey.Value != "" && !wire.HasKey(h) {
 		setKey(h, prov, f)
 	}
@@ -489,7 +487,7 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 		return nil, err
 	}
 	wire.Outgoing(req.Header, header)
-	Key(req.Header, prov, f)
+	SetCredentials(req.Header, prov, f)
 	if f == wire.Anthropic && req.Header.Get("Anthropic-Version") == "" {
 		req.Header.Set("Anthropic-Version", "2023-06-01")
 	}

@@ -1,4 +1,4 @@
-package relay
+package send
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -88,8 +87,8 @@ func TestStreamEnds(t *testing.T) {
 			if errors.As(err, &broken) != c.broken || !c.broken && err != nil {
 				t.Fatalf("read error %v", err)
 			}
-			if n := strings.Count(got, ": X-Spillway-Route:"); n != 1 || reply.FinalRoute([]byte(got)) != c.route {
-				t.Fatalf("%d last words, route %q:\n%s", n, reply.FinalRoute([]byte(got)), got)
+			if n := strings.Count(got, ": X-Spillway-Route:"); n != 1 || FinalRoute([]byte(got)) != c.route {
+				t.Fatalf("%d last words, route %q:\n%s", n, FinalRoute([]byte(got)), got)
 			}
 			if strings.Contains(got, "usage") || strings.Contains(got, "choices\":[\n") {
 				t.Fatalf("a malformed frame reached the caller:\n%s", got)

@@ -1,20 +1,4 @@
-// Package relay is the one stream relay of the gateway and the library: it
-// reads an upstream's event stream and judges each event once (an error
-// event, a frame that does not parse, usage, the final event, a stream that
-// ends or stalls before it), holds the opening events until the first real
-// output (and a hold window on after it), splices a continuation's stream
-// onto the answer it continues, and writes the stream to the caller, to an
-// http.ResponseWriter (the gateway: Relay) or as a body to read (the
-// library: Body), with the route's last word just before the final event:
-// every choice of what the caller sees of a stream is made here.
-//
-// The client's wire format and the candidate's are two values all the way
-// through (Stream.client, Stream.from): a stream is judged in the format
-// it comes in and written in the one the client speaks. For another
-// vendor's model (Options.Turn) each event is translated as it comes
-// (translate.Stream), and the hold, the first-output judgement, the last
-// word and the records are those of any stream.
-package relay
+package send
 
 import (
 	"bytes"
@@ -29,7 +13,6 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/reply"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/translate"
 	"github.com/spillway/spillway/internal/wire"
@@ -288,7 +271,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if s.output { // within the hold window: anything but an error is held
 			if f == wire.Error {
 				v := s.errorEvent(ev, prov)
-				return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
+				return fail(v, &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 			}
 			room := holdBack(raw)
 			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
@@ -315,7 +298,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 			return policy.Result{}, true
 		case wire.Error:
 			v := s.errorEvent(ev, prov)
-			return fail(v, &reply.Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
+			return fail(v, &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 		default: // output, or the end
 			room := holdBack(raw)
 			s.note(ev, fa, f)
@@ -802,7 +785,7 @@ func lastWord(client wire.Endpoint, route, model string, attempts int) []byte {
 	if !client.TakesComments() {
 		return nil
 	}
-	return reply.RouteComment(route, model, attempts)
+	return RouteComment(route, model, attempts)
 }
 
 // withLastWord puts word before the final frame of held (one event, or a

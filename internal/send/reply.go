@@ -1,10 +1,4 @@
-// Package reply is what spillway says to a client in its own words, for
-// the gateway and the library alike: the X-Spillway-* request options it
-// reads, the route headers of an answer (X-Spillway-Route, -Model,
-// -Attempts, -Request-Id) and a stream's last words as SSE comments, and
-// the answer of a request it gave up on (an upstream's own, or the
-// provider-shaped error naming what was tried).
-package reply
+package send
 
 import (
 	"bytes"
@@ -106,10 +100,10 @@ func FinalRoute(stream []byte) string {
 	return string(rest)
 }
 
-// Options are what a request may ask of spillway in its headers:
+// Asks are what a request may ask of spillway in its headers:
 // X-Spillway-Min-Tier, X-Spillway-No-Fallback, X-Spillway-Budget and
 // X-Spillway-Hold.
-type Options struct {
+type Asks struct {
 	MinTier    config.Tier
 	NoFallback bool
 	// Budget is the most the request may wait in all (0: the
@@ -124,16 +118,16 @@ type Options struct {
 // HoldFor is the hold window of a stream to model: the request's
 // X-Spillway-Hold when it sent one (its time only; 0 turns the model's
 // off), else the model's hold.
-func (o Options) HoldFor(cfg *config.Config, model string) config.Hold {
+func (o Asks) HoldFor(cfg *config.Config, model string) config.Hold {
 	if o.HoldSet {
 		return config.Hold{Duration: config.Duration(o.Hold)}
 	}
 	return cfg.Models[model].Hold
 }
 
-// ReadOptions reads h's X-Spillway-* headers over the defaults o; a bad
+// ReadAsks reads h's X-Spillway-* headers over the defaults o; a bad
 // value is an error that names the header and what it accepts.
-func ReadOptions(h http.Header, o Options) (Options, error) {
+func ReadAsks(h http.Header, o Asks) (Asks, error) {
 	if v := h.Get("X-Spillway-Min-Tier"); v != "" {
 		t, err := config.ParseTier(v)
 		if err != nil {

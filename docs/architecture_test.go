@@ -144,7 +144,7 @@ var (
 	// policy.Engine.Run, Call.Send, wire.Look, upstream.NewRequest
 	dotted = regexp.MustCompile(`^` + ident + `(?:\.` + ident + `){1,2}$`)
 	bare   = regexp.MustCompile(`^` + ident + `$`)
-	// a path in the repository: internal/relay, policy/plan.go, scripts/stack-at-read
+	// a path in the repository: internal/send, policy/plan.go, scripts/stack-at-read
 	pathForm = regexp.MustCompile(`^(?:internal|policy|cmd|scripts|docs|sim|transport|events|config|classify|deploy|testdata)(?:/[\w.*-]+)*/?$|^[\w-]+\.go$`)
 )
 

@@ -105,7 +105,7 @@ type held struct {
 	inFlight bool
 }
 
-// budget is what one request may hold of its answers (relay.Budget): the
+// budget is what one request may hold of its answers (send.Budget): the
 // text a continuation carries, a translated stream's state, the output
 // held back, a whole answer; at most gateway.max_body_mb for the request,
 // and within gateway.max_inflight_mb with every other request's bodies

@@ -14,7 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/sse"
-	"github.com/spillway/spillway/internal/translate"
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -37,7 +37,7 @@ type Options struct {
 	Splice *Resume
 	// Turn, for a model of another format than the client's, is the
 	// translation its answer comes back through.
-	Turn *translate.Turn
+	Turn *format.Turn
 	// Budget is what the request may hold of its answer (the text a
 	// continuation carries, a translation's state, the output held back);
 	// nil: Limit(DefaultPerRequest).
@@ -67,7 +67,7 @@ type Stream struct {
 	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
 	rd           *sse.Reader
 	o            Options
-	conv         *translate.Stream // the translation, for another vendor's stream
+	conv         *format.Stream // the translation, for another vendor's stream
 	convHeld     int64             // what conv held, counted in mem
 
 	// pump, while a hold window with a time limit is open and after it:
@@ -337,7 +337,7 @@ func (s *Stream) frame(ev sse.Event, f wire.Frame) ([]byte, error) {
 		return nil, nil
 	}
 	out, err := s.conv.Event(ev.Name, ev.Data)
-	if errors.Is(err, translate.ErrTooLarge) {
+	if errors.Is(err, format.ErrTooLarge) {
 		return nil, errNoRoom
 	}
 	if err != nil {

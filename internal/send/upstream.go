@@ -15,7 +15,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/translate"
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -184,12 +184,12 @@ type Crossing struct {
 	body *wire.Body
 	// native: the configuration has cross-vendor steps, so a request's
 	// history may hold another vendor's turns, which its own vendor's
-	// model is sent fit (translate.Native)
+	// model is sent fit (format.Native)
 	native  bool
 	fitOnce sync.Once
 	fit     *wire.Body // the body its own vendor is sent, when native changed it
 	once    sync.Once
-	p       *translate.Parsed // made by the first cross-vendor step (most requests never take one)
+	p       *format.Parsed // made by the first cross-vendor step (most requests never take one)
 	// array: a Gemini stream asked for as a JSON array (no alt=sse),
 	// which a translation does not write
 	array bool
@@ -203,8 +203,8 @@ func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, rawQuery
 		array: ep.Kind == wire.StreamGenerateContent && !strings.Contains(rawQuery, "alt=sse")}
 }
 
-func (x *Crossing) parsed() *translate.Parsed {
-	x.once.Do(func() { x.p = translate.Parse(x.ep, x.body.Raw) })
+func (x *Crossing) parsed() *format.Parsed {
+	x.once.Do(func() { x.p = format.Parse(x.ep, x.body.Raw) })
 	return x.p
 }
 
@@ -235,13 +235,13 @@ func (x *Crossing) Check(c policy.Candidate) (string, string) {
 // format, sent with its provider's own api_key whatever its auth, with none
 // of the caller's credentials or vendor headers (only what the target
 // requires), and the Turn its answer comes back through.
-func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *translate.Turn, error) {
+func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header http.Header, rawQuery string) (*http.Request, *format.Turn, error) {
 	cfg, ep := x.cfg, x.ep
 	if cand.Format == "" || cand.Format == ep.Format {
 		body := x.body
 		if x.native {
 			x.fitOnce.Do(func() {
-				if fit, ok := translate.Native(ep, body.Raw); ok {
+				if fit, ok := format.Native(ep, body.Raw); ok {
 					if b, err := wire.ParseBody(ep, fit); err == nil {
 						b.Model = body.Model
 						x.fit = b
@@ -288,9 +288,9 @@ func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header ht
 }
 
 // Takes is what model takes (config's tools, images, reasoning).
-func Takes(cfg *config.Config, model string) translate.Takes {
+func Takes(cfg *config.Config, model string) format.Takes {
 	m := cfg.Models[model]
-	return translate.Takes{Tools: m.TakesTools(), Images: m.TakesImages(), Reasoning: m.TakesReasoning()}
+	return format.Takes{Tools: m.TakesTools(), Images: m.TakesImages(), Reasoning: m.TakesReasoning()}
 }
 
 // judgeWhole checks a 2xx whole answer before the caller may have it: a

@@ -1,5 +1,5 @@
 //go:build !race
 
-package translate
+package format
 
 const raceOn = false

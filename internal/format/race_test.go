@@ -1,6 +1,6 @@
 //go:build race
 
-package translate
+package format
 
 // raceOn: the race detector is on (its instrumentation makes a byte's work
 // some ten times slower).

@@ -23,7 +23,7 @@
 //   - what cannot be carried (a stateful Responses request, hosted tools,
 //     audio, several candidates) is not sent: Check says why, and the step
 //     is skipped with its reason in the route.
-package translate
+package format
 
 import (
 	"encoding/json"

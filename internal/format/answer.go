@@ -15,49 +15,49 @@ type Usage struct {
 
 // Stops, in no vendor's words.
 const (
-	stopEnd    = "end"
-	stopLength = "length"
-	stopTool   = "tool"
-	stopFilter = "filter"
-	stopSeq    = "stop_sequence"
+	StopEnd    = "end"
+	StopLength = "length"
+	StopTool   = "tool"
+	StopFilter = "filter"
+	StopSeq    = "stop_sequence"
 )
 
-// event is one step of an answer in no vendor's format.
-type event struct {
-	kind   evKind
-	text   string
-	call   int // the call's number in the answer, from 0
-	id     string
-	name   string // the target's tool name
-	stop   string
-	usage  Usage
-	status int    // an error's HTTP-like status
-	etype  string // an error's type, in the target's words
+// Event is one step of an answer in no vendor's format.
+type Event struct {
+	Kind   EventKind
+	Text   string
+	Call   int // the call's number in the answer, from 0
+	ID     string
+	Name   string // the target's tool name
+	Stop   string
+	Usage  Usage
+	Status int    // an error's HTTP-like status
+	EType  string // an error's type, in the target's words
 }
 
-type evKind int
+type EventKind int
 
 const (
-	evStart evKind = iota // the answer's id is known (usage too, for Messages)
-	evText
-	evCallStart
-	evCallArgs
-	evUsage
-	evFinish // the stop reason (more usage may follow)
-	evEnd    // the answer is over
-	evError  // an error in the stream
+	EvStart EventKind = iota // the answer's id is known (usage too, for Messages)
+	EvText
+	EvCallStart
+	EvCallArgs
+	EvUsage
+	EvFinish // the stop reason (more usage may follow)
+	EvEnd    // the answer is over
+	EvError  // an error in the stream
 )
 
-// call is one tool call of the answer.
-type call struct {
-	id, name string // the client's id and the target's name
-	args     strings.Builder
-	tool     Tool
-	done     bool
+// ToolCall is one tool ToolCall of the answer.
+type ToolCall struct {
+	ID, Name string // the client's id and the target's name
+	Args     strings.Builder
+	Tool     Tool
+	Done     bool
 }
 
-// newID is an id for something spillway makes (an answer's, a call's).
-func newID(prefix string) string {
+// NewID is an id for something spillway makes (an answer's, a call's).
+func NewID(prefix string) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return prefix + hex.EncodeToString(b)
@@ -76,11 +76,11 @@ type reader struct {
 	chatMax int    // Chat: the highest call index seen
 	calls   int
 	usage   Usage
-	evs     []event // an event's, reused: read's answer is the caller's until the next read
+	evs     []Event // an event's, reused: read's answer is the caller's until the next read
 }
 
 // one is the reused answer of one event.
-func (rd *reader) one(e event) []event {
+func (rd *reader) one(e Event) []Event {
 	rd.evs = append(rd.evs[:0], e)
 	return rd.evs
 }
@@ -90,7 +90,7 @@ func newReader(kind string) *reader {
 }
 
 // read is the neutral events of one target event (name, data).
-func (rd *reader) read(name string, data []byte) ([]event, error) {
+func (rd *reader) read(name string, data []byte) ([]Event, error) {
 	switch rd.kind {
 	case "chat":
 		return rd.chatEvent(data)
@@ -140,21 +140,21 @@ type chatDelta struct {
 	} `json:"tool_calls"`
 }
 
-func (rd *reader) chatEvent(data []byte) ([]event, error) {
+func (rd *reader) chatEvent(data []byte) ([]Event, error) {
 	if strings.TrimSpace(string(data)) == "[DONE]" {
-		return []event{{kind: evEnd}}, nil
+		return []Event{{Kind: EvEnd}}, nil
 	}
 	var m chatChunk
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
 	}
 	if e := m.Error; e != nil {
-		return []event{{kind: evError, text: e.Message, etype: e.Type}}, nil
+		return []Event{{Kind: EvError, Text: e.Message, EType: e.Type}}, nil
 	}
 	out := rd.evs[:0]
 	defer func() { rd.evs = out[:0] }()
 	if m.ID != "" {
-		out = append(out, event{kind: evStart, id: m.ID})
+		out = append(out, Event{Kind: EvStart, ID: m.ID})
 	}
 	for _, ch := range m.Choices {
 		d := ch.Delta
@@ -163,10 +163,10 @@ func (rd *reader) chatEvent(data []byte) ([]event, error) {
 		}
 		if d != nil {
 			if d.Content != "" {
-				out = append(out, event{kind: evText, text: d.Content})
+				out = append(out, Event{Kind: EvText, Text: d.Content})
 			}
 			if d.Refusal != "" {
-				out = append(out, event{kind: evText, text: d.Refusal})
+				out = append(out, Event{Kind: EvText, Text: d.Refusal})
 			}
 			for j, tc := range d.ToolCalls {
 				idx := j // a whole answer's calls have no index
@@ -178,23 +178,23 @@ func (rd *reader) chatEvent(data []byte) ([]event, error) {
 					return nil, err
 				}
 				if start {
-					out = append(out, event{kind: evCallStart, call: n, id: tc.ID, name: tc.Function.Name})
+					out = append(out, Event{Kind: EvCallStart, Call: n, ID: tc.ID, Name: tc.Function.Name})
 				}
 				if a := tc.Function.Arguments; a != "" {
 					if n < 0 {
 						return nil, fmt.Errorf("arguments for the tool call at index %d after it ended", idx)
 					}
-					out = append(out, event{kind: evCallArgs, call: n, text: a})
+					out = append(out, Event{Kind: EvCallArgs, Call: n, Text: a})
 				}
 			}
 		}
 		if ch.Finish != "" {
-			out = append(out, event{kind: evFinish, stop: chatStop(ch.Finish)})
+			out = append(out, Event{Kind: EvFinish, Stop: chatStop(ch.Finish)})
 		}
 	}
 	if u := m.Usage; u != nil {
 		rd.usage = Usage{Input: u.Prompt, Output: u.Completion, Cached: u.PD.Cached, Reasoning: u.CD.Reasoning}
-		out = append(out, event{kind: evUsage, usage: rd.usage})
+		out = append(out, Event{Kind: EvUsage, Usage: rd.usage})
 	}
 	return out, nil
 }
@@ -221,13 +221,13 @@ func (rd *reader) chatCall(idx int, starts bool) (n int, start bool, err error) 
 func chatStop(s string) string {
 	switch s {
 	case "length":
-		return stopLength
+		return StopLength
 	case "tool_calls", "function_call":
-		return stopTool
+		return StopTool
 	case "content_filter":
-		return stopFilter
+		return StopFilter
 	}
-	return stopEnd
+	return StopEnd
 }
 
 // messagesEvent is what a Messages event says, typed.
@@ -271,7 +271,7 @@ type messagesDelta struct {
 	} `json:"delta"`
 }
 
-func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
+func (rd *reader) messagesEvent(name string, data []byte) ([]Event, error) {
 	switch name {
 	case "ping", "content_block_stop": // nothing the client's events need (a block's end is the next one's start)
 		if !json.Valid(data) {
@@ -285,14 +285,14 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		}
 		switch d.Delta.Type {
 		case "text_delta":
-			return rd.one(event{kind: evText, text: d.Delta.Text}), nil
+			return rd.one(Event{Kind: EvText, Text: d.Delta.Text}), nil
 		case "input_json_delta":
 			n, err := rd.toolBlock(d.Index)
 			if err != nil {
 				return nil, err
 			}
 			if s := d.Delta.PartialJSON; s != "" {
-				return rd.one(event{kind: evCallArgs, call: n, text: s}), nil
+				return rd.one(Event{Kind: EvCallArgs, Call: n, Text: s}), nil
 			}
 		}
 		return nil, nil // thinking and its signature never leave Anthropic
@@ -310,7 +310,7 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		rd.usage.Cached, rd.usage.CacheWrite = u.CacheRead, u.CacheWrite
 		rd.usage.Input = deref(u.Input) + u.CacheRead + u.CacheWrite
 		rd.usage.Output = deref(u.Output)
-		return []event{{kind: evStart, id: m.Message.ID}, {kind: evUsage, usage: rd.usage}}, nil
+		return []Event{{Kind: EvStart, ID: m.Message.ID}, {Kind: EvUsage, Usage: rd.usage}}, nil
 	}
 	var m messagesEvent
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -324,25 +324,25 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 		b := m.ContentBlock
 		if b.Type != "tool_use" {
 			if b.Text != "" && b.Type == "text" {
-				return []event{{kind: evText, text: b.Text}}, nil
+				return []Event{{Kind: EvText, Text: b.Text}}, nil
 			}
 			return nil, nil // text comes in its deltas; thinking never leaves Anthropic
 		}
 		n := rd.calls
 		rd.calls++
 		rd.block = m.Index
-		return []event{{kind: evCallStart, call: n, id: b.ID, name: b.Name}}, nil
+		return []Event{{Kind: EvCallStart, Call: n, ID: b.ID, Name: b.Name}}, nil
 	case "content_block_delta":
 		switch m.Delta.Type {
 		case "text_delta":
-			return []event{{kind: evText, text: m.Delta.Text}}, nil
+			return []Event{{Kind: EvText, Text: m.Delta.Text}}, nil
 		case "input_json_delta":
 			n, err := rd.toolBlock(m.Index)
 			if err != nil {
 				return nil, err
 			}
 			if s := m.Delta.PartialJSON; s != "" {
-				return []event{{kind: evCallArgs, call: n, text: s}}, nil
+				return []Event{{Kind: EvCallArgs, Call: n, Text: s}}, nil
 			}
 		}
 		return nil, nil
@@ -355,15 +355,15 @@ func (rd *reader) messagesEvent(name string, data []byte) ([]event, error) {
 				rd.usage.Input = *u.Input + rd.usage.Cached + rd.usage.CacheWrite
 			}
 		}
-		out := []event{{kind: evUsage, usage: rd.usage}}
+		out := []Event{{Kind: EvUsage, Usage: rd.usage}}
 		if s := m.Delta.StopReason; s != "" {
-			out = append(out, event{kind: evFinish, stop: messagesStop(s)})
+			out = append(out, Event{Kind: EvFinish, Stop: messagesStop(s)})
 		}
 		return out, nil
 	case "message_stop":
-		return []event{{kind: evEnd}}, nil
+		return []Event{{Kind: EvEnd}}, nil
 	case "error":
-		return []event{{kind: evError, text: m.Error.Message, etype: m.Error.Type}}, nil
+		return []Event{{Kind: EvError, Text: m.Error.Message, EType: m.Error.Type}}, nil
 	}
 	return nil, nil // ping, and what comes later
 }
@@ -387,18 +387,18 @@ func deref(p *int) int {
 func messagesStop(s string) string {
 	switch s {
 	case "max_tokens", "model_context_window_exceeded":
-		return stopLength
+		return StopLength
 	case "tool_use":
-		return stopTool
+		return StopTool
 	case "refusal":
-		return stopFilter
+		return StopFilter
 	case "stop_sequence":
-		return stopSeq
+		return StopSeq
 	}
-	return stopEnd
+	return StopEnd
 }
 
-func (rd *reader) geminiEvent(data []byte) ([]event, error) {
+func (rd *reader) geminiEvent(data []byte) ([]Event, error) {
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
@@ -407,11 +407,11 @@ func (rd *reader) geminiEvent(data []byte) ([]event, error) {
 		m = r
 	}
 	if e := obj(m["error"]); e != nil {
-		return []event{{kind: evError, text: str(e["message"]), etype: str(e["status"]), status: intOf(e["code"])}}, nil
+		return []Event{{Kind: EvError, Text: str(e["message"]), EType: str(e["status"]), Status: intOf(e["code"])}}, nil
 	}
-	var out []event
+	var out []Event
 	if id := str(m["responseId"]); id != "" {
-		out = append(out, event{kind: evStart, id: id})
+		out = append(out, Event{Kind: EvStart, ID: id})
 	}
 	stop := ""
 	calls := false
@@ -424,10 +424,10 @@ func (rd *reader) geminiEvent(data []byte) ([]event, error) {
 				n := rd.calls
 				rd.calls++
 				calls = true
-				out = append(out, event{kind: evCallStart, call: n, id: str(fc["id"]), name: str(fc["name"])},
-					event{kind: evCallArgs, call: n, text: argsText(fc["args"])})
+				out = append(out, Event{Kind: EvCallStart, Call: n, ID: str(fc["id"]), Name: str(fc["name"])},
+					Event{Kind: EvCallArgs, Call: n, Text: argsText(fc["args"])})
 			case str(p["text"]) != "":
-				out = append(out, event{kind: evText, text: str(p["text"])})
+				out = append(out, Event{Kind: EvText, Text: str(p["text"])})
 			}
 		}
 		if fr := str(c["finishReason"]); fr != "" {
@@ -437,13 +437,13 @@ func (rd *reader) geminiEvent(data []byte) ([]event, error) {
 	if u := obj(m["usageMetadata"]); u != nil {
 		rd.usage = Usage{Input: intOf(u["promptTokenCount"]), Output: intOf(u["candidatesTokenCount"]) + intOf(u["thoughtsTokenCount"]),
 			Cached: intOf(u["cachedContentTokenCount"]), Reasoning: intOf(u["thoughtsTokenCount"])}
-		out = append(out, event{kind: evUsage, usage: rd.usage})
+		out = append(out, Event{Kind: EvUsage, Usage: rd.usage})
 	}
 	if stop != "" {
-		if stop == stopEnd && (calls || rd.calls > 0) {
-			stop = stopTool
+		if stop == StopEnd && (calls || rd.calls > 0) {
+			stop = StopTool
 		}
-		out = append(out, event{kind: evFinish, stop: stop}, event{kind: evEnd})
+		out = append(out, Event{Kind: EvFinish, Stop: stop}, Event{Kind: EvEnd})
 	}
 	return out, nil
 }
@@ -451,15 +451,15 @@ func (rd *reader) geminiEvent(data []byte) ([]event, error) {
 func geminiStop(s string) string {
 	switch s {
 	case "MAX_TOKENS":
-		return stopLength
+		return StopLength
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY":
-		return stopFilter
+		return StopFilter
 	}
-	return stopEnd
+	return StopEnd
 }
 
 // wholeEvents are the events of a target's whole answer.
-func (rd *reader) whole(body []byte) ([]event, error) {
+func (rd *reader) whole(body []byte) ([]Event, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, err
@@ -467,28 +467,28 @@ func (rd *reader) whole(body []byte) ([]event, error) {
 	switch rd.kind {
 	case "chat":
 		out, err := rd.chatEvent(body)
-		return append(out, event{kind: evEnd}), err
+		return append(out, Event{Kind: EvEnd}), err
 	case "messages":
-		out := []event{{kind: evStart, id: str(m["id"])}}
+		out := []Event{{Kind: EvStart, ID: str(m["id"])}}
 		for _, b := range objs(m["content"]) {
 			switch str(b["type"]) {
 			case "text":
-				out = append(out, event{kind: evText, text: str(b["text"])})
+				out = append(out, Event{Kind: EvText, Text: str(b["text"])})
 			case "tool_use":
 				n := rd.calls
 				rd.calls++
-				out = append(out, event{kind: evCallStart, call: n, id: str(b["id"]), name: str(b["name"])},
-					event{kind: evCallArgs, call: n, text: argsText(b["input"])})
+				out = append(out, Event{Kind: EvCallStart, Call: n, ID: str(b["id"]), Name: str(b["name"])},
+					Event{Kind: EvCallArgs, Call: n, Text: argsText(b["input"])})
 			}
 		}
 		u := obj(m["usage"])
 		cached, write := intOf(u["cache_read_input_tokens"]), intOf(u["cache_creation_input_tokens"])
 		rd.usage = Usage{Input: intOf(u["input_tokens"]) + cached + write, Output: intOf(u["output_tokens"]), Cached: cached, CacheWrite: write}
-		return append(out, event{kind: evUsage, usage: rd.usage}, event{kind: evFinish, stop: messagesStop(str(m["stop_reason"]))}, event{kind: evEnd}), nil
+		return append(out, Event{Kind: EvUsage, Usage: rd.usage}, Event{Kind: EvFinish, Stop: messagesStop(str(m["stop_reason"]))}, Event{Kind: EvEnd}), nil
 	default:
 		out, err := rd.geminiEvent(body)
-		if len(out) == 0 || out[len(out)-1].kind != evEnd {
-			out = append(out, event{kind: evFinish, stop: stopEnd}, event{kind: evEnd})
+		if len(out) == 0 || out[len(out)-1].Kind != EvEnd {
+			out = append(out, Event{Kind: EvFinish, Stop: StopEnd}, Event{Kind: EvEnd})
 		}
 		return out, err
 	}

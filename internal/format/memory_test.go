@@ -315,7 +315,7 @@ func TestStreamTooLarge(t *testing.T) {
 
 // TestItemSize: itemSize covers what a kept item is made of.
 func TestItemSize(t *testing.T) {
-	if n := unsafe.Sizeof(item{}) + unsafe.Sizeof(call{}) + unsafe.Sizeof(&item{}); n > itemSize {
+	if n := unsafe.Sizeof(Item{}) + unsafe.Sizeof(ToolCall{}) + unsafe.Sizeof(&Item{}); n > itemSize {
 		t.Fatalf("an item, its call and its place in the list are %d bytes: itemSize (%d) is too small", n, itemSize)
 	}
 }

@@ -25,8 +25,8 @@ type Stream struct {
 	// event repeats them all (Responses' response.completed and failure)
 	// or for a whole answer; for another client only the item in flight
 	// is kept (cur), and of it only what its own closing event repeats
-	items   []*item
-	cur     *item // the item in flight (Messages' block, Responses' item)
+	items   []*Item
+	cur     *Item // the item in flight (Messages' block, Responses' item)
 	calls   int   // the answer's calls so far
 	held    int64 // the bytes kept for the closing events (Held)
 	over    bool  // keeping more would have gone past Turn.MaxHeld: the stream cannot be closed
@@ -50,14 +50,14 @@ func (s *Stream) model() []byte {
 	return s.modelQ
 }
 
-// item is one piece of the answer: a text, or a call.
-type item struct {
-	text  strings.Builder
-	call  *call
-	num   int    // a call's number in the answer, from 0
-	index int    // its Messages block index, its Responses output index
-	id    string // its Responses item id
-	open  bool
+// Item is one piece of the answer: a text, or a call.
+type Item struct {
+	Text  strings.Builder
+	Call  *ToolCall
+	Num   int    // a call's number in the answer, from 0
+	Index int    // its Messages block index, its Responses output index
+	ID    string // its Responses item id
+	Open  bool
 }
 
 // itemSize is what a kept item costs beyond its text, arguments, ids and
@@ -66,10 +66,10 @@ type item struct {
 const itemSize = 256
 
 // size is what keeping it costs, for Held.
-func (it *item) size() int {
-	n := itemSize + len(it.id)
-	if c := it.call; c != nil {
-		n += len(c.id) + len(c.name)
+func (it *Item) size() int {
+	n := itemSize + len(it.ID)
+	if c := it.Call; c != nil {
+		n += len(c.ID) + len(c.Name)
 	}
 	return n
 }
@@ -162,7 +162,7 @@ func (s *Stream) End() []byte {
 		return nil
 	}
 	s.buf = s.buf[:0]
-	_ = s.take(event{kind: evEnd})
+	_ = s.take(Event{Kind: EvEnd})
 	return append([]byte(nil), s.buf...)
 }
 
@@ -190,7 +190,7 @@ func (s *Stream) Failing() (r wire.Responding, opening []byte) {
 	out := []any{}
 	for _, it := range s.items {
 		status := "completed"
-		if it.open {
+		if it.Open {
 			status = "incomplete"
 		}
 		out = append(out, s.responsesItem(it, status))
@@ -202,35 +202,35 @@ func (s *Stream) Failing() (r wire.Responding, opening []byte) {
 	return r, opening
 }
 
-func (s *Stream) take(ev event) error {
+func (s *Stream) take(ev Event) error {
 	if s.done {
 		return nil
 	}
-	if !s.opened && ev.kind != evError {
+	if !s.opened && ev.Kind != EvError {
 		s.open()
 	}
-	switch ev.kind {
-	case evStart:
-	case evText:
-		if ev.text == "" {
+	switch ev.Kind {
+	case EvStart:
+	case EvText:
+		if ev.Text == "" {
 			return nil
 		}
-		if s.cur == nil || s.cur.call != nil {
+		if s.cur == nil || s.cur.Call != nil {
 			s.closeItem()
-			if err := s.startItem(&item{}); err != nil {
+			if err := s.startItem(&Item{}); err != nil {
 				return err
 			}
 		}
 		if s.keepsAll() {
-			if err := s.keep(len(ev.text)); err != nil {
+			if err := s.keep(len(ev.Text)); err != nil {
 				return err
 			}
-			s.cur.text.WriteString(ev.text)
+			s.cur.Text.WriteString(ev.Text)
 		}
-		s.textDelta(ev.text)
-	case evCallStart:
+		s.textDelta(ev.Text)
+	case EvCallStart:
 		s.closeItem()
-		id := s.t.clientID(ev.id)
+		id := s.t.clientID(ev.ID)
 		switch {
 		case id == "":
 			id = s.t.NewID("call_")
@@ -239,33 +239,33 @@ func (s *Stream) take(ev event) error {
 			// (functions.x:0): made valid, as the history's are
 			id = safe(id, 40)
 		}
-		c := &call{id: id, name: ev.name, tool: s.t.tool(ev.name)}
-		return s.startItem(&item{call: c})
-	case evCallArgs:
+		c := &ToolCall{ID: id, Name: ev.Name, Tool: s.t.tool(ev.Name)}
+		return s.startItem(&Item{Call: c})
+	case EvCallArgs:
 		it := s.cur // only the item in flight is open
-		if it == nil || it.call == nil || it.num != ev.call {
-			return fmt.Errorf("the model sent arguments for call %d after it ended", ev.call)
+		if it == nil || it.Call == nil || it.Num != ev.Call {
+			return fmt.Errorf("the model sent arguments for call %d after it ended", ev.Call)
 		}
 		if s.keepsArgs() {
-			if err := s.keep(len(ev.text)); err != nil {
+			if err := s.keep(len(ev.Text)); err != nil {
 				return err
 			}
-			it.call.args.WriteString(ev.text)
+			it.Call.Args.WriteString(ev.Text)
 		}
-		s.argsDelta(it, ev.text)
-	case evUsage:
-		s.usage = ev.usage
-	case evFinish:
+		s.argsDelta(it, ev.Text)
+	case EvUsage:
+		s.usage = ev.Usage
+	case EvFinish:
 		s.closeItem()
-		s.stop = ev.stop
-	case evEnd:
+		s.stop = ev.Stop
+	case EvEnd:
 		s.closeItem()
 		if s.stop == "" {
-			s.stop = stopEnd
+			s.stop = StopEnd
 		}
 		s.final()
 		s.done = true
-	case evError:
+	case EvError:
 		// the relay writes the client's error event, in the client's
 		// words for the class the classifier gives it
 	}
@@ -274,9 +274,9 @@ func (s *Stream) take(ev event) error {
 
 // startItem opens it, the item in flight; keeping it (a Responses client)
 // past Turn.MaxHeld is ErrTooLarge.
-func (s *Stream) startItem(it *item) error {
+func (s *Stream) startItem(it *Item) error {
 	if s.t.Client.Kind == wire.Responses {
-		it.id = s.responsesID(it)
+		it.ID = s.responsesID(it)
 	}
 	if s.keepsAll() {
 		if err := s.keep(it.size()); err != nil {
@@ -284,46 +284,46 @@ func (s *Stream) startItem(it *item) error {
 		}
 		s.items = append(s.items, it)
 	}
-	if it.call != nil {
-		it.num = s.calls
+	if it.Call != nil {
+		it.Num = s.calls
 		s.calls++
 	}
-	it.open = true
+	it.Open = true
 	s.cur = it
 	switch s.t.Client.Kind {
 	case "messages":
-		it.index = s.blocks
+		it.Index = s.blocks
 		s.blocks++
-		if it.call != nil {
-			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.index,
-				"content_block": map[string]any{"type": "tool_use", "id": it.call.id, "name": it.call.tool.Name, "input": map[string]any{}}})
+		if it.Call != nil {
+			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.Index,
+				"content_block": map[string]any{"type": "tool_use", "id": it.Call.ID, "name": it.Call.Tool.Name, "input": map[string]any{}}})
 		} else {
-			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.index,
+			s.sse("content_block_start", map[string]any{"type": "content_block_start", "index": it.Index,
 				"content_block": map[string]any{"type": "text", "text": ""}})
 		}
 	case "responses":
-		it.index = s.outputs
+		it.Index = s.outputs
 		s.outputs++
-		s.sse("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.index, "item": s.responsesItem(it, "in_progress")})
-		if it.call == nil {
-			s.sse("response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.id, "output_index": it.index, "content_index": 0,
+		s.sse("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.Index, "item": s.responsesItem(it, "in_progress")})
+		if it.Call == nil {
+			s.sse("response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
 				"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
 		}
 	case "chat":
-		if it.call != nil {
-			s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.num, "id": it.call.id, "type": "function",
-				"function": map[string]any{"name": it.call.tool.Name, "arguments": ""}}}}, nil))
+		if it.Call != nil {
+			s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.Num, "id": it.Call.ID, "type": "function",
+				"function": map[string]any{"name": it.Call.Tool.Name, "arguments": ""}}}}, nil))
 		}
 	}
 	return nil
 }
 
 // responsesID is a Responses output item's id, for it.
-func (s *Stream) responsesID(it *item) string {
+func (s *Stream) responsesID(it *Item) string {
 	switch {
-	case it.call == nil:
+	case it.Call == nil:
 		return s.t.NewID("msg_")
-	case it.call.tool.Custom:
+	case it.Call.Tool.Custom:
 		return s.t.NewID("ctc_")
 	}
 	return s.t.NewID("fc_")
@@ -342,14 +342,14 @@ func (s *Stream) textDelta(text string) {
 	switch s.t.Client.Kind {
 	case "messages":
 		s.buf = append(s.buf, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
-		s.buf = strconv.AppendInt(s.buf, int64(it.index), 10)
+		s.buf = strconv.AppendInt(s.buf, int64(it.Index), 10)
 		s.buf = append(append(append(s.buf, `,"delta":{"type":"text_delta","text":`...), q...), "}}\n\n"...)
 	case "responses":
 		s.buf = append(s.buf, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":"...)
 		s.buf = strconv.AppendInt(s.buf, int64(s.seq), 10)
 		s.seq++
-		s.buf = append(append(append(s.buf, `,"item_id":"`...), it.id...), `","output_index":`...)
-		s.buf = strconv.AppendInt(s.buf, int64(it.index), 10)
+		s.buf = append(append(append(s.buf, `,"item_id":"`...), it.ID...), `","output_index":`...)
+		s.buf = strconv.AppendInt(s.buf, int64(it.Index), 10)
 		s.buf = append(append(append(s.buf, `,"content_index":0,"delta":`...), q...), ",\"logprobs\":[]}\n\n"...)
 	case "chat":
 		s.buf = append(append(append(s.buf, `data: {"id":"`...), s.id...), `","object":"chat.completion.chunk","created":`...)
@@ -362,16 +362,16 @@ func (s *Stream) textDelta(text string) {
 	}
 }
 
-func (s *Stream) argsDelta(it *item, text string) {
+func (s *Stream) argsDelta(it *Item, text string) {
 	switch s.t.Client.Kind {
 	case "messages":
-		s.sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": it.index, "delta": map[string]any{"type": "input_json_delta", "partial_json": text}})
+		s.sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": it.Index, "delta": map[string]any{"type": "input_json_delta", "partial_json": text}})
 	case "responses":
-		if !it.call.tool.Custom { // a freeform tool's input is its arguments' "input": whole, at the end
-			s.sse("response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.id, "output_index": it.index, "delta": text})
+		if !it.Call.Tool.Custom { // a freeform tool's input is its arguments' "input": whole, at the end
+			s.sse("response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.ID, "output_index": it.Index, "delta": text})
 		}
 	case "chat":
-		s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.num, "function": map[string]any{"arguments": text}}}}, nil))
+		s.data(s.chatChunk(map[string]any{"tool_calls": []any{map[string]any{"index": it.Num, "function": map[string]any{"arguments": text}}}}, nil))
 	}
 	// Gemini's calls go out whole, when they end
 }
@@ -379,36 +379,36 @@ func (s *Stream) argsDelta(it *item, text string) {
 // closeItem ends the item in flight.
 func (s *Stream) closeItem() {
 	it := s.cur
-	if it == nil || !it.open {
+	if it == nil || !it.Open {
 		return
 	}
-	it.open = false
+	it.Open = false
 	s.cur = nil
 	switch s.t.Client.Kind {
 	case "messages":
-		s.sse("content_block_stop", map[string]any{"type": "content_block_stop", "index": it.index})
+		s.sse("content_block_stop", map[string]any{"type": "content_block_stop", "index": it.Index})
 	case "responses":
 		switch {
-		case it.call == nil:
-			text := it.text.String()
-			s.sse("response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": it.id, "output_index": it.index, "content_index": 0, "text": text, "logprobs": []any{}})
-			s.sse("response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.id, "output_index": it.index, "content_index": 0,
+		case it.Call == nil:
+			text := it.Text.String()
+			s.sse("response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0, "text": text, "logprobs": []any{}})
+			s.sse("response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
 				"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
-		case it.call.tool.Custom:
-			in := customInput(it.call.args.String())
-			s.sse("response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.id, "output_index": it.index, "delta": in})
-			s.sse("response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.id, "output_index": it.index, "input": in})
+		case it.Call.Tool.Custom:
+			in := customInput(it.Call.Args.String())
+			s.sse("response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.ID, "output_index": it.Index, "delta": in})
+			s.sse("response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.ID, "output_index": it.Index, "input": in})
 		default:
-			s.sse("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.id, "output_index": it.index, "arguments": callArgs(it.call)})
+			s.sse("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.ID, "output_index": it.Index, "arguments": callArgs(it.Call)})
 		}
-		s.sse("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.index, "item": s.responsesItem(it, "completed")})
+		s.sse("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.Index, "item": s.responsesItem(it, "completed")})
 	case "generateContent", "streamGenerateContent":
-		if it.call != nil {
-			s.data(s.geminiChunk([]any{s.geminiCall(it.call)}, "", false))
+		if it.Call != nil {
+			s.data(s.geminiChunk([]any{s.geminiCall(it.Call)}, "", false))
 		}
 	}
-	if !s.keepsAll() && it.call != nil { // a Gemini call's arguments went out whole
-		s.held -= int64(it.call.args.Len())
+	if !s.keepsAll() && it.Call != nil { // a Gemini call's arguments went out whole
+		s.held -= int64(it.Call.Args.Len())
 	}
 }
 
@@ -427,8 +427,8 @@ func customInput(args string) string {
 
 // callArgs is a call's arguments as the client gets them: the JSON text the
 // model gave ({} for none).
-func callArgs(c *call) string {
-	if a := strings.TrimSpace(c.args.String()); a != "" {
+func callArgs(c *ToolCall) string {
+	if a := strings.TrimSpace(c.Args.String()); a != "" {
 		return a
 	}
 	return "{}"
@@ -468,7 +468,7 @@ func (s *Stream) final() {
 		s.sse("message_stop", map[string]any{"type": "message_stop"})
 	case "responses":
 		status := "completed"
-		if s.stop == stopLength || s.stop == stopFilter {
+		if s.stop == StopLength || s.stop == StopFilter {
 			status = "incomplete"
 		}
 		s.sse("response."+status, map[string]any{"type": "response." + status, "response": s.responsesObject(status)})
@@ -522,34 +522,34 @@ func (s *Stream) geminiChunk(parts []any, finish string, usage bool) map[string]
 	return out
 }
 
-func (s *Stream) geminiCall(c *call) map[string]any {
-	return map[string]any{"functionCall": map[string]any{"id": c.id, "name": c.tool.Name, "args": argsObject(callArgs(c))}}
+func (s *Stream) geminiCall(c *ToolCall) map[string]any {
+	return map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Tool.Name, "args": argsObject(callArgs(c))}}
 }
 
 // responsesItem is an output item as Responses shows it.
-func (s *Stream) responsesItem(it *item, status string) map[string]any {
+func (s *Stream) responsesItem(it *Item, status string) map[string]any {
 	done := status != "in_progress" // completed, or incomplete with what it had
-	if it.call == nil {
+	if it.Call == nil {
 		content := []any{}
 		if done {
-			content = []any{map[string]any{"type": "output_text", "text": it.text.String(), "annotations": []any{}}}
+			content = []any{map[string]any{"type": "output_text", "text": it.Text.String(), "annotations": []any{}}}
 		}
-		return map[string]any{"id": it.id, "type": "message", "status": status, "role": "assistant", "content": content}
+		return map[string]any{"id": it.ID, "type": "message", "status": status, "role": "assistant", "content": content}
 	}
-	c := it.call
-	if c.tool.Custom {
+	c := it.Call
+	if c.Tool.Custom {
 		in := ""
 		if done {
-			in = customInput(c.args.String())
+			in = customInput(c.Args.String())
 		}
-		return map[string]any{"id": it.id, "type": "custom_tool_call", "status": status, "call_id": c.id, "name": c.tool.Name, "input": in}
+		return map[string]any{"id": it.ID, "type": "custom_tool_call", "status": status, "call_id": c.ID, "name": c.Tool.Name, "input": in}
 	}
 	args := ""
 	if done {
 		args = callArgs(c)
 	}
-	m := map[string]any{"id": it.id, "type": "function_call", "status": status, "call_id": c.id, "name": c.tool.Name, "arguments": args}
-	if ns := c.tool.Namespace; ns != "" && ns != "functions" {
+	m := map[string]any{"id": it.ID, "type": "function_call", "status": status, "call_id": c.ID, "name": c.Tool.Name, "arguments": args}
+	if ns := c.Tool.Namespace; ns != "" && ns != "functions" {
 		m["namespace"] = ns
 	}
 	return m
@@ -570,7 +570,7 @@ func (s *Stream) responsesObject(status string) map[string]any {
 	}
 	if status == "incomplete" {
 		reason := "max_output_tokens"
-		if s.stop == stopFilter {
+		if s.stop == StopFilter {
 			reason = "content_filter"
 		}
 		r["incomplete_details"] = map[string]any{"reason": reason}
@@ -585,13 +585,13 @@ func responsesUsage(u Usage) map[string]any {
 
 func messagesStopOf(stop string) string {
 	switch stop {
-	case stopLength:
+	case StopLength:
 		return "max_tokens"
-	case stopTool:
+	case StopTool:
 		return "tool_use"
-	case stopFilter:
+	case StopFilter:
 		return "refusal"
-	case stopSeq:
+	case StopSeq:
 		return "stop_sequence"
 	}
 	return "end_turn"
@@ -599,11 +599,11 @@ func messagesStopOf(stop string) string {
 
 func chatStopOf(stop string) string {
 	switch stop {
-	case stopLength:
+	case StopLength:
 		return "length"
-	case stopTool:
+	case StopTool:
 		return "tool_calls"
-	case stopFilter:
+	case StopFilter:
 		return "content_filter"
 	}
 	return "stop"
@@ -611,9 +611,9 @@ func chatStopOf(stop string) string {
 
 func geminiStopOf(stop string) string {
 	switch stop {
-	case stopLength:
+	case StopLength:
 		return "MAX_TOKENS"
-	case stopFilter:
+	case StopFilter:
 		return "SAFETY"
 	}
 	return "STOP"
@@ -658,24 +658,24 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 	case "messages":
 		content := []any{}
 		for _, it := range s.items {
-			if it.call != nil {
-				content = append(content, map[string]any{"type": "tool_use", "id": it.call.id, "name": it.call.tool.Name, "input": argsObject(callArgs(it.call))})
+			if it.Call != nil {
+				content = append(content, map[string]any{"type": "tool_use", "id": it.Call.ID, "name": it.Call.Tool.Name, "input": argsObject(callArgs(it.Call))})
 			} else {
-				content = append(content, map[string]any{"type": "text", "text": it.text.String()})
+				content = append(content, map[string]any{"type": "text", "text": it.Text.String()})
 			}
 		}
 		out = map[string]any{"id": s.id, "type": "message", "role": "assistant", "model": t.Model, "content": content,
 			"stop_reason": messagesStopOf(s.stop), "stop_sequence": nil, "usage": messagesUsage(s.usage)}
 	case "responses":
 		status := "completed"
-		if s.stop == stopLength || s.stop == stopFilter {
+		if s.stop == StopLength || s.stop == StopFilter {
 			status = "incomplete"
 		}
 		for _, it := range s.items {
-			if it.id == "" {
-				it.id = s.t.NewID("msg_")
-				if it.call != nil {
-					it.id = s.t.NewID("fc_")
+			if it.ID == "" {
+				it.ID = s.t.NewID("msg_")
+				if it.Call != nil {
+					it.ID = s.t.NewID("fc_")
 				}
 			}
 		}
@@ -685,10 +685,10 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 		var text strings.Builder
 		var calls []any
 		for _, it := range s.items {
-			if it.call != nil {
-				calls = append(calls, map[string]any{"id": it.call.id, "type": "function", "function": map[string]any{"name": it.call.tool.Name, "arguments": callArgs(it.call)}})
+			if it.Call != nil {
+				calls = append(calls, map[string]any{"id": it.Call.ID, "type": "function", "function": map[string]any{"name": it.Call.Tool.Name, "arguments": callArgs(it.Call)}})
 			} else {
-				text.WriteString(it.text.String())
+				text.WriteString(it.Text.String())
 			}
 		}
 		if text.Len() > 0 || len(calls) == 0 {
@@ -702,10 +702,10 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 	default:
 		parts := []any{}
 		for _, it := range s.items {
-			if it.call != nil {
-				parts = append(parts, s.geminiCall(it.call))
+			if it.Call != nil {
+				parts = append(parts, s.geminiCall(it.Call))
 			} else {
-				parts = append(parts, map[string]any{"text": it.text.String()})
+				parts = append(parts, map[string]any{"text": it.Text.String()})
 			}
 		}
 		out = map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": geminiStopOf(s.stop), "index": 0}},

@@ -212,7 +212,7 @@ func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, mode
 		ep = wire.EndpointOf(wire.StreamGenerateContent)
 	}
 	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, req: r,
-		Now: time.Now, NewID: newID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
+		Now: time.Now, NewID: NewID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
 		tr.tools[targetName(tl)] = tl
 	}

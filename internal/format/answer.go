@@ -403,40 +403,40 @@ func (rd *reader) geminiEvent(data []byte) ([]Event, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
 	}
-	if r := obj(m["response"]); r != nil { // Code Assist's wrapping
+	if r := Obj(m["response"]); r != nil { // Code Assist's wrapping
 		m = r
 	}
-	if e := obj(m["error"]); e != nil {
-		return []Event{{Kind: EvError, Text: str(e["message"]), EType: str(e["status"]), Status: intOf(e["code"])}}, nil
+	if e := Obj(m["error"]); e != nil {
+		return []Event{{Kind: EvError, Text: Str(e["message"]), EType: Str(e["status"]), Status: IntOf(e["code"])}}, nil
 	}
 	var out []Event
-	if id := str(m["responseId"]); id != "" {
+	if id := Str(m["responseId"]); id != "" {
 		out = append(out, Event{Kind: EvStart, ID: id})
 	}
 	stop := ""
 	calls := false
-	for _, c := range objs(m["candidates"]) {
-		for _, p := range objs(obj(c["content"])["parts"]) {
+	for _, c := range Objs(m["candidates"]) {
+		for _, p := range Objs(Obj(c["content"])["parts"]) {
 			switch {
 			case p["thought"] == true:
 			case p["functionCall"] != nil:
-				fc := obj(p["functionCall"])
+				fc := Obj(p["functionCall"])
 				n := rd.calls
 				rd.calls++
 				calls = true
-				out = append(out, Event{Kind: EvCallStart, Call: n, ID: str(fc["id"]), Name: str(fc["name"])},
-					Event{Kind: EvCallArgs, Call: n, Text: argsText(fc["args"])})
-			case str(p["text"]) != "":
-				out = append(out, Event{Kind: EvText, Text: str(p["text"])})
+				out = append(out, Event{Kind: EvCallStart, Call: n, ID: Str(fc["id"]), Name: Str(fc["name"])},
+					Event{Kind: EvCallArgs, Call: n, Text: ArgsText(fc["args"])})
+			case Str(p["text"]) != "":
+				out = append(out, Event{Kind: EvText, Text: Str(p["text"])})
 			}
 		}
-		if fr := str(c["finishReason"]); fr != "" {
+		if fr := Str(c["finishReason"]); fr != "" {
 			stop = geminiStop(fr)
 		}
 	}
-	if u := obj(m["usageMetadata"]); u != nil {
-		rd.usage = Usage{Input: intOf(u["promptTokenCount"]), Output: intOf(u["candidatesTokenCount"]) + intOf(u["thoughtsTokenCount"]),
-			Cached: intOf(u["cachedContentTokenCount"]), Reasoning: intOf(u["thoughtsTokenCount"])}
+	if u := Obj(m["usageMetadata"]); u != nil {
+		rd.usage = Usage{Input: IntOf(u["promptTokenCount"]), Output: IntOf(u["candidatesTokenCount"]) + IntOf(u["thoughtsTokenCount"]),
+			Cached: IntOf(u["cachedContentTokenCount"]), Reasoning: IntOf(u["thoughtsTokenCount"])}
 		out = append(out, Event{Kind: EvUsage, Usage: rd.usage})
 	}
 	if stop != "" {
@@ -469,22 +469,22 @@ func (rd *reader) whole(body []byte) ([]Event, error) {
 		out, err := rd.chatEvent(body)
 		return append(out, Event{Kind: EvEnd}), err
 	case "messages":
-		out := []Event{{Kind: EvStart, ID: str(m["id"])}}
-		for _, b := range objs(m["content"]) {
-			switch str(b["type"]) {
+		out := []Event{{Kind: EvStart, ID: Str(m["id"])}}
+		for _, b := range Objs(m["content"]) {
+			switch Str(b["type"]) {
 			case "text":
-				out = append(out, Event{Kind: EvText, Text: str(b["text"])})
+				out = append(out, Event{Kind: EvText, Text: Str(b["text"])})
 			case "tool_use":
 				n := rd.calls
 				rd.calls++
-				out = append(out, Event{Kind: EvCallStart, Call: n, ID: str(b["id"]), Name: str(b["name"])},
-					Event{Kind: EvCallArgs, Call: n, Text: argsText(b["input"])})
+				out = append(out, Event{Kind: EvCallStart, Call: n, ID: Str(b["id"]), Name: Str(b["name"])},
+					Event{Kind: EvCallArgs, Call: n, Text: ArgsText(b["input"])})
 			}
 		}
-		u := obj(m["usage"])
-		cached, write := intOf(u["cache_read_input_tokens"]), intOf(u["cache_creation_input_tokens"])
-		rd.usage = Usage{Input: intOf(u["input_tokens"]) + cached + write, Output: intOf(u["output_tokens"]), Cached: cached, CacheWrite: write}
-		return append(out, Event{Kind: EvUsage, Usage: rd.usage}, Event{Kind: EvFinish, Stop: messagesStop(str(m["stop_reason"]))}, Event{Kind: EvEnd}), nil
+		u := Obj(m["usage"])
+		cached, write := IntOf(u["cache_read_input_tokens"]), IntOf(u["cache_creation_input_tokens"])
+		rd.usage = Usage{Input: IntOf(u["input_tokens"]) + cached + write, Output: IntOf(u["output_tokens"]), Cached: cached, CacheWrite: write}
+		return append(out, Event{Kind: EvUsage, Usage: rd.usage}, Event{Kind: EvFinish, Stop: messagesStop(Str(m["stop_reason"]))}, Event{Kind: EvEnd}), nil
 	default:
 		out, err := rd.geminiEvent(body)
 		if len(out) == 0 || out[len(out)-1].Kind != EvEnd {

@@ -59,7 +59,7 @@ func FuzzRequest(f *testing.F) {
 			t.Fatalf("%d call ids became %d: two of the client's became one", len(in), len(tr.ids))
 		}
 		for out, id := range tr.ids {
-			if !in[id] || (validID(id) && out != id) {
+			if !in[id] || (ValidID(id) && out != id) {
 				t.Fatalf("id %q went as %q", id, out)
 			}
 		}

@@ -97,7 +97,7 @@ type Choice struct {
 	Name string
 }
 
-func (r *Request) images() bool {
+func (r *Request) HasImages() bool {
 	for _, m := range r.Messages {
 		for _, p := range m.Parts {
 			if p.Kind == Image {
@@ -113,9 +113,9 @@ func (r *Request) images() bool {
 	return false
 }
 
-// placed says what is out of place: a tool call in a user turn, a result
+// Placed says what is out of place: a tool call in a user turn, a result
 // in the model's (no vendor takes either; carried, they would be lost).
-func (r *Request) placed() error {
+func (r *Request) Placed() error {
 	for i, m := range r.Messages {
 		for _, p := range m.Parts {
 			switch {
@@ -129,10 +129,10 @@ func (r *Request) placed() error {
 	return nil
 }
 
-// add appends parts to the conversation as role's: to the last turn when it
+// Add appends parts to the conversation as role's: to the last turn when it
 // is role's too (Messages and Gemini alternate roles; a client's run of
 // items of one role is one turn there).
-func (r *Request) add(role string, parts ...Part) {
+func (r *Request) Add(role string, parts ...Part) {
 	if len(parts) == 0 {
 		return
 	}
@@ -143,14 +143,14 @@ func (r *Request) add(role string, parts ...Part) {
 	r.Messages = append(r.Messages, Message{Role: role, Parts: parts})
 }
 
-// customSchema is the function a freeform tool becomes for another vendor:
+// CustomSchema is the function a freeform tool becomes for another vendor:
 // one string argument, its input.
-var customSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's input, as free text."}},"required":["input"]}`)
+var CustomSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's input, as free text."}},"required":["input"]}`)
 
-// validName is what every target takes as a tool name: a letter or '_',
+// ValidName is what every target takes as a tool name: a letter or '_',
 // then letters, digits, '_' and '-', 64 at most (OpenAI's limit, the
 // smallest).
-func validName(s string) bool {
+func ValidName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
@@ -165,22 +165,22 @@ func validName(s string) bool {
 	return true
 }
 
-// targetName is the name t goes to another vendor under: its own when valid
+// TargetName is the name t goes to another vendor under: its own when valid
 // (case kept), else its characters made valid with a short hash of the
 // original on the end, so that two names never become one; a namespace's
 // tool (but the default "functions") carries its namespace in front.
-func targetName(t Tool) string {
+func TargetName(t Tool) string {
 	name := t.Name
 	if t.Namespace != "" && t.Namespace != "functions" {
 		name = t.Namespace + "__" + t.Name
 	}
-	return safe(name, 64)
+	return Safe(name, 64)
 }
 
-// safe is s made of letters, digits, '_' and '-' (a letter or '_' first), at
+// Safe is s made of letters, digits, '_' and '-' (a letter or '_' first), at
 // most n long: s itself when it is.
-func safe(s string, n int) string {
-	if validName(s) && len(s) <= n {
+func Safe(s string, n int) string {
+	if ValidName(s) && len(s) <= n {
 		return s
 	}
 	var b strings.Builder
@@ -204,24 +204,24 @@ func safe(s string, n int) string {
 	return out + "_" + hex.EncodeToString(sum[:4])
 }
 
-// callID is the id a client's call id goes to the target under: itself
+// CallID is the id a client's call id goes to the target under: itself
 // when it is made of letters, digits, '_' and '-' and at most 40 long
 // (Anthropic's rule and OpenAI's length), else a valid one, kept in t.ids
 // to map back.
-func (t *Turn) callID(id string) string {
+func (t *Turn) CallID(id string) string {
 	if id == "" {
 		return ""
 	}
 	out := id
-	if !validID(id) {
-		out = safe(id, 40)
+	if !ValidID(id) {
+		out = Safe(id, 40)
 	}
 	t.ids[out] = id
 	return out
 }
 
-// validID: 1 to 40 letters, digits, '_' and '-'.
-func validID(id string) bool {
+// ValidID: 1 to 40 letters, digits, '_' and '-'.
+func ValidID(id string) bool {
 	if id == "" || len(id) > 40 {
 		return false
 	}
@@ -233,18 +233,18 @@ func validID(id string) bool {
 	return true
 }
 
-// clientID is the client's id for a call id of the target's answer: the
+// ClientID is the client's id for a call id of the target's answer: the
 // one it was mapped from, or the target's own (a new call).
-func (t *Turn) clientID(id string) string {
+func (t *Turn) ClientID(id string) string {
 	if c, ok := t.ids[id]; ok {
 		return c
 	}
 	return id
 }
 
-// tool is the client's tool for a name of the target's answer; the name
-// as it came when the request declared no such tool.
-func (t *Turn) tool(name string) Tool {
+// ToolOf is the client's ToolOf for a name of the target's answer; the name
+// as it came when the request declared no such ToolOf.
+func (t *Turn) ToolOf(name string) Tool {
 	if tl, ok := t.tools[name]; ok {
 		return tl
 	}
@@ -253,9 +253,9 @@ func (t *Turn) tool(name string) Tool {
 
 // ---- reading JSON decoded into any ----
 
-func obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func Obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
-func objs(v any) []map[string]any {
+func Objs(v any) []map[string]any {
 	items, _ := v.([]any)
 	out := make([]map[string]any, 0, len(items))
 	for _, it := range items {
@@ -266,32 +266,32 @@ func objs(v any) []map[string]any {
 	return out
 }
 
-func str(v any) string { s, _ := v.(string); return s }
+func Str(v any) string { s, _ := v.(string); return s }
 
-// strs is v's non-empty strings, for a list.
-func strs(v any) []string {
+// Strs is v's non-empty strings, for a list.
+func Strs(v any) []string {
 	items, _ := v.([]any)
 	var out []string
 	for _, x := range items {
-		if s := str(x); s != "" {
+		if s := Str(x); s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func num(v any) (float64, bool) { f, ok := v.(float64); return f, ok }
+func Num(v any) (float64, bool) { f, ok := v.(float64); return f, ok }
 
-func intOf(v any) int { f, _ := v.(float64); return int(f) }
+func IntOf(v any) int { f, _ := v.(float64); return int(f) }
 
-func fptr(v any) *float64 {
+func FPtr(v any) *float64 {
 	if f, ok := v.(float64); ok {
 		return &f
 	}
 	return nil
 }
 
-func raw(v any) json.RawMessage {
+func Raw(v any) json.RawMessage {
 	if v == nil {
 		return nil
 	}
@@ -299,9 +299,9 @@ func raw(v any) json.RawMessage {
 	return b
 }
 
-// argsText is a call's arguments as JSON text: a string as it is (a
+// ArgsText is a call's arguments as JSON text: a string as it is (a
 // Responses or Chat call's), an object encoded.
-func argsText(v any) string {
+func ArgsText(v any) string {
 	switch a := v.(type) {
 	case string:
 		return a
@@ -313,9 +313,9 @@ func argsText(v any) string {
 	}
 }
 
-// argsObject is a call's JSON text as an object, for a format that sends
+// ArgsObject is a call's JSON text as an object, for a format that sends
 // arguments as one (Messages' input, Gemini's args): {} when it is not one.
-func argsObject(s string) map[string]any {
+func ArgsObject(s string) map[string]any {
 	var m map[string]any
 	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
 		return map[string]any{}
@@ -323,8 +323,8 @@ func argsObject(s string) map[string]any {
 	return m
 }
 
-// dataURL splits a data: URL into its media type and base64 data.
-func dataURL(u string) (mime, data string, ok bool) {
+// DataURL splits a data: URL into its media type and base64 data.
+func DataURL(u string) (mime, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
 		return "", "", false
@@ -336,16 +336,16 @@ func dataURL(u string) (mime, data string, ok bool) {
 	return strings.TrimSuffix(head, ";base64"), data, true
 }
 
-// imagePart is an image part from a URL (a data: URL is split).
-func imagePart(u string) Part {
-	if mime, data, ok := dataURL(u); ok {
+// ImagePart is an image part from a URL (a data: URL is split).
+func ImagePart(u string) Part {
+	if mime, data, ok := DataURL(u); ok {
 		return Part{Kind: Image, MIME: mime, Data: data}
 	}
 	return Part{Kind: Image, URL: u}
 }
 
-// resultText is a result's text parts, joined.
-func resultText(parts []Part) string {
+// ResultText is a result's text parts, joined.
+func ResultText(parts []Part) string {
 	var b strings.Builder
 	for _, p := range parts {
 		if p.Kind == Text {
@@ -358,9 +358,9 @@ func resultText(parts []Part) string {
 	return b.String()
 }
 
-// effortBudget is the thinking budget for a reasoning effort, and back: a
+// EffortBudget is the thinking budget for a reasoning effort, and back: a
 // documented rule (README, "Across vendors").
-func effortBudget(effort string) int {
+func EffortBudget(effort string) int {
 	switch effort {
 	case "minimal", "low":
 		return 1024
@@ -372,7 +372,7 @@ func effortBudget(effort string) int {
 	return 0
 }
 
-func budgetEffort(budget int) string {
+func BudgetEffort(budget int) string {
 	switch {
 	case budget <= 0:
 		return ""

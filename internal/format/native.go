@@ -81,11 +81,11 @@ func nativeGemini(body []byte) ([]byte, bool) {
 		return nil, false
 	}
 	changed := false
-	for _, c := range objs(m["contents"]) {
-		if str(c["role"]) != "model" {
+	for _, c := range Objs(m["contents"]) {
+		if Str(c["role"]) != "model" {
 			continue
 		}
-		for _, p := range objs(c["parts"]) {
+		for _, p := range Objs(c["parts"]) {
 			if p["functionCall"] == nil {
 				continue
 			}

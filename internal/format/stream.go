@@ -230,16 +230,16 @@ func (s *Stream) take(ev Event) error {
 		s.textDelta(ev.Text)
 	case EvCallStart:
 		s.closeItem()
-		id := s.t.clientID(ev.ID)
+		id := s.t.ClientID(ev.ID)
 		switch {
 		case id == "":
 			id = s.t.NewID("call_")
-		case s.t.Client.Kind == "messages" && !validID(id):
+		case s.t.Client.Kind == "messages" && !ValidID(id):
 			// another vendor's id Messages would refuse on the turn after
 			// (functions.x:0): made valid, as the history's are
-			id = safe(id, 40)
+			id = Safe(id, 40)
 		}
-		c := &ToolCall{ID: id, Name: ev.Name, Tool: s.t.tool(ev.Name)}
+		c := &ToolCall{ID: id, Name: ev.Name, Tool: s.t.ToolOf(ev.Name)}
 		return s.startItem(&Item{Call: c})
 	case EvCallArgs:
 		it := s.cur // only the item in flight is open
@@ -395,11 +395,11 @@ func (s *Stream) closeItem() {
 			s.sse("response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
 				"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
 		case it.Call.Tool.Custom:
-			in := customInput(it.Call.Args.String())
+			in := CustomInput(it.Call.Args.String())
 			s.sse("response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.ID, "output_index": it.Index, "delta": in})
 			s.sse("response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.ID, "output_index": it.Index, "input": in})
 		default:
-			s.sse("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.ID, "output_index": it.Index, "arguments": callArgs(it.Call)})
+			s.sse("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.ID, "output_index": it.Index, "arguments": CallArgs(it.Call)})
 		}
 		s.sse("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.Index, "item": s.responsesItem(it, "completed")})
 	case "generateContent", "streamGenerateContent":
@@ -412,10 +412,10 @@ func (s *Stream) closeItem() {
 	}
 }
 
-// customInput is a freeform tool's input from the arguments the target's
+// CustomInput is a freeform tool's input from the arguments the target's
 // model gave its one-string function: their "input" (the text as it came
 // when it is not such an object).
-func customInput(args string) string {
+func CustomInput(args string) string {
 	var m map[string]any
 	if json.Unmarshal([]byte(args), &m) == nil {
 		if s, ok := m["input"].(string); ok {
@@ -425,9 +425,9 @@ func customInput(args string) string {
 	return args
 }
 
-// callArgs is a call's arguments as the client gets them: the JSON text the
+// CallArgs is a call's arguments as the client gets them: the JSON text the
 // model gave ({} for none).
-func callArgs(c *ToolCall) string {
+func CallArgs(c *ToolCall) string {
 	if a := strings.TrimSpace(c.Args.String()); a != "" {
 		return a
 	}
@@ -523,7 +523,7 @@ func (s *Stream) geminiChunk(parts []any, finish string, usage bool) map[string]
 }
 
 func (s *Stream) geminiCall(c *ToolCall) map[string]any {
-	return map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Tool.Name, "args": argsObject(callArgs(c))}}
+	return map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Tool.Name, "args": ArgsObject(CallArgs(c))}}
 }
 
 // responsesItem is an output item as Responses shows it.
@@ -540,13 +540,13 @@ func (s *Stream) responsesItem(it *Item, status string) map[string]any {
 	if c.Tool.Custom {
 		in := ""
 		if done {
-			in = customInput(c.Args.String())
+			in = CustomInput(c.Args.String())
 		}
 		return map[string]any{"id": it.ID, "type": "custom_tool_call", "status": status, "call_id": c.ID, "name": c.Tool.Name, "input": in}
 	}
 	args := ""
 	if done {
-		args = callArgs(c)
+		args = CallArgs(c)
 	}
 	m := map[string]any{"id": it.ID, "type": "function_call", "status": status, "call_id": c.ID, "name": c.Tool.Name, "arguments": args}
 	if ns := c.Tool.Namespace; ns != "" && ns != "functions" {
@@ -659,7 +659,7 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 		content := []any{}
 		for _, it := range s.items {
 			if it.Call != nil {
-				content = append(content, map[string]any{"type": "tool_use", "id": it.Call.ID, "name": it.Call.Tool.Name, "input": argsObject(callArgs(it.Call))})
+				content = append(content, map[string]any{"type": "tool_use", "id": it.Call.ID, "name": it.Call.Tool.Name, "input": ArgsObject(CallArgs(it.Call))})
 			} else {
 				content = append(content, map[string]any{"type": "text", "text": it.Text.String()})
 			}
@@ -686,7 +686,7 @@ func (t *Turn) Answer(body []byte) ([]byte, error) {
 		var calls []any
 		for _, it := range s.items {
 			if it.Call != nil {
-				calls = append(calls, map[string]any{"id": it.Call.ID, "type": "function", "function": map[string]any{"name": it.Call.Tool.Name, "arguments": callArgs(it.Call)}})
+				calls = append(calls, map[string]any{"id": it.Call.ID, "type": "function", "function": map[string]any{"name": it.Call.Tool.Name, "arguments": CallArgs(it.Call)}})
 			} else {
 				text.WriteString(it.Text.String())
 			}

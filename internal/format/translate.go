@@ -154,7 +154,7 @@ func parse(client wire.Endpoint, body []byte) (*Request, error) {
 		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
 	}
 	if err == nil {
-		err = r.placed()
+		err = r.Placed()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannot, err)
@@ -171,7 +171,7 @@ func fits(client wire.Endpoint, r *Request, to wire.Format, t Takes) (*Request, 
 	switch {
 	case len(r.Tools) > 0 && !t.Tools:
 		return nil, fmt.Errorf("%w: the request has tools and the model takes none (tools: false)", ErrCannot)
-	case r.images() && !t.Images:
+	case r.HasImages() && !t.Images:
 		return nil, fmt.Errorf("%w: the request has images and the model takes none (images: false)", ErrCannot)
 	}
 	if !t.Reasoning && (r.Effort != "" || r.Budget != 0) {
@@ -214,7 +214,7 @@ func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, mode
 	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, req: r,
 		Now: time.Now, NewID: NewID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
-		tr.tools[targetName(tl)] = tl
+		tr.tools[TargetName(tl)] = tl
 	}
 	var out map[string]any
 	switch to {

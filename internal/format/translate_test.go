@@ -60,7 +60,7 @@ func TestNamedFailures(t *testing.T) {
 		}
 		_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}`)
 		th, _ := m["thinking"].(map[string]any)
-		if th["type"] != "enabled" || intOf(th["budget_tokens"]) != 16384 || intOf(m["max_tokens"]) <= 16384 {
+		if th["type"] != "enabled" || IntOf(th["budget_tokens"]) != 16384 || IntOf(m["max_tokens"]) <= 16384 {
 			t.Fatalf("high effort, no history: thinking %v, max_tokens %v", th, m["max_tokens"])
 		}
 	})
@@ -69,16 +69,16 @@ func TestNamedFailures(t *testing.T) {
 			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}},{"type":"tool_use","id":"toolu_2","name":"ls","input":{"a":1}}]},
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"one"},{"type":"tool_result","tool_use_id":"toolu_2","content":"two"}]}],"tools":[{"name":"ls","input_schema":{"type":"object"}}]}`
 		tr, m := translated(t, wire.Messages, wire.Gemini, body)
-		contents := objs(m["contents"])
+		contents := Objs(m["contents"])
 		if len(contents) != 3 {
 			t.Fatalf("contents %s", tr.Body)
 		}
-		parts := objs(contents[1]["parts"])
+		parts := Objs(contents[1]["parts"])
 		if len(parts) != 2 || parts[0]["thoughtSignature"] != skipSignature || parts[1]["thoughtSignature"] != nil {
 			t.Fatalf("the model turn's calls: %v (the first call carries Gemini's documented no-signature value, once)", parts)
 		}
-		res := objs(contents[2]["parts"])
-		if len(res) != 2 || str(obj(res[0]["functionResponse"])["name"]) != "ls" || str(obj(res[1]["functionResponse"])["id"]) != "toolu_2" {
+		res := Objs(contents[2]["parts"])
+		if len(res) != 2 || Str(Obj(res[0]["functionResponse"])["name"]) != "ls" || Str(Obj(res[1]["functionResponse"])["id"]) != "toolu_2" {
 			t.Fatalf("the results: %v", res)
 		}
 		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"mm","thought":true},{"functionCall":{"name":"ls","args":{}},"thoughtSignature":"gem-sig"}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"x"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
@@ -86,9 +86,9 @@ func TestNamedFailures(t *testing.T) {
 		if strings.Contains(string(tr.Body), "gem-sig") || strings.Contains(string(tr.Body), `"mm"`) {
 			t.Fatalf("Gemini's signature or thought left Gemini: %s", tr.Body)
 		}
-		msgs := objs(m["messages"])
-		use := objs(msgs[1]["content"])[0]
-		result := objs(msgs[2]["content"])[0]
+		msgs := Objs(m["messages"])
+		use := Objs(msgs[1]["content"])[0]
+		result := Objs(msgs[2]["content"])[0]
 		if use["id"] == "" || use["id"] != result["tool_use_id"] {
 			t.Fatalf("a call with no id and its result are not paired: %v / %v", use, result)
 		}
@@ -96,15 +96,15 @@ func TestNamedFailures(t *testing.T) {
 	t.Run("tool names keep their case and a refused name maps back", func(t *testing.T) {
 		body := `{"model":"x","input":"hi","tools":[{"type":"function","name":"Get_Time","parameters":{"type":"object"}},{"type":"function","name":"mcp.server/read file","parameters":{"type":"object"}}]}`
 		tr, m := translated(t, wire.Responses, wire.Anthropic, body)
-		tools := objs(m["tools"])
+		tools := Objs(m["tools"])
 		if tools[0]["name"] != "Get_Time" {
 			t.Fatalf("a valid name changed: %v", tools[0]["name"])
 		}
-		mapped := str(tools[1]["name"])
-		if !validName(mapped) || mapped == "mcp.server/read file" {
+		mapped := Str(tools[1]["name"])
+		if !ValidName(mapped) || mapped == "mcp.server/read file" {
 			t.Fatalf("a refused name went as it was: %q", mapped)
 		}
-		if got := tr.tool(mapped).Name; got != "mcp.server/read file" {
+		if got := tr.ToolOf(mapped).Name; got != "mcp.server/read file" {
 			t.Fatalf("%q maps back to %q", mapped, got)
 		}
 	})
@@ -114,9 +114,9 @@ func TestNamedFailures(t *testing.T) {
 			{"type":"function_call_output","call_id":"fc.1/x","output":"a"},{"type":"function_call_output","call_id":"fc.1:x","output":"b"}],
 			"tools":[{"type":"function","name":"ls","parameters":{"type":"object"}}]}`
 		_, m := translated(t, wire.Responses, wire.Anthropic, body)
-		msgs := objs(m["messages"])
-		uses, results := objs(msgs[1]["content"]), objs(msgs[2]["content"])
-		if uses[0]["id"] == uses[1]["id"] || !validID(str(uses[0]["id"])) || results[0]["tool_use_id"] != uses[0]["id"] || results[1]["tool_use_id"] != uses[1]["id"] {
+		msgs := Objs(m["messages"])
+		uses, results := Objs(msgs[1]["content"]), Objs(msgs[2]["content"])
+		if uses[0]["id"] == uses[1]["id"] || !ValidID(Str(uses[0]["id"])) || results[0]["tool_use_id"] != uses[0]["id"] || results[1]["tool_use_id"] != uses[1]["id"] {
 			t.Fatalf("ids %v %v / results %v %v", uses[0]["id"], uses[1]["id"], results[0]["tool_use_id"], results[1]["tool_use_id"])
 		}
 	})
@@ -124,21 +124,21 @@ func TestNamedFailures(t *testing.T) {
 		rec := recording(t, "codex-0.169-tool-result")
 		tr, m := translated(t, wire.Responses, wire.Anthropic, rec)
 		names := map[string]bool{}
-		for _, tl := range objs(m["tools"]) {
-			names[str(tl["name"])] = true
+		for _, tl := range Objs(m["tools"]) {
+			names[Str(tl["name"])] = true
 		}
 		if !names["exec"] || !names["clock__sleep"] {
 			t.Fatalf("the namespaces' tools: %v", names)
 		}
-		if !tr.tool("exec").Custom || tr.tool("clock__sleep").Namespace != "clock" {
+		if !tr.ToolOf("exec").Custom || tr.ToolOf("clock__sleep").Namespace != "clock" {
 			t.Fatalf("exec is not freeform, or sleep lost its namespace")
 		}
 		if !strings.Contains(string(tr.Body), "lark grammar") {
 			t.Fatalf("the freeform tool's grammar is not in its description")
 		}
-		msgs := objs(m["messages"])
+		msgs := Objs(m["messages"])
 		last := msgs[len(msgs)-1]
-		if b := objs(last["content"]); len(b) == 0 || b[0]["type"] != "tool_result" || b[0]["tool_use_id"] != "call_0" {
+		if b := Objs(last["content"]); len(b) == 0 || b[0]["type"] != "tool_result" || b[0]["tool_use_id"] != "call_0" {
 			t.Fatalf("the exec call's output: %v", last)
 		}
 	})
@@ -201,28 +201,28 @@ func TestFieldsCarried(t *testing.T) {
 		"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":{"type":"function","function":{"name":"f"}},"parallel_tool_calls":false,
 		"response_format":{"type":"json_schema","json_schema":{"name":"out","schema":{"type":"object"},"strict":true}}}`
 	_, m := translated(t, wire.Chat, wire.Anthropic, chat)
-	sys := objs(m["system"])
-	msgs := objs(m["messages"])
-	img := objs(msgs[0]["content"])[1]
-	tc := obj(m["tool_choice"])
-	if str(sys[0]["text"]) != "be brief" || intOf(m["max_tokens"]) != 77 || m["temperature"] != 0.5 || m["top_p"] != nil || strs(m["stop_sequences"])[0] != "END" ||
-		str(obj(img["source"])["media_type"]) != "image/png" || tc["type"] != "tool" || tc["name"] != "f" || tc["disable_parallel_tool_use"] != true || obj(m["output_format"])["type"] != "json_schema" {
+	sys := Objs(m["system"])
+	msgs := Objs(m["messages"])
+	img := Objs(msgs[0]["content"])[1]
+	tc := Obj(m["tool_choice"])
+	if Str(sys[0]["text"]) != "be brief" || IntOf(m["max_tokens"]) != 77 || m["temperature"] != 0.5 || m["top_p"] != nil || Strs(m["stop_sequences"])[0] != "END" ||
+		Str(Obj(img["source"])["media_type"]) != "image/png" || tc["type"] != "tool" || tc["name"] != "f" || tc["disable_parallel_tool_use"] != true || Obj(m["output_format"])["type"] != "json_schema" {
 		t.Fatalf("chat → messages: %v", m)
 	}
 	_, m = translated(t, wire.Chat, wire.Gemini, chat)
-	gc := obj(m["generationConfig"])
-	if intOf(gc["maxOutputTokens"]) != 77 || gc["responseMimeType"] != "application/json" || str(obj(objs(obj(m["systemInstruction"])["parts"])[0])["text"]) != "be brief" ||
-		obj(objs(objs(m["contents"])[0]["parts"])[1]["inlineData"])["mimeType"] != "image/png" {
+	gc := Obj(m["generationConfig"])
+	if IntOf(gc["maxOutputTokens"]) != 77 || gc["responseMimeType"] != "application/json" || Str(Obj(Objs(Obj(m["systemInstruction"])["parts"])[0])["text"]) != "be brief" ||
+		Obj(Objs(Objs(m["contents"])[0]["parts"])[1]["inlineData"])["mimeType"] != "image/png" {
 		t.Fatalf("chat → gemini: %v", m)
 	}
 	msg := `{"model":"x","messages":[{"role":"user","content":"hi"}],"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2"},{"type":"text","text":"You are Claude Code."}]}`
 	_, m = translated(t, wire.Messages, wire.OpenAI, msg)
-	first := objs(m["messages"])[0]
+	first := Objs(m["messages"])[0]
 	if first["role"] != "system" || first["content"] != "You are Claude Code." || m["max_completion_tokens"] != nil {
 		t.Fatalf("messages → chat: the billing block is dropped, the rest kept, no cap invented: %v", m)
 	}
 	_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`)
-	if intOf(m["max_tokens"]) != DefaultMaxTokens {
+	if IntOf(m["max_tokens"]) != DefaultMaxTokens {
 		t.Fatalf("Messages requires max_tokens: %v", m["max_tokens"])
 	}
 }
@@ -268,18 +268,18 @@ func TestStreamsBothWays(t *testing.T) {
 		}
 		var m map[string]any
 		json.Unmarshal(e.Data, &m)
-		if u := obj(m["usage"]); u != nil {
+		if u := Obj(m["usage"]); u != nil {
 			usage = u
 		}
-		for _, ch := range objs(m["choices"]) {
-			if f := str(ch["finish_reason"]); f != "" {
+		for _, ch := range Objs(m["choices"]) {
+			if f := Str(ch["finish_reason"]); f != "" {
 				finish = f
 			}
-			for _, tc := range objs(obj(ch["delta"])["tool_calls"]) {
-				i := intOf(tc["index"])
-				args[i] += str(obj(tc["function"])["arguments"])
-				if n := str(obj(tc["function"])["name"]); n != "" {
-					names[i], ids[i] = n, str(tc["id"])
+			for _, tc := range Objs(Obj(ch["delta"])["tool_calls"]) {
+				i := IntOf(tc["index"])
+				args[i] += Str(Obj(tc["function"])["arguments"])
+				if n := Str(Obj(tc["function"])["name"]); n != "" {
+					names[i], ids[i] = n, Str(tc["id"])
 				}
 			}
 		}
@@ -287,7 +287,7 @@ func TestStreamsBothWays(t *testing.T) {
 	if args[0] != `{"city":"Zürich"}` || args[1] != "{}" || names != [2]string{"get_weather", "Get_Time"} || ids != [2]string{"toolu_A", "toolu_B"} {
 		t.Fatalf("calls %q %q %q", names, ids, args)
 	}
-	if finish != "tool_calls" || !done || intOf(usage["completion_tokens"]) != 42 || intOf(usage["prompt_tokens"]) != 14 || intOf(obj(usage["prompt_tokens_details"])["cached_tokens"]) != 4 {
+	if finish != "tool_calls" || !done || IntOf(usage["completion_tokens"]) != 42 || IntOf(usage["prompt_tokens"]) != 14 || IntOf(Obj(usage["prompt_tokens_details"])["cached_tokens"]) != 4 {
 		t.Fatalf("finish %q done %v usage %v", finish, done, usage)
 	}
 
@@ -315,7 +315,7 @@ func TestStreamsBothWays(t *testing.T) {
 			maxOpen = max(maxOpen, openBlocks)
 			var m map[string]any
 			json.Unmarshal(e.Data, &m)
-			order = append(order, str(obj(m["content_block"])["name"]))
+			order = append(order, Str(Obj(m["content_block"])["name"]))
 		case "content_block_stop":
 			openBlocks--
 		}
@@ -399,8 +399,8 @@ func TestReviewedCases(t *testing.T) {
 	t.Run("Gemini CLI's own id on a result whose call had none: paired by name", func(t *testing.T) {
 		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"cli-7f3","name":"ls","response":{"output":"a"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
 		_, m := translated(t, wire.GenerateContent, wire.Anthropic, g)
-		msgs := objs(m["messages"])
-		if use, res := objs(msgs[1]["content"])[0], objs(msgs[2]["content"])[0]; use["id"] != res["tool_use_id"] {
+		msgs := Objs(m["messages"])
+		if use, res := Objs(msgs[1]["content"])[0], Objs(msgs[2]["content"])[0]; use["id"] != res["tool_use_id"] {
 			t.Fatalf("call %v, result %v", use, res)
 		}
 	})

@@ -46,15 +46,15 @@ func (t *Turn) Query() string {
 	return ""
 }
 
-// toolSchema is the arguments' schema a target gets for tl, by one rule
+// ToolSchema is the arguments' schema a target gets for tl, by one rule
 // (README, "Across vendors"): a freeform tool's one string; a schema as the
 // client gave it, but with an object at its top (Chat and Messages require
 // one: a schema of another type, or none, becomes an object of no
 // properties) and without the top-level "$schema" and "$id" (which
 // Messages and Gemini refuse).
-func toolSchema(tl Tool) json.RawMessage {
+func ToolSchema(tl Tool) json.RawMessage {
 	if tl.Custom {
-		return customSchema
+		return CustomSchema
 	}
 	var m map[string]any
 	if json.Unmarshal(tl.Schema, &m) != nil || m == nil {
@@ -76,13 +76,13 @@ func toolSchema(tl Tool) json.RawMessage {
 	return b
 }
 
-// callName is the target's name for a call of the client's tool name.
-func (t *Turn) callName(p Part) string {
-	return targetName(Tool{Name: p.Name, Namespace: p.Namespace})
+// CallName is the target's name for a call of the client's tool name.
+func (t *Turn) CallName(p Part) string {
+	return TargetName(Tool{Name: p.Name, Namespace: p.Namespace})
 }
 
-// history reports a tool call in the conversation so far.
-func (r *Request) history() bool {
+// HasHistory reports a tool call in the conversation so far.
+func (r *Request) HasHistory() bool {
 	for _, m := range r.Messages {
 		for _, p := range m.Parts {
 			if p.Kind == Call || p.Kind == Result {
@@ -93,7 +93,7 @@ func (r *Request) history() bool {
 	return false
 }
 
-func (r *Request) system() string { return strings.Join(r.System, "\n\n") }
+func (r *Request) SystemText() string { return strings.Join(r.System, "\n\n") }
 
 // ---- to OpenAI Chat Completions ----
 
@@ -101,7 +101,7 @@ func (t *Turn) writeChat(model string) map[string]any {
 	r := t.req
 	out := map[string]any{"model": model}
 	var msgs []any
-	sys := r.system()
+	sys := r.SystemText()
 	if r.JSONObject {
 		sys = strings.TrimSpace(sys + "\n\nAnswer with one JSON object.")
 	}
@@ -118,8 +118,8 @@ func (t *Turn) writeChat(model string) map[string]any {
 				case Text:
 					text.WriteString(p.Text)
 				case Call:
-					calls = append(calls, map[string]any{"id": t.callID(p.ID), "type": "function",
-						"function": map[string]any{"name": t.callName(p), "arguments": p.Args}})
+					calls = append(calls, map[string]any{"id": t.CallID(p.ID), "type": "function",
+						"function": map[string]any{"name": t.CallName(p), "arguments": p.Args}})
 				}
 			}
 			msg["content"] = text.String()
@@ -142,11 +142,11 @@ func (t *Turn) writeChat(model string) map[string]any {
 				}
 				continue
 			}
-			text := resultText(p.Content)
+			text := ResultText(p.Content)
 			if p.Error {
 				text = "Error: " + text
 			}
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": t.callID(p.ID), "content": text})
+			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": t.CallID(p.ID), "content": text})
 			for _, c := range p.Content {
 				if c.Kind != Text {
 					rest = append(rest, chatPart(c))
@@ -162,14 +162,14 @@ func (t *Turn) writeChat(model string) map[string]any {
 		var tools []any
 		for _, tl := range r.Tools {
 			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{
-				"name": targetName(tl), "description": tl.Description, "parameters": toolSchema(tl)}})
+				"name": TargetName(tl), "description": tl.Description, "parameters": ToolSchema(tl)}})
 		}
 		out["tools"] = tools
 		switch r.Choice.Mode {
 		case "none", "required":
 			out["tool_choice"] = r.Choice.Mode
 		case "tool":
-			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": t.nameOf(r.Choice.Name)}}
+			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": t.NameOf(r.Choice.Name)}}
 		}
 		if r.NoParallel {
 			out["parallel_tool_calls"] = false
@@ -190,7 +190,7 @@ func (t *Turn) writeChat(model string) map[string]any {
 		}
 	}
 	if e := r.Effort; e != "" && t.takes.Reasoning {
-		out["reasoning_effort"] = openAIEffort(e)
+		out["reasoning_effort"] = OpenAIEffort(e)
 	}
 	switch {
 	case r.Schema != nil:
@@ -198,7 +198,7 @@ func (t *Turn) writeChat(model string) map[string]any {
 		if name == "" {
 			name = "output"
 		}
-		out["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": safe(name, 64), "schema": r.Schema.Schema, "strict": r.Schema.Strict}}
+		out["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": Safe(name, 64), "schema": r.Schema.Schema, "strict": r.Schema.Strict}}
 	case r.JSONObject:
 		out["response_format"] = map[string]any{"type": "json_object"}
 	}
@@ -209,8 +209,8 @@ func (t *Turn) writeChat(model string) map[string]any {
 	return out
 }
 
-// openAIEffort is an effort OpenAI takes: low, medium or high.
-func openAIEffort(e string) string {
+// OpenAIEffort is an effort OpenAI takes: low, medium or high.
+func OpenAIEffort(e string) string {
 	switch e {
 	case "minimal", "low", "medium", "high":
 		return e
@@ -220,14 +220,14 @@ func openAIEffort(e string) string {
 	return "high"
 }
 
-// nameOf is the target's name of the client's tool called name.
-func (t *Turn) nameOf(name string) string {
+// NameOf is the target's name of the client's tool called name.
+func (t *Turn) NameOf(name string) string {
 	for tn, tl := range t.tools {
 		if tl.Name == name {
 			return tn
 		}
 	}
-	return safe(name, 64)
+	return Safe(name, 64)
 }
 
 func chatPart(p Part) map[string]any {
@@ -265,7 +265,7 @@ func urlOf(p Part) string {
 func (t *Turn) writeMessages(model string) map[string]any {
 	r := t.req
 	out := map[string]any{"model": model}
-	if sys := r.system(); sys != "" || r.JSONObject {
+	if sys := r.SystemText(); sys != "" || r.JSONObject {
 		if r.JSONObject {
 			sys = strings.TrimSpace(sys + "\n\nAnswer with one JSON object.")
 		}
@@ -285,7 +285,7 @@ func (t *Turn) writeMessages(model string) map[string]any {
 			switch p.Kind {
 			case Result:
 			case Call:
-				blocks = append(blocks, map[string]any{"type": "tool_use", "id": t.callID(p.ID), "name": t.callName(p), "input": argsObject(p.Args)})
+				blocks = append(blocks, map[string]any{"type": "tool_use", "id": t.CallID(p.ID), "name": t.CallName(p), "input": ArgsObject(p.Args)})
 			default:
 				if b := messagesPart(p); b != nil {
 					blocks = append(blocks, b)
@@ -308,7 +308,7 @@ func (t *Turn) writeMessages(model string) map[string]any {
 	if len(r.Tools) > 0 {
 		var tools []any
 		for _, tl := range r.Tools {
-			tools = append(tools, map[string]any{"name": targetName(tl), "description": tl.Description, "input_schema": toolSchema(tl)})
+			tools = append(tools, map[string]any{"name": TargetName(tl), "description": tl.Description, "input_schema": ToolSchema(tl)})
 		}
 		out["tools"] = tools
 		var tc map[string]any
@@ -318,7 +318,7 @@ func (t *Turn) writeMessages(model string) map[string]any {
 		case "required":
 			tc = map[string]any{"type": "any"}
 		case "tool":
-			tc = map[string]any{"type": "tool", "name": t.nameOf(r.Choice.Name)}
+			tc = map[string]any{"type": "tool", "name": t.NameOf(r.Choice.Name)}
 		default:
 			if r.NoParallel {
 				tc = map[string]any{"type": "auto"}
@@ -340,7 +340,7 @@ func (t *Turn) writeMessages(model string) map[string]any {
 	// is ever forged), and Messages refuses that with thinking on
 	thinking := false
 	forced := r.Choice.Mode == "required" || r.Choice.Mode == "tool" // Messages refuses thinking with a forced tool
-	if budget := max(r.Budget, effortBudget(r.Effort)); budget >= 1024 && !r.history() && !forced {
+	if budget := max(r.Budget, EffortBudget(r.Effort)); budget >= 1024 && !r.HasHistory() && !forced {
 		if r.MaxTokens <= 0 {
 			maxTokens = budget + DefaultMaxTokens
 		}
@@ -379,7 +379,7 @@ func (t *Turn) messagesResult(p Part) map[string]any {
 			content = append(content, b)
 		}
 	}
-	b := map[string]any{"type": "tool_result", "tool_use_id": t.callID(p.ID)}
+	b := map[string]any{"type": "tool_result", "tool_use_id": t.CallID(p.ID)}
 	if len(content) > 0 {
 		b["content"] = content
 	}
@@ -433,7 +433,7 @@ func geminiMedia(p Part) map[string]any {
 func (t *Turn) writeGemini() map[string]any {
 	r := t.req
 	out := map[string]any{}
-	if sys := r.system(); sys != "" {
+	if sys := r.SystemText(); sys != "" {
 		out["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": sys}}}
 	}
 	names := map[string]string{} // a call's id: its tool's name at the target
@@ -450,15 +450,15 @@ func (t *Turn) writeGemini() map[string]any {
 				if p.Kind != Result {
 					continue
 				}
-				resp := map[string]any{"output": resultText(p.Content)}
+				resp := map[string]any{"output": ResultText(p.Content)}
 				if p.Error {
-					resp = map[string]any{"error": resultText(p.Content)}
+					resp = map[string]any{"error": ResultText(p.Content)}
 				}
 				name := names[p.ID]
 				if name == "" {
-					name = safe(p.Name, 64)
+					name = Safe(p.Name, 64)
 				}
-				parts = append(parts, map[string]any{"functionResponse": map[string]any{"id": t.callID(p.ID), "name": name, "response": resp}})
+				parts = append(parts, map[string]any{"functionResponse": map[string]any{"id": t.CallID(p.ID), "name": name, "response": resp}})
 			}
 			// a result's images follow the responses, as the turn's own
 			// parts (a functionResponse's response is JSON)
@@ -477,9 +477,9 @@ func (t *Turn) writeGemini() map[string]any {
 			switch p.Kind {
 			case Result:
 			case Call:
-				name := t.callName(p)
+				name := t.CallName(p)
 				names[p.ID] = name
-				part := map[string]any{"functionCall": map[string]any{"id": t.callID(p.ID), "name": name, "args": argsObject(p.Args)}}
+				part := map[string]any{"functionCall": map[string]any{"id": t.CallID(p.ID), "name": name, "args": ArgsObject(p.Args)}}
 				if !signed {
 					part["thoughtSignature"] = skipSignature
 					signed = true
@@ -506,7 +506,7 @@ func (t *Turn) writeGemini() map[string]any {
 	if len(r.Tools) > 0 {
 		var decls []any
 		for _, tl := range r.Tools {
-			decls = append(decls, map[string]any{"name": targetName(tl), "description": tl.Description, "parametersJsonSchema": toolSchema(tl)})
+			decls = append(decls, map[string]any{"name": TargetName(tl), "description": tl.Description, "parametersJsonSchema": ToolSchema(tl)})
 		}
 		out["tools"] = []any{map[string]any{"functionDeclarations": decls}}
 		switch r.Choice.Mode {
@@ -515,7 +515,7 @@ func (t *Turn) writeGemini() map[string]any {
 		case "required":
 			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY"}}
 		case "tool":
-			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY", "allowedFunctionNames": []string{t.nameOf(r.Choice.Name)}}}
+			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY", "allowedFunctionNames": []string{t.NameOf(r.Choice.Name)}}}
 		}
 	}
 	gc := map[string]any{}
@@ -534,7 +534,7 @@ func (t *Turn) writeGemini() map[string]any {
 	if len(r.Stop) > 0 {
 		gc["stopSequences"] = r.Stop[:min(len(r.Stop), 5)]
 	}
-	if budget := max(r.Budget, effortBudget(r.Effort)); budget > 0 {
+	if budget := max(r.Budget, EffortBudget(r.Effort)); budget > 0 {
 		// at most 24 576 tokens, the smallest of Gemini's models' caps
 		gc["thinkingConfig"] = map[string]any{"thinkingBudget": min(budget, 24576), "includeThoughts": false}
 	}

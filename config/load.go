@@ -495,7 +495,7 @@ func (c *Config) resolve(getenv func(string) string) {
 			p.Type = name
 		}
 		if p.Auth == "" {
-			p.Auth = "passthrough"
+			p.Auth = AuthPassthrough
 		}
 		if p.APIKey.IsEnv() {
 			p.APIKey.Value = getenv(p.APIKey.EnvVar())
@@ -535,7 +535,7 @@ func (c *Config) resolve(getenv func(string) string) {
 			if IsSignIn(name) {
 				continue
 			}
-			p.Auth = "key"
+			p.Auth = AuthKey
 			c.Providers[name] = p
 		}
 	}

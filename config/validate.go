@@ -101,8 +101,8 @@ func (l *loader) provider(name string, p Provider) {
 		l.at(fp+".base_url", fmt.Sprintf("%q is not an http(s) URL; write it like https://api.openai.com/v1", p.BaseURL))
 	}
 	switch p.Auth {
-	case "passthrough":
-	case "key":
+	case AuthPassthrough:
+	case AuthKey:
 		if IsSignIn(name) {
 			l.at(fp+".auth", fmt.Sprintf("provider %q carries the caller's own sign-in: only auth: passthrough", name))
 			break
@@ -115,7 +115,7 @@ func (l *loader) provider(name string, p Provider) {
 	default:
 		l.at(fp+".auth", fmt.Sprintf("unknown auth %q; allowed: passthrough (send the client's key), key (send api_key)", p.Auth))
 	}
-	if p.KeyHeader != "" && p.Auth != "key" {
+	if p.KeyHeader != "" && p.Auth != AuthKey {
 		l.warn(fp+".key_header", "is used only with auth: key (it names the header that carries api_key); with auth: passthrough the client's own header is sent")
 	}
 	if _, err := url.ParseQuery(p.Query); err != nil {

@@ -10,14 +10,14 @@ func Default() *Config {
 	return &Config{
 		Listen: "127.0.0.1:8787",
 		Providers: map[string]Provider{
-			"openai":    {Type: "openai", BaseURL: "https://api.openai.com/v1", APIKey: Secret{Ref: "env:OPENAI_API_KEY"}, Auth: "passthrough"},
-			"anthropic": {Type: "anthropic", BaseURL: "https://api.anthropic.com", APIKey: Secret{Ref: "env:ANTHROPIC_API_KEY"}, Auth: "passthrough"},
-			"gemini":    {Type: "gemini", BaseURL: "https://generativelanguage.googleapis.com", APIKey: Secret{Ref: "env:GEMINI_API_KEY"}, Auth: "passthrough"},
+			"openai":    {Type: "openai", BaseURL: "https://api.openai.com/v1", APIKey: Secret{Ref: "env:OPENAI_API_KEY"}, Auth: AuthPassthrough},
+			"anthropic": {Type: "anthropic", BaseURL: "https://api.anthropic.com", APIKey: Secret{Ref: "env:ANTHROPIC_API_KEY"}, Auth: AuthPassthrough},
+			"gemini":    {Type: "gemini", BaseURL: "https://generativelanguage.googleapis.com", APIKey: Secret{Ref: "env:GEMINI_API_KEY"}, Auth: AuthPassthrough},
 			// a ChatGPT plan's Codex backend: the caller's own sign-in,
 			// passed through (see IsSignIn)
-			ChatGPT: {Type: "openai", BaseURL: "https://chatgpt.com/backend-api/codex", Auth: "passthrough"},
+			ChatGPT: {Type: "openai", BaseURL: "https://chatgpt.com/backend-api/codex", Auth: AuthPassthrough},
 			// Gemini CLI signed in with Google: the Code Assist API
-			CodeAssist: {Type: "gemini", BaseURL: "https://cloudcode-pa.googleapis.com", Auth: "passthrough"},
+			CodeAssist: {Type: "gemini", BaseURL: "https://cloudcode-pa.googleapis.com", Auth: AuthPassthrough},
 		},
 		Models: defaultModels(),
 		Chains: map[string][]string{

@@ -180,7 +180,7 @@ type Provider struct {
 	APIKey  Secret `yaml:"api_key"`
 	// Auth is passthrough (send the client's own key, the default) or key
 	// (replace it with APIKey).
-	Auth string `yaml:"auth"`
+	Auth Auth `yaml:"auth"`
 	// KeyHeader, with auth: key, is the header that carries APIKey when the
 	// provider wants another than its wire format's (Authorization:
 	// Bearer, x-api-key, x-goog-api-key): "api-key" for Azure OpenAI.

@@ -137,7 +137,7 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 			// (for a usage limit only with a key it has: a step passed over
 			// for none would end the request before its wait for the reset)
 			cross := f != r.Type && r.Type != "" && (!forLimit || e.cfg.Providers[d.Provider].APIKey.Value != "")
-			own := e.cfg.Providers[d.Provider].Auth == "key" || cross
+			own := e.cfg.Providers[d.Provider].Auth == config.AuthKey || cross
 			if forLimit && !own || !forLimit && !own && (d.Provider != from.Provider || r.SignIn && from.KeyID != "") {
 				continue
 			}

@@ -229,7 +229,7 @@ func (e *Engine) backoff(n int) time.Duration {
 // caller's credentials go through.
 func (e *Engine) keyID(provider string) string {
 	p, ok := e.cfg.Providers[provider]
-	if !ok || p.Auth != "key" {
+	if !ok || p.Auth != config.AuthKey {
 		return ""
 	}
 	return e.ownKeyID(provider)

@@ -62,7 +62,7 @@ func usedProviders(cfg *config.Config) []provider {
 
 func (p *provider) findKey(o Options) {
 	pc := o.Config.Providers[p.name]
-	if pc.Auth == "key" && pc.APIKey.Value == "" {
+	if pc.Auth == config.AuthKey && pc.APIKey.Value == "" {
 		p.keyMissing = pc.APIKey.String() // the gateway sends its own key, and has none
 		return
 	}

@@ -348,7 +348,7 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	for k, vs := range own {
 		q[k] = vs
 	}
-	if prov.Auth == "key" {
+	if prov.Auth == config.AuthKey {
 		q.Del("key") // a Gemini caller's key is the caller's, not this provider's
 	}
 	if enc := q.Encode(); enc != "" {
@@ -368,7 +368,7 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 // key, in place of any the caller sent (in its key_header when it names
 // one). With passthrough the caller's go through.
 func SetCredentials(h http.Header, prov config.Provider, f wire.Format) {
-	if prov.Auth == "key" {
+	if prov.Auth == config.AuthKey {
 		setKey(h, prov, f)
 	}
 }
@@ -377,7 +377,7 @@ func SetCredentials(h http.Header, prov config.Provider, f wire.Format) {
 // credentials, the provider's own key: what a library caller that names no
 // key (the queue) wants, so that each provider's key goes to it alone.
 func SetCredentialsOrOwn(h http.Header, prov config.Provider, f wire.Format) {
-	if prov.Auth == "key" || prov.APIKey.Value != "" && !wire.HasKey(h) {
+	if prov.Auth == config.AuthKey || prov.APIKey.Value != "" && !wire.HasKey(h) {
 		setKey(h, prov, f)
 	}
 }
@@ -412,7 +412,7 @@ func (p progress) Read(b []byte) (int, error) {
 // speaks no prompt endpoint): the caller must try.
 func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, judge func(classify.Input) classify.Verdict) (room, checked bool) {
 	prov, ok := cfg.Providers[cand.Provider]
-	if !ok || prov.Auth != "key" || prov.APIKey.Value == "" {
+	if !ok || prov.Auth != config.AuthKey || prov.APIKey.Value == "" {
 		return false, false
 	}
 	ans, err := Probe(ctx, rt, cfg, cand, http.Header{})

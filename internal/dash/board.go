@@ -277,14 +277,14 @@ func (b *Board) seed(cut time.Time) {
 	b.mu.Lock()
 	skip := make(map[string]bool, len(b.pending))
 	for _, p := range b.pending {
-		skip[p.key] = true
+		skip[p.attempt] = true
 	}
 	b.mu.Unlock()
 	from := cut.Add(-heatSpan)
 	a := report.NewAggregate(b.o.Location, from, time.Time{})
 	for _, p := range parts {
 		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
-			if rec.Gap == nil && !skip[keyOf(rec)] { // a gap line is no attempt
+			if rec.Gap == nil && !skip[attemptID(rec)] { // a gap line is no attempt
 				a.Add(b.eventOf(rec))
 			}
 			return nil
@@ -307,8 +307,8 @@ func (b *Board) seed(cut time.Time) {
 
 // pendingEvent is an attempt observed while the log is read.
 type pendingEvent struct {
-	key string
-	ev  report.Event
+	attempt string // its attemptID
+	ev      report.Event
 }
 
 // eventOf is rec as the heatmap's event: a model outside the
@@ -325,8 +325,9 @@ func (b *Board) eventOf(rec events.Record) report.Event {
 // OtherModels is the heatmap's row of the models outside the configuration.
 const OtherModels = "other"
 
-// keyOf tells a record's attempt from every other.
-func keyOf(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
+// attemptID is the id of a record's attempt: its request id and attempt
+// number, which tell it from every other attempt.
+func attemptID(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
 
 // Write is Observe: the board is the gateway's events.Sink, in front of
 // the event log.
@@ -367,7 +368,7 @@ func (b *Board) Observe(rec events.Record) {
 		b.o.Events.Write(rec) // under b.mu: see seedLocked; the writer's Write never blocks
 	}
 	if b.seeding {
-		b.pending = append(b.pending, pendingEvent{keyOf(rec), ev})
+		b.pending = append(b.pending, pendingEvent{attemptID(rec), ev})
 	}
 	if b.heat != nil && b.heat.Add(ev) { // before any page, the log has it all
 		b.heatRes = nil

@@ -19,12 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -253,26 +251,14 @@ func (b *Board) seed(cut time.Time) {
 		}
 		cancel()
 	}
-	type part struct {
-		f    *os.File
-		size int64
-	}
-	var parts []part
-	names, err := events.RotatedFiles(b.o.EventLog)
+	log, err := events.OpenRotated(b.o.EventLog) // the log as it is now, whatever the writer rotates meanwhile
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		b.log.Debug("dashboard: the heatmap starts without the event log", "error", err.Error())
 	}
-	for _, name := range names {
-		f, err := os.Open(name) // an open file stays itself when the writer rotates
-		if err != nil {
-			continue
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			continue
-		}
-		parts = append(parts, part{f, st.Size()})
+	var files []events.RotatedFile
+	if log != nil {
+		defer log.Close()
+		files = log.Files
 	}
 	b.mu.Lock()
 	skip := make(map[string]bool, len(b.pending))
@@ -282,8 +268,11 @@ func (b *Board) seed(cut time.Time) {
 	b.mu.Unlock()
 	from := cut.Add(-heatSpan)
 	a := report.NewAggregate(b.o.Location, from, time.Time{})
-	for _, p := range parts {
-		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
+	for _, f := range files {
+		if f.Err != nil {
+			continue
+		}
+		err := events.Read(events.Decompressed(f.Snapshot()), func(rec events.Record) error {
 			if rec.Gap == nil && !skip[attemptID(rec)] { // a gap line is no attempt
 				a.Add(b.eventOf(rec))
 			}
@@ -291,9 +280,8 @@ func (b *Board) seed(cut time.Time) {
 		})
 		var me *events.MalformedError
 		if err != nil && !errors.As(err, &me) {
-			b.log.Debug("dashboard: part of the event log was not read", "file", p.f.Name(), "error", err.Error())
+			b.log.Debug("dashboard: part of the event log was not read", "file", f.Name, "error", err.Error())
 		}
-		p.f.Close()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

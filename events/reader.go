@@ -122,40 +122,97 @@ func ReadFile(path string, fn func(Record) error) error {
 
 // ReadRotated reads a rotated log in chronological order: path.N, …,
 // path.1, then path (any of them gzipped: path.N.gz, as logrotate leaves
-// them, or gzip data under the plain name). Missing files are skipped, but if none exists the
-// error wraps fs.ErrNotExist. Malformed lines in several files come back
-// joined (errors.As finds the first *MalformedError); an error from fn
-// stops reading.
+// them, or gzip data under the plain name), each to its end. Missing files
+// are skipped, but if none exists the error wraps fs.ErrNotExist. Malformed
+// lines in several files come back joined (errors.As finds the first
+// *MalformedError); an error from fn, or a file that exists but cannot be
+// opened, stops reading.
 func ReadRotated(path string, fn func(Record) error) error {
-	files, err := RotatedFiles(path)
+	log, err := OpenRotated(path)
 	if err != nil {
 		return err
 	}
-
+	defer log.Close()
 	var malformed []error
-	found := false
-	for _, name := range files {
-		f, err := os.Open(name)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // absent, or rotated away since the listing
+	for _, f := range log.Files {
+		if f.Err != nil {
+			return fmt.Errorf("events: %w", f.Err)
 		}
-		if err != nil {
-			return fmt.Errorf("events: %w", err)
-		}
-		found = true
-		err = Read(Decompressed(f), fn)
-		f.Close()
+		err := Read(Decompressed(f.File), fn)
 		if me, ok := err.(*MalformedError); ok {
-			me.Path = name
+			me.Path = f.Name
 			malformed = append(malformed, me)
 		} else if err != nil {
 			return err
 		}
 	}
-	if !found {
-		return fmt.Errorf("events: no log at %s: %w", path, os.ErrNotExist)
-	}
 	return errors.Join(malformed...)
+}
+
+// RotatedLog is a rotated log's files, open (OpenRotated); Close closes
+// them.
+type RotatedLog struct {
+	Files []RotatedFile // oldest first, as RotatedFiles lists them
+}
+
+// RotatedFile is one file of a RotatedLog.
+type RotatedFile struct {
+	Name string   // path.N, path.N.gz or path
+	File *os.File // the open file; nil when Err is set
+	Size int64    // what it held when it was opened
+	Err  error    // why a file that exists could not be opened (or stat'ed)
+}
+
+// Snapshot is the file as it was when it was opened: its first Size bytes,
+// without what a writer appends after (a record it is part-way through
+// included). Decompressed reads it as Read needs.
+func (f RotatedFile) Snapshot() io.Reader { return io.LimitReader(f.File, f.Size) }
+
+// OpenRotated opens a rotated log's files (RotatedFiles), all of them
+// before any is read: an open file stays itself when the writer rotates,
+// so the files hold the log as it was, in order, whatever rotation happens
+// while they are read. A file that does not exist (the current one before
+// the first write, or one rotated away since the listing) is left out; one
+// that exists but cannot be opened is listed with its Err. If none exists,
+// the error wraps fs.ErrNotExist.
+func OpenRotated(path string) (*RotatedLog, error) {
+	names, err := RotatedFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	log := &RotatedLog{}
+	for _, name := range names {
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			log.Files = append(log.Files, RotatedFile{Name: name, Err: err})
+			continue
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			log.Files = append(log.Files, RotatedFile{Name: name, Err: err})
+			continue
+		}
+		log.Files = append(log.Files, RotatedFile{Name: name, File: f, Size: st.Size()})
+	}
+	if len(log.Files) == 0 {
+		return nil, fmt.Errorf("events: no log at %s: %w", path, os.ErrNotExist)
+	}
+	return log, nil
+}
+
+// Close closes the log's files.
+func (l *RotatedLog) Close() error {
+	var errs []error
+	for _, f := range l.Files {
+		if f.File != nil {
+			errs = append(errs, f.File.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // RotatedFiles lists a rotated log's files oldest first: path.N (or

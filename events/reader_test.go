@@ -229,3 +229,91 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// OpenRotated holds the log as it was when opened: a rotation after it
+// moves no file, and what the writer appends after it is outside the
+// snapshot (a whole read of the file still finds it).
+func TestOpenRotated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	write := func(name, ids string) {
+		t.Helper()
+		var b bytes.Buffer
+		for id := range strings.FieldsSeq(ids) {
+			b.WriteString(`{"request_id":"` + id + "\"}\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("events.jsonl.2", "a")
+	write("events.jsonl.1", "b c")
+	write("events.jsonl", "d")
+	log, err := OpenRotated(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	// the writer rotates, and writes on
+	for _, mv := range [][2]string{{"events.jsonl.2", "events.jsonl.3"}, {"events.jsonl.1", "events.jsonl.2"}, {"events.jsonl", "events.jsonl.1"}} {
+		if err := os.Rename(filepath.Join(dir, mv[0]), filepath.Join(dir, mv[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl.1"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"request_id":"late"}` + "\n" + `{"request_id":"cu`)
+	f.Close()
+	write("events.jsonl", "e")
+
+	var names, snap []string
+	for _, f := range log.Files {
+		if f.Err != nil {
+			t.Fatalf("%s: %v", f.Name, f.Err)
+		}
+		names = append(names, filepath.Base(f.Name))
+		if err := Read(Decompressed(f.Snapshot()), func(r Record) error { snap = append(snap, r.RequestID); return nil }); err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+	}
+	if want := []string{"events.jsonl.2", "events.jsonl.1", "events.jsonl"}; !slices.Equal(names, want) {
+		t.Errorf("files %q, want %q", names, want)
+	}
+	if want := []string{"a", "b", "c", "d"}; !slices.Equal(snap, want) {
+		t.Errorf("snapshot read %q, want %q", snap, want)
+	}
+	last := log.Files[len(log.Files)-1]
+	var rest []string
+	err = Read(last.File, func(r Record) error { rest = append(rest, r.RequestID); return nil })
+	var me *MalformedError
+	if !slices.Equal(rest, []string{"late"}) || !errors.As(err, &me) || me.Cut != 1 {
+		t.Errorf("the rest of the current file: %q, err %v; want the appended record and a cut one", rest, err)
+	}
+}
+
+// A file that exists but cannot be opened is listed with its error; a log
+// none of whose files exists is fs.ErrNotExist.
+func TestOpenRotatedErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	if _, err := OpenRotated(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no log: err = %v, want ErrNotExist", err)
+	}
+	// a symlink to itself: it is listed, and opening it fails (ELOOP)
+	if err := os.Symlink("events.jsonl.1", filepath.Join(dir, "events.jsonl.1")); err != nil {
+		t.Fatal(err)
+	}
+	log, err := OpenRotated(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if len(log.Files) != 1 || log.Files[0].Err == nil || log.Files[0].File != nil || errors.Is(log.Files[0].Err, fs.ErrNotExist) {
+		t.Fatalf("files %+v, want events.jsonl.1 with its error", log.Files)
+	}
+	if err := ReadRotated(path, func(Record) error { return nil }); err == nil || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadRotated: err = %v, want the open error", err)
+	}
+}

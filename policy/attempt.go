@@ -42,11 +42,11 @@ type Attempt struct {
 	probe   bool          // the attempt is its provider's probe (see reach)
 	hedge   chan struct{} // hedgeable: told when the first-token limit passes
 	hedging bool          // the attempt is a hedge, started beside a hedged one
+	noted   bool          // its committed answer's hop is in the route (the run's mu, r.mu, guards it)
 
 	// mu guards what follows; never held with the run's mu (see run.mu
 	// for the lock order)
 	mu       sync.Mutex
-	noted    bool                   // its committed answer's hop is in the route (r.mu guards it)
 	hedged   bool                   // past its first-token limit, racing a hedge
 	lost     bool                   // another attempt of the request reported output first
 	reached  bool                   // the provider answered, and reach was told

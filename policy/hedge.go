@@ -31,10 +31,10 @@ type racer struct {
 
 // race runs the next model beside rc's attempt, which passed its
 // first-token limit: whichever reports output first answers, and the other
-// is given up (both reach the upstream and are counted). It returns the
-// candidate and result to go on with: the one that answered, or, when
-// neither did, the hedge's (the plan then moves on from it), with the
-// hedged attempt's own hop noted first.
+// is given up (both reach the upstream and are counted). It leaves the
+// candidate and result to go on with in r.cand and r.res: the one that
+// answered, or, when neither did, the hedge's (the plan then moves on from
+// it), with the hedged attempt's own hop noted first.
 func (r *run) race(ctx context.Context, rc *racer) {
 	r.mu.Lock()
 	st := r.plan.hedgeStep(rc.cand, r.takes)

@@ -193,7 +193,7 @@ type run struct {
 	e *Engine
 	c *Call
 	// mu guards the plan, n, winner and live, shared with the attempts in
-	// flight. The lock order of a request's path: a run's mu and an
+	// flight (and the committed attempt's noted). The lock order of a request's path: a run's mu and an
 	// attempt's (Attempt.mu) are never held together (take one, let it go,
 	// then the other); under either, only the engine's own locks are taken
 	// (breakers, pacer, reach, balancer, the random source, the clock's

@@ -1,6 +1,7 @@
 // Package transport is spillway as a Go library: an http.RoundTripper that
-// gives any HTTP client, and so the official OpenAI and Anthropic SDKs, the
-// gateway's behaviour without a gateway in between.
+// gives any HTTP client, and so the official OpenAI, Anthropic and Google
+// Gen AI (Gemini) SDKs, the gateway's behaviour without a gateway in
+// between.
 //
 //	client := openai.NewClient(
 //		option.WithHTTPClient(&http.Client{Transport: transport.New(cfg)}),
@@ -9,11 +10,15 @@
 //
 // # What is managed
 //
-// A POST to an endpoint spillway knows (a URL path ending in /responses,
-// /chat/completions or /embeddings for the OpenAI wire format, /messages for
-// Anthropic's) whose JSON body names a "model" is managed; every other
-// request goes to the base transport untouched. The body is read once and
-// kept, so each attempt sends a fresh copy.
+// A POST to an endpoint spillway knows whose request names a model is
+// managed: a URL path ending in /responses, /chat/completions or
+// /embeddings for the OpenAI wire format, or /messages for Anthropic's,
+// with a JSON body whose "model" names it; or a Gemini model's method,
+// …/models/MODEL:generateContent or :streamGenerateContent, where the
+// model is the path's (a name that cannot go in a URL path is refused with
+// an error). Every other request (Gemini's :countTokens among them) goes
+// to the base transport untouched. The body is read once and kept, so each
+// attempt sends a fresh copy.
 //
 // A managed request goes to the same driver as the gateway's
 // (policy.Engine.Run), with the same HTTP send: the library has no retry
@@ -21,10 +26,13 @@
 // attempt the driver waits what the plan says (charged to the request's
 // budget: WithBudget or X-Spillway-Budget), takes its turn from the pacer
 // (a slot it waits for no longer than the budget), asks the model's
-// breaker, and the send replaces the body's "model" with the candidate's and
-// sends to the URL the caller used: the library never changes hosts, only
-// the model. A non-2xx answer (its first MiB) or a transport error is
-// classified (package classify) and the driver decides: the next model for
+// breaker, and the send replaces the body's "model" (for Gemini, the
+// path's model) with the candidate's and sends to the URL the caller used
+// when the candidate is a model of the provider that URL addresses (or of
+// none the configuration places there); a deployment or another
+// provider's model goes to its own provider's URL, as the gateway sends
+// it. A non-2xx answer (its first MiB) or a transport error is classified
+// (package classify) and the driver decides: the next model for
 // capacity, the same model after Retry-After for a rate limit, the same
 // model after a short gap for a network failure, and at once the caller's
 // error for quota, auth and bad requests. The header, first-output and idle

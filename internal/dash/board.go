@@ -19,12 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -253,47 +251,37 @@ func (b *Board) seed(cut time.Time) {
 		}
 		cancel()
 	}
-	type part struct {
-		f    *os.File
-		size int64
-	}
-	var parts []part
-	names, err := events.RotatedFiles(b.o.EventLog)
+	log, err := events.OpenRotated(b.o.EventLog) // the log as it is now, whatever the writer rotates meanwhile
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		b.log.Debug("dashboard: the heatmap starts without the event log", "error", err.Error())
 	}
-	for _, name := range names {
-		f, err := os.Open(name) // an open file stays itself when the writer rotates
-		if err != nil {
-			continue
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			continue
-		}
-		parts = append(parts, part{f, st.Size()})
+	var files []events.RotatedFile
+	if log != nil {
+		defer log.Close()
+		files = log.Files
 	}
 	b.mu.Lock()
 	skip := make(map[string]bool, len(b.pending))
 	for _, p := range b.pending {
-		skip[p.key] = true
+		skip[p.attempt] = true
 	}
 	b.mu.Unlock()
 	from := cut.Add(-heatSpan)
 	a := report.NewAggregate(b.o.Location, from, time.Time{})
-	for _, p := range parts {
-		err := events.Read(events.Decompressed(io.LimitReader(p.f, p.size)), func(rec events.Record) error {
-			if rec.Gap == nil && !skip[keyOf(rec)] { // a gap line is no attempt
+	for _, f := range files {
+		if f.Err != nil {
+			continue
+		}
+		err := events.Read(events.Decompressed(f.Snapshot()), func(rec events.Record) error {
+			if rec.Gap == nil && !skip[attemptID(rec)] { // a gap line is no attempt
 				a.Add(b.eventOf(rec))
 			}
 			return nil
 		})
 		var me *events.MalformedError
 		if err != nil && !errors.As(err, &me) {
-			b.log.Debug("dashboard: part of the event log was not read", "file", p.f.Name(), "error", err.Error())
+			b.log.Debug("dashboard: part of the event log was not read", "file", f.Name, "error", err.Error())
 		}
-		p.f.Close()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -307,8 +295,8 @@ func (b *Board) seed(cut time.Time) {
 
 // pendingEvent is an attempt observed while the log is read.
 type pendingEvent struct {
-	key string
-	ev  report.Event
+	attempt string // its attemptID
+	ev      report.Event
 }
 
 // eventOf is rec as the heatmap's event: a model outside the
@@ -325,8 +313,9 @@ func (b *Board) eventOf(rec events.Record) report.Event {
 // OtherModels is the heatmap's row of the models outside the configuration.
 const OtherModels = "other"
 
-// keyOf tells a record's attempt from every other.
-func keyOf(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
+// attemptID is the id of a record's attempt: its request id and attempt
+// number, which tell it from every other attempt.
+func attemptID(rec events.Record) string { return rec.RequestID + "#" + strconv.Itoa(rec.Attempt) }
 
 // Write is Observe: the board is the gateway's events.Sink, in front of
 // the event log.
@@ -367,7 +356,7 @@ func (b *Board) Observe(rec events.Record) {
 		b.o.Events.Write(rec) // under b.mu: see seedLocked; the writer's Write never blocks
 	}
 	if b.seeding {
-		b.pending = append(b.pending, pendingEvent{keyOf(rec), ev})
+		b.pending = append(b.pending, pendingEvent{attemptID(rec), ev})
 	}
 	if b.heat != nil && b.heat.Add(ev) { // before any page, the log has it all
 		b.heatRes = nil

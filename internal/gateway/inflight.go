@@ -154,18 +154,19 @@ func (b *budget) end() {
 }
 
 // hold is r's body taken from the gateway's room (its length, or as it
-// is read when it has none), and what r holds; ok false when there was no
-// room (the answer is written: 503 spillway_busy). From here to giveHeld
+// is read when it has none; by the limits of st, the state r was pinned
+// to), and what r holds; ok false when there was no room (the answer is
+// written: 503 spillway_busy). From here to giveHeld
 // the request is in flight for the give-back after a quiet spell (quiet),
 // its wait for room included: every route that holds a body counts so.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) (*http.Request, *held, bool) {
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, st *gwState) (*http.Request, *held, bool) {
 	s.quiet.begin()
-	limit := int64(s.conf().Gateway.MaxInflightMB) << 20
+	limit := int64(st.cfg.Gateway.MaxInflightMB) << 20
 	h := &held{inFlight: true}
-	h.answers = &budget{f: &s.bytes, h: h, limit: limit, most: s.maxBody()}
+	h.answers = &budget{f: &s.bytes, h: h, limit: limit, most: st.maxBody()}
 	if n := r.ContentLength; n > 0 {
-		n = min(n, s.maxBody()+1) // what MaxBytesReader lets in
-		if !s.bytes.take(r.Context(), s.eng().Clock(), n, limit) {
+		n = min(n, st.maxBody()+1) // what MaxBytesReader lets in
+		if !s.bytes.take(r.Context(), st.engine.Clock(), n, limit) {
 			busy(w, ep)
 			return r, h, false
 		}

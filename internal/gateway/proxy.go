@@ -21,8 +21,12 @@ import (
 )
 
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) {
+	// the request's configuration, taken once: a reload while it runs
+	// changes nothing of it (and its context carries it for the steps
+	// that read it from there: admit, signInRefused)
 	r = s.pin(r)
-	cfg := s.stateOf(r.Context()).cfg
+	st := s.stateOf(r.Context())
+	cfg := st.cfg
 	login := signedIn(cfg, ep, r)
 	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
@@ -36,7 +40,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		return
 	}
 	defer release()
-	r, held, ok := s.hold(w, r, ep)
+	r, held, ok := s.hold(w, r, ep, st)
 	defer s.giveHeld(held)
 	if !ok {
 		s.metrics.requests.WithLabelValues(ep.Path, "busy").Inc()
@@ -48,7 +52,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	s.total.Add(1)
 	t0 := time.Now()
 	lg := reqLog{key: key}
-	outcome := s.serve(w, r, ep, &lg, held.answers)
+	outcome := s.serve(w, r, ep, st, &lg, held.answers)
 	s.logRequest(ep, &lg, outcome, time.Since(t0))
 }
 
@@ -139,19 +143,22 @@ func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) str
 // steps before and after the driver are functions of their own, and what
 // the request's attempts share is one exchange on the heap (BENCHMARKS.md:
 // peak RSS with 1,000 open streams).
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog, b *budget) string {
-	x, outcome := s.prepare(w, r, ep, lg)
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, st *gwState, lg *reqLog, b *budget) string {
+	x, outcome := s.prepare(w, r, ep, st, lg)
 	if x == nil {
 		return outcome
 	}
 	x.budget = b
-	lg.out = s.stateOf(r.Context()).engine.Run(r.Context(), &x.call)
+	lg.out = st.engine.Run(r.Context(), &x.call)
 	return x.finish()
 }
 
 // exchange is one client request on its way through the driver.
 type exchange struct {
-	s    *Server
+	s *Server
+	// st is the configuration and engine the request was pinned to as it
+	// started: every step of it reads this one
+	st   *gwState
 	w    http.ResponseWriter
 	r    *http.Request
 	ep   wire.Endpoint
@@ -172,8 +179,8 @@ type exchange struct {
 
 // prepare reads and checks the request and makes its exchange; nil, with
 // the outcome, when the gateway refused it.
-func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, lg *reqLog) (*exchange, string) {
-	raw, outcome := s.readBody(w, r, ep)
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, st *gwState, lg *reqLog) (*exchange, string) {
+	raw, outcome := readBody(w, r, ep, st)
 	if outcome != "" {
 		return nil, outcome
 	}
@@ -200,7 +207,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 		return nil, reject(w, ep, http.StatusBadRequest, `spillway: the request has no "model"; name one of the configured models (spillway config check lists them)`)
 	}
 	lg.model = body.Model
-	if chain, ok := allowed(s.stateOf(r.Context()).cfg, lg.key, body.Model); !ok {
+	if chain, ok := allowed(st.cfg, lg.key, body.Model); !ok {
 		refuse(w, ep, http.StatusForbidden, classify.Auth, fmt.Sprintf("spillway: key %s may use chains %s; %s is in chain %q", lg.key.Name, strings.Join(lg.key.Chains, ", "), body.Model, chain), 0)
 		return nil, "refused"
 	}
@@ -208,24 +215,24 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, "spillway: "+err.Error())
 	}
-	x := &exchange{s: s, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: s.stateOf(r.Context()).secrets.With(callerSecrets(r)...)}
+	x := &exchange{s: s, st: st, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: st.secrets.With(callerSecrets(r)...)}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(s.stateOf(r.Context()).cfg, ep, r)},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(st.cfg, ep, r)},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
 	}
-	x.cross = send.NewCrossing(s.stateOf(r.Context()).cfg, ep, body, r.URL.RawQuery, s.stateOf(r.Context()).crosses)
+	x.cross = send.NewCrossing(st.cfg, ep, body, r.URL.RawQuery, st.crosses)
 	x.call.Cross = x.cross.Check
 	return x, ""
 }
 
-// readBody reads r's body, up to gateway.max_body_mb; past it the answer
-// is 413 (every route's, in its format), and the outcome label says what
-// was answered ("" when the body is read).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, ep wire.Endpoint) ([]byte, string) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+// readBody reads r's body, up to gateway.max_body_mb (st's); past it the
+// answer is 413 (every route's, in its format), and the outcome label says
+// what was answered ("" when the body is read).
+func readBody(w http.ResponseWriter, r *http.Request, ep wire.Endpoint, st *gwState) ([]byte, string) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, st.maxBody()))
 	if err == nil {
 		return raw, ""
 	}
@@ -235,7 +242,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, ep wire.Endpoi
 		busy(w, ep)
 		return nil, "busy"
 	case errors.As(err, &mbe):
-		return nil, tooLarge(w, ep, s.stateOf(r.Context()).cfg)
+		return nil, tooLarge(w, ep, st.cfg)
 	}
 	return nil, reject(w, ep, http.StatusBadRequest, "spillway: could not read the request body: "+err.Error())
 }
@@ -255,11 +262,11 @@ func (x *exchange) record(rec events.Record) {
 	if rec.Error != "" {
 		rec.Error = x.secrets.String(rec.Error)
 	}
-	x.s.record(rec)
+	x.s.record(x.st, rec)
 }
 
 func (x *exchange) switched(from, to policy.Candidate, why classify.Verdict) {
-	x.s.switched(x.call.ID, from, to, why)
+	x.s.switched(x.st, x.call.ID, from, to, why)
 }
 
 // finish answers the client with what the driver ended on.
@@ -276,21 +283,22 @@ func (x *exchange) finish() string {
 	case out.Err != nil:
 		return "client_gone"
 	}
-	return s.giveUp(w, ep, x.body, *out, x.secrets)
+	return s.giveUp(w, ep, x.st, x.body, *out, x.secrets)
 }
 
 // passThrough sends a request that needs no driver (Gemini's countTokens)
 // to model's provider as it came, and its answer back.
 func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, method string) {
 	ep := wire.Endpoint{Format: wire.Gemini, Kind: wire.Kind(method), Upstream: "/v1beta/models/{model}:" + method, ModelInPath: true}
-	r, held, ok := s.hold(w, r, ep)
+	st := s.stateOf(r.Context()) // (handleGemini pinned it)
+	r, held, ok := s.hold(w, r, ep, st)
 	defer s.giveHeld(held)
 	if !ok {
 		return
 	}
-	cfg := s.stateOf(r.Context()).cfg
+	cfg := st.cfg
 	deps := cfg.Deployments(model)
-	raw, outcome := s.readBody(w, r, ep)
+	raw, outcome := readBody(w, r, ep, st)
 	if outcome != "" {
 		return
 	}
@@ -313,7 +321,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	cand := policy.Candidate{Model: model, Upstream: deps[0].Upstream, Provider: deps[0].Provider, Format: wire.Gemini}
-	up, err := send.NewRequest(r.Context(), s.stateOf(r.Context()).cfg, ep, body, cand, r.Header, r.URL.RawQuery)
+	up, err := send.NewRequest(r.Context(), cfg, ep, body, cand, r.Header, r.URL.RawQuery)
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, err.Error())
 		return
@@ -327,9 +335,9 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		return
 	}
 	defer resp.Body.Close()
-	secrets := s.stateOf(r.Context()).secrets.With(callerSecrets(r)...)
+	secrets := st.secrets.With(callerSecrets(r)...)
 	wire.CopyHeaders(w.Header(), resp.Header)
-	s.scrub(w.Header(), secrets)
+	scrub(w.Header(), cfg, secrets)
 	if resp.StatusCode/100 != 2 { // an error answer may echo a key
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		w.WriteHeader(resp.StatusCode)
@@ -377,7 +385,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // attempt gives it back when it ends.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
+	so := send.Options{Hold: x.opts.HoldFor(x.st.cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*send.Resume)
 		if rs == nil {
@@ -402,7 +410,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	}
 	cross := x.cross
 	if body != x.body { // a continuation's (never another vendor's: Track is off there)
-		cross = send.NewCrossing(x.s.stateOf(ctx).cfg, x.ep, body, x.r.URL.RawQuery, x.s.stateOf(ctx).crosses)
+		cross = send.NewCrossing(x.st.cfg, x.ep, body, x.r.URL.RawQuery, x.st.crosses)
 	}
 	up, turn, err := cross.Attempt(ctx, a.Candidate, x.r.Header, x.r.URL.RawQuery)
 	if err != nil {
@@ -414,7 +422,7 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 	}
 	if turn != nil { // another vendor's model: its answer comes back translated, never continued
 		so.Turn, so.Track = turn, false
-		turn.MaxHeld = x.s.maxBody() // (and what it keeps counts in the budget)
+		turn.MaxHeld = x.st.maxBody() // (and what it keeps counts in the budget)
 	}
 	return up, so, taken
 }
@@ -423,20 +431,21 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 // each write bounded by timeouts.idle, an error event scrubbed of the
 // secrets.
 func (x *exchange) writer() send.Writer {
-	return send.Writer{W: x.w, Ctx: x.r.Context(), Idle: x.s.stateOf(x.r.Context()).cfg.Timeouts.Idle.D(), Scrub: x.secrets.Bytes}
+	return send.Writer{W: x.w, Ctx: x.r.Context(), Idle: x.st.cfg.Timeouts.Idle.D(), Scrub: x.secrets.Bytes}
 }
 
 // header sends the answer's status and headers, with the route's.
 func (x *exchange) header(a *policy.Attempt, ans *send.Answer, stream bool) {
 	h := x.w.Header()
 	wire.CopyHeaders(h, ans.Resp.Header)
-	x.s.scrub(h, x.secrets)
+	scrub(h, x.st.cfg, x.secrets)
 	send.Answered(h, a, stream)
 	x.w.WriteHeader(ans.Resp.StatusCode)
 }
 
-// giveUp answers the client when the driver gave up.
-func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body, out policy.Outcome, secrets redact.Secrets) string {
+// giveUp answers the client when the driver gave up (st is the state the
+// request was pinned to).
+func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, st *gwState, body *wire.Body, out policy.Outcome, secrets redact.Secrets) string {
 	class := out.Verdict.Class
 	out.Reason = secrets.String(out.Reason)
 	s.log.Warn("request failed", "request_id", out.ID, "class", class, "route", out.Route, "reason", out.Reason)
@@ -455,12 +464,12 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		// a response of its own: spillway's id for the request, the model asked for
-		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: s.eng().Clock().Now().Unix()}
+		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: st.engine.Clock().Now().Unix()}
 		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := send.GiveUp(ep, out)
-	s.scrub(hh, secrets)
+	scrub(hh, st.cfg, secrets)
 	for k, vs := range hh {
 		h[k] = vs
 	}
@@ -476,10 +485,10 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 var accountHeaders = []string{"Set-Cookie", "Openai-Organization", "Openai-Project", "Anthropic-Organization-Id"}
 
 // scrub makes an upstream's headers fit for the client: without the
-// account's headers on a team gateway (gateway.keys: the account is the
-// team's, not the client's), and without any known secret.
-func (s *Server) scrub(h http.Header, secrets redact.Secrets) {
-	if len(s.conf().Gateway.Keys) > 0 {
+// account's headers on a team gateway (cfg's gateway.keys: the account is
+// the team's, not the client's), and without any known secret.
+func scrub(h http.Header, cfg *config.Config, secrets redact.Secrets) {
+	if len(cfg.Gateway.Keys) > 0 {
 		for _, k := range accountHeaders {
 			h.Del(k)
 		}
@@ -497,10 +506,11 @@ func upstreamRefusal(out policy.Outcome) bool {
 	return ok && policy.FailFast(out.Verdict.Class) && f.Status < 500
 }
 
-// switched notes a move to another model (metrics, status, log).
-func (s *Server) switched(id string, from, to policy.Candidate, why classify.Verdict) {
-	s.metrics.fallbacks.WithLabelValues(s.label(from.Model), s.label(to.Model), string(why.Class)).Inc()
-	ts := s.eng().Clock().Now().UTC()
+// switched notes a move to another model (metrics, status, log) of a
+// request pinned to st.
+func (s *Server) switched(st *gwState, id string, from, to policy.Candidate, why classify.Verdict) {
+	s.metrics.fallbacks.WithLabelValues(st.label(from.Model), st.label(to.Model), string(why.Class)).Inc()
+	ts := st.engine.Clock().Now().UTC()
 	s.noteFallback(Fallback{TS: ts, RequestID: id, From: from.Model, To: to.Model, Class: string(why.Class)})
 	if s.dash != nil {
 		s.dash.Fallback(ts, id, from.Model, to.Model, string(why.Class))
@@ -508,22 +518,24 @@ func (s *Server) switched(id string, from, to policy.Candidate, why classify.Ver
 	s.log.Info("fallback", "request_id", id, "from", from.Model, "to", to.Model, "class", why.Class)
 }
 
-// record counts an attempt in the metrics and passes its record on.
-func (s *Server) record(rec events.Record) {
-	s.metrics.attempts.WithLabelValues(s.label(rec.Model), rec.Class).Inc()
+// record counts an attempt of a request pinned to st in the metrics and
+// passes its record on.
+func (s *Server) record(st *gwState, rec events.Record) {
+	model := st.label(rec.Model)
+	s.metrics.attempts.WithLabelValues(model, rec.Class).Inc()
 	if rec.Deployment != "" { // only configured models have deployments: the labels stay bounded
-		s.metrics.deployed.WithLabelValues(s.label(rec.Model), rec.Deployment, rec.Class).Inc()
+		s.metrics.deployed.WithLabelValues(model, rec.Deployment, rec.Class).Inc()
 	}
 	if rec.Status != 0 {
-		s.metrics.ttfb.WithLabelValues(s.label(rec.Model)).Observe(float64(rec.TTFBMS) / 1000)
+		s.metrics.ttfb.WithLabelValues(model).Observe(float64(rec.TTFBMS) / 1000)
 	}
 	s.events.Write(rec) // to the dashboard, in front of the event log, when there is one
 }
 
-// label is a model's metrics label: configured models by name, any other
-// name a client sends as "other", so clients cannot grow the series.
-func (s *Server) label(model string) string {
-	if _, ok := s.conf().Models[model]; ok {
+// label is a model's metrics label: st's configured models by name, any
+// other name a client sends as "other", so clients cannot grow the series.
+func (st *gwState) label(model string) string {
+	if _, ok := st.cfg.Models[model]; ok {
 		return model
 	}
 	return "other"

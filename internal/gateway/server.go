@@ -237,7 +237,8 @@ func (s *Server) stateOf(ctx context.Context) *gwState {
 }
 
 // maxBody is the largest request body accepted (gateway.max_body_mb).
-func (s *Server) maxBody() int64      { return int64(s.conf().Gateway.MaxBodyMB) << 20 }
+func (st *gwState) maxBody() int64 { return int64(st.cfg.Gateway.MaxBodyMB) << 20 }
+
 func (s *Server) eng() *policy.Engine { return s.st.Load().engine }
 
 func (s *Server) watchBreakers(e *policy.Engine) {
@@ -538,16 +539,17 @@ func adminKey(r *http.Request, want string, basic bool) bool {
 // names the chains that have none. /healthz says only that the process
 // answers.
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
-	states := s.eng().BreakerStates()
+	st := s.st.Load() // one configuration and its engine, whatever a reload does meanwhile
+	states := st.engine.BreakerStates()
 	down := map[string]bool{}
-	for _, p := range s.eng().ProvidersDown() {
+	for _, p := range st.engine.ProvidersDown() {
 		down[p] = true
 	}
 	var unready []string
-	for _, chain := range slices.Sorted(maps.Keys(s.conf().Chains)) {
+	for _, chain := range slices.Sorted(maps.Keys(st.cfg.Chains)) {
 		ok := false
-		for _, model := range s.conf().Chains[chain] {
-			for _, d := range s.conf().Deployments(model) {
+		for _, model := range st.cfg.Chains[chain] {
+			for _, d := range st.cfg.Deployments(model) {
 				st := states[policy.Candidate{Provider: d.Provider, Upstream: d.Upstream, Deployment: d.Name}.Key()]
 				if st != policy.StateOpen && !down[d.Provider] {
 					ok = true

@@ -82,10 +82,12 @@ func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
 // (the same method, path after prefix, query, headers and body), and its
 // answer back as it came.
 func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, prefix string, ep wire.Endpoint) {
+	r = s.pin(r) // one configuration for the whole request
+	st := s.stateOf(r.Context())
 	if s.signInRefused(w, r, ep) {
 		return
 	}
-	cfg := s.stateOf(r.Context()).cfg
+	cfg := st.cfg
 	base, err := url.Parse(strings.TrimSuffix(cfg.Providers[provider].BaseURL, "/"))
 	if err != nil || base.Host == "" {
 		reject(w, ep, http.StatusBadGateway, fmt.Sprintf("spillway: providers.%s.base_url is not a URL", provider))
@@ -99,12 +101,12 @@ func (s *Server) passSignIn(w http.ResponseWriter, r *http.Request, provider, pr
 	// the body is read whole first (in the gateway's room, like every
 	// route's): one over gateway.max_body_mb is refused (413) before any
 	// byte of it is sent
-	r, held, ok := s.hold(w, r, ep)
+	r, held, ok := s.hold(w, r, ep, st)
 	defer s.giveHeld(held)
 	if !ok {
 		return
 	}
-	raw, outcome := s.readBody(w, r, ep)
+	raw, outcome := readBody(w, r, ep, st)
 	if outcome != "" {
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -95,40 +94,30 @@ func in0(t time.Time, loc *time.Location) time.Time {
 // counted wraps each file for progress (nil: none); seen is shown every
 // record (nil: none).
 func ReadEventLog(path string, a *Aggregate, counted func(string, io.Reader) io.Reader, seen func(events.Record)) ([]Input, error) {
-	files, err := events.RotatedFiles(path)
+	log, err := events.OpenRotated(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer log.Close()
 	var ins []Input
-	found := false
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			found = true
-			ins = append(ins, Input{Source: "spillway", Path: name, Error: err.Error()})
+	for _, f := range log.Files {
+		if f.Err != nil {
+			ins = append(ins, Input{Source: "spillway", Path: f.Name, Error: f.Err.Error()})
 			continue
 		}
-		found = true
-		var r io.Reader = f
+		var r io.Reader = f.File
 		if counted != nil {
-			r = counted(name, f)
+			r = counted(f.Name, f.File)
 		}
 		in, err := ReadEvents(r, a, seen)
-		f.Close()
-		in.Path = name
+		in.Path = f.Name
 		if err != nil {
 			in.Error = err.Error()
 		}
 		ins = append(ins, in)
-	}
-	if !found {
-		return nil, fmt.Errorf("no event log at %s: %w", path, fs.ErrNotExist)
 	}
 	return ins, nil
 }

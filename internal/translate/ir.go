@@ -359,7 +359,7 @@ func resultText(parts []Part) string {
 }
 
 // effortBudget is the thinking budget for a reasoning effort, and back: a
-// documented rule (README, "Across vendors").
+// documented rule (docs/gateway.md, "Spilling across vendors").
 func effortBudget(effort string) int {
 	switch effort {
 	case "minimal", "low":

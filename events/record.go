@@ -5,7 +5,7 @@
 // is a gap line (Record.Gap): the records a Writer lost, said when it
 // writes again.
 //
-// The field names are a contract (README's event log section): add fields,
+// The field names are a contract (docs/gateway.md, "The event log"): add fields,
 // never rename them.
 package events
 

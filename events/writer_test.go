@@ -769,8 +769,8 @@ var update = flag.Bool("update", false, "rewrite testdata/report/lost.jsonl")
 // of them cut off mid-line. When writing resumes, one gap line says how
 // many were lost, between the first one's time and the last one's, and
 // what lost them, before the next record; the reader counts the cut line.
-// testdata/report/lost.jsonl is this log (spillway report's tests and the
-// README read it), its path as the default's.
+// testdata/report/lost.jsonl is this log (spillway report's tests and
+// docs/report.md read it), its path as the default's.
 func TestALostStretchIsSaidInTheLog(t *testing.T) {
 	room := -1
 	w, path := newTestWriter(t, 0, 0, func(c *config) {

@@ -123,7 +123,7 @@ func ExampleTransport_Call() {
 	// 503
 }
 
-// The README's example of the library, exactly as it stands there
+// The library's example in docs/library.md, exactly as it stands there
 // (TestReadmeExampleIsThisExample keeps the two the same). It talks to the
 // real API, so it is compiled, not run.
 func Example_readme() {

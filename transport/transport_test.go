@@ -593,21 +593,27 @@ func TestCallerCancelsAStream(t *testing.T) {
 	}
 }
 
-// The README shows the library with Example_readme's body, word for word:
-// the example compiles, so the README's does.
+// The library's page of the docs (docs/library.md, which the README links
+// to) shows the library with Example_readme's body, word for word: the
+// example compiles, so the page's does.
 func TestReadmeExampleIsThisExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/library.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(readme)
-	if i := strings.Index(section, "## The Go library"); i >= 0 {
+	if i := strings.Index(section, "# The Go library"); i >= 0 {
 		section = section[i:]
+	} else {
+		t.Fatal("docs/library.md has no heading \"The Go library\"")
 	}
 	start := strings.Index(section, "```go\n")
+	if start < 0 {
+		t.Fatal("no ```go block in docs/library.md")
+	}
 	end := strings.Index(section[start+6:], "\n```")
-	if start < 0 || end < 0 {
-		t.Fatal("no ```go block in the README's library section")
+	if end < 0 {
+		t.Fatal("the ```go block of docs/library.md does not end")
 	}
 	block := section[start+6 : start+6+end]
 	example, err := os.ReadFile("example_test.go")
@@ -622,7 +628,7 @@ func TestReadmeExampleIsThisExample(t *testing.T) {
 		indented = append(indented, l)
 	}
 	if !strings.Contains(string(example), "func Example_readme() {\n"+strings.Join(indented, "\n")+"\n}\n") {
-		t.Fatalf("the README's library example is not Example_readme's body:\n%s", block)
+		t.Fatalf("the library example of docs/library.md is not Example_readme's body:\n%s", block)
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 	"github.com/spillway/spillway/policy"
 )
 
-// Exit codes of spillway exec (the README's exec section).
+// Exit codes of spillway exec (docs/exec.md; docs/commands.md, "Exit codes").
 const (
 	ExitCapacity = 75 // every model stayed at capacity through the whole ladder
 	ExitAuth     = 77 // auth or quota: a person has to act

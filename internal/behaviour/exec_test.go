@@ -36,8 +36,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeAgent plays a CLI agent the way Codex behaves (see the README's wire
-// notes): one Chat Completions request for model to the upstream at base;
+// fakeAgent plays a CLI agent the way Codex behaves (see the wire notes,
+// docs/client-notes.md): one Chat Completions request for model to the upstream at base;
 // the answer on stdout and exit 0, or Codex's own error line on stderr and
 // exit 1.
 func fakeAgent(base, model string) int {

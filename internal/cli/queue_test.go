@@ -539,7 +539,7 @@ func TestQueueCommandTaskGetsItsModel(t *testing.T) {
 }
 
 // A step file that does not exist is a named file that fails: exit 1, as
-// the README's table of exit codes says, naming the flag and the file.
+// the table of exit codes (docs/commands.md) says, naming the flag and the file.
 func TestQueueAddStepsFileMissing(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.yaml")

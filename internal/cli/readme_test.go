@@ -15,13 +15,49 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/spillway/spillway/config"
 )
 
-// readmeExample is one "$ command" line of a ```sh block of the README, with
-// the output lines shown under it.
+// docPages are the repository's documents that show spillway at work, the
+// README and every page of docs/, by their paths from the repository root.
+func docPages(t *testing.T, root string) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+	}
+	if len(out) < 10 {
+		t.Fatalf("found only %d documents: is docs/ where it was?", len(out))
+	}
+	return out
+}
+
+// docsText is the README and every page of docs/, one after another (each
+// page starts on a line of its own).
+func docsText(t *testing.T, root string) string {
+	t.Helper()
+	var all strings.Builder
+	for _, p := range docPages(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteString("\n")
+	}
+	return all.String()
+}
+
+// readmeExample is one "$ command" line of a ```sh block of the README or a
+// page of docs/, with the output lines shown under it.
 type readmeExample struct {
 	line     int
 	command  string
@@ -43,7 +79,7 @@ func readmeExamples(t *testing.T, path string) []readmeExample {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+		line := strings.TrimSpace(sc.Text()) // (a block may be indented in a list)
 		switch {
 		case strings.HasPrefix(line, "```"):
 			inSh = line == "```sh"
@@ -63,19 +99,35 @@ func readmeExamples(t *testing.T, path string) []readmeExample {
 	return out
 }
 
-// TestReadmeExamples runs every "$ …" example of the README with a freshly
-// built spillway, from the repository root with an empty HOME, and checks the
-// exit status and that each output line shown appears in what it printed.
+// TestReadmeExamples runs every "$ …" example of the README and of every page
+// of docs/ with a freshly built spillway, from the repository root, each
+// page's in order with an empty HOME of their own, and checks the exit status
+// and that each output line shown appears in what it printed.
 func TestReadmeExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	root, _ := filepath.Abs("../..")
 	bin := filepath.Dir(buildSpillway(t))
-	examples := readmeExamples(t, filepath.Join(root, "README.md"))
-	if len(examples) < 8 {
-		t.Fatalf("found only %d README examples", len(examples))
+	total := 0
+	for _, page := range docPages(t, root) {
+		examples := readmeExamples(t, filepath.Join(root, page))
+		if page == "README.md" && len(examples) < 8 {
+			t.Fatalf("found only %d README examples", len(examples))
+		}
+		total += len(examples)
+		if len(examples) > 0 {
+			t.Run(page, func(t *testing.T) { runExamples(t, root, bin, page, examples) })
+		}
 	}
+	if total < 60 {
+		t.Fatalf("found only %d examples in the README and docs/", total)
+	}
+}
+
+// runExamples runs one page's examples in order, with a HOME of their own and
+// a simulator and a gateway of their own where they talk to one.
+func runExamples(t *testing.T, root, bin, page string, examples []readmeExample) {
 	home := t.TempDir()
 	// Examples that talk to a simulator on 127.0.0.1:8790 get one started
 	// for them (calm scenario) on a free port.
@@ -97,7 +149,7 @@ func TestReadmeExamples(t *testing.T) {
 		if gwAddr != "" {
 			ex.command = strings.ReplaceAll(ex.command, "127.0.0.1:8787", gwAddr)
 		}
-		t.Run("README.md:"+strconv.Itoa(ex.line), func(t *testing.T) {
+		t.Run(strconv.Itoa(ex.line), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "bash", "-c", ex.command)
@@ -111,12 +163,12 @@ func TestReadmeExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			if code != ex.exitCode {
-				t.Fatalf("%s\nexit %d, README says %d\n%s", ex.command, code, ex.exitCode, got)
+				t.Fatalf("%s:%d: %s\nexit %d, the page says %d\n%s", page, ex.line, ex.command, code, ex.exitCode, got)
 			}
-			// each line the README shows is a whole line of the output,
+			// each line the page shows is a whole line of the output,
 			// compared with runs of blanks as one (a table's columns are as
 			// wide as the addresses of this run make them); a "…" in it
-			// stands for what the README leaves out of that line
+			// stands for what the page leaves out of that line
 			norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 			var lines []string
 			for _, l := range strings.Split(strings.ReplaceAll(string(got), home, "~"), "\n") {
@@ -124,7 +176,7 @@ func TestReadmeExamples(t *testing.T) {
 			}
 			for _, want := range ex.output {
 				if !slices.ContainsFunc(lines, func(l string) bool { return lineMatches(l, norm(want)) }) {
-					t.Errorf("%s\noutput lacks the README's line %q; got:\n%s", ex.command, want, got)
+					t.Errorf("%s:%d: %s\noutput lacks the page's line %q; got:\n%s", page, ex.line, ex.command, want, got)
 				}
 			}
 		})
@@ -248,18 +300,18 @@ func TestReadmeFuzzList(t *testing.T) {
 	}
 }
 
-// Each synopsis of the README (a ``` block of `spillway COMMAND [--flag …]`
-// lines) names the command's flags, all of them, and no flag it lacks.
+// Each synopsis of the README and docs/ (a ``` block of `spillway COMMAND
+// [--flag …]` lines) names the command's flags, all of them, and no flag it
+// lacks; every command with flags of its own has one.
 func TestReadmeSynopses(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, _ := filepath.Abs("../..")
+	readme := docsText(t, root)
 	block := regexp.MustCompile("(?m)^ *```\\n( *spillway [^`]*?)```") // (indented in a list too)
 	flag := regexp.MustCompile(`(?:^|[\s\[|(])--([a-z][a-z0-9-]*)`)
-	root := (&App{Getenv: func(string) string { return "" }}).rootCmd()
+	app := (&App{Getenv: func(string) string { return "" }}).rootCmd()
 	checked := 0
-	for _, b := range block.FindAllStringSubmatch(string(readme), -1) {
+	documented := map[*cobra.Command]bool{}
+	for _, b := range block.FindAllStringSubmatch(readme, -1) {
 		// a synopsis may run over several lines; a new "spillway" line is
 		// another command's
 		var synopses []string
@@ -285,14 +337,15 @@ func TestReadmeSynopses(t *testing.T) {
 				}
 				path = append(path, w)
 			}
-			cmd, _, err := root.Find(path)
-			if err != nil || cmd == root || !cmd.Runnable() {
+			cmd, _, err := app.Find(path)
+			if err != nil || cmd == app || !cmd.Runnable() {
 				continue // a group's synopsis (queue … add|ls|…) or not a command
 			}
 			if cmd.HasSubCommands() {
 				continue
 			}
 			checked++
+			documented[cmd] = true
 			named := map[string]bool{}
 			for _, m := range regexp.MustCompile(`[\s\[]-([a-zA-Z])[\s\]]`).FindAllStringSubmatch(syn, -1) {
 				if f := cmd.Flags().ShorthandLookup(m[1]); f != nil {
@@ -302,19 +355,38 @@ func TestReadmeSynopses(t *testing.T) {
 			for _, m := range flag.FindAllStringSubmatch(syn, -1) {
 				named[m[1]] = true
 				if cmd.Flags().Lookup(m[1]) == nil {
-					t.Errorf("README synopsis of %q names --%s, which it does not have", cmd.CommandPath(), m[1])
+					t.Errorf("the synopsis of %q names --%s, which it does not have", cmd.CommandPath(), m[1])
 				}
 			}
 			cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
 				if !f.Hidden && f.Name != "help" && !named[f.Name] {
-					t.Errorf("README synopsis of %q leaves out --%s", cmd.CommandPath(), f.Name)
+					t.Errorf("the synopsis of %q leaves out --%s", cmd.CommandPath(), f.Name)
 				}
 			})
 		}
 	}
 	if checked < 8 {
-		t.Fatalf("only %d synopses checked: the README's form changed?", checked)
+		t.Fatalf("only %d synopses checked: the documents' form changed?", checked)
 	}
+	// every command a user runs with flags of its own has its synopsis
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			walk(sub)
+		}
+		if c == app || !c.Runnable() || c.HasSubCommands() || documented[c] {
+			return
+		}
+		own := false
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) { own = own || !f.Hidden && f.Name != "help" })
+		if own {
+			t.Errorf("%q has flags of its own but no synopsis in the README or docs/", c.CommandPath())
+		}
+	}
+	walk(app)
 }
 
 // yamlPaths are the field paths a YAML document writes, entries of a
@@ -393,21 +465,20 @@ func typePaths(t reflect.Type, path string, out map[string]bool, depth int) {
 	}
 }
 
-// The README's file-format block is a configuration config check takes,
-// with every field of the file, and every field `spillway init` writes.
+// The file-format block of the docs (docs/configuration.md) is a
+// configuration config check takes, with every field of the file, and every
+// field `spillway init` writes.
 func TestReadmeFileFormat(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "The file format, with every field")
+	root, _ := filepath.Abs("../..")
+	readme := docsText(t, root)
+	_, rest, ok := strings.Cut(readme, "The file format, with every field")
 	if !ok {
-		t.Fatal("the README has no file-format block")
+		t.Fatal("neither the README nor docs/ has the file-format block")
 	}
 	_, rest, _ = strings.Cut(rest, "```yaml\n")
 	block, _, _ := strings.Cut(rest, "```")
-	if _, err := config.Parse("README file format", []byte(block), func(string) string { return "set" }); err != nil {
-		t.Fatalf("config check refuses the README's file format:\n%v", err)
+	if _, err := config.Parse("the documented file format", []byte(block), func(string) string { return "set" }); err != nil {
+		t.Fatalf("config check refuses the documented file format:\n%v", err)
 	}
 	paths := func(src []byte) map[string]bool {
 		var v any
@@ -426,12 +497,12 @@ func TestReadmeFileFormat(t *testing.T) {
 	delete(all, "gateway.idle_timeout")
 	for p := range all {
 		if !shown[p] {
-			t.Errorf("the README's file format leaves out %s", p)
+			t.Errorf("the documented file format leaves out %s", p)
 		}
 	}
 	for p := range written {
 		if !shown[p] {
-			t.Errorf("spillway init writes %s, which the README's file format leaves out", p)
+			t.Errorf("spillway init writes %s, which the documented file format leaves out", p)
 		}
 	}
 }

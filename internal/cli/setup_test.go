@@ -329,7 +329,7 @@ func TestSetupService(t *testing.T) {
 	if code != 0 || err != nil || !strings.Contains(string(b), "<string>"+cfg+"</string>") || !strings.Contains(out, "launchctl bootstrap") {
 		t.Fatalf("darwin: exit %d %v\n%s\n%s", code, err, out, b)
 	}
-	// a bad --os is a bad flag value: exit 2, as the README's table says
+	// a bad --os is a bad flag value: exit 2, as the exit codes table says (docs/commands.md)
 	for _, goos := range []string{"windows", "plan9"} {
 		want := `spillway: --os "` + goos + `": give linux (a systemd user unit) or darwin (a launchd agent); on another system, run spillway serve under your own supervisor` + "\n"
 		if _, errs, code = run(t, env, "", "setup", "service", "--os", goos, "--binary", "/x"); code != ExitUsage || errs != want {

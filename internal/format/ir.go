@@ -359,7 +359,7 @@ func ResultText(parts []Part) string {
 }
 
 // EffortBudget is the thinking budget for a reasoning effort, and back: a
-// documented rule (README, "Across vendors").
+// documented rule (docs/gateway.md, "Spilling across vendors").
 func EffortBudget(effort string) int {
 	switch effort {
 	case "minimal", "low":

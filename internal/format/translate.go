@@ -10,7 +10,8 @@
 // written in the client's. So each format has a reader and a writer, not a
 // translation per pair.
 //
-// Rules every direction keeps (the README's "Across vendors" lists them):
+// Rules every direction keeps (docs/gateway.md, "Spilling across vendors",
+// lists them):
 //   - reasoning never leaves its vendor: thinking blocks and their
 //     signatures, Responses' reasoning items and Gemini's thought parts and
 //     signatures in a client's history are dropped on the way to another

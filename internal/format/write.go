@@ -47,7 +47,7 @@ func (t *Turn) Query() string {
 }
 
 // ToolSchema is the arguments' schema a target gets for tl, by one rule
-// (README, "Across vendors"): a freeform tool's one string; a schema as the
+// (docs/gateway.md, "Spilling across vendors"): a freeform tool's one string; a schema as the
 // client gave it, but with an object at its top (Chat and Messages require
 // one: a schema of another type, or none, becomes an object of no
 // properties) and without the top-level "$schema" and "$id" (which

@@ -318,7 +318,7 @@ type Day struct {
 	Rate     float64 `json:"capacity_rate"`
 }
 
-// Result is a finished report (the JSON schema in the README).
+// Result is a finished report (the JSON schema in docs/report.md).
 type Result struct {
 	Schema string     `json:"schema"`
 	TZ     string     `json:"tz"`

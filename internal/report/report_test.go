@@ -241,7 +241,7 @@ func TestReportJSONIsStable(t *testing.T) {
 	for _, key := range []string{"schema", "tz", "from", "to", "inputs", "totals", "heatmap", "heatmap_metric", "models", "sizes", "size_threshold",
 		"size_note", "quiet_window", "peak_window", "quiet_note", "days", "quota_incidents", "quota_list", "findings", "sources"} {
 		if _, ok := m[key]; !ok {
-			t.Errorf("JSON lacks %q (the README documents it)", key)
+			t.Errorf("JSON lacks %q (docs/report.md documents it)", key)
 		}
 	}
 	if m["schema"] != report.Schema {

@@ -26,9 +26,9 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/internal/format/messages"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
-	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )
@@ -250,7 +250,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 			bodies[n] = fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"say hi"}]}`, model)
 		}
 		if n == DirectTranslated { // what the gateway sends for the translated path
-			bodies[n] = fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, format.DefaultMaxTokens, o.Stream)
+			bodies[n] = fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, messages.DefaultMaxTokens, o.Stream)
 		}
 	}
 	// warm up every path's connections and code

@@ -383,3 +383,29 @@ func BudgetEffort(budget int) string {
 	}
 	return "high"
 }
+
+// OpenAIChoice reads a tool_choice of Chat or Responses.
+func OpenAIChoice(v any) Choice {
+	switch c := v.(type) {
+	case string:
+		switch c {
+		case "none", "required":
+			return Choice{Mode: c}
+		}
+	case map[string]any:
+		name := Str(c["name"])
+		if f := Obj(c["function"]); f != nil {
+			name = Str(f["name"])
+		}
+		if name != "" {
+			return Choice{Mode: "tool", Name: name}
+		}
+	}
+	return Choice{}
+}
+
+// ---- OpenAI Chat Completions ----
+
+// ---- Anthropic Messages (Claude Code) ----
+
+// ---- Gemini ----

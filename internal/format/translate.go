@@ -64,10 +64,13 @@ type Turn struct {
 	// error event. A whole answer (Answer) is not bounded by it.
 	MaxHeld int64
 
-	req   *Request
-	takes Takes
-	tools map[string]Tool   // the target's tool names: the client's tools
-	ids   map[string]string // the target's call ids in the history: the client's
+	// Req is the request in the neutral form, as it goes to the target
+	Req *Request
+
+	client, target Format
+	takes          Takes
+	tools          map[string]Tool   // the target's tool names: the client's tools
+	ids            map[string]string // the target's call ids in the history: the client's
 }
 
 // ErrCannot wraps why a request cannot be translated (Check's answer).
@@ -75,8 +78,8 @@ var ErrCannot = errors.New("cannot be translated")
 
 // Check reads body, a request to client, and says why it cannot go to a
 // model of format to that takes what t says: nil when it can.
-func Check(client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
-	return Parse(client, body).Check(to, t)
+func Check(reg Registry, client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
+	return Parse(reg, client, body).Check(to, t)
 }
 
 // Parsed is a client's request read once (on first use), for every
@@ -84,6 +87,7 @@ func Check(client wire.Endpoint, body []byte, to wire.Format, t Takes) error {
 // into the neutral form once, whatever the steps it is checked for and
 // sent to. Safe for concurrent use (a hedge).
 type Parsed struct {
+	reg    Registry
 	client wire.Endpoint
 	body   []byte
 	once   sync.Once
@@ -91,11 +95,14 @@ type Parsed struct {
 	err    error
 }
 
-// Parse is body, a request to client, to be read when a step needs it.
-func Parse(client wire.Endpoint, body []byte) *Parsed { return &Parsed{client: client, body: body} }
+// Parse is body, a request to client, to be read when a step needs it,
+// in the formats reg finds.
+func Parse(reg Registry, client wire.Endpoint, body []byte) *Parsed {
+	return &Parsed{reg: reg, client: client, body: body}
+}
 
 func (p *Parsed) read() (*Request, error) {
-	p.once.Do(func() { p.req, p.err = parse(p.client, p.body) })
+	p.once.Do(func() { p.req, p.err = parse(p.reg, p.client, p.body) })
 	return p.req, p.err
 }
 
@@ -106,7 +113,7 @@ func (p *Parsed) Check(to wire.Format, t Takes) error {
 	if err != nil {
 		return err
 	}
-	_, err = fits(p.client, r, to, t)
+	_, err = fits(p.reg, p.client, r, to, t)
 	return err
 }
 
@@ -117,43 +124,34 @@ func (p *Parsed) New(to wire.Format, t Takes, model, upstream string) (*Turn, er
 	if err != nil {
 		return nil, err
 	}
-	if r, err = fits(p.client, r, to, t); err != nil {
+	if r, err = fits(p.reg, p.client, r, to, t); err != nil {
 		return nil, err
 	}
-	return newTurn(p.client, r, to, t, model, upstream)
+	return newTurn(p.reg, p.client, r, to, t, model, upstream)
 }
 
 // reachable says why no request to client goes to format to.
-func reachable(client wire.Endpoint, to wire.Format) error {
+func reachable(reg Registry, client wire.Endpoint, to wire.Format) error {
 	if client.Format == to {
 		return fmt.Errorf("%w: the model speaks the client's own format", ErrCannot)
 	}
-	if _, ok := target(to, client); !ok {
+	if _, _, ok := target(reg, to, client, false); !ok {
 		return fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
 	}
 	return nil
 }
 
 // parse reads body, a request to client, into the neutral form.
-func parse(client wire.Endpoint, body []byte) (*Request, error) {
+func parse(reg Registry, client wire.Endpoint, body []byte) (*Request, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("%w: the body is not a JSON object", ErrCannot)
 	}
-	var r *Request
-	var err error
-	switch client.Kind {
-	case wire.Responses:
-		r, err = readResponses(m)
-	case wire.Chat:
-		r, err = readChat(m)
-	case wire.Messages:
-		r, err = readMessages(m)
-	case wire.GenerateContent, wire.StreamGenerateContent:
-		r, err = readGemini(m, client.Kind == wire.StreamGenerateContent)
-	default:
+	f, ok := reg.Of(client.Kind)
+	if !ok {
 		return nil, fmt.Errorf("%w: %s requests are never translated", ErrCannot, client.Kind)
 	}
+	r, err := f.ReadRequest(m, client)
 	if err == nil {
 		err = r.Placed()
 	}
@@ -165,8 +163,8 @@ func parse(client wire.Endpoint, body []byte) (*Request, error) {
 
 // fits is r as it goes to a model of format to that takes what t says (a
 // copy, when it must change), or why it cannot.
-func fits(client wire.Endpoint, r *Request, to wire.Format, t Takes) (*Request, error) {
-	if err := reachable(client, to); err != nil {
+func fits(reg Registry, client wire.Endpoint, r *Request, to wire.Format, t Takes) (*Request, error) {
+	if err := reachable(reg, client, to); err != nil {
 		return nil, err
 	}
 	switch {
@@ -183,52 +181,42 @@ func fits(client wire.Endpoint, r *Request, to wire.Format, t Takes) (*Request, 
 	return r, nil
 }
 
-// target is the endpoint a request to client goes to in format f: Chat
-// Completions for OpenAI, Messages for Anthropic, Gemini's generate methods
-// (streamed when the client streams). Embeddings and countTokens have none.
-func target(f wire.Format, client wire.Endpoint) (wire.Endpoint, bool) {
-	if client.Kind == wire.Embeddings || client.Via != "" {
-		return wire.Endpoint{}, false
+// target is the endpoint a request to client goes to in format f, and its
+// format (reg.Target: Chat Completions for OpenAI, Messages for Anthropic,
+// Gemini's generate methods, streamed when the client streams). A request
+// of a kind no format folder holds (embeddings) or one sent by a sign-in's
+// route (client.Via) has none; nor has countTokens.
+func target(reg Registry, f wire.Format, client wire.Endpoint, stream bool) (wire.Endpoint, Format, bool) {
+	if _, ok := reg.Of(client.Kind); !ok || client.Via != "" {
+		return wire.Endpoint{}, nil, false
 	}
-	switch f {
-	case wire.OpenAI:
-		return wire.EndpointOf(wire.Chat), true
-	case wire.Anthropic:
-		return wire.EndpointOf(wire.Messages), true
-	case wire.Gemini:
-		return wire.EndpointOf(wire.GenerateContent), true
-	}
-	return wire.Endpoint{}, false
+	return reg.Target(f, stream)
 }
 
 // New translates body, a request to client, for model (its name at the
 // provider: upstream) of format to.
-func New(client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upstream string) (*Turn, error) {
-	return Parse(client, body).New(to, t, model, upstream)
+func New(reg Registry, client wire.Endpoint, body []byte, to wire.Format, t Takes, model, upstream string) (*Turn, error) {
+	return Parse(reg, client, body).New(to, t, model, upstream)
 }
 
-func newTurn(client wire.Endpoint, r *Request, to wire.Format, takes Takes, model, upstream string) (*Turn, error) {
-	ep, _ := target(to, client)
-	if to == wire.Gemini && r.Stream {
-		ep = wire.EndpointOf(wire.StreamGenerateContent)
-	}
-	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, req: r,
+func newTurn(reg Registry, client wire.Endpoint, r *Request, to wire.Format, takes Takes, model, upstream string) (*Turn, error) {
+	ep, tf, _ := target(reg, to, client, r.Stream)
+	cf, _ := reg.Of(client.Kind)
+	tr := &Turn{Client: client, Target: ep, Stream: r.Stream, Model: model, Req: r, client: cf, target: tf,
 		Now: time.Now, NewID: NewID, takes: takes, tools: map[string]Tool{}, ids: map[string]string{}}
 	for _, tl := range r.Tools {
 		tr.tools[TargetName(tl)] = tl
 	}
-	var out map[string]any
-	switch to {
-	case wire.OpenAI:
-		out = tr.writeChat(upstream)
-	case wire.Anthropic:
-		out = tr.writeMessages(upstream)
-	default:
-		out = tr.writeGemini()
-	}
 	var err error
-	if tr.Body, err = json.Marshal(out); err != nil {
+	if tr.Body, err = json.Marshal(tf.WriteRequest(tr, upstream)); err != nil {
 		return nil, err
 	}
 	return tr, nil
 }
+
+// Takes is what the target model takes.
+func (t *Turn) Takes() Takes { return t.takes }
+
+// CallIDs are the target's call ids in the history, each the client's it
+// stands for.
+func (t *Turn) CallIDs() map[string]string { return t.ids }

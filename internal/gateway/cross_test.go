@@ -14,9 +14,9 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/behaviour"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/internal/sse"
-	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )
@@ -350,7 +350,7 @@ func TestBackToTheOwnVendorAfterATranslatedTurn(t *testing.T) {
 }
 
 func translateNative(body string) (string, bool) {
-	out, ok := format.Native(wire.GeminiEndpoints[1], []byte(body))
+	out, ok := formats.Native(wire.GeminiEndpoints[1], []byte(body))
 	return string(out), ok
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -184,7 +185,7 @@ type Crossing struct {
 	body *wire.Body
 	// native: the configuration has cross-vendor steps, so a request's
 	// history may hold another vendor's turns, which its own vendor's
-	// model is sent fit (format.Native)
+	// model is sent fit (formats.Native)
 	native  bool
 	fitOnce sync.Once
 	fit     *wire.Body // the body its own vendor is sent, when native changed it
@@ -204,7 +205,7 @@ func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, rawQuery
 }
 
 func (x *Crossing) parsed() *format.Parsed {
-	x.once.Do(func() { x.p = format.Parse(x.ep, x.body.Raw) })
+	x.once.Do(func() { x.p = formats.Parse(x.ep, x.body.Raw) })
 	return x.p
 }
 
@@ -241,7 +242,7 @@ func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header ht
 		body := x.body
 		if x.native {
 			x.fitOnce.Do(func() {
-				if fit, ok := format.Native(ep, body.Raw); ok {
+				if fit, ok := formats.Native(ep, body.Raw); ok {
 					if b, err := wire.ParseBody(ep, fit); err == nil {
 						b.Model = body.Model
 						x.fit = b

@@ -1,5 +1,6 @@
 // Package formats finds a format's value (format.Format) for an endpoint's
-// kind: the one place that names every format.
+// kind, and where a request goes at a model of a provider format: the one
+// place that names every format.
 package formats
 
 import (
@@ -23,6 +24,56 @@ func Of(k wire.Kind) (format.Format, bool) {
 		return messages.Format{}, true
 	case wire.GenerateContent, wire.StreamGenerateContent:
 		return gemini.Format{}, true
+	}
+	return nil, false
+}
+
+// Target is the endpoint a translated request goes to at a model of
+// provider format f, and its format: Chat Completions for OpenAI (its
+// most widely served endpoint), Messages for Anthropic, Gemini's generate
+// methods (streamed when the request streams).
+func Target(f wire.Format, stream bool) (wire.Endpoint, format.Format, bool) {
+	var k wire.Kind
+	switch f {
+	case wire.OpenAI:
+		k = wire.Chat
+	case wire.Anthropic:
+		k = wire.Messages
+	case wire.Gemini:
+		k = wire.GenerateContent
+		if stream {
+			k = wire.StreamGenerateContent
+		}
+	default:
+		return wire.Endpoint{}, nil, false
+	}
+	to, _ := Of(k)
+	return wire.EndpointOf(k), to, true
+}
+
+// Registry is the formats as format.Registry, for the translation engine.
+type Registry struct{}
+
+// Of is Of.
+func (Registry) Of(k wire.Kind) (format.Format, bool) { return Of(k) }
+
+// Target is Target.
+func (Registry) Target(f wire.Format, stream bool) (wire.Endpoint, format.Format, bool) {
+	return Target(f, stream)
+}
+
+// Parse is body, a request to client, to be read into the neutral form
+// when a cross-vendor step needs it (format.Parse with every format).
+func Parse(client wire.Endpoint, body []byte) *format.Parsed {
+	return format.Parse(Registry{}, client, body)
+}
+
+// Native is body, a request to ep going to a model of its own format, made
+// fit for that vendor (format.Requests' Native); ok is false when nothing
+// needs to change.
+func Native(ep wire.Endpoint, body []byte) (out []byte, ok bool) {
+	if f, ok := Of(ep.Kind); ok {
+		return f.Native(body)
 	}
 	return nil, false
 }

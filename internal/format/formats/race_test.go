@@ -1,6 +1,6 @@
 //go:build race
 
-package format
+package formats
 
 // raceOn: the race detector is on (its instrumentation makes a byte's work
 // some ten times slower).

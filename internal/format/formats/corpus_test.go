@@ -1,4 +1,4 @@
-package format
+package formats
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -20,10 +21,10 @@ var update = flag.Bool("update", false, "rewrite testdata/translate/golden from 
 // corpus is testdata/translate: requests of each client format (and the
 // real agents' recorded requests), answers of each target format, and the
 // golden translations of each direction, both ways.
-const corpus = "../../testdata/translate"
+const corpus = "../../../testdata/translate"
 
 // deterministic makes tr's ids and times repeat: a golden stays put.
-func deterministic(tr *Turn) {
+func deterministic(tr *format.Turn) {
 	n := 0
 	tr.NewID = func(prefix string) string { n++; return fmt.Sprintf("%s%024d", prefix, n) }
 	tr.Now = func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
@@ -94,7 +95,7 @@ func TestCorpus(t *testing.T) {
 				continue
 			}
 			t.Run(cname+"-to-"+tname, func(t *testing.T) {
-				tr, err := New(ep(kind), req, f, all, "answering-model", "answering-model")
+				tr, err := newTurn(ep(kind), req, f, all, "answering-model", "answering-model")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,7 +140,7 @@ func TestCorpus(t *testing.T) {
 				continue
 			}
 			t.Run(rec+"-to-"+tname, func(t *testing.T) {
-				tr, err := New(ep(kind), []byte(body), f, all, "answering-model", "answering-model")
+				tr, err := newTurn(ep(kind), []byte(body), f, all, "answering-model", "answering-model")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,11 +1,13 @@
-package format
+package formats
 
 import (
 	"testing"
 
+	"strings"
+
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
-	"strings"
 )
 
 // The request path of bench overhead --translated: a small Chat request
@@ -30,7 +32,7 @@ func BenchmarkStreamOpening(b *testing.B) {
 		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`) +
 		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"[claude-haiku-5-5]"}}`)
 	evs := copied(stream)
-	tr, err := New(ep(wire.Chat), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`), wire.Anthropic, all, "m", "m")
+	tr, err := newTurn(ep(wire.Chat), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`), wire.Anthropic, all, "m", "m")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 	evs := copied(stream.String())
 	for _, k := range []wire.Kind{wire.Chat, wire.Responses, wire.StreamGenerateContent} {
 		b.Run(string(k), func(b *testing.B) {
-			tr, err := New(ep(k), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), wire.Anthropic, all, "m", "m")
+			tr, err := newTurn(ep(k), []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), wire.Anthropic, all, "m", "m")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -80,7 +82,7 @@ func copied(stream string) []sse.Event {
 }
 
 // translateAll runs evs through a new stream of tr, b.N times.
-func translateAll(b *testing.B, tr *Turn, evs []sse.Event) {
+func translateAll(b *testing.B, tr *format.Turn, evs []sse.Event) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s := tr.NewStream()

@@ -1,10 +1,11 @@
-package format
+package formats
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -38,11 +39,11 @@ func FuzzRequest(f *testing.F) {
 		if p.Check(target, all) != nil {
 			return
 		}
-		r, _ := p.read()
-		tr, err := New(client, []byte(body), target, all, "m", "m")
+		tr, err := newTurn(client, []byte(body), target, all, "m", "m")
 		if err != nil {
 			t.Fatalf("read it, but could not write it: %v", err)
 		}
+		r := tr.Req
 		var out map[string]any
 		if err := json.Unmarshal(tr.Body, &out); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, tr.Body)
@@ -50,16 +51,16 @@ func FuzzRequest(f *testing.F) {
 		in := map[string]bool{}
 		for _, m := range r.Messages {
 			for _, p := range m.Parts {
-				if (p.Kind == Call || p.Kind == Result) && p.ID != "" {
+				if (p.Kind == format.Call || p.Kind == format.Result) && p.ID != "" {
 					in[p.ID] = true
 				}
 			}
 		}
-		if len(tr.ids) != len(in) {
-			t.Fatalf("%d call ids became %d: two of the client's became one", len(in), len(tr.ids))
+		if len(tr.CallIDs()) != len(in) {
+			t.Fatalf("%d call ids became %d: two of the client's became one", len(in), len(tr.CallIDs()))
 		}
-		for out, id := range tr.ids {
-			if !in[id] || (ValidID(id) && out != id) {
+		for out, id := range tr.CallIDs() {
+			if !in[id] || (format.ValidID(id) && out != id) {
 				t.Fatalf("id %q went as %q", id, out)
 			}
 		}
@@ -79,7 +80,7 @@ func FuzzStream(f *testing.F) {
 		if target == client.Format {
 			target = targets[(int(from)+1)%len(targets)]
 		}
-		tr, err := New(client, []byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), target, all, "m", "m")
+		tr, err := newTurn(client, []byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), target, all, "m", "m")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package format
+package formats
 
 import (
 	"encoding/json"
@@ -6,19 +6,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/format/gemini"
+	"github.com/spillway/spillway/internal/format/messages"
+
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 )
 
-var all = Takes{Tools: true, Images: true, Reasoning: true}
+var all = format.Takes{Tools: true, Images: true, Reasoning: true}
 
 func ep(k wire.Kind) wire.Endpoint { return wire.EndpointOf(k) }
 
 // translated is body (a request to client) as sent to a model of format
 // to, decoded.
-func translated(t *testing.T, client wire.Kind, to wire.Format, body string) (*Turn, map[string]any) {
+func translated(t *testing.T, client wire.Kind, to wire.Format, body string) (*format.Turn, map[string]any) {
 	t.Helper()
-	tr, err := New(ep(client), []byte(body), to, all, "m", "m-up")
+	tr, err := newTurn(ep(client), []byte(body), to, all, "m", "m-up")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +64,7 @@ func TestNamedFailures(t *testing.T) {
 		}
 		_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}`)
 		th, _ := m["thinking"].(map[string]any)
-		if th["type"] != "enabled" || IntOf(th["budget_tokens"]) != 16384 || IntOf(m["max_tokens"]) <= 16384 {
+		if th["type"] != "enabled" || format.IntOf(th["budget_tokens"]) != 16384 || format.IntOf(m["max_tokens"]) <= 16384 {
 			t.Fatalf("high effort, no history: thinking %v, max_tokens %v", th, m["max_tokens"])
 		}
 	})
@@ -69,16 +73,16 @@ func TestNamedFailures(t *testing.T) {
 			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}},{"type":"tool_use","id":"toolu_2","name":"ls","input":{"a":1}}]},
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"one"},{"type":"tool_result","tool_use_id":"toolu_2","content":"two"}]}],"tools":[{"name":"ls","input_schema":{"type":"object"}}]}`
 		tr, m := translated(t, wire.Messages, wire.Gemini, body)
-		contents := Objs(m["contents"])
+		contents := format.Objs(m["contents"])
 		if len(contents) != 3 {
 			t.Fatalf("contents %s", tr.Body)
 		}
-		parts := Objs(contents[1]["parts"])
-		if len(parts) != 2 || parts[0]["thoughtSignature"] != skipSignature || parts[1]["thoughtSignature"] != nil {
+		parts := format.Objs(contents[1]["parts"])
+		if len(parts) != 2 || parts[0]["thoughtSignature"] != gemini.SkipSignature || parts[1]["thoughtSignature"] != nil {
 			t.Fatalf("the model turn's calls: %v (the first call carries Gemini's documented no-signature value, once)", parts)
 		}
-		res := Objs(contents[2]["parts"])
-		if len(res) != 2 || Str(Obj(res[0]["functionResponse"])["name"]) != "ls" || Str(Obj(res[1]["functionResponse"])["id"]) != "toolu_2" {
+		res := format.Objs(contents[2]["parts"])
+		if len(res) != 2 || format.Str(format.Obj(res[0]["functionResponse"])["name"]) != "ls" || format.Str(format.Obj(res[1]["functionResponse"])["id"]) != "toolu_2" {
 			t.Fatalf("the results: %v", res)
 		}
 		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"mm","thought":true},{"functionCall":{"name":"ls","args":{}},"thoughtSignature":"gem-sig"}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"x"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
@@ -86,9 +90,9 @@ func TestNamedFailures(t *testing.T) {
 		if strings.Contains(string(tr.Body), "gem-sig") || strings.Contains(string(tr.Body), `"mm"`) {
 			t.Fatalf("Gemini's signature or thought left Gemini: %s", tr.Body)
 		}
-		msgs := Objs(m["messages"])
-		use := Objs(msgs[1]["content"])[0]
-		result := Objs(msgs[2]["content"])[0]
+		msgs := format.Objs(m["messages"])
+		use := format.Objs(msgs[1]["content"])[0]
+		result := format.Objs(msgs[2]["content"])[0]
 		if use["id"] == "" || use["id"] != result["tool_use_id"] {
 			t.Fatalf("a call with no id and its result are not paired: %v / %v", use, result)
 		}
@@ -96,12 +100,12 @@ func TestNamedFailures(t *testing.T) {
 	t.Run("tool names keep their case and a refused name maps back", func(t *testing.T) {
 		body := `{"model":"x","input":"hi","tools":[{"type":"function","name":"Get_Time","parameters":{"type":"object"}},{"type":"function","name":"mcp.server/read file","parameters":{"type":"object"}}]}`
 		tr, m := translated(t, wire.Responses, wire.Anthropic, body)
-		tools := Objs(m["tools"])
+		tools := format.Objs(m["tools"])
 		if tools[0]["name"] != "Get_Time" {
 			t.Fatalf("a valid name changed: %v", tools[0]["name"])
 		}
-		mapped := Str(tools[1]["name"])
-		if !ValidName(mapped) || mapped == "mcp.server/read file" {
+		mapped := format.Str(tools[1]["name"])
+		if !format.ValidName(mapped) || mapped == "mcp.server/read file" {
 			t.Fatalf("a refused name went as it was: %q", mapped)
 		}
 		if got := tr.ToolOf(mapped).Name; got != "mcp.server/read file" {
@@ -114,9 +118,9 @@ func TestNamedFailures(t *testing.T) {
 			{"type":"function_call_output","call_id":"fc.1/x","output":"a"},{"type":"function_call_output","call_id":"fc.1:x","output":"b"}],
 			"tools":[{"type":"function","name":"ls","parameters":{"type":"object"}}]}`
 		_, m := translated(t, wire.Responses, wire.Anthropic, body)
-		msgs := Objs(m["messages"])
-		uses, results := Objs(msgs[1]["content"]), Objs(msgs[2]["content"])
-		if uses[0]["id"] == uses[1]["id"] || !ValidID(Str(uses[0]["id"])) || results[0]["tool_use_id"] != uses[0]["id"] || results[1]["tool_use_id"] != uses[1]["id"] {
+		msgs := format.Objs(m["messages"])
+		uses, results := format.Objs(msgs[1]["content"]), format.Objs(msgs[2]["content"])
+		if uses[0]["id"] == uses[1]["id"] || !format.ValidID(format.Str(uses[0]["id"])) || results[0]["tool_use_id"] != uses[0]["id"] || results[1]["tool_use_id"] != uses[1]["id"] {
 			t.Fatalf("ids %v %v / results %v %v", uses[0]["id"], uses[1]["id"], results[0]["tool_use_id"], results[1]["tool_use_id"])
 		}
 	})
@@ -124,8 +128,8 @@ func TestNamedFailures(t *testing.T) {
 		rec := recording(t, "codex-0.169-tool-result")
 		tr, m := translated(t, wire.Responses, wire.Anthropic, rec)
 		names := map[string]bool{}
-		for _, tl := range Objs(m["tools"]) {
-			names[Str(tl["name"])] = true
+		for _, tl := range format.Objs(m["tools"]) {
+			names[format.Str(tl["name"])] = true
 		}
 		if !names["exec"] || !names["clock__sleep"] {
 			t.Fatalf("the namespaces' tools: %v", names)
@@ -136,9 +140,9 @@ func TestNamedFailures(t *testing.T) {
 		if !strings.Contains(string(tr.Body), "lark grammar") {
 			t.Fatalf("the freeform tool's grammar is not in its description")
 		}
-		msgs := Objs(m["messages"])
+		msgs := format.Objs(m["messages"])
 		last := msgs[len(msgs)-1]
-		if b := Objs(last["content"]); len(b) == 0 || b[0]["type"] != "tool_result" || b[0]["tool_use_id"] != "call_0" {
+		if b := format.Objs(last["content"]); len(b) == 0 || b[0]["type"] != "tool_result" || b[0]["tool_use_id"] != "call_0" {
 			t.Fatalf("the exec call's output: %v", last)
 		}
 	})
@@ -146,7 +150,7 @@ func TestNamedFailures(t *testing.T) {
 
 func recording(t *testing.T, name string) string {
 	t.Helper()
-	b, err := readFile("../../testdata/clients/" + name + ".json")
+	b, err := readFile("../../../testdata/clients/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,19 +181,19 @@ func TestIncapable(t *testing.T) {
 		{wire.Embeddings, `{"model":"x","input":"hi"}`, "never translated"},
 	}
 	for _, c := range cases {
-		err := Check(ep(c.kind), []byte(c.body), wire.Anthropic, all)
+		err := check(ep(c.kind), []byte(c.body), wire.Anthropic, all)
 		if c.kind == wire.Messages {
-			err = Check(ep(c.kind), []byte(c.body), wire.OpenAI, all)
+			err = check(ep(c.kind), []byte(c.body), wire.OpenAI, all)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s %s: %v, want it refused with %q", c.kind, c.body, err, c.why)
 		}
 	}
 	img := `{"model":"x","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`
-	if err := Check(ep(wire.Chat), []byte(img), wire.Anthropic, Takes{Tools: true}); err == nil || !strings.Contains(err.Error(), "images") {
+	if err := check(ep(wire.Chat), []byte(img), wire.Anthropic, format.Takes{Tools: true}); err == nil || !strings.Contains(err.Error(), "images") {
 		t.Errorf("images to a model that takes none: %v", err)
 	}
-	if err := Check(ep(wire.Chat), []byte(img), wire.Anthropic, all); err != nil {
+	if err := check(ep(wire.Chat), []byte(img), wire.Anthropic, all); err != nil {
 		t.Errorf("images to a model that takes them: %v", err)
 	}
 }
@@ -201,28 +205,28 @@ func TestFieldsCarried(t *testing.T) {
 		"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":{"type":"function","function":{"name":"f"}},"parallel_tool_calls":false,
 		"response_format":{"type":"json_schema","json_schema":{"name":"out","schema":{"type":"object"},"strict":true}}}`
 	_, m := translated(t, wire.Chat, wire.Anthropic, chat)
-	sys := Objs(m["system"])
-	msgs := Objs(m["messages"])
-	img := Objs(msgs[0]["content"])[1]
-	tc := Obj(m["tool_choice"])
-	if Str(sys[0]["text"]) != "be brief" || IntOf(m["max_tokens"]) != 77 || m["temperature"] != 0.5 || m["top_p"] != nil || Strs(m["stop_sequences"])[0] != "END" ||
-		Str(Obj(img["source"])["media_type"]) != "image/png" || tc["type"] != "tool" || tc["name"] != "f" || tc["disable_parallel_tool_use"] != true || Obj(m["output_format"])["type"] != "json_schema" {
+	sys := format.Objs(m["system"])
+	msgs := format.Objs(m["messages"])
+	img := format.Objs(msgs[0]["content"])[1]
+	tc := format.Obj(m["tool_choice"])
+	if format.Str(sys[0]["text"]) != "be brief" || format.IntOf(m["max_tokens"]) != 77 || m["temperature"] != 0.5 || m["top_p"] != nil || format.Strs(m["stop_sequences"])[0] != "END" ||
+		format.Str(format.Obj(img["source"])["media_type"]) != "image/png" || tc["type"] != "tool" || tc["name"] != "f" || tc["disable_parallel_tool_use"] != true || format.Obj(m["output_format"])["type"] != "json_schema" {
 		t.Fatalf("chat → messages: %v", m)
 	}
 	_, m = translated(t, wire.Chat, wire.Gemini, chat)
-	gc := Obj(m["generationConfig"])
-	if IntOf(gc["maxOutputTokens"]) != 77 || gc["responseMimeType"] != "application/json" || Str(Obj(Objs(Obj(m["systemInstruction"])["parts"])[0])["text"]) != "be brief" ||
-		Obj(Objs(Objs(m["contents"])[0]["parts"])[1]["inlineData"])["mimeType"] != "image/png" {
+	gc := format.Obj(m["generationConfig"])
+	if format.IntOf(gc["maxOutputTokens"]) != 77 || gc["responseMimeType"] != "application/json" || format.Str(format.Obj(format.Objs(format.Obj(m["systemInstruction"])["parts"])[0])["text"]) != "be brief" ||
+		format.Obj(format.Objs(format.Objs(m["contents"])[0]["parts"])[1]["inlineData"])["mimeType"] != "image/png" {
 		t.Fatalf("chat → gemini: %v", m)
 	}
 	msg := `{"model":"x","messages":[{"role":"user","content":"hi"}],"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2"},{"type":"text","text":"You are Claude Code."}]}`
 	_, m = translated(t, wire.Messages, wire.OpenAI, msg)
-	first := Objs(m["messages"])[0]
+	first := format.Objs(m["messages"])[0]
 	if first["role"] != "system" || first["content"] != "You are Claude Code." || m["max_completion_tokens"] != nil {
 		t.Fatalf("messages → chat: the billing block is dropped, the rest kept, no cap invented: %v", m)
 	}
 	_, m = translated(t, wire.Chat, wire.Anthropic, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`)
-	if IntOf(m["max_tokens"]) != DefaultMaxTokens {
+	if format.IntOf(m["max_tokens"]) != messages.DefaultMaxTokens {
 		t.Fatalf("Messages requires max_tokens: %v", m["max_tokens"])
 	}
 }
@@ -268,18 +272,18 @@ func TestStreamsBothWays(t *testing.T) {
 		}
 		var m map[string]any
 		json.Unmarshal(e.Data, &m)
-		if u := Obj(m["usage"]); u != nil {
+		if u := format.Obj(m["usage"]); u != nil {
 			usage = u
 		}
-		for _, ch := range Objs(m["choices"]) {
-			if f := Str(ch["finish_reason"]); f != "" {
+		for _, ch := range format.Objs(m["choices"]) {
+			if f := format.Str(ch["finish_reason"]); f != "" {
 				finish = f
 			}
-			for _, tc := range Objs(Obj(ch["delta"])["tool_calls"]) {
-				i := IntOf(tc["index"])
-				args[i] += Str(Obj(tc["function"])["arguments"])
-				if n := Str(Obj(tc["function"])["name"]); n != "" {
-					names[i], ids[i] = n, Str(tc["id"])
+			for _, tc := range format.Objs(format.Obj(ch["delta"])["tool_calls"]) {
+				i := format.IntOf(tc["index"])
+				args[i] += format.Str(format.Obj(tc["function"])["arguments"])
+				if n := format.Str(format.Obj(tc["function"])["name"]); n != "" {
+					names[i], ids[i] = n, format.Str(tc["id"])
 				}
 			}
 		}
@@ -287,7 +291,7 @@ func TestStreamsBothWays(t *testing.T) {
 	if args[0] != `{"city":"Zürich"}` || args[1] != "{}" || names != [2]string{"get_weather", "Get_Time"} || ids != [2]string{"toolu_A", "toolu_B"} {
 		t.Fatalf("calls %q %q %q", names, ids, args)
 	}
-	if finish != "tool_calls" || !done || IntOf(usage["completion_tokens"]) != 42 || IntOf(usage["prompt_tokens"]) != 14 || IntOf(Obj(usage["prompt_tokens_details"])["cached_tokens"]) != 4 {
+	if finish != "tool_calls" || !done || format.IntOf(usage["completion_tokens"]) != 42 || format.IntOf(usage["prompt_tokens"]) != 14 || format.IntOf(format.Obj(usage["prompt_tokens_details"])["cached_tokens"]) != 4 {
 		t.Fatalf("finish %q done %v usage %v", finish, done, usage)
 	}
 
@@ -315,7 +319,7 @@ func TestStreamsBothWays(t *testing.T) {
 			maxOpen = max(maxOpen, openBlocks)
 			var m map[string]any
 			json.Unmarshal(e.Data, &m)
-			order = append(order, Str(Obj(m["content_block"])["name"]))
+			order = append(order, format.Str(format.Obj(m["content_block"])["name"]))
 		case "content_block_stop":
 			openBlocks--
 		}
@@ -345,7 +349,7 @@ func data(d string) string     { return "data: " + d + "\n\n" }
 // as one text, and whether its final event came. An event the Stream
 // refuses fails the test, or, with skip, is left out (as the relay ends
 // the attempt there).
-func feed(t *testing.T, tr *Turn, stream string, skip bool) (string, bool) {
+func feed(t *testing.T, tr *format.Turn, stream string, skip bool) (string, bool) {
 	t.Helper()
 	s := tr.NewStream()
 	rd := sse.NewReader(strings.NewReader(stream))
@@ -366,7 +370,7 @@ func feed(t *testing.T, tr *Turn, stream string, skip bool) (string, bool) {
 }
 
 // run is feed of a stream that must end well.
-func run(t *testing.T, tr *Turn, stream string) string {
+func run(t *testing.T, tr *format.Turn, stream string) string {
 	t.Helper()
 	out, done := feed(t, tr, stream, false)
 	if !done {
@@ -399,8 +403,8 @@ func TestReviewedCases(t *testing.T) {
 	t.Run("Gemini CLI's own id on a result whose call had none: paired by name", func(t *testing.T) {
 		g := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"cli-7f3","name":"ls","response":{"output":"a"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls"}]}]}`
 		_, m := translated(t, wire.GenerateContent, wire.Anthropic, g)
-		msgs := Objs(m["messages"])
-		if use, res := Objs(msgs[1]["content"])[0], Objs(msgs[2]["content"])[0]; use["id"] != res["tool_use_id"] {
+		msgs := format.Objs(m["messages"])
+		if use, res := format.Objs(msgs[1]["content"])[0], format.Objs(msgs[2]["content"])[0]; use["id"] != res["tool_use_id"] {
 			t.Fatalf("call %v, result %v", use, res)
 		}
 	})
@@ -412,11 +416,11 @@ func TestReviewedCases(t *testing.T) {
 	})
 	t.Run("a reasoning model gets no sampling settings; another does", func(t *testing.T) {
 		body := []byte(`{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"topP":1,"stopSequences":["X"]}}`)
-		tr, _ := New(ep(wire.GenerateContent), body, wire.OpenAI, all, "m", "m")
+		tr, _ := newTurn(ep(wire.GenerateContent), body, wire.OpenAI, all, "m", "m")
 		if strings.Contains(string(tr.Body), "temperature") || strings.Contains(string(tr.Body), "top_p") || strings.Contains(string(tr.Body), `"stop"`) {
 			t.Fatalf("a reasoning model got sampling settings: %s", tr.Body)
 		}
-		tr, _ = New(ep(wire.GenerateContent), body, wire.OpenAI, Takes{Tools: true, Images: true}, "m", "m")
+		tr, _ = newTurn(ep(wire.GenerateContent), body, wire.OpenAI, format.Takes{Tools: true, Images: true}, "m", "m")
 		if !strings.Contains(string(tr.Body), `"temperature":0`) || !strings.Contains(string(tr.Body), `"stop":["X"]`) {
 			t.Fatalf("a model with reasoning: false lost them: %s", tr.Body)
 		}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package format
+package formats
 
 const raceOn = false

@@ -1,4 +1,4 @@
-package format
+package formats
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 )
 
@@ -146,9 +147,9 @@ func directions() []direction {
 }
 
 // newTurn is a streamed request of d's client, translated for d's target.
-func (d direction) turn(t testing.TB, maxHeld int64) *Turn {
+func (d direction) turn(t testing.TB, maxHeld int64) *format.Turn {
 	t.Helper()
-	tr, err := New(ep(d.client), []byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), d.to, all, "m", "m")
+	tr, err := newTurn(ep(d.client), []byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}],"input":"hi","contents":[{"parts":[{"text":"hi"}]}]}`), d.to, all, "m", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +206,12 @@ func (k *keeper) end() {
 
 // most is the most Held may say: what must be kept, and for a Responses
 // client each item's own size, two ids of at most 64 bytes and its name.
-func (k *keeper) most() int64 { return k.need + k.items*(itemSize+128) + k.names }
+func (k *keeper) most() int64 { return k.need + k.items*(format.ItemSize+128) + k.names }
 
 // check holds s's Held to k: never above the most, nor above max; for a
 // Responses client never below the texts and arguments kept, for another
 // exactly them.
-func (k *keeper) check(s *Stream, maxHeld int64) error {
+func (k *keeper) check(s *format.Stream, maxHeld int64) error {
 	h := s.Held()
 	switch {
 	case maxHeld > 0 && h > maxHeld:
@@ -296,13 +297,13 @@ func TestStreamTooLarge(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(failed, ErrTooLarge) || !strings.Contains(failed.Error(), "gateway.max_body_mb") {
+			if !errors.Is(failed, format.ErrTooLarge) || !strings.Contains(failed.Error(), "gateway.max_body_mb") {
 				t.Fatalf("the stream's error is %v, not ErrTooLarge naming the limit", failed)
 			}
 			if s.Held() != 0 || s.Done() || s.End() != nil {
 				t.Fatalf("after ErrTooLarge: Held %d, Done %v, End %q", s.Held(), s.Done(), s.End())
 			}
-			if _, err := s.Event("", []byte(`{}`)); !errors.Is(err, ErrTooLarge) {
+			if _, err := s.Event("", []byte(`{}`)); !errors.Is(err, format.ErrTooLarge) {
 				t.Fatalf("an event after ErrTooLarge: %v", err)
 			}
 			r, opening := s.Failing()
@@ -313,10 +314,10 @@ func TestStreamTooLarge(t *testing.T) {
 	}
 }
 
-// TestItemSize: itemSize covers what a kept item is made of.
+// TestItemSize: format.ItemSize covers what a kept item is made of.
 func TestItemSize(t *testing.T) {
-	if n := unsafe.Sizeof(Item{}) + unsafe.Sizeof(ToolCall{}) + unsafe.Sizeof(&Item{}); n > itemSize {
-		t.Fatalf("an item, its call and its place in the list are %d bytes: itemSize (%d) is too small", n, itemSize)
+	if n := unsafe.Sizeof(format.Item{}) + unsafe.Sizeof(format.ToolCall{}) + unsafe.Sizeof(&format.Item{}); n > format.ItemSize {
+		t.Fatalf("an item, its call and its place in the list are %d bytes: format.ItemSize (%d) is too small", n, format.ItemSize)
 	}
 }
 
@@ -352,7 +353,7 @@ func FuzzStreamMemory(f *testing.F) {
 			}
 			_, err := s.Event(name, data)
 			switch {
-			case errors.Is(err, ErrTooLarge):
+			case errors.Is(err, format.ErrTooLarge):
 				if k.most() <= limit || limit == 0 || s.Held() != 0 {
 					t.Fatalf("ErrTooLarge with %d bytes to keep (at most) under MaxHeld %d, holding %d after", k.most(), limit, s.Held())
 				}
@@ -469,7 +470,7 @@ func TestStreamMemory(t *testing.T) {
 				}
 				keeps := d.client == wire.Responses || d.client == wire.StreamGenerateContent && what == "args" && d.to != wire.Gemini
 				switch {
-				case keeps && !errors.Is(over, ErrTooLarge):
+				case keeps && !errors.Is(over, format.ErrTooLarge):
 					t.Fatalf("the stream kept it all (error %v, held %d)", over, s.Held())
 				case !keeps && (err != nil || !s.Done()):
 					t.Fatalf("the stream did not end well: %v", err)
@@ -512,7 +513,7 @@ func TestManyCalls(t *testing.T) {
 			}
 			grew := heapBytes() - before
 			if d.client == wire.Responses {
-				if !errors.Is(over, ErrTooLarge) {
+				if !errors.Is(over, format.ErrTooLarge) {
 					t.Fatalf("a Responses stream kept %d calls within 1 MiB (%v)", calls, over)
 				}
 				return

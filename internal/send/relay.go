@@ -13,8 +13,8 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -68,7 +68,7 @@ type Stream struct {
 	rd           *sse.Reader
 	o            Options
 	conv         *format.Stream // the translation, for another vendor's stream
-	convHeld     int64             // what conv held, counted in mem
+	convHeld     int64          // what conv held, counted in mem
 
 	// pump, while a hold window with a time limit is open and after it:
 	// the events, read on a goroutine of their own so that the window can

@@ -1,14 +1,19 @@
-// Package translate carries a request across vendors: a client's request in
-// one wire format (OpenAI Responses or Chat, Anthropic Messages, Gemini) is
-// sent to a model of another, and the answer, whole or streamed event by
-// event, comes back in the client's own format. It is the one translation
-// layer of the relay, for the gateway and the library alike.
+// Package format is the providers' wire formats: the Format interface each
+// format's folder implements (internal/format/responses, chat, messages,
+// gemini; internal/format/formats finds them), the neutral form they all
+// read into and write from (Request, and the answer's Events), and the one
+// translation engine that carries a request across vendors: a client's
+// request in one format is sent to a model of another, and the answer,
+// whole or streamed event by event, comes back in the client's own format
+// (Turn, Stream). It is the one translation layer of the relay, for the
+// gateway and the library alike.
 //
-// Every direction goes through one neutral form (Request, and the answer's
-// events): a client's request is read into it, and it is written in the
-// target's format; the target's answer is read into events, and they are
-// written in the client's. So each format has a reader and a writer, not a
-// translation per pair.
+// Every direction goes through the neutral form: a client's request is read
+// into it by its format (Requests.ReadRequest) and written by the target's
+// (Requests.WriteRequest); the target's answer is read into events by its
+// format (Answers.NewReader) and written by the client's (Answers.Writer).
+// So each format has a reader and a writer, not a translation per pair, and
+// the engine names no format.
 //
 // Rules every direction keeps (docs/gateway.md, "Spilling across vendors",
 // lists them):

@@ -25,6 +25,6 @@
 // through (Stream.client, Stream.from): a stream is judged in the format it
 // comes in and written in the one the client speaks. For another vendor's
 // model (Options.Turn) each event is translated as it comes
-// (translate.Stream), and the hold, the first-output judgement, the last
+// (format.Stream), and the hold, the first-output judgement, the last
 // word and the records are those of any stream.
 package send

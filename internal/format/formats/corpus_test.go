@@ -52,7 +52,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/translate -run TestCorpus -update)", err)
+		t.Fatalf("%v (run go test ./internal/format/formats -run TestCorpus -update)", err)
 	}
 	if strings.HasSuffix(name, ".json") {
 		var g, w any
@@ -66,7 +66,7 @@ func golden(t *testing.T, name string, got []byte) {
 		got, want = normalSSE(got), normalSSE(want)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (go test ./internal/translate -run TestCorpus -update rewrites it; review the diff):\ngot:  %s\nwant: %s", name, clip(got), clip(want))
+		t.Errorf("%s differs from its golden file (go test ./internal/format/formats -run TestCorpus -update rewrites it; review the diff):\ngot:  %s\nwant: %s", name, clip(got), clip(want))
 	}
 }
 

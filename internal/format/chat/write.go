@@ -22,52 +22,10 @@ func (Format) WriteRequest(t *format.Turn, model string) map[string]any {
 	}
 	for _, m := range r.Messages {
 		if m.Role == "assistant" {
-			msg := map[string]any{"role": "assistant"}
-			var text strings.Builder
-			var calls []any
-			for _, p := range m.Parts {
-				switch p.Kind {
-				case format.Text:
-					text.WriteString(p.Text)
-				case format.Call:
-					calls = append(calls, map[string]any{"id": t.CallID(p.ID), "type": "function",
-						"function": map[string]any{"name": t.CallName(p), "arguments": p.Args}})
-				}
-			}
-			msg["content"] = text.String()
-			if len(calls) > 0 {
-				msg["tool_calls"] = calls
-				if text.Len() == 0 {
-					msg["content"] = nil
-				}
-			}
-			msgs = append(msgs, msg)
+			msgs = append(msgs, assistant(t, m))
 			continue
 		}
-		// a user turn: its tool results first, each a tool message, then
-		// the rest (and a result's images: a tool message takes text only)
-		var rest []any
-		for _, p := range m.Parts {
-			if p.Kind != format.Result {
-				if c := chatPart(p); c != nil {
-					rest = append(rest, c)
-				}
-				continue
-			}
-			text := format.ResultText(p.Content)
-			if p.Error {
-				text = "Error: " + text
-			}
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": t.CallID(p.ID), "content": text})
-			for _, c := range p.Content {
-				if c.Kind != format.Text {
-					rest = append(rest, chatPart(c))
-				}
-			}
-		}
-		if len(rest) > 0 {
-			msgs = append(msgs, map[string]any{"role": "user", "content": rest})
-		}
+		msgs = userTurn(t, m, msgs)
 	}
 	out["messages"] = msgs
 	if len(r.Tools) > 0 {
@@ -87,6 +45,17 @@ func (Format) WriteRequest(t *format.Turn, model string) map[string]any {
 			out["parallel_tool_calls"] = false
 		}
 	}
+	writeSettings(t, out)
+	if r.Stream {
+		out["stream"] = true
+		out["stream_options"] = map[string]any{"include_usage": true}
+	}
+	return out
+}
+
+// writeSettings sets the answer's cap, sampling, effort and format.
+func writeSettings(t *format.Turn, out map[string]any) {
+	r := t.Req
 	if r.MaxTokens > 0 {
 		out["max_completion_tokens"] = r.MaxTokens
 	}
@@ -114,11 +83,59 @@ func (Format) WriteRequest(t *format.Turn, model string) map[string]any {
 	case r.JSONObject:
 		out["response_format"] = map[string]any{"type": "json_object"}
 	}
-	if r.Stream {
-		out["stream"] = true
-		out["stream_options"] = map[string]any{"include_usage": true}
+}
+
+// assistant is an assistant turn as a Chat message: its text, and its calls.
+func assistant(t *format.Turn, m format.Message) map[string]any {
+	msg := map[string]any{"role": "assistant"}
+	var text strings.Builder
+	var calls []any
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case format.Text:
+			text.WriteString(p.Text)
+		case format.Call:
+			calls = append(calls, map[string]any{"id": t.CallID(p.ID), "type": "function",
+				"function": map[string]any{"name": t.CallName(p), "arguments": p.Args}})
+		}
 	}
-	return out
+	msg["content"] = text.String()
+	if len(calls) > 0 {
+		msg["tool_calls"] = calls
+		if text.Len() == 0 {
+			msg["content"] = nil
+		}
+	}
+	return msg
+}
+
+// userTurn appends a user turn to msgs: its tool results first, each a tool
+// message, then the rest (and a result's images: a tool message takes text
+// only).
+func userTurn(t *format.Turn, m format.Message, msgs []any) []any {
+	var rest []any
+	for _, p := range m.Parts {
+		if p.Kind != format.Result {
+			if c := chatPart(p); c != nil {
+				rest = append(rest, c)
+			}
+			continue
+		}
+		text := format.ResultText(p.Content)
+		if p.Error {
+			text = "Error: " + text
+		}
+		msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": t.CallID(p.ID), "content": text})
+		for _, c := range p.Content {
+			if c.Kind != format.Text {
+				rest = append(rest, chatPart(c))
+			}
+		}
+	}
+	if len(rest) > 0 {
+		msgs = append(msgs, map[string]any{"role": "user", "content": rest})
+	}
+	return msgs
 }
 
 func chatPart(p format.Part) map[string]any {

@@ -41,43 +41,43 @@ func (Format) WriteRequest(t *format.Turn, _ string) map[string]any {
 	if sys := r.SystemText(); sys != "" {
 		out["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": sys}}}
 	}
+	out["contents"] = writeContents(t)
+	if len(r.Tools) > 0 {
+		var decls []any
+		for _, tl := range r.Tools {
+			decls = append(decls, map[string]any{"name": format.TargetName(tl), "description": tl.Description, "parametersJsonSchema": format.ToolSchema(tl)})
+		}
+		out["tools"] = []any{map[string]any{"functionDeclarations": decls}}
+		switch r.Choice.Mode {
+		case "none":
+			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "NONE"}}
+		case "required":
+			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY"}}
+		case "tool":
+			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY", "allowedFunctionNames": []string{t.NameOf(r.Choice.Name)}}}
+		}
+	}
+	if gc := writeConfig(r); len(gc) > 0 {
+		out["generationConfig"] = gc
+	}
+	return out
+}
+
+// writeContents is the conversation as Gemini's contents: a run of turns of
+// one role is one content.
+func writeContents(t *format.Turn) []map[string]any {
 	names := map[string]string{} // a call's id: its tool's name at the target
 	var contents []map[string]any
-	for _, m := range r.Messages {
+	for _, m := range t.Req.Messages {
 		role := "user"
 		if m.Role == "assistant" {
 			role = "model"
 		}
 		var parts []any
-		signed := false
 		if role == "user" {
-			for _, p := range m.Parts {
-				if p.Kind != format.Result {
-					continue
-				}
-				resp := map[string]any{"output": format.ResultText(p.Content)}
-				if p.Error {
-					resp = map[string]any{"error": format.ResultText(p.Content)}
-				}
-				name := names[p.ID]
-				if name == "" {
-					name = format.Safe(p.Name, 64)
-				}
-				parts = append(parts, map[string]any{"functionResponse": map[string]any{"id": t.CallID(p.ID), "name": name, "response": resp}})
-			}
-			// a result's images follow the responses, as the turn's own
-			// parts (a functionResponse's response is JSON)
-			for _, p := range m.Parts {
-				if p.Kind != format.Result {
-					continue
-				}
-				for _, c := range p.Content {
-					if c.Kind == format.Image || c.Kind == format.Document {
-						parts = append(parts, geminiMedia(c))
-					}
-				}
-			}
+			parts = writeResults(t, m, names)
 		}
+		signed := false
 		for _, p := range m.Parts {
 			switch p.Kind {
 			case format.Result:
@@ -107,22 +107,43 @@ func (Format) WriteRequest(t *format.Turn, _ string) map[string]any {
 		}
 		contents = append(contents, map[string]any{"role": role, "parts": parts})
 	}
-	out["contents"] = contents
-	if len(r.Tools) > 0 {
-		var decls []any
-		for _, tl := range r.Tools {
-			decls = append(decls, map[string]any{"name": format.TargetName(tl), "description": tl.Description, "parametersJsonSchema": format.ToolSchema(tl)})
+	return contents
+}
+
+// writeResults is a user turn's tool results as functionResponse parts (by
+// the name the call went out with, names[id]), then the results' images, as
+// the turn's own parts (a functionResponse's response is JSON).
+func writeResults(t *format.Turn, m format.Message, names map[string]string) []any {
+	var parts []any
+	for _, p := range m.Parts {
+		if p.Kind != format.Result {
+			continue
 		}
-		out["tools"] = []any{map[string]any{"functionDeclarations": decls}}
-		switch r.Choice.Mode {
-		case "none":
-			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "NONE"}}
-		case "required":
-			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY"}}
-		case "tool":
-			out["toolConfig"] = map[string]any{"functionCallingConfig": map[string]any{"mode": "ANY", "allowedFunctionNames": []string{t.NameOf(r.Choice.Name)}}}
+		resp := map[string]any{"output": format.ResultText(p.Content)}
+		if p.Error {
+			resp = map[string]any{"error": format.ResultText(p.Content)}
+		}
+		name := names[p.ID]
+		if name == "" {
+			name = format.Safe(p.Name, 64)
+		}
+		parts = append(parts, map[string]any{"functionResponse": map[string]any{"id": t.CallID(p.ID), "name": name, "response": resp}})
+	}
+	for _, p := range m.Parts {
+		if p.Kind != format.Result {
+			continue
+		}
+		for _, c := range p.Content {
+			if c.Kind == format.Image || c.Kind == format.Document {
+				parts = append(parts, geminiMedia(c))
+			}
 		}
 	}
+	return parts
+}
+
+// writeConfig is the request's generationConfig (empty: none).
+func writeConfig(r *format.Request) map[string]any {
 	gc := map[string]any{}
 	if r.MaxTokens > 0 {
 		gc["maxOutputTokens"] = r.MaxTokens
@@ -150,10 +171,7 @@ func (Format) WriteRequest(t *format.Turn, _ string) map[string]any {
 	case r.JSONObject:
 		gc["responseMimeType"] = "application/json"
 	}
-	if len(gc) > 0 {
-		out["generationConfig"] = gc
-	}
-	return out
+	return gc
 }
 
 // Header adds nothing.

@@ -25,65 +25,9 @@ func (Format) WriteRequest(t *format.Turn, model string) map[string]any {
 		}
 		out["system"] = []any{map[string]any{"type": "text", "text": sys}}
 	}
-	var msgs []map[string]any
-	for _, m := range r.Messages {
-		var blocks []any
-		if m.Role == "user" { // tool results first, as Messages requires
-			for _, p := range m.Parts {
-				if p.Kind == format.Result {
-					blocks = append(blocks, messagesResult(t, p))
-				}
-			}
-		}
-		for _, p := range m.Parts {
-			switch p.Kind {
-			case format.Result:
-			case format.Call:
-				blocks = append(blocks, map[string]any{"type": "tool_use", "id": t.CallID(p.ID), "name": t.CallName(p), "input": format.ArgsObject(p.Args)})
-			default:
-				if b := messagesPart(p); b != nil {
-					blocks = append(blocks, b)
-				}
-			}
-		}
-		if len(blocks) == 0 {
-			continue
-		}
-		if n := len(msgs); n > 0 && msgs[n-1]["role"] == m.Role {
-			msgs[n-1]["content"] = append(msgs[n-1]["content"].([]any), blocks...)
-			continue
-		}
-		msgs = append(msgs, map[string]any{"role": m.Role, "content": blocks})
-	}
-	if len(msgs) > 0 && msgs[0]["role"] != "user" {
-		msgs = append([]map[string]any{{"role": "user", "content": []any{map[string]any{"type": "text", "text": "(continued)"}}}}, msgs...)
-	}
-	out["messages"] = msgs
+	out["messages"] = writeMessages(t)
 	if len(r.Tools) > 0 {
-		var tools []any
-		for _, tl := range r.Tools {
-			tools = append(tools, map[string]any{"name": format.TargetName(tl), "description": tl.Description, "input_schema": format.ToolSchema(tl)})
-		}
-		out["tools"] = tools
-		var tc map[string]any
-		switch r.Choice.Mode {
-		case "none":
-			tc = map[string]any{"type": "none"}
-		case "required":
-			tc = map[string]any{"type": "any"}
-		case "tool":
-			tc = map[string]any{"type": "tool", "name": t.NameOf(r.Choice.Name)}
-		default:
-			if r.NoParallel {
-				tc = map[string]any{"type": "auto"}
-			}
-		}
-		if tc != nil {
-			if r.NoParallel && tc["type"] != "none" {
-				tc["disable_parallel_tool_use"] = true
-			}
-			out["tool_choice"] = tc
-		}
+		writeTools(t, out)
 	}
 	maxTokens := r.MaxTokens
 	if maxTokens <= 0 {
@@ -124,6 +68,75 @@ func (Format) WriteRequest(t *format.Turn, model string) map[string]any {
 		out["stream"] = true
 	}
 	return out
+}
+
+// writeMessages is the conversation as Messages' messages: a user turn's
+// tool results first, as Messages requires; a run of turns of one role is
+// one message; the first is the user's.
+func writeMessages(t *format.Turn) []map[string]any {
+	var msgs []map[string]any
+	for _, m := range t.Req.Messages {
+		var blocks []any
+		if m.Role == "user" {
+			for _, p := range m.Parts {
+				if p.Kind == format.Result {
+					blocks = append(blocks, messagesResult(t, p))
+				}
+			}
+		}
+		for _, p := range m.Parts {
+			switch p.Kind {
+			case format.Result:
+			case format.Call:
+				blocks = append(blocks, map[string]any{"type": "tool_use", "id": t.CallID(p.ID), "name": t.CallName(p), "input": format.ArgsObject(p.Args)})
+			default:
+				if b := messagesPart(p); b != nil {
+					blocks = append(blocks, b)
+				}
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(msgs); n > 0 && msgs[n-1]["role"] == m.Role {
+			msgs[n-1]["content"] = append(msgs[n-1]["content"].([]any), blocks...)
+			continue
+		}
+		msgs = append(msgs, map[string]any{"role": m.Role, "content": blocks})
+	}
+	if len(msgs) > 0 && msgs[0]["role"] != "user" {
+		msgs = append([]map[string]any{{"role": "user", "content": []any{map[string]any{"type": "text", "text": "(continued)"}}}}, msgs...)
+	}
+	return msgs
+}
+
+// writeTools sets the request's tools and its tool choice.
+func writeTools(t *format.Turn, out map[string]any) {
+	r := t.Req
+	var tools []any
+	for _, tl := range r.Tools {
+		tools = append(tools, map[string]any{"name": format.TargetName(tl), "description": tl.Description, "input_schema": format.ToolSchema(tl)})
+	}
+	out["tools"] = tools
+	var tc map[string]any
+	switch r.Choice.Mode {
+	case "none":
+		tc = map[string]any{"type": "none"}
+	case "required":
+		tc = map[string]any{"type": "any"}
+	case "tool":
+		tc = map[string]any{"type": "tool", "name": t.NameOf(r.Choice.Name)}
+	default:
+		if r.NoParallel {
+			tc = map[string]any{"type": "auto"}
+		}
+	}
+	if tc != nil {
+		if r.NoParallel && tc["type"] != "none" {
+			tc["disable_parallel_tool_use"] = true
+		}
+		out["tool_choice"] = tc
+	}
 }
 
 func messagesResult(t *format.Turn, p format.Part) map[string]any {

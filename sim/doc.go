@@ -30,6 +30,13 @@
 // with no call, a call left without a result, roles out of order, the
 // thinking rule, a call of an undeclared tool) gets the provider's own 400.
 //
+// The simulator reads and writes every wire format on its own, on purpose: it
+// never imports spillway's formats (internal/format and its folders), so it
+// is an independent oracle. A translation or a frame rule that is wrong in
+// spillway is caught by the simulator refusing what spillway sends, or by a
+// client refusing what spillway relays, instead of being agreed with by a
+// copy of the same code.
+//
 // The clock is injectable: real time, or fast:X to replay a simulated week of
 // diurnal load in minutes.
 package sim

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,8 +22,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
-
-	"github.com/spillway/spillway/internal/wire"
 )
 
 // Problem is one mistake in a configuration file.
@@ -938,7 +935,7 @@ func (l *loader) validate(c *Config) {
 			if c.ProviderType(d.Provider) != "gemini" {
 				continue
 			}
-			if err := wire.CheckPathModel(d.Upstream); err != nil {
+			if err := CheckPathModel(d.Upstream); err != nil {
 				field := fp
 				switch {
 				case len(m.Deployments) > 0 && m.Deployments[i].Upstream != "":
@@ -1255,27 +1252,6 @@ func (l *loader) deployments(c *Config, name string, m Model) {
 		}
 	}
 }
-
-// CheckModelName refuses a model name an agent would misread on its
-// command line (exec and the queue give a model to an agent as --model
-// NAME, or in a {model} placeholder of a shell's command): one that starts
-// with "-" (read as a flag) or holds whitespace or a control character.
-func CheckModelName(name string) error {
-	if strings.HasPrefix(name, "-") {
-		return fmt.Errorf("model name %q starts with \"-\": an agent given it after --model reads it as a flag; start it with a letter or digit", name)
-	}
-	if i := strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
-		return fmt.Errorf("model name %q holds whitespace or a control character (%U): an agent's command line would split or misread it; name the model without them", name, []rune(name[i:])[0])
-	}
-	if name == "" {
-		return errors.New("a model needs a name")
-	}
-	return nil
-}
-
-// deploymentName is what a deployment may be called: routes ("a@b:capacity >
-// ..."), metric labels and explain's output write it as model@name.
-var deploymentName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // maxWeight bounds a deployment's weight: shares finer than 1 in 1000 mean
 // nothing to a balancer that sees a few requests a second.

@@ -16,11 +16,11 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
 )
 
 // Format is a provider's wire format. It is the classifier's Provider, so
@@ -197,19 +197,10 @@ func WithPathModel(path, model string) string {
 	return path[:i] + "/models/" + url.PathEscape(model) + ":" + method
 }
 
-// pathModel is what a model name put in a URL path may be: nothing that
-// could climb out of its segment, start a query or a fragment, or read as
-// another segment once decoded (../, %2F, ?, #).
-var pathModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 // CheckPathModel says why name cannot go in a URL path, nil when it can:
-// a letter or digit, then up to 127 letters, digits, '.', '_' and '-'.
-func CheckPathModel(name string) error {
-	if !pathModel.MatchString(name) {
-		return fmt.Errorf("the model name %q cannot go in a URL: a model name in the path is a letter or digit, then up to 127 letters, digits, '.', '_' and '-'", name)
-	}
-	return nil
-}
+// config.CheckPathModel, the one rule the loader holds a Gemini
+// deployment's name to.
+func CheckPathModel(name string) error { return config.CheckPathModel(name) }
 
 // URL is the upstream URL of ep at a provider's base URL, for model: a
 // model in the path is path-escaped (callers refuse a name CheckPathModel

@@ -932,7 +932,7 @@ func (l *loader) validate(c *Config) {
 		}
 		for i, d := range c.Deployments(name) {
 			// a Gemini model's name goes in the URL's path
-			if c.ProviderType(d.Provider) != "gemini" {
+			if !c.ProviderType(d.Provider).ModelInPath() {
 				continue
 			}
 			if err := CheckPathModel(d.Upstream); err != nil {
@@ -1224,7 +1224,7 @@ func unsetEnv(s Secret) string {
 // print, weights from 1 to maxWeight, defined providers, one wire format.
 func (l *loader) deployments(c *Config, name string, m Model) {
 	seen := map[string]int{}
-	format := ""
+	var format Format
 	for i, d := range c.Deployments(name) {
 		dp := fmt.Sprintf("models.%s.deployments[%d]", name, i)
 		if j, dup := seen[d.Name]; dup {

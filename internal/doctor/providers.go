@@ -41,7 +41,7 @@ func usedProviders(cfg *config.Config) []provider {
 			p := byName[d.Provider]
 			if p == nil {
 				pc := cfg.Providers[d.Provider]
-				p = &provider{name: d.Provider, typ: cfg.ProviderType(d.Provider), base: pc.BaseURL}
+				p = &provider{name: d.Provider, typ: string(cfg.ProviderType(d.Provider)), base: pc.BaseURL}
 				byName[d.Provider] = p
 			}
 			up := d.Upstream
@@ -49,7 +49,7 @@ func usedProviders(cfg *config.Config) []provider {
 				up = model
 			}
 			if !slices.ContainsFunc(p.models, func(c policy.Candidate) bool { return c.Upstream == up }) {
-				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: classify.Provider(p.typ)})
+				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: config.Format(p.typ)})
 			}
 		}
 	}
@@ -177,7 +177,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		return f, v.Class == classify.Timeout
 	}
 	sent = true
-	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format})
+	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)})
 	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		f.Evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)

@@ -298,7 +298,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model))
 		return
 	}
-	if t := cfg.ModelType(model); t != string(wire.Gemini) {
+	if t := cfg.ModelType(model); t != wire.Gemini {
 		// the request and its key are Gemini's: they go to a Gemini
 		// provider or nowhere (a caller's key never reaches another vendor)
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is %s's, not Gemini's: countTokens counts a Gemini model's tokens; nothing was sent upstream", model, t))

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -68,7 +68,7 @@ type Stream struct {
 	rd           *sse.Reader
 	o            Options
 	conv         *format.Stream // the translation, for another vendor's stream
-	convHeld     int64             // what conv held, counted in mem
+	convHeld     int64          // what conv held, counted in mem
 
 	// pump, while a hold window with a time limit is open and after it:
 	// the events, read on a goroutine of their own so that the window can
@@ -466,7 +466,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	case f == wire.Error:
 		// after output: the caller sees it (or, continuable, the driver
 		// goes on from it); the attempt is over
-		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Format})
+		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(s.a.Candidate.Format)})
 		s.terminal = true
 	case fa.Finished:
 		// a Chat chunk with a finish_reason: some providers end there

@@ -422,7 +422,7 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if ans.Status/100 == 2 {
 		return true, true
 	}
-	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format}).Class != classify.Capacity, true
+	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)}).Class != classify.Capacity, true
 }
 
 // Probed is a provider's answer to a probe: its status, headers, the start

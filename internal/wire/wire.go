@@ -19,19 +19,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 )
 
-// Format is a provider's wire format. It is the classifier's Provider, so
-// that the public API (policy.Candidate.Type) names no internal type.
-type Format = classify.Provider
+// Format is a provider's wire format: config.Format, so that the public
+// API (policy.Candidate.Format) names no internal type.
+type Format = config.Format
 
 // The wire formats.
 const (
-	OpenAI    = classify.OpenAI
-	Anthropic = classify.Anthropic
-	Gemini    = classify.Gemini
+	OpenAI    = config.OpenAI
+	Anthropic = config.Anthropic
+	Gemini    = config.Gemini
 )
 
 // Kind is an endpoint's kind of request and answer.

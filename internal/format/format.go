@@ -20,8 +20,3 @@ type Requests interface{}
 // Answers are how a format's answers, whole or event by event, are read
 // into neutral events and written from them.
 type Answers interface{}
-
-// Wire is the rest of a format's truth that the relay, the classifier's
-// callers and the gateway ask: its frames (Look), its error shapes, its
-// usage and its output tokens.
-type Wire interface{}

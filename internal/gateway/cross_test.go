@@ -14,9 +14,9 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/behaviour"
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/simtest"
 	"github.com/spillway/spillway/internal/sse"
-	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/internal/words"
 )
@@ -100,9 +101,9 @@ func (s *slots) take(name string, limit int) (release func(), ok bool) {
 // budget: at midnight UTC), and every refusal tells SDKs not to retry on
 // their own.
 func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string, retryAfter time.Duration) {
-	_, body := wire.ErrorBody(ep, class, msg)
+	_, body := formats.WireOf(ep).ErrorBody(class, msg)
 	if status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
-		body = wire.StatusBody(ep, status, msg) // not a bad key, not a bad request: what the status says
+		body = formats.WireOf(ep).StatusBody(status, msg) // not a bad key, not a bad request: what the status says
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Should-Retry", "false")

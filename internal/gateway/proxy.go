@@ -14,6 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
@@ -123,7 +124,7 @@ type reqLog struct {
 
 // reject answers a request the gateway itself refuses, in the provider's shape.
 func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) string {
-	_, body := wire.ErrorBody(ep, classify.BadRequest, msg)
+	_, body := formats.WireOf(ep).ErrorBody(classify.BadRequest, msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
@@ -192,7 +193,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
-		if err := wire.CheckPathModel(body.Model); err != nil {
+		if err := config.CheckPathModel(body.Model); err != nil {
 			return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 		}
 	}
@@ -306,7 +307,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err == nil {
-		err = wire.CheckPathModel(model)
+		err = config.CheckPathModel(model)
 	}
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
@@ -320,7 +321,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	resp, err := s.rt.RoundTrip(up)
 	if err != nil {
-		_, b := wire.ErrorBody(ep, classify.Network, "spillway: "+redact.String(err.Error()))
+		_, b := formats.WireOf(ep).ErrorBody(classify.Network, "spillway: "+redact.String(err.Error()))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write(b)
@@ -444,7 +445,7 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	// Codex reconnects to an HTTP 5xx and sends the request again (each
 	// time a walk of the whole chain), so a streaming Responses request
 	// spillway gives up on gets the event form, with the code Codex
-	// prints as spillway says it (wire.GiveUpFrame). Only an upstream's own
+	// prints as spillway says it (format.Wire.GiveUpFrame). Only an upstream's own
 	// answer for a failure no retry fixes goes as it came (a 4xx, or its
 	// own failed stream): Codex acts on it itself (a quota's message, a
 	// context window it compacts, a sign-in it refreshes) and does not
@@ -456,7 +457,7 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 		w.WriteHeader(http.StatusOK)
 		// a response of its own: spillway's id for the request, the model asked for
 		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: s.eng().Clock().Now().Unix()}
-		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
+		w.Write(formats.WireOf(ep).GiveUpFrame(class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := send.GiveUp(ep, out)

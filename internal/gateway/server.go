@@ -26,6 +26,8 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/format/formats"
+	"github.com/spillway/spillway/internal/format/gemini"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -286,10 +288,10 @@ func (s *Server) Handler() http.Handler {
 	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD,
 	// and /v1/models/MODEL:METHOD (@google/genai 3.x's default version),
 	// where only Gemini's methods, or Google's SDK asking, are Gemini's
-	// (wire.GeminiCall, wire.GeminiCaller)
+	// (gemini.Call, gemini.Caller)
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
 	mux.HandleFunc("POST /v1/models/{call}", func(w http.ResponseWriter, r *http.Request) {
-		if !wire.GeminiCall(r.URL.Path) && !wire.GeminiCaller(r.Header, r.URL.Query()) {
+		if !gemini.Call(r.URL.Path) && !gemini.Caller(r.Header, r.URL.Query()) {
 			s.noRoute(w, r)
 			return
 		}
@@ -315,7 +317,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+":") || strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+"/") {
+		if strings.HasPrefix(r.URL.Path, gemini.CodeAssistPrefix+":") || strings.HasPrefix(r.URL.Path, gemini.CodeAssistPrefix+"/") {
 			s.handleCodeAssist(w, r) // Gemini CLI signed in with Google (signin.go)
 			return
 		}
@@ -333,7 +335,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		status, what = http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": this route takes "+allow
 		w.Header().Set("Allow", allow)
 	}
-	body := wire.StatusBody(formatOf(r), status,
+	body := formats.WireOf(formatOf(r)).StatusBody(status,
 		fmt.Sprintf("spillway: %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent, :streamGenerateContent and :countTokens (under /v1/ too), GET /v1/models[/MODEL] and /v1beta/models[/MODEL], and a ChatGPT plan's Codex backend under /backend-api/codex/", what))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -349,13 +351,13 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func formatOf(r *http.Request) wire.Endpoint {
 	path := r.URL.Path
 	switch {
-	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1/") && wire.GeminiCall(path):
+	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1/") && gemini.Call(path):
 		return wire.Endpoint{Format: wire.Gemini}
 	case strings.HasPrefix(path, "/v1/messages"):
 		return wire.Endpoint{Format: wire.Anthropic}
 	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		switch {
-		case wire.GeminiCaller(r.Header, r.URL.Query()):
+		case gemini.Caller(r.Header, r.URL.Query()):
 			return wire.Endpoint{Format: wire.Gemini}
 		case wire.AnthropicCaller(r.Header):
 			return wire.Endpoint{Format: wire.Anthropic}
@@ -375,7 +377,7 @@ func methodsOf(path string) string {
 	switch {
 	case path == wire.ChatGPTResponses.Path:
 		return http.MethodPost
-	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && wire.GeminiCall(path):
+	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && gemini.Call(path):
 		return http.MethodPost
 	case path == "/v1/models", path == "/v1beta/models", path == "/healthz", path == "/readyz", path == "/metrics", path == "/spillway/status":
 		return http.MethodGet
@@ -625,7 +627,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 // /v1beta/models/MODEL), in the shape of handleModels; 404 in that shape
 // for a model the list does not have.
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
-	if wire.GeminiCall(r.URL.Path) { // a Gemini method asked with GET
+	if gemini.Call(r.URL.Path) { // a Gemini method asked with GET
 		s.noRoute(w, r)
 		return
 	}
@@ -660,7 +662,7 @@ func modelEntry(f wire.Format, n string) map[string]any {
 func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	r = s.pin(r)
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
-	if ep, ok := wire.GeminiEndpoint(r.URL.Path, method); ok && model != "" {
+	if ep, ok := gemini.Endpoint(r.URL.Path, method); ok && model != "" {
 		s.proxy(w, r, ep)
 		return
 	}

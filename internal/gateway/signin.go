@@ -11,6 +11,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/gemini"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -68,7 +69,7 @@ func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
 	ep := wire.Endpoint{Path: r.URL.Path, Format: wire.Gemini, Kind: wire.GenerateContent, Via: config.CodeAssist}
 	if r.Method == http.MethodPost {
-		for _, gen := range wire.CodeAssistEndpoints {
+		for _, gen := range gemini.CodeAssistEndpoints {
 			if r.URL.Path == gen.Path {
 				s.proxy(w, r, gen)
 				return

@@ -21,6 +21,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/agent"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/transport"
@@ -682,7 +683,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	if task.MinTier != "" {
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}
-	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
+	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, formats.WireOf(ep).Prompt(wire.Prompt{System: step.System, User: step.Prompt}, model),
 		transport.Park(w.o.Ladder, snoozes), transport.CheckRung(w.o.CheckEvery, rungLeft), transport.UntilReset())
 	if err != nil {
 		var te *transport.Error

@@ -14,6 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -249,8 +250,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if ev.Comment { // a keep-alive while held: nothing to decide, nothing to pass on
 			continue
 		}
-		fa := wire.Look(s.from.Kind, ev) // one pass over the event says all that is judged of it
-		if !fa.Valid {                   // the caller has seen nothing: a broken attempt
+		fa := s.fromWire().Look(ev) // one pass over the event says all that is judged of it
+		if !fa.Valid {              // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
 		s.seen(ev, fa)
@@ -274,7 +275,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 				return fail(v, &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 			}
 			room := holdBack(raw)
-			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
+			s.note(ev, fa, s.fromWire().OnceStarted(fa))
 			if !room || s.terminal || s.windowOver() || len(held) > maxHeld {
 				return deliver()
 			}
@@ -282,7 +283,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		}
 		switch f {
 		case wire.Hold:
-			if s.o.Track && s.from.Kind == wire.Messages {
+			if s.o.Track && s.fromWire().Continues() {
 				s.track(ev) // a content block's start comes before its output
 			}
 			if holdBack(raw) && len(held) <= maxHeld {
@@ -378,28 +379,36 @@ func (s *Stream) errorFrame(raw []byte, v classify.Verdict) []byte {
 	return s.failure(v.Class, v.Message)
 }
 
+// fromWire is the wire truth of the format the upstream's events come in:
+// how each is judged.
+func (s *Stream) fromWire() format.Wire { return formats.WireOf(s.from) }
+
+// clientWire is the wire truth of the client's format: what it reads of
+// the stream's end.
+func (s *Stream) clientWire() format.Wire { return formats.WireOf(s.client) }
+
 // seen notes an event of a Responses stream passed on as it came: what it
-// says of its response (wire.Responding), for the failure that may end it.
+// says of its response (format.Wire.Seen), for the failure that may end it.
 func (s *Stream) seen(ev sse.Event, fa wire.Facts) {
-	if s.conv == nil && s.client.Kind == wire.Responses {
-		s.rsp.Note(ev.Name, ev.Data, fa)
+	if s.conv == nil {
+		s.clientWire().Seen(&s.rsp, ev, fa)
 	}
 }
 
 // failure is the protocol's error event that ends the client's stream,
 // for class with msg: it continues the stream (a Responses stream's
 // response.failed names the response its opening named, with the next
-// sequence number: wire.StreamErrorFrame).
+// sequence number: format.Wire.StreamErrorFrame).
 func (s *Stream) failure(class classify.Class, msg string) []byte {
 	if s.conv != nil {
 		r, opening := s.conv.Failing()
-		return append(opening, wire.StreamErrorFrame(s.client, class, msg, r)...)
+		return append(opening, s.clientWire().StreamErrorFrame(class, msg, r)...)
 	}
 	r := s.rsp
 	if r.Model == "" { // an upstream that did not say: the model the request went to
 		r.Model = cmp.Or(s.a.Candidate.Upstream, s.a.Candidate.Model)
 	}
-	return wire.StreamErrorFrame(s.client, class, msg, r)
+	return s.clientWire().StreamErrorFrame(class, msg, r)
 }
 
 // windowOver reports whether a hold window's tokens came.
@@ -453,7 +462,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	if f == wire.Output && fa.Delta {
 		s.deltas++
 	}
-	if s.o.Track && s.from.Kind == wire.Messages {
+	if s.o.Track && s.fromWire().Continues() {
 		s.track(ev)
 	}
 	switch {
@@ -554,7 +563,7 @@ func (s *Stream) loseText(why string) {
 // flight, another protocol, an answer past what a continuation carries,
 // an event past the frame limit).
 func (s *Stream) Resume() *Resume {
-	if !s.o.Track || s.from.Kind != wire.Messages || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
+	if !s.o.Track || !s.fromWire().Continues() || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
 		return nil
 	}
 	if s.resume == nil {
@@ -643,7 +652,7 @@ func (s *Stream) Next() ([]byte, error) {
 		return nil, err
 	}
 	s.a.Progress()
-	fa := wire.Look(s.from.Kind, ev)
+	fa := s.fromWire().Look(ev)
 	if !fa.Valid {
 		if s.terminal { // after the final event: the answer is whole, the rest is dropped
 			return nil, nil
@@ -666,7 +675,7 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	raw := ev.Raw
 	if !ev.Comment {
-		f := fa.OnceStarted(s.from.Kind)
+		f := s.fromWire().OnceStarted(fa)
 		if raw, err = s.frame(ev, f); err != nil {
 			s.verdict, s.err = s.frameFailed(err), err
 			return nil, err
@@ -681,7 +690,7 @@ func (s *Stream) Next() ([]byte, error) {
 		if f == wire.Error {
 			raw = s.errorFrame(raw, s.verdict)
 		}
-	} else if s.conv != nil && !s.client.TakesComments() {
+	} else if s.conv != nil && !s.clientWire().TakesComments() {
 		return nil, nil // another vendor's keep-alive, for a client that fails on comments
 	}
 	return raw, nil
@@ -776,12 +785,12 @@ func (s *Stream) say(raw []byte) []byte {
 	if v.Class != classify.OK {
 		model = ""
 	}
-	return withLastWord(raw, lastWord(s.client, s.a.RouteAs(v.Class), model, s.a.N))
+	return withLastWord(raw, lastWord(s.clientWire(), s.a.RouteAs(v.Class), model, s.a.N))
 }
 
 // lastWord is a stream's last word on its route, for a client that reads
 // SSE comments; the one place the relay builds it.
-func lastWord(client wire.Endpoint, route, model string, attempts int) []byte {
+func lastWord(client format.Wire, route, model string, attempts int) []byte {
 	if !client.TakesComments() {
 		return nil
 	}

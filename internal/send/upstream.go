@@ -16,6 +16,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -158,7 +159,7 @@ func readWhole(r io.Reader, b Budget) (body []byte, taken int64, err error) {
 // translatedFailure is another vendor's error answer as the client's own
 // format says an error of its class, with the provider's message.
 func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *Failure {
-	status, body := wire.ErrorBody(client, v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
+	status, body := formats.WireOf(client).ErrorBody(v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
 	return &Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 }
 
@@ -200,7 +201,7 @@ type Crossing struct {
 // configuration.
 func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, rawQuery string, crosses bool) *Crossing {
 	return &Crossing{cfg: cfg, ep: ep, body: body, native: crosses,
-		array: ep.Kind == wire.StreamGenerateContent && !strings.Contains(rawQuery, "alt=sse")}
+		array: ep.Kind.Streams() && !strings.Contains(rawQuery, "alt=sse")}
 }
 
 func (x *Crossing) parsed() *format.Parsed {
@@ -455,7 +456,7 @@ func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand p
 	if !ok {
 		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
 	}
-	body, err := wire.ParseBody(ep, wire.Prompt{User: "ping", MaxTokens: 1}.Body(ep, cand.Upstream))
+	body, err := wire.ParseBody(ep, formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream))
 	if err != nil {
 		return nil, err
 	}

@@ -49,8 +49,6 @@ func shaped(ep Endpoint, status int, oaType, oaCode, anType, gStatus, msg string
 	switch ep.Format {
 	case Anthropic:
 		body = map[string]any{"type": "error", "error": map[string]any{"type": anType, "message": msg}}
-	case Gemini:
-		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gStatus}}
 	default:
 		body = map[string]any{"error": map[string]any{"message": msg, "type": oaType, "param": nil, "code": oaCode}}
 	}
@@ -87,8 +85,6 @@ func BusyBody(ep Endpoint, msg string) (int, []byte) {
 	switch ep.Format {
 	case Anthropic:
 		body = map[string]any{"type": "error", "error": map[string]any{"type": "spillway_busy", "message": msg}}
-	case Gemini:
-		body = map[string]any{"error": map[string]any{"code": http.StatusServiceUnavailable, "message": msg, "status": "UNAVAILABLE", "details": []any{map[string]any{"reason": "spillway_busy"}}}}
 	default:
 		body = map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": "spillway_busy"}}
 	}
@@ -120,12 +116,6 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string, r Respondin
 		}
 		name = "error"
 		data = map[string]any{"type": "error", "error": map[string]any{"type": t, "message": msg}}
-	case StreamGenerateContent:
-		code, status := 500, "INTERNAL"
-		if class == classify.Capacity {
-			code, status = 503, "UNAVAILABLE"
-		}
-		data = map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}}
 	default:
 		data = map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": "stream_interrupted"}}
 	}
@@ -161,4 +151,39 @@ func GiveUpFrame(ep Endpoint, class classify.Class, msg string, r Responding) []
 		return append(out, responsesFailed(r, "invalid_prompt", msg)...)
 	}
 	return StreamErrorFrame(ep, class, msg, r)
+}
+
+// ErrorStatus is the HTTP status spillway answers a failure of class with
+// (each format's error names the class its own way): 503 for capacity,
+// 429 for a rate or quota limit, 401 for a key refused, 504 for a
+// timeout, 400 for what was asked, 404 for no such model, else 502.
+func ErrorStatus(class classify.Class) int {
+	switch class {
+	case classify.Capacity:
+		return http.StatusServiceUnavailable
+	case classify.RateLimit, classify.Quota:
+		return http.StatusTooManyRequests
+	case classify.Auth:
+		return http.StatusUnauthorized
+	case classify.Timeout:
+		return http.StatusGatewayTimeout
+	case classify.BadRequest, classify.ContextLength, classify.ContentFilter:
+		return http.StatusBadRequest
+	case classify.ModelNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusBadGateway
+}
+
+// SSE is one event of a stream: "event: name" (none when name is ""),
+// then data as JSON.
+func SSE(name string, data any) []byte {
+	b, _ := json.Marshal(data)
+	out := make([]byte, 0, len(b)+64)
+	if name != "" {
+		out = append(out, "event: "+name+"\n"...)
+	}
+	out = append(out, "data: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
 }

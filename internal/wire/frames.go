@@ -2,21 +2,9 @@ package wire
 
 import "github.com/spillway/spillway/internal/sse"
 
-// Frame is what one event of a stream means for the rule that holds a
-// stream's opening events until its first real output.
-type Frame int
-
-// The meanings of a frame.
-const (
-	Hold     Frame = iota // an opening event: held until output starts
-	Output                // real output: commit and pass through
-	Terminal              // the stream's normal end
-	Error                 // the provider's error event
-)
-
-// FrameOf tells what an event of a stream of kind k means: an opening event
+// KindFrame tells what an event of a stream of kind k means: an opening event
 // to hold, real output, the normal end, or the provider's error.
-func FrameOf(k Kind, ev sse.Event) Frame {
+func KindFrame(k Kind, ev sse.Event) Frame {
 	switch k {
 	case Responses:
 		switch ev.Name {
@@ -43,5 +31,5 @@ func FrameOf(k Kind, ev sse.Event) Frame {
 	}
 	// Chat Completions' and Gemini's data-only chunks are judged by what
 	// is in them
-	return Look(k, ev).Frame
+	return KindLook(k, ev).Frame
 }

@@ -42,77 +42,55 @@ func (r *Responding) Note(ev string, data []byte, fa Facts) {
 
 // opened reads a lifecycle event's response: its id, model and created_at.
 func (r *Responding) opened(d []byte) {
-	w := newWalker(d)
-	for name := range w.fields() {
+	w := NewWalker(d)
+	for name := range w.Fields() {
 		if string(name) != "response" {
-			w.skip()
+			w.Skip()
 			continue
 		}
-		for name := range w.fields() {
+		for name := range w.Fields() {
 			switch string(name) {
 			case "id", "model":
-				if w.peek() != '"' {
-					w.skip()
+				if w.Peek() != '"' {
+					w.Skip()
 					continue
 				}
-				v := string(w.text())
+				v := string(w.Text())
 				if string(name) == "id" {
 					r.ID = v
 				} else {
 					r.Model = v
 				}
 			case "created_at":
-				if n, ok := w.int(); ok {
+				if n, ok := w.Int(); ok {
 					r.CreatedAt = n
 				}
 			default:
-				w.skip()
+				w.Skip()
 			}
 		}
 	}
-}
-
-// int reads the next value as a non-negative integer of up to 18 digits
-// (a sequence number, a time); ok is false for any other value, skipped.
-func (w *walker) int() (n int64, ok bool) {
-	if w.peek() != '0' {
-		w.skip()
-		return 0, false
-	}
-	start := w.i
-	w.num()
-	d := w.d[start:w.i]
-	if w.err != nil || len(d) == 0 || len(d) > 18 {
-		return 0, false
-	}
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }
 
 // responsesLook checks a Responses event's data is JSON and finds its
 // top-level sequence_number (-1 for none), in one walk.
 func responsesLook(d []byte) (valid bool, seq int64) {
-	w := newWalker(d)
+	w := NewWalker(d)
 	seq = -1
-	if w.peek() != '{' {
-		w.skip()
-		return w.err == nil && w.end(), seq
+	if w.Peek() != '{' {
+		w.Skip()
+		return w.err == nil && w.End(), seq
 	}
-	for name := range w.fields() {
+	for name := range w.Fields() {
 		if string(name) == "sequence_number" {
-			if n, ok := w.int(); ok {
+			if n, ok := w.Int(); ok {
 				seq = n
 			}
 			continue
 		}
-		w.skip()
+		w.Skip()
 	}
-	return w.err == nil && w.end(), seq
+	return w.err == nil && w.End(), seq
 }
 
 // responsesFailed is the response.failed event that ends a Responses

@@ -26,3 +26,22 @@ func Of(k wire.Kind) (format.Format, bool) {
 	}
 	return nil, false
 }
+
+// WireOf is the wire truth of endpoint ep (format.Wire): its kind's
+// format; for a kind no format folder holds (embeddings) or an endpoint
+// named by its format alone (a refusal on a path of that format), the
+// format of its vendor's JSON API: Chat Completions' for OpenAI, whose
+// error shapes every OpenAI route shares and whose rules judge any
+// data-only chunk, Messages' for Anthropic, Gemini's for Gemini.
+func WireOf(ep wire.Endpoint) format.Wire {
+	if f, ok := Of(ep.Kind); ok {
+		return f
+	}
+	switch ep.Format {
+	case wire.Anthropic:
+		return messages.Format{}
+	case wire.Gemini:
+		return gemini.Format{}
+	}
+	return chat.Format{}
+}

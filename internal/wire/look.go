@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/spillway/spillway/internal/sse"
 )
@@ -32,103 +31,7 @@ func KindLook(k Kind, ev sse.Event) Facts {
 		f.Usage = f.Frame == Terminal || ev.Name == "message_delta"
 		return f
 	}
-	// Chat Completions (and what is not named)
-	if string(d) == "[DONE]" {
-		return Facts{Valid: true, Frame: Terminal}
-	}
-	if len(d) == 0 {
-		return Facts{Valid: true, Frame: Output} // nothing to judge: pass it on
-	}
-	return chatLook(d)
-}
-
-// chatLook judges a Chat Completions chunk: an "error" that is not null is
-// the provider's error; a choice whose delta has text, tool calls or a
-// refusal, or that has a finish_reason, is output (the finish_reason also
-// ends the stream for providers that send no [DONE]); a chunk with no
-// choices and a "usage" is output too; anything else (the role's opening
-// chunk) is held. A chunk whose fields are not of their types is passed on
-// unjudged, as output. Names match as encoding/json matches them
-// (case-insensitively), which FrameOf did.
-func chatLook(d []byte) Facts {
-	w := NewWalker(d)
-	var c chatFacts
-	c.read(&w)
-	if w.err != nil || !w.End() {
-		return Facts{Frame: Output} // not JSON: never passed on
-	}
-	f := Facts{Valid: true, Finished: c.finished, Usage: c.usage, Delta: c.text || c.toolArr}
-	switch {
-	case w.odd:
-		f.Frame = Output // not ours to judge: pass it on
-	case c.err:
-		f.Frame = Error
-	case c.out || c.text || c.finished || c.choices == 0 && c.usage:
-		f.Frame = Output
-	default:
-		f.Frame = Hold
-	}
-	return f
-}
-
-// chatFacts is what chatLook finds in a chunk.
-type chatFacts struct {
-	err, out, usage, text, toolArr, finished bool
-	choices                                  int
-}
-
-func (c *chatFacts) read(w *Walker) {
-	for name := range w.Fields() {
-		switch name := string(name); {
-		case strings.EqualFold(name, "error"):
-			c.err = w.Peek() != 'n'
-			w.Skip()
-		case strings.EqualFold(name, "usage"):
-			c.usage = true // present at all, as FrameOf read it
-			w.Skip()
-		case strings.EqualFold(name, "choices"):
-			c.choices = 0
-			for range w.Elems() {
-				c.choices++
-				c.readChoice(w)
-			}
-		default:
-			w.Skip()
-		}
-	}
-}
-
-func (c *chatFacts) readChoice(w *Walker) {
-	for name := range w.Fields() {
-		switch name := string(name); {
-		case strings.EqualFold(name, "delta"):
-			c.readDelta(w)
-		case strings.EqualFold(name, "finish_reason"):
-			isString, _ := w.Str()
-			c.finished = c.finished || isString
-		default:
-			w.Skip()
-		}
-	}
-}
-
-func (c *chatFacts) readDelta(w *Walker) {
-	for name := range w.Fields() {
-		switch name := string(name); {
-		case strings.EqualFold(name, "content"):
-			_, nonEmpty := w.Str()
-			c.text = c.text || nonEmpty
-		case strings.EqualFold(name, "refusal"):
-			isString, _ := w.Str()
-			c.out = c.out || isString
-		case strings.EqualFold(name, "tool_calls"):
-			c.out = true // present at all, even null, as FrameOf read it
-			c.toolArr = c.toolArr || w.Peek() == '['
-			w.Skip()
-		default:
-			w.Skip()
-		}
-	}
+	return Facts{Valid: true, Frame: Output} // (the other formats' Look is theirs)
 }
 
 // OnceStarted is f's frame for an event of a stream of kind k after its

@@ -22,11 +22,11 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/dash"
+	"github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/serve"
-	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -308,7 +308,7 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 		b.bases = append(b.bases, [3]string{"openai_base_url", "OpenAI base URL", at + "/v1"})
 		if signIn(config.ChatGPT) {
 			// (setup codex --chatgpt writes it as its provider's base_url)
-			b.bases = append(b.bases, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (provider base_url)", at + wire.ChatGPTPrefix})
+			b.bases = append(b.bases, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (provider base_url)", at + responses.ChatGPTPrefix})
 		}
 	}
 	if answers(cfg, config.Anthropic) {

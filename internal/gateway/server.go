@@ -28,6 +28,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/format/gemini"
+	respfmt "github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -304,8 +305,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1beta/models/{model}", s.keyed(s.handleModel))
 	mux.HandleFunc("GET /v1/models/{model}", s.keyed(s.handleModel))
 	// Codex signed in with a ChatGPT plan (signin.go)
-	mux.HandleFunc("POST "+wire.ChatGPTResponses.Path, s.handleChatGPT)
-	mux.HandleFunc(wire.ChatGPTPrefix+"/", s.handleChatGPTOther)
+	mux.HandleFunc("POST "+respfmt.ChatGPT.Path, s.handleChatGPT)
+	mux.HandleFunc(respfmt.ChatGPTPrefix+"/", s.handleChatGPTOther)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
@@ -375,7 +376,7 @@ func methodsOf(path string) string {
 		}
 	}
 	switch {
-	case path == wire.ChatGPTResponses.Path:
+	case path == respfmt.ChatGPT.Path:
 		return http.MethodPost
 	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && gemini.Call(path):
 		return http.MethodPost

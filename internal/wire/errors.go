@@ -103,12 +103,6 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string, r Respondin
 	var name string
 	var data any
 	switch ep.Kind {
-	case Responses:
-		code := "server_error"
-		if class == classify.Capacity {
-			code = "server_is_overloaded"
-		}
-		return responsesFailed(r, code, msg)
 	case Messages:
 		t := "api_error"
 		if class == classify.Capacity {
@@ -129,27 +123,8 @@ func StreamErrorFrame(ep Endpoint, class classify.Class, msg string, r Respondin
 	return append(out, "\n\n"...)
 }
 
-// GiveUpFrame is the event that ends a stream spillway gave up on before
-// any output (every model full through the budget): StreamErrorFrame's,
-// except that a Responses stream's code is invalid_prompt. Codex 0.169
-// prints its own fixed text for server_is_overloaded ("Selected model is at
-// capacity. Please try a different model.": wrong advice, spillway tried
-// them all) and reconnects on other codes; invalid_prompt it prints as the
-// message says, once (measured against the real client). The code tells a
-// client not to retry, which is right: spillway did.
-//
-// A Responses give-up is a stream of its own: r names its response (an id
-// of spillway's, the model asked for, the time), and it is response.created
-// then response.failed (sequence numbers 0 and 1), a response's whole
-// lifecycle as OpenAI streams one that fails before output (the OpenAI Node
-// SDK reads no stream that does not open with response.created).
+// GiveUpFrame is StreamErrorFrame's.
 func GiveUpFrame(ep Endpoint, class classify.Class, msg string, r Responding) []byte {
-	if ep.Kind == Responses {
-		r.Next = 0
-		out := responsesEvent("response.created", r, nil)
-		r.Next = 1
-		return append(out, responsesFailed(r, "invalid_prompt", msg)...)
-	}
 	return StreamErrorFrame(ep, class, msg, r)
 }
 

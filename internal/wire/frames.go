@@ -6,18 +6,6 @@ import "github.com/spillway/spillway/internal/sse"
 // to hold, real output, the normal end, or the provider's error.
 func KindFrame(k Kind, ev sse.Event) Frame {
 	switch k {
-	case Responses:
-		switch ev.Name {
-		case "response.failed", "error":
-			return Error
-		case "response.created", "response.in_progress", "response.queued",
-			"response.output_item.added", "response.content_part.added":
-			// no content yet: a failure can still be hidden from the client
-			return Hold
-		case "response.completed", "response.incomplete":
-			return Terminal
-		}
-		return Output
 	case Messages:
 		switch ev.Name {
 		case "error":

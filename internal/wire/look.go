@@ -19,13 +19,6 @@ func KindLook(k Kind, ev sse.Event) Facts {
 	}
 	d := bytes.TrimSpace(ev.Data)
 	switch k {
-	case Responses:
-		f := Facts{Valid: len(d) == 0 || string(d) == "[DONE]", Frame: KindFrame(k, ev), Delta: KindDelta(k, ev), Seq: -1}
-		if !f.Valid {
-			f.Valid, f.Seq = responsesLook(d) // the check's walk finds the sequence_number on its way
-		}
-		f.Usage = f.Frame == Terminal
-		return f
 	case Messages:
 		f := Facts{Valid: len(d) == 0 || string(d) == "[DONE]" || ValidJSON(d), Frame: KindFrame(k, ev), Delta: KindDelta(k, ev)}
 		f.Usage = f.Frame == Terminal || ev.Name == "message_delta"

@@ -128,8 +128,6 @@ func AnswerText(b []byte) string {
 // count is a floor).
 func KindDelta(k Kind, ev sse.Event) bool {
 	switch k {
-	case Responses:
-		return strings.HasPrefix(ev.Name, "response.") && strings.HasSuffix(ev.Name, ".delta")
 	case Messages:
 		return ev.Name == "content_block_delta"
 	}

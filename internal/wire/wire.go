@@ -71,14 +71,6 @@ type Endpoint struct {
 	Via string
 }
 
-// ChatGPTPrefix is where the gateway serves a ChatGPT plan's Codex backend:
-// Codex's provider base_url is http://HOST:PORT/backend-api/codex.
-const ChatGPTPrefix = "/backend-api/codex"
-
-// ChatGPTResponses is the plan's Responses endpoint: the same wire format
-// as the API's, sent only to the chatgpt provider.
-var ChatGPTResponses = Endpoint{Path: ChatGPTPrefix + "/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses", Via: "chatgpt"}
-
 // Endpoints are the routes the gateway serves and the library manages.
 var Endpoints = []Endpoint{
 	{Path: "/v1/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses"},

@@ -268,50 +268,6 @@ type Prompt struct {
 	MaxTokens int // the answer's cap; Anthropic requires one (4096 when 0), the others none when 0
 }
 
-// Body is p as a request body to ep for model.
-func (p Prompt) Body(ep Endpoint, model string) []byte {
-	var body map[string]any
-	switch ep.Format {
-	case Anthropic:
-		body = map[string]any{"model": model, "max_tokens": cmp(p.MaxTokens, 4096),
-			"messages": []any{map[string]any{"role": "user", "content": p.User}}}
-		if p.System != "" {
-			body["system"] = p.System
-		}
-	default:
-		if ep.Kind == Responses {
-			body = map[string]any{"model": model, "input": p.User}
-			if p.System != "" {
-				body["instructions"] = p.System
-			}
-			if p.MaxTokens > 0 {
-				body["max_output_tokens"] = p.MaxTokens
-			}
-			break
-		}
-		var msgs []any
-		if p.System != "" {
-			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
-		}
-		body = map[string]any{"model": model, "messages": append(msgs, map[string]any{"role": "user", "content": p.User})}
-		if p.MaxTokens > 0 {
-			body["max_tokens"] = p.MaxTokens // a probe's one token, not a whole answer
-		}
-	}
-	if p.Stream && !ep.ModelInPath {
-		body["stream"] = true
-	}
-	b, _ := json.Marshal(body)
-	return b
-}
-
-func cmp(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // Auth is the header of a request in format f sent with key: its content
 // type, the key, and the version header Anthropic requires.
 func Auth(f Format, key string) http.Header {

@@ -186,6 +186,11 @@ const (
 // not a field of the body (Gemini's): its model names must fit a path.
 func (f Format) ModelInPath() bool { return f == Gemini }
 
+// Prefills reports a format whose model may be sent a partial assistant
+// turn to go on from (Anthropic's Messages): a broken answer's
+// continuation.
+func (f Format) Prefills() bool { return f == Anthropic }
+
 // Provider is an upstream API.
 type Provider struct {
 	// Type is the wire format: openai, anthropic or gemini. It defaults to

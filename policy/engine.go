@@ -71,7 +71,7 @@ func (e *Engine) OtherBreakers() int { return e.breakers.Others() }
 // takes a partial assistant turn (Anthropic Messages), its configuration
 // does not say prefill: false, and it has not refused one.
 func (e *Engine) prefills(c Candidate) bool {
-	if c.Format != config.Anthropic || !e.cfg.Prefills(c.Model) {
+	if !c.Format.Prefills() || !e.cfg.Prefills(c.Model) {
 		return false
 	}
 	_, refused := e.noPrefill.Load(c.Model)

@@ -176,7 +176,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
-	login := ep.Format == wire.Anthropic && wire.SignedIn(req.Header)
+	login := formats.Envelope(ep.Format).SignedIn(req.Header)
 	if login && req.Header.Get("X-Api-Key") != "" {
 		// a login's request is the login's: an x-api-key beside it goes nowhere
 		req = req.Clone(req.Context())

@@ -26,9 +26,9 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/fleet"
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
-	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/sim"
 )

@@ -275,7 +275,7 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 	}
 	prompt := wire.Prompt{User: fmt.Sprintf("demo request %d: refactor the parser", i), Stream: stream, MaxTokens: 256}
 	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+strings.ReplaceAll(ep.Path, "{model}", r.asked)+query, bytes.NewReader(formats.WireOf(ep).Prompt(prompt, r.asked)))
-	req.Header = wire.Auth(ep.Format, key)
+	req.Header = formats.Header(formats.Envelope(ep.Format), key)
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

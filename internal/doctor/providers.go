@@ -13,8 +13,8 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/send"
-	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -99,12 +99,12 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 		return []Finding{{Area: "key", Subject: p.name, Status: Unknown, Summary: why}}, 0
 	}
 	h := http.Header{}
-	wire.SetKey(h, wire.Format(p.typ), p.key)
+	formats.Envelope(config.Format(p.typ)).SetKey(h, p.key)
 	var fs []Finding
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	ans, err := send.ListModels(lctx, rt, o.Config, p.name, h)
-	path := wire.ModelsPath(wire.Format(p.typ))
+	path := formats.Envelope(config.Format(p.typ)).ModelsPath()
 	if err != nil {
 		v := classify.Err(err)
 		return []Finding{{Area: "key", Subject: p.name, Status: Broken, Class: string(v.Class),
@@ -261,7 +261,7 @@ func listed(p provider, body []byte) []Finding {
 	for _, m := range missing {
 		fs = append(fs, Finding{Area: "model", Subject: m, Status: Degraded, Class: string(classify.ModelNotFound),
 			Summary:  "not in " + p.name + "'s list of models: a misspelt name in the configuration, or no access to it",
-			Evidence: "GET " + wire.ModelsPath(wire.Format(p.typ)) + " lists " + itoa(len(have)) + " models"})
+			Evidence: "GET " + formats.Envelope(config.Format(p.typ)).ModelsPath() + " lists " + itoa(len(have)) + " models"})
 	}
 	return fs
 }

@@ -45,6 +45,11 @@ type Wire interface {
 	// that already showed output breaks, so that it never looks complete;
 	// r is what a Responses stream told its client of its response.
 	StreamErrorFrame(class classify.Class, msg string, r wire.Responding) []byte
+	// GivesUpInStream reports a format whose streaming requests spillway
+	// gives up on are answered with a stream of their own (GiveUpFrame)
+	// rather than an HTTP error: Responses', whose client (Codex)
+	// resends a request answered 5xx, each time a walk of the whole chain.
+	GivesUpInStream() bool
 	// GiveUpFrame is the event that ends a stream spillway gave up on
 	// before any output.
 	GiveUpFrame(class classify.Class, msg string, r wire.Responding) []byte

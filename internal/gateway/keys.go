@@ -34,10 +34,7 @@ func presented(r *http.Request) string {
 			return k
 		}
 	}
-	if formatOf(r).Format == wire.Gemini {
-		return r.URL.Query().Get("key")
-	}
-	return ""
+	return formats.Envelope(formatOf(r).Format).QueryKey(r.URL.Query())
 }
 
 // callerSecrets are what of a request's own sign-in must reach no record,

@@ -28,7 +28,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
-	if login && ep.Format == wire.Anthropic {
+	if login && formats.Envelope(ep.Format).SignedIn(r.Header) {
 		r = s.dropKeyBesideLogin(r)
 	}
 	key, release, ok := s.admit(w, r, ep)
@@ -55,18 +55,18 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 
 // signedIn reports a request that carries a person's sign-in: every one of
 // a sign-in's route (Via), and a Claude login on the Messages route (a
-// bearer that is not an API key, wire.SignedIn). On a gateway with keys no
+// bearer that is not an API key, format.Envelope.SignedIn). On a gateway with keys no
 // credential is a login: each is a gateway key (replaced by the provider's
 // own) or refused.
 func signedIn(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
-	return ep.Via != "" || ep.Format == wire.Anthropic && len(cfg.Gateway.Keys) == 0 && wire.SignedIn(r.Header)
+	return ep.Via != "" || len(cfg.Gateway.Keys) == 0 && formats.Envelope(ep.Format).SignedIn(r.Header)
 }
 
 // planLoginNotKey reports, on a gateway with keys, a Messages request that
 // carries a Claude plan's login rather than one of the keys: refused as a
 // sign-in (403), not as a bad key (a 401 sends Claude Code to log in again).
 func planLoginNotKey(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
-	if ep.Format != wire.Anthropic || len(cfg.Gateway.Keys) == 0 || !wire.PlanLogin(r.Header) {
+	if len(cfg.Gateway.Keys) == 0 || !formats.Envelope(ep.Format).PlanLogin(r.Header) {
 		return false
 	}
 	_, known := keyOf(cfg, r)
@@ -299,7 +299,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model))
 		return
 	}
-	if t := cfg.ModelType(model); t != wire.Gemini {
+	if t := cfg.ModelType(model); t != ep.Format {
 		// the request and its key are Gemini's: they go to a Gemini
 		// provider or nowhere (a caller's key never reaches another vendor)
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is %s's, not Gemini's: countTokens counts a Gemini model's tokens; nothing was sent upstream", model, t))
@@ -378,7 +378,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // attempt gives it back when it ends.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
+	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: formats.WireOf(x.ep).Continues() && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*send.Resume)
 		if rs == nil {
@@ -450,14 +450,14 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, body *wire.Body
 	// own failed stream): Codex acts on it itself (a quota's message, a
 	// context window it compacts, a sign-in it refreshes) and does not
 	// resend it.
-	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
+	if cw := formats.WireOf(ep); cw.GivesUpInStream() && body.Stream && !upstreamRefusal(out) {
 		send.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		// a response of its own: spillway's id for the request, the model asked for
 		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: s.eng().Clock().Now().Unix()}
-		w.Write(formats.WireOf(ep).GiveUpFrame(class, out.Reason, rsp))
+		w.Write(cw.GiveUpFrame(class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := send.GiveUp(ep, out)

@@ -612,16 +612,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(names)
 	data := make([]any, 0, len(names))
 	for _, n := range names {
-		data = append(data, modelEntry(f, n))
+		data = append(data, formats.Envelope(f).ModelEntry(n))
 	}
-	switch f {
-	case wire.Anthropic:
-		writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false})
-	case wire.Gemini:
-		writeJSON(w, http.StatusOK, map[string]any{"models": data})
-	default:
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
-	}
+	writeJSON(w, http.StatusOK, formats.Envelope(f).ModelList(data))
 }
 
 // handleModel is one model of the list (GET /v1/models/MODEL,
@@ -636,24 +629,12 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	cfg := s.stateOf(r.Context()).cfg
 	if _, known := cfg.Models[name]; known && wire.Format(cfg.ModelType(name)) == ep.Format {
 		if _, ok := allowed(cfg, keyIn(r), name); ok {
-			writeJSON(w, http.StatusOK, modelEntry(ep.Format, name))
+			writeJSON(w, http.StatusOK, formats.Envelope(ep.Format).ModelEntry(name))
 			return
 		}
 	}
 	list := strings.TrimSuffix(r.URL.Path, "/"+name)
 	refuse(w, ep, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: model %q is not one of the %s models this gateway serves you (GET %s lists them)", name, ep.Format, list), 0)
-}
-
-// modelEntry is model n as format f's model list shows one.
-func modelEntry(f wire.Format, n string) map[string]any {
-	switch f {
-	case wire.Anthropic:
-		return map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
-	case wire.Gemini:
-		return map[string]any{"name": "models/" + n, "displayName": n,
-			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}}
-	}
-	return map[string]any{"id": n, "object": "model", "created": 1767225600, "owned_by": "spillway"}
 }
 
 // handleGemini routes POST /v1beta/models/MODEL:METHOD (and under /v1/):

@@ -668,7 +668,8 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		return "", "", &stepFailure{class: classify.ModelNotFound, final: true, err: fmt.Errorf("model %q is not configured (spillway config check lists the models)", model)}
 	}
 	format := wire.Format(cfg.ProviderType(deps[0].Provider))
-	ep, ok := wire.PromptEndpoint(format)
+	env, ok := formats.EnvelopeOf(format)
+	ep := env.PromptEndpoint()
 	if !ok {
 		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models (model %s)", format, model)}
 	}
@@ -678,7 +679,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	}
 	prov := cfg.Providers[deps[0].Provider]
 	// no key of the queue's own: the library gives each provider its key
-	header := wire.Auth(format, "")
+	header := formats.Header(env, "")
 	wire.ClearKeys(header)
 	if task.MinTier != "" {
 		header.Set("X-Spillway-Min-Tier", task.MinTier)

@@ -389,7 +389,7 @@ func setKey(h http.Header, prov config.Provider, f wire.Format) {
 		h.Set(prov.KeyHeader, prov.APIKey.Value)
 		return
 	}
-	wire.SetKey(h, f, prov.APIKey.Value)
+	formats.Envelope(f).SetKey(h, prov.APIKey.Value)
 }
 
 // progress tells the attempt about every read, for its idle watchdog.
@@ -452,7 +452,8 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // token of output), with header's credentials (a provider with auth: key
 // uses its own). It costs that one request's tokens.
 func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, header http.Header) (*Probed, error) {
-	ep, ok := wire.PromptEndpoint(cand.Format)
+	env, ok := formats.EnvelopeOf(cand.Format)
+	ep := env.PromptEndpoint()
 	if !ok {
 		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
 	}
@@ -477,7 +478,8 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 		return nil, fmt.Errorf("spillway: no provider %q configured", provider)
 	}
 	f := wire.Format(cfg.ProviderType(provider))
-	target := strings.TrimSuffix(prov.BaseURL, "/") + wire.ModelsPath(f)
+	env := formats.Envelope(f)
+	target := strings.TrimSuffix(prov.BaseURL, "/") + env.ModelsPath()
 	if prov.Query != "" {
 		target += "?" + strings.TrimPrefix(prov.Query, "?")
 	}
@@ -489,9 +491,7 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	}
 	wire.Outgoing(req.Header, header)
 	SetCredentials(req.Header, prov, f)
-	if f == wire.Anthropic && req.Header.Get("Anthropic-Version") == "" {
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-	}
+	env.Require(req.Header)
 	return send(rt, req)
 }
 

@@ -268,17 +268,6 @@ type Prompt struct {
 	MaxTokens int // the answer's cap; Anthropic requires one (4096 when 0), the others none when 0
 }
 
-// Auth is the header of a request in format f sent with key: its content
-// type, the key, and the version header Anthropic requires.
-func Auth(f Format, key string) http.Header {
-	h := http.Header{"Content-Type": {"application/json"}}
-	SetKey(h, f, key)
-	if f == Anthropic {
-		h.Set("Anthropic-Version", "2023-06-01")
-	}
-	return h
-}
-
 // keyHeaders are where the formats (and Azure) carry credentials.
 var keyHeaders = []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"}
 
@@ -297,57 +286,6 @@ func HasKey(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// SetKey replaces whatever credentials h carries with key, where format f
-// expects it.
-func SetKey(h http.Header, f Format, key string) {
-	ClearKeys(h)
-	switch f {
-	case Anthropic:
-		h.Set("X-Api-Key", key)
-		// a login's oauth beta goes with the login it replaces
-		if beta := h.Get("Anthropic-Beta"); strings.Contains(beta, "oauth-") {
-			var keep []string
-			for _, b := range strings.Split(beta, ",") {
-				if b = strings.TrimSpace(b); b != "" && !strings.HasPrefix(b, "oauth-") {
-					keep = append(keep, b)
-				}
-			}
-			h.Set("Anthropic-Beta", strings.Join(keep, ","))
-			if len(keep) == 0 {
-				h.Del("Anthropic-Beta")
-			}
-		}
-	case Gemini:
-		h.Set("X-Goog-Api-Key", key)
-	default:
-		h.Set("Authorization", "Bearer "+key)
-	}
-}
-
-// PromptEndpoint is where a Prompt goes in format f: Chat Completions for
-// OpenAI, Messages for Anthropic, generateContent for Gemini.
-func PromptEndpoint(f Format) (Endpoint, bool) {
-	for _, ep := range append(Endpoints[:len(Endpoints):len(Endpoints)], GeminiEndpoints...) {
-		if ep.Format == f && (ep.Kind == Chat || ep.Kind == Messages || ep.Kind == GenerateContent) {
-			return ep, true
-		}
-	}
-	return Endpoint{}, false
-}
-
-// ModelsPath is the path, under a provider's base URL, that lists its
-// models (GET; it costs no tokens): /models for OpenAI (whose base URL
-// ends in /v1), /v1/models for Anthropic, /v1beta/models for Gemini.
-func ModelsPath(f Format) string {
-	switch f {
-	case Anthropic:
-		return "/v1/models"
-	case Gemini:
-		return "/v1beta/models"
-	}
-	return "/models"
 }
 
 // EndpointOf is the endpoint of kind k (the zero Endpoint for a kind no

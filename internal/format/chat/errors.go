@@ -72,3 +72,6 @@ func (Format) StreamErrorFrame(_ classify.Class, msg string, _ wire.Responding) 
 func (f Format) GiveUpFrame(class classify.Class, msg string, r wire.Responding) []byte {
 	return f.StreamErrorFrame(class, msg, r)
 }
+
+// GivesUpInStream is false: a give-up is an HTTP error in this format.
+func (Format) GivesUpInStream() bool { return false }

@@ -1,6 +1,8 @@
 package formats
 
 import (
+	"net/http"
+
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/internal/sse"
 	. "github.com/spillway/spillway/internal/wire"
@@ -28,3 +30,10 @@ func streamErrorFrame(ep Endpoint, class classify.Class, msg string, r Respondin
 }
 
 func promptBody(p Prompt, ep Endpoint, model string) []byte { return WireOf(ep).Prompt(p, model) }
+
+func PromptEndpoint(f Format) (Endpoint, bool) {
+	e, ok := EnvelopeOf(f)
+	return e.PromptEndpoint(), ok
+}
+
+func Auth(f Format, key string) http.Header { return Header(Envelope(f), key) }

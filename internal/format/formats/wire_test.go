@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"github.com/spillway/spillway/internal/format/gemini"
 	. "github.com/spillway/spillway/internal/wire"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -111,5 +112,25 @@ func TestPromptMaxTokens(t *testing.T) {
 	}
 	if g, _ := PromptEndpoint(Gemini); !strings.Contains(string(promptBody(Prompt{User: "ping", MaxTokens: 1}, g, "m")), `"maxOutputTokens":1`) {
 		t.Error("gemini: no cap")
+	}
+}
+
+// Each API's envelope puts the key where the API reads it, and a
+// request of spillway's own carries what the API requires.
+func TestEnvelopeKeys(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer client"}, "X-Api-Key": {"client"}}
+	Envelope(Anthropic).SetKey(h, "mine")
+	if h.Get("Authorization") != "" || h.Get("X-Api-Key") != "mine" {
+		t.Fatal(h)
+	}
+	a := Auth(Anthropic, "k")
+	if a.Get("X-Api-Key") != "k" || a.Get("Anthropic-Version") == "" || a.Get("Content-Type") != "application/json" {
+		t.Fatal(a)
+	}
+	if Auth(OpenAI, "k").Get("Authorization") != "Bearer k" || Auth(Gemini, "k").Get("X-Goog-Api-Key") != "k" {
+		t.Fatal("key headers")
+	}
+	if _, ok := EnvelopeOf("azure"); ok {
+		t.Fatal("an unknown format has an envelope")
 	}
 }

@@ -69,3 +69,6 @@ func (Format) StreamErrorFrame(class classify.Class, msg string, _ wire.Respondi
 func (f Format) GiveUpFrame(class classify.Class, msg string, r wire.Responding) []byte {
 	return f.StreamErrorFrame(class, msg, r)
 }
+
+// GivesUpInStream is false: a give-up is an HTTP error in this format.
+func (Format) GivesUpInStream() bool { return false }

@@ -96,3 +96,8 @@ func event(name string, r wire.Responding, e *responseError) []byte {
 	}{name, r.Next, response{ID: r.ID, Object: "response", CreatedAt: r.CreatedAt, Status: status, Model: r.Model, Output: output, Error: e, Usage: r.Usage}})
 	return append(append([]byte("event: "+name+"\ndata: "), b...), "\n\n"...)
 }
+
+// GivesUpInStream is true: Codex reconnects to an HTTP 5xx and sends the
+// request again, so a streaming request spillway gives up on gets the event
+// form, with a code Codex prints as spillway says it.
+func (Format) GivesUpInStream() bool { return true }

@@ -24,10 +24,11 @@ type Wire interface {
 	// response, into r, for the failure that may end the stream:
 	// Responses' failure repeats it; the other formats' note nothing.
 	Seen(r *wire.Responding, ev sse.Event, fa wire.Facts)
-	// Continues reports a format whose answer broken inside its text can
-	// be continued (Messages: a partial assistant turn the model goes on
-	// from), which the relay then follows.
-	Continues() bool
+	// Continuation is how a broken answer of this format is continued,
+	// nil for a format whose answers are not (Messages': a partial
+	// assistant turn the model goes on from; the relay then follows the
+	// answer's text).
+	Continuation() Continuation
 	// TakesComments reports whether the clients of its streams skip SSE
 	// comment lines (spillway's last word on a stream).
 	TakesComments() bool
@@ -56,4 +57,29 @@ type Wire interface {
 
 	// Prompt is p as a request body in this format for model.
 	Prompt(p wire.Prompt, model string) []byte
+}
+
+// Continuation is how a format's answer broken inside its text is
+// continued: what each of its events says of the answer's blocks, and how
+// the events of a continuation's stream become the answer's it continues.
+type Continuation interface {
+	// Block is what ev says of the answer's content blocks; false for an
+	// event that says nothing of them.
+	Block(ev sse.Event) (Block, bool)
+	// Splice turns ev, an event of a continuation's stream, into one of
+	// the answer it continues, whose blocks before it number base: drop
+	// for an event the caller must not see again (the continuation's
+	// opening); trim is whitespace the partial turn left out, dropped
+	// from the first text (trimmed: it was).
+	Splice(ev sse.Event, base int, trim string) (out sse.Event, drop, trimmed bool, err error)
+}
+
+// Block is what one event says of an answer's content blocks: one opens
+// (Start: its Index, and whether it is Text), a piece of text comes
+// (Delta), or the block in flight closes (Stop).
+type Block struct {
+	Start, Stop bool
+	Index       int
+	Text        bool
+	Delta       string
 }

@@ -378,7 +378,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // attempt gives it back when it ends.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: formats.WireOf(x.ep).Continues() && body.Stream, Budget: x.budget}
+	so := send.Options{Hold: x.opts.HoldFor(x.s.stateOf(ctx).cfg, a.Candidate.Model), Track: formats.WireOf(x.ep).Continuation() != nil && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*send.Resume)
 		if rs == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -283,7 +282,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		}
 		switch f {
 		case wire.Hold:
-			if s.o.Track && s.fromWire().Continues() {
+			if s.o.Track && s.fromWire().Continuation() != nil {
 				s.track(ev) // a content block's start comes before its output
 			}
 			if holdBack(raw) && len(held) <= maxHeld {
@@ -462,7 +461,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	if f == wire.Output && fa.Delta {
 		s.deltas++
 	}
-	if s.o.Track && s.fromWire().Continues() {
+	if s.o.Track && s.fromWire().Continuation() != nil {
 		s.track(ev)
 	}
 	switch {
@@ -487,44 +486,24 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	}
 }
 
-// block is the part of a Messages content block event a continuation needs.
-type block struct {
-	Index        int `json:"index"`
-	ContentBlock struct {
-		Type string `json:"type"`
-	} `json:"content_block"`
-	Delta struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"delta"`
-}
-
-// track keeps the text of a Messages answer and the block in flight.
+// track keeps the text of an answer whose format continues it
+// (format.Continuation) and the block in flight.
 func (s *Stream) track(ev sse.Event) {
 	if s.lost != "" { // no continuation any more: nothing to follow
 		return
 	}
-	switch ev.Name {
-	case "content_block_start", "content_block_delta", "content_block_stop":
-	default:
-		return
-	}
-	var b block
-	if json.Unmarshal(ev.Data, &b) != nil {
-		return
-	}
-	switch ev.Name {
-	case "content_block_start":
-		s.open, s.openText = b.Index, b.ContentBlock.Type == "text"
+	b, ok := s.fromWire().Continuation().Block(ev)
+	switch {
+	case !ok:
+	case b.Start:
+		s.open, s.openText = b.Index, b.Text
 		if !s.openText {
 			s.otherKind = true
 		}
-	case "content_block_delta":
-		if b.Delta.Type == "text_delta" {
-			s.keepText(b.Delta.Text)
-		}
-	case "content_block_stop":
+	case b.Stop:
 		s.open, s.openText = -1, false
+	default:
+		s.keepText(b.Delta)
 	}
 }
 
@@ -563,7 +542,7 @@ func (s *Stream) loseText(why string) {
 // flight, another protocol, an answer past what a continuation carries,
 // an event past the frame limit).
 func (s *Stream) Resume() *Resume {
-	if !s.o.Track || !s.fromWire().Continues() || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
+	if !s.o.Track || s.fromWire().Continuation() == nil || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
 		return nil
 	}
 	if s.resume == nil {
@@ -573,41 +552,19 @@ func (s *Stream) Resume() *Resume {
 }
 
 // splice turns an event of a continuation's stream into one of the answer
-// it continues, as the caller sees it: the opening (message_start, the
-// first block's start, pings) is dropped, content blocks are renumbered
-// from where the answer broke, and the whitespace the partial turn left
-// out is dropped from the first text, once.
+// it continues, as the caller sees it (format.Continuation.Splice): the
+// whitespace the partial turn left out is dropped from the first text,
+// once.
 func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
-	base := s.o.Splice.Index
-	switch ev.Name {
-	case "message_start", "ping":
-		return ev, true, nil
-	case "content_block_start", "content_block_delta", "content_block_stop":
-	default:
+	c := s.fromWire().Continuation()
+	if c == nil { // a format that is not continued: nothing of its stream is spliced
 		return ev, false, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(ev.Data, &m); err != nil {
-		return ev, false, err
-	}
-	i, _ := m["index"].(float64)
-	if ev.Name == "content_block_start" && i == 0 {
-		if cb, _ := m["content_block"].(map[string]any); cb["type"] != "text" {
-			return ev, false, fmt.Errorf("the continuation did not go on with text")
-		}
-		return ev, true, nil // the block it goes on with is the one the caller has open
-	}
-	m["index"] = base + int(i)
-	if d, _ := m["delta"].(map[string]any); s.trim != "" && d["type"] == "text_delta" {
-		text, _ := d["text"].(string)
-		d["text"] = strings.TrimPrefix(text, s.trim)
+	out, drop, trimmed, err := c.Splice(ev, s.o.Splice.Index, s.trim)
+	if trimmed {
 		s.trim = ""
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return ev, false, err
-	}
-	return sse.Event{Name: ev.Name, Data: data, Raw: fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data)}, false, nil
+	return out, drop, err
 }
 
 // First is what to deliver before anything else: the held opening events

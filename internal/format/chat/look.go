@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"github.com/spillway/spillway/internal/format"
 	"strings"
 
 	"github.com/spillway/spillway/internal/sse"
@@ -37,8 +38,8 @@ func (Format) OnceStarted(f wire.Facts) wire.Frame {
 // Seen notes nothing: a Chat error chunk names nothing of its stream.
 func (Format) Seen(*wire.Responding, sse.Event, wire.Facts) {}
 
-// Continues is false: a broken Chat answer is not continued.
-func (Format) Continues() bool { return false }
+// Continuation is nil: a broken Chat answer is not continued.
+func (Format) Continuation() format.Continuation { return nil }
 
 // TakesComments is true: the OpenAI SDKs skip SSE comment lines.
 func (Format) TakesComments() bool { return true }

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"github.com/spillway/spillway/internal/format"
 	"strings"
 
 	"github.com/spillway/spillway/internal/sse"
@@ -31,8 +32,8 @@ func (Format) OnceStarted(f wire.Facts) wire.Frame { return f.Frame }
 // Seen notes nothing: Gemini's error chunk names nothing of its stream.
 func (Format) Seen(*wire.Responding, sse.Event, wire.Facts) {}
 
-// Continues is false: a broken Gemini answer is not continued.
-func (Format) Continues() bool { return false }
+// Continuation is nil: a broken Gemini answer is not continued.
+func (Format) Continuation() format.Continuation { return nil }
 
 // TakesComments is false: Gemini's SDK (Gemini CLI) fails on SSE comment
 // lines ("Incomplete JSON segment at the end"), so its streams carry the

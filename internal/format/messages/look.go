@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -46,9 +47,9 @@ func (Format) OnceStarted(f wire.Facts) wire.Frame { return f.Frame }
 // Seen notes nothing: Messages' error event names nothing of its stream.
 func (Format) Seen(*wire.Responding, sse.Event, wire.Facts) {}
 
-// Continues is true: a Messages answer broken inside its text goes on
-// from a partial assistant turn (the relay follows it: Track).
-func (Format) Continues() bool { return true }
+// Continuation is Messages': an answer broken inside its text goes on
+// from a partial assistant turn (continue.go).
+func (Format) Continuation() format.Continuation { return continuation{} }
 
 // TakesComments is true: the Anthropic SDKs skip SSE comment lines.
 func (Format) TakesComments() bool { return true }

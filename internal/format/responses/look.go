@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"github.com/spillway/spillway/internal/format"
 	"strings"
 
 	"github.com/spillway/spillway/internal/sse"
@@ -57,8 +58,8 @@ func (Format) OnceStarted(f wire.Facts) wire.Frame { return f.Frame }
 // sequence number.
 func (Format) Seen(r *wire.Responding, ev sse.Event, fa wire.Facts) { r.Note(ev.Name, ev.Data, fa) }
 
-// Continues is false: a broken Responses answer is not continued.
-func (Format) Continues() bool { return false }
+// Continuation is nil: a broken Responses answer is not continued.
+func (Format) Continuation() format.Continuation { return nil }
 
 // TakesComments is true: the OpenAI SDKs and Codex skip SSE comments.
 func (Format) TakesComments() bool { return true }

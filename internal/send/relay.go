@@ -65,7 +65,7 @@ type Stream struct {
 	client, from wire.Endpoint
 	resp         *http.Response
 	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
-	rd           *sse.Reader
+	rd           format.Events // the stream's events, as its provider frames them
 	o            Options
 	conv         *format.Stream // the translation, for another vendor's stream
 	convHeld     int64          // what conv held, counted in mem
@@ -197,8 +197,8 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 // stream or a watchdog came first; the caller has then seen nothing.
 func (s *Stream) hold() (policy.Result, bool) {
 	s.body = s.resp.Body
-	s.rd = sse.NewReader(s.body)
-	s.rd.SetRoom(s.mem.b) // a large event's buffer is the request's to hold
+	// a large event's buffer is the request's to hold
+	s.rd = formats.Envelope(s.from.Format).Framing().Events(s.body, s.mem.b)
 	s.open = -1
 	if sp := s.o.Splice; sp != nil {
 		s.keepText(sp.Text)

@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"github.com/spillway/spillway/internal/format"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,3 +74,6 @@ func (API) ModelList(data []any) map[string]any {
 
 // PromptEndpoint is Messages.
 func (API) PromptEndpoint() wire.Endpoint { return wire.EndpointOf(wire.Messages) }
+
+// Framing is server-sent events.
+func (API) Framing() format.Framing { return format.SSE{} }

@@ -171,6 +171,26 @@ func (c *Config) PassesUnknown() bool {
 	return c.Catalog != CatalogNone
 }
 
+// Format is a provider's wire format: what its requests, answers, events
+// and errors look like (internal/format holds each one's truth).
+type Format string
+
+// The wire formats.
+const (
+	OpenAI    Format = "openai"
+	Anthropic Format = "anthropic"
+	Gemini    Format = "gemini"
+)
+
+// ModelInPath reports a format whose model is a segment of the URL path,
+// not a field of the body (Gemini's): its model names must fit a path.
+func (f Format) ModelInPath() bool { return f == Gemini }
+
+// Prefills reports a format whose model may be sent a partial assistant
+// turn to go on from (Anthropic's Messages): a broken answer's
+// continuation.
+func (f Format) Prefills() bool { return f == Anthropic }
+
 // Provider is an upstream API.
 type Provider struct {
 	// Type is the wire format: openai, anthropic or gemini. It defaults to
@@ -385,7 +405,7 @@ func (c *Config) SecretValues() []string {
 
 // ModelType is the wire format of the model called name (its first
 // deployment's provider's), "" for a model the configuration does not know.
-func (c *Config) ModelType(name string) string {
+func (c *Config) ModelType(name string) Format {
 	if d := c.Deployments(name); len(d) > 0 {
 		return c.ProviderType(d[0].Provider)
 	}
@@ -688,15 +708,15 @@ func (c *Config) ChainFor(model string) (name string, chain []string) {
 }
 
 // ProviderType is the wire format of the named provider.
-func (c *Config) ProviderType(name string) string {
+func (c *Config) ProviderType(name string) Format {
 	p, ok := c.Providers[name]
 	if !ok {
 		return ""
 	}
 	if p.Type != "" {
-		return p.Type
+		return Format(p.Type)
 	}
-	return name
+	return Format(name)
 }
 
 // CrossVendor reports whether any request can be answered by another

@@ -177,7 +177,7 @@ func (l *loader) model(c *Config, name string) {
 func (l *loader) upstreamNames(c *Config, name string, m Model, fp string) {
 	for i, d := range c.Deployments(name) {
 		// a Gemini model's name goes in the URL's path
-		if c.ProviderType(d.Provider) != "gemini" {
+		if !c.ProviderType(d.Provider).ModelInPath() {
 			continue
 		}
 		if err := CheckPathModel(d.Upstream); err != nil {
@@ -532,7 +532,7 @@ func unsetEnv(s Secret) string {
 // print, weights from 1 to maxWeight, defined providers, one wire format.
 func (l *loader) deployments(c *Config, name string, m Model) {
 	seen := map[string]int{}
-	format := ""
+	var format Format
 	for i, d := range c.Deployments(name) {
 		dp := fmt.Sprintf("models.%s.deployments[%d]", name, i)
 		if j, dup := seen[d.Name]; dup {

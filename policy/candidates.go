@@ -4,19 +4,18 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 )
 
 // Candidate is one place a request may be sent to: a model and, once models
 // may have several, one of its deployments.
 type Candidate struct {
-	Model    string            // the name clients use
-	Upstream string            // the name sent upstream
-	Provider string            // provider name in the configuration
-	Format   classify.Provider // the provider's wire format
-	Tier     config.Tier       // "" for a model the configuration does not know
-	Context  int               // 0 when unknown
+	Model    string        // the name clients use
+	Upstream string        // the name sent upstream
+	Provider string        // provider name in the configuration
+	Format   config.Format // the provider's wire format
+	Tier     config.Tier   // "" for a model the configuration does not know
+	Context  int           // 0 when unknown
 	// Deployment names one of the model's deployments; empty while a model
 	// has exactly one (its provider's). Weight shares healthy traffic
 	// between a model's deployments.
@@ -97,7 +96,7 @@ func (e *Engine) candidates(r Request) []Candidate {
 			deps = []config.Deployment{{Provider: deps[0].Provider, Upstream: deps[0].Upstream, Weight: 1}}
 		}
 		for _, d := range deps {
-			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: classify.Provider(e.cfg.ProviderType(d.Provider)),
+			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: e.cfg.ProviderType(d.Provider),
 				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, r.Type)})
 		}
 	}
@@ -133,7 +132,7 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 		for _, d := range e.cfg.Deployments(mn) {
 			// another vendor's step is sent with its provider's own key
 			// whatever its auth (Call.Cross passes over one without)
-			f := classify.Provider(e.cfg.ProviderType(d.Provider))
+			f := e.cfg.ProviderType(d.Provider)
 			// (for a usage limit only with a key it has: a step passed over
 			// for none would end the request before its wait for the reset)
 			cross := f != r.Type && r.Type != "" && (!forLimit || e.cfg.Providers[d.Provider].APIKey.Value != "")
@@ -163,7 +162,7 @@ func (e *Engine) optedIn(r Request, cand Candidate) bool {
 		return true // the overflow chain's
 	}
 	for _, m := range whole {
-		if classify.Provider(e.cfg.ModelType(m)) == r.Type {
+		if e.cfg.ModelType(m) == r.Type {
 			return true
 		}
 	}

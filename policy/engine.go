@@ -71,7 +71,7 @@ func (e *Engine) OtherBreakers() int { return e.breakers.Others() }
 // takes a partial assistant turn (Anthropic Messages), its configuration
 // does not say prefill: false, and it has not refused one.
 func (e *Engine) prefills(c Candidate) bool {
-	if c.Format != classify.Anthropic || !e.cfg.Prefills(c.Model) {
+	if !c.Format.Prefills() || !e.cfg.Prefills(c.Model) {
 		return false
 	}
 	_, refused := e.noPrefill.Load(c.Model)
@@ -238,8 +238,8 @@ func (e *Engine) keyID(provider string) string {
 // idFor is the KeyID of a candidate on provider for a request of format
 // t: keyID, but another vendor's step always goes with its provider's own
 // key (whatever its auth).
-func (e *Engine) idFor(provider string, t classify.Provider) string {
-	if f := classify.Provider(e.cfg.ProviderType(provider)); t != "" && f != t {
+func (e *Engine) idFor(provider string, t config.Format) string {
+	if f := e.cfg.ProviderType(provider); t != "" && f != t {
 		return e.ownKeyID(provider)
 	}
 	return e.keyID(provider)

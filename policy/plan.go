@@ -14,7 +14,7 @@ type Request struct {
 	Model string
 	// Type is the wire format of the endpoint the client called; a model the
 	// configuration does not know goes to that type's provider as is.
-	Type       classify.Provider
+	Type       config.Format
 	MinTier    config.Tier // "" for none
 	NoFallback bool
 	// InputTokens is the request's size as its bytes tell it (about four
@@ -135,7 +135,7 @@ type Hop struct {
 	// Vendor, on a cross-vendor step, is the model's wire format: the
 	// route shows it ("claude-sonnet-5-5[anthropic]:ok"), the step being
 	// translated.
-	Vendor classify.Provider
+	Vendor config.Format
 }
 
 // hop is c's hop of the route with class.

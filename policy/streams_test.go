@@ -265,10 +265,10 @@ func TestContinuation(t *testing.T) {
 		if !out.Unfinished || out.Route != "claude-sonnet-5-5:capacity > claude-haiku-5-5:bad_request" {
 			t.Fatalf("%+v", out)
 		}
-		if e.prefills(Candidate{Model: "claude-haiku-5-5", Format: classify.Anthropic}) {
+		if e.prefills(Candidate{Model: "claude-haiku-5-5", Format: config.Anthropic}) {
 			t.Fatal("haiku's refusal was not remembered")
 		}
-		if e.prefills(Candidate{Model: "gpt-6-astra", Format: classify.OpenAI}) {
+		if e.prefills(Candidate{Model: "gpt-6-astra", Format: config.OpenAI}) {
 			t.Fatal("an OpenAI model takes a continuation")
 		}
 	})

@@ -11,7 +11,7 @@ import (
 )
 
 // Google's own Go SDK on API version v1 (@google/genai 3.x's default)
-// through the library: wire.EndpointFor knows /v1/models/MODEL:METHOD as
+// through the library: formats.EndpointFor knows /v1/models/MODEL:METHOD as
 // it knows /v1beta/, so gemini-3-pro full, gemini-3-flash answers, whole
 // and streamed, at the path the caller used.
 func TestGoogleGenAISDKOnV1(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/format/formats"
+	"github.com/spillway/spillway/internal/format/gemini"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -140,7 +142,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // outcome too (nil for a request passed to the base transport as it is);
 // ladder carries Call's Park option.
 func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.Response, *policy.Outcome, error) {
-	ep, known := wire.EndpointFor(req.URL.Path)
+	ep, known := formats.EndpointFor(req.URL.Path)
 	if req.Method != http.MethodPost || !known || req.Body == nil || req.Body == http.NoBody {
 		resp, err := t.base.RoundTrip(req)
 		return resp, nil, err
@@ -151,8 +153,8 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err == nil && ep.ModelInPath {
-		body.Model = wire.PathModel(req.URL.Path)
-		if perr := wire.CheckPathModel(body.Model); perr != nil {
+		body.Model = gemini.PathModel(req.URL.Path)
+		if perr := config.CheckPathModel(body.Model); perr != nil {
 			return nil, nil, fmt.Errorf("transport: %w", perr)
 		}
 	}
@@ -174,7 +176,7 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 	if err != nil {
 		return nil, nil, fmt.Errorf("transport: %w", err)
 	}
-	login := ep.Format == wire.Anthropic && wire.SignedIn(req.Header)
+	login := formats.Envelope(ep.Format).SignedIn(req.Header)
 	if login && req.Header.Get("X-Api-Key") != "" {
 		// a login's request is the login's: an x-api-key beside it goes nowhere
 		req = req.Clone(req.Context())
@@ -298,7 +300,7 @@ func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endp
 	out := req.Clone(ctx)
 	if ep.ModelInPath && cand.Upstream != body.Model {
 		// Gemini: the model is in the path
-		out.URL.Path, out.URL.RawPath = wire.WithPathModel(req.URL.Path, cand.Upstream), ""
+		out.URL.Path, out.URL.RawPath = gemini.WithPathModel(req.URL.Path, cand.Upstream), ""
 	}
 	out.Header = http.Header{}
 	wire.Outgoing(out.Header, req.Header)

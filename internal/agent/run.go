@@ -803,7 +803,7 @@ func geminiCut(classifier func(classify.Input) classify.Verdict, out runOut) cla
 		if !strings.HasPrefix(l, "[ERROR] ") {
 			continue
 		}
-		if v := classifier(classify.Input{Text: l, Provider: wire.Gemini}); handled[v.Class] && !v.Notice {
+		if v := classifier(classify.Input{Text: l, Provider: classify.Gemini}); handled[v.Class] && !v.Notice {
 			return v
 		}
 	}
@@ -826,7 +826,7 @@ func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runO
 		if len(lines) > 50 {
 			lines = lines[len(lines)-50:]
 		}
-		v := classifier(classify.Input{Text: strings.Join(lines, "\n"), Provider: typeOf(kind)})
+		v := classifier(classify.Input{Text: strings.Join(lines, "\n"), Provider: classify.Provider(typeOf(kind))})
 		if v.Class != classify.Unknown && !v.Notice {
 			return v
 		}

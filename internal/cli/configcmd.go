@@ -159,7 +159,7 @@ func chainLines(c *config.Config) []string {
 			for i, m := range models {
 				out[i] = m
 				if t := c.ModelType(m); t != "" && format != "" && t != format {
-					out[i] += " [" + t + ", translated]"
+					out[i] += " [" + string(t) + ", translated]"
 					cross = true
 				}
 			}

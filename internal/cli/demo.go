@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/serve"
@@ -273,8 +274,8 @@ func demoRequest(ctx context.Context, client *http.Client, addr string, i int) d
 		r.asked = "gemini-3-pro"
 	}
 	prompt := wire.Prompt{User: fmt.Sprintf("demo request %d: refactor the parser", i), Stream: stream, MaxTokens: 256}
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+strings.ReplaceAll(ep.Path, "{model}", r.asked)+query, bytes.NewReader(prompt.Body(ep, r.asked)))
-	req.Header = wire.Auth(ep.Format, key)
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+strings.ReplaceAll(ep.Path, "{model}", r.asked)+query, bytes.NewReader(formats.WireOf(ep).Prompt(prompt, r.asked)))
+	req.Header = formats.Header(formats.Envelope(ep.Format), key)
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

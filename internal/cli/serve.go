@@ -22,11 +22,11 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/dash"
+	"github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/queue"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/serve"
-	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -304,17 +304,17 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 	// (the gateway refuses them beyond loopback or with gateway.keys)
 	signIns := len(cfg.Gateway.Keys) == 0 && config.Loopback(cfg.Listen) && config.Loopback(addr.String())
 	signIn := func(provider string) bool { _, ok := cfg.Providers[provider]; return signIns && ok }
-	if answers(cfg, "openai") {
+	if answers(cfg, config.OpenAI) {
 		b.bases = append(b.bases, [3]string{"openai_base_url", "OpenAI base URL", at + "/v1"})
 		if signIn(config.ChatGPT) {
 			// (setup codex --chatgpt writes it as its provider's base_url)
-			b.bases = append(b.bases, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (provider base_url)", at + wire.ChatGPTPrefix})
+			b.bases = append(b.bases, [3]string{"chatgpt_base_url", "Codex on a ChatGPT plan (provider base_url)", at + responses.ChatGPTPrefix})
 		}
 	}
-	if answers(cfg, "anthropic") {
+	if answers(cfg, config.Anthropic) {
 		b.bases = append(b.bases, [3]string{"anthropic_base_url", "Anthropic base URL", at})
 	}
-	if answers(cfg, "gemini") {
+	if answers(cfg, config.Gemini) {
 		b.bases = append(b.bases, [3]string{"gemini_base_url", "Gemini base URL", at})
 		if signIn(config.CodeAssist) {
 			b.bases = append(b.bases, [3]string{"code_assist_endpoint", "Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT)", at})
@@ -327,7 +327,7 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 // can be answered under cfg: a configured model speaks it (its chain takes
 // requests in that format), or a model the configuration does not know
 // goes to the provider of that name as named (passthrough_unknown).
-func answers(cfg *config.Config, format string) bool {
+func answers(cfg *config.Config, format config.Format) bool {
 	for name := range cfg.Models {
 		for _, d := range cfg.Deployments(name) {
 			if !config.IsSignIn(d.Provider) && cfg.ProviderType(d.Provider) == format {
@@ -335,8 +335,8 @@ func answers(cfg *config.Config, format string) bool {
 			}
 		}
 	}
-	_, ok := cfg.Providers[format]
-	return ok && cfg.PassesUnknown() && cfg.ProviderType(format) == format
+	_, ok := cfg.Providers[string(format)]
+	return ok && cfg.PassesUnknown() && cfg.ProviderType(string(format)) == format
 }
 
 func (b banner) write(w io.Writer) {

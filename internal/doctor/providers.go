@@ -13,8 +13,8 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/send"
-	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
 
@@ -41,7 +41,7 @@ func usedProviders(cfg *config.Config) []provider {
 			p := byName[d.Provider]
 			if p == nil {
 				pc := cfg.Providers[d.Provider]
-				p = &provider{name: d.Provider, typ: cfg.ProviderType(d.Provider), base: pc.BaseURL}
+				p = &provider{name: d.Provider, typ: string(cfg.ProviderType(d.Provider)), base: pc.BaseURL}
 				byName[d.Provider] = p
 			}
 			up := d.Upstream
@@ -49,7 +49,7 @@ func usedProviders(cfg *config.Config) []provider {
 				up = model
 			}
 			if !slices.ContainsFunc(p.models, func(c policy.Candidate) bool { return c.Upstream == up }) {
-				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: classify.Provider(p.typ)})
+				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: config.Format(p.typ)})
 			}
 		}
 	}
@@ -99,12 +99,12 @@ func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provi
 		return []Finding{{Area: "key", Subject: p.name, Status: Unknown, Summary: why}}, 0
 	}
 	h := http.Header{}
-	wire.SetKey(h, wire.Format(p.typ), p.key)
+	formats.Envelope(config.Format(p.typ)).SetKey(h, p.key)
 	var fs []Finding
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	ans, err := send.ListModels(lctx, rt, o.Config, p.name, h)
-	path := wire.ModelsPath(wire.Format(p.typ))
+	path := formats.Envelope(config.Format(p.typ)).ModelsPath()
 	if err != nil {
 		v := classify.Err(err)
 		return []Finding{{Area: "key", Subject: p.name, Status: Broken, Class: string(v.Class),
@@ -177,7 +177,7 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		return f, v.Class == classify.Timeout
 	}
 	sent = true
-	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format})
+	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)})
 	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		f.Evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)
@@ -261,7 +261,7 @@ func listed(p provider, body []byte) []Finding {
 	for _, m := range missing {
 		fs = append(fs, Finding{Area: "model", Subject: m, Status: Degraded, Class: string(classify.ModelNotFound),
 			Summary:  "not in " + p.name + "'s list of models: a misspelt name in the configuration, or no access to it",
-			Evidence: "GET " + wire.ModelsPath(wire.Format(p.typ)) + " lists " + itoa(len(have)) + " models"})
+			Evidence: "GET " + formats.Envelope(config.Format(p.typ)).ModelsPath() + " lists " + itoa(len(have)) + " models"})
 	}
 	return fs
 }

@@ -117,8 +117,3 @@ type Registry interface {
 	Of(k wire.Kind) (Format, bool)
 	Target(f wire.Format, stream bool) (wire.Endpoint, Format, bool)
 }
-
-// Wire is the rest of a format's truth that the relay, the classifier's
-// callers and the gateway ask: its frames (Look), its error shapes, its
-// usage and its output tokens.
-type Wire interface{}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/gateway"
-	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -168,7 +167,7 @@ func FuzzGeminiPath(f *testing.F) {
 				u.Fragment != "" || u.RawFragment != "" || strings.Contains(model, "/") || u.RawQuery != "" && u.RawQuery != req.URL.RawQuery {
 				t.Fatalf("%s was sent to %s", target, u)
 			}
-			if dec, _ := url.PathUnescape(model); wire.CheckPathModel(dec) != nil {
+			if dec, _ := url.PathUnescape(model); config.CheckPathModel(dec) != nil {
 				t.Fatalf("%s: the model %q went upstream", target, dec)
 			}
 		}

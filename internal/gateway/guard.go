@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/internal/format/formats"
 )
 
 // guard is what every request to the gateway passes first (its API, the
@@ -25,7 +25,7 @@ import (
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := s.refusal(r); why != "" {
-			body := wire.StatusBody(formatOf(r), http.StatusForbidden, "spillway: "+why)
+			body := formats.WireOf(formatOf(r)).StatusBody(http.StatusForbidden, "spillway: "+why)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusForbidden)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -193,7 +194,7 @@ func (s *Server) giveHeld(h *held) {
 // shape, code spillway_busy (never server_is_overloaded, which Codex
 // shows as the model at capacity), Retry-After: 1.
 func busy(w http.ResponseWriter, ep wire.Endpoint) {
-	status, body := wire.BusyBody(ep, errBusy.Error())
+	status, body := formats.WireOf(ep).BusyBody(errBusy.Error())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", strconv.Itoa(int(busyWait/time.Second)))
 	w.WriteHeader(status)

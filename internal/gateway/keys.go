@@ -14,6 +14,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/internal/words"
 )
@@ -33,10 +34,7 @@ func presented(r *http.Request) string {
 			return k
 		}
 	}
-	if formatOf(r).Format == wire.Gemini {
-		return r.URL.Query().Get("key")
-	}
-	return ""
+	return formats.Envelope(formatOf(r).Format).QueryKey(r.URL.Query())
 }
 
 // callerSecrets are what of a request's own sign-in must reach no record,
@@ -100,9 +98,9 @@ func (s *slots) take(name string, limit int) (release func(), ok bool) {
 // budget: at midnight UTC), and every refusal tells SDKs not to retry on
 // their own.
 func refuse(w http.ResponseWriter, ep wire.Endpoint, status int, class classify.Class, msg string, retryAfter time.Duration) {
-	_, body := wire.ErrorBody(ep, class, msg)
+	_, body := formats.WireOf(ep).ErrorBody(class, msg)
 	if status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
-		body = wire.StatusBody(ep, status, msg) // not a bad key, not a bad request: what the status says
+		body = formats.WireOf(ep).StatusBody(status, msg) // not a bad key, not a bad request: what the status says
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Should-Retry", "false")

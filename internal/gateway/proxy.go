@@ -14,6 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
@@ -31,7 +32,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
-	if login && ep.Format == wire.Anthropic {
+	if login && formats.Envelope(ep.Format).SignedIn(r.Header) {
 		r = s.dropKeyBesideLogin(r)
 	}
 	key, release, ok := s.admit(w, r, ep)
@@ -58,18 +59,18 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 
 // signedIn reports a request that carries a person's sign-in: every one of
 // a sign-in's route (Via), and a Claude login on the Messages route (a
-// bearer that is not an API key, wire.SignedIn). On a gateway with keys no
+// bearer that is not an API key, format.Envelope.SignedIn). On a gateway with keys no
 // credential is a login: each is a gateway key (replaced by the provider's
 // own) or refused.
 func signedIn(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
-	return ep.Via != "" || ep.Format == wire.Anthropic && len(cfg.Gateway.Keys) == 0 && wire.SignedIn(r.Header)
+	return ep.Via != "" || len(cfg.Gateway.Keys) == 0 && formats.Envelope(ep.Format).SignedIn(r.Header)
 }
 
 // planLoginNotKey reports, on a gateway with keys, a Messages request that
 // carries a Claude plan's login rather than one of the keys: refused as a
 // sign-in (403), not as a bad key (a 401 sends Claude Code to log in again).
 func planLoginNotKey(cfg *config.Config, ep wire.Endpoint, r *http.Request) bool {
-	if ep.Format != wire.Anthropic || len(cfg.Gateway.Keys) == 0 || !wire.PlanLogin(r.Header) {
+	if len(cfg.Gateway.Keys) == 0 || !formats.Envelope(ep.Format).PlanLogin(r.Header) {
 		return false
 	}
 	_, known := keyOf(cfg, r)
@@ -127,7 +128,7 @@ type reqLog struct {
 
 // reject answers a request the gateway itself refuses, in the provider's shape.
 func reject(w http.ResponseWriter, ep wire.Endpoint, status int, msg string) string {
-	_, body := wire.ErrorBody(ep, classify.BadRequest, msg)
+	_, body := formats.WireOf(ep).ErrorBody(classify.BadRequest, msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
@@ -199,7 +200,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	}
 	if ep.ModelInPath { // Gemini: /v1beta/models/MODEL:METHOD
 		body.Model, _, _ = strings.Cut(r.PathValue("call"), ":")
-		if err := wire.CheckPathModel(body.Model); err != nil {
+		if err := config.CheckPathModel(body.Model); err != nil {
 			return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 		}
 	}
@@ -306,7 +307,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is not in the configuration (spillway config check lists the models)", model))
 		return
 	}
-	if t := cfg.ModelType(model); t != string(wire.Gemini) {
+	if t := cfg.ModelType(model); t != ep.Format {
 		// the request and its key are Gemini's: they go to a Gemini
 		// provider or nowhere (a caller's key never reaches another vendor)
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: model %q is %s's, not Gemini's: countTokens counts a Gemini model's tokens; nothing was sent upstream", model, t))
@@ -314,7 +315,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err == nil {
-		err = wire.CheckPathModel(model)
+		err = config.CheckPathModel(model)
 	}
 	if err != nil {
 		reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
@@ -328,7 +329,7 @@ func (s *Server) passThrough(w http.ResponseWriter, r *http.Request, model, meth
 	}
 	resp, err := s.rt.RoundTrip(up)
 	if err != nil {
-		_, b := wire.ErrorBody(ep, classify.Network, "spillway: "+redact.String(err.Error()))
+		_, b := formats.WireOf(ep).ErrorBody(classify.Network, "spillway: "+redact.String(err.Error()))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write(b)
@@ -385,7 +386,7 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // attempt gives it back when it ends.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := send.Options{Hold: x.opts.HoldFor(x.st.cfg, a.Candidate.Model), Track: x.ep.Kind == wire.Messages && body.Stream, Budget: x.budget}
+	so := send.Options{Hold: x.opts.HoldFor(x.st.cfg, a.Candidate.Model), Track: formats.WireOf(x.ep).Continuation() != nil && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*send.Resume)
 		if rs == nil {
@@ -453,19 +454,19 @@ func (s *Server) giveUp(w http.ResponseWriter, ep wire.Endpoint, st *gwState, bo
 	// Codex reconnects to an HTTP 5xx and sends the request again (each
 	// time a walk of the whole chain), so a streaming Responses request
 	// spillway gives up on gets the event form, with the code Codex
-	// prints as spillway says it (wire.GiveUpFrame). Only an upstream's own
+	// prints as spillway says it (format.Wire.GiveUpFrame). Only an upstream's own
 	// answer for a failure no retry fixes goes as it came (a 4xx, or its
 	// own failed stream): Codex acts on it itself (a quota's message, a
 	// context window it compacts, a sign-in it refreshes) and does not
 	// resend it.
-	if ep.Kind == wire.Responses && body.Stream && !upstreamRefusal(out) {
+	if cw := formats.WireOf(ep); cw.GivesUpInStream() && body.Stream && !upstreamRefusal(out) {
 		send.SetRoute(h, out.ID, out.Route, out.Attempts, "")
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		// a response of its own: spillway's id for the request, the model asked for
 		rsp := wire.Responding{ID: "resp_spillway_" + out.ID, Model: body.Model, CreatedAt: st.engine.Clock().Now().Unix()}
-		w.Write(wire.GiveUpFrame(ep, class, out.Reason, rsp))
+		w.Write(cw.GiveUpFrame(class, out.Reason, rsp))
 		return string(class)
 	}
 	status, hh, b := send.GiveUp(ep, out)

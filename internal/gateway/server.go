@@ -26,6 +26,9 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/format/formats"
+	"github.com/spillway/spillway/internal/format/gemini"
+	respfmt "github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -287,10 +290,10 @@ func (s *Server) Handler() http.Handler {
 	// Gemini carries the model in the path: /v1beta/models/MODEL:METHOD,
 	// and /v1/models/MODEL:METHOD (@google/genai 3.x's default version),
 	// where only Gemini's methods, or Google's SDK asking, are Gemini's
-	// (wire.GeminiCall, wire.GeminiCaller)
+	// (gemini.Call, gemini.Caller)
 	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
 	mux.HandleFunc("POST /v1/models/{call}", func(w http.ResponseWriter, r *http.Request) {
-		if !wire.GeminiCall(r.URL.Path) && !wire.GeminiCaller(r.Header, r.URL.Query()) {
+		if !gemini.Call(r.URL.Path) && !gemini.Caller(r.Header, r.URL.Query()) {
 			s.noRoute(w, r)
 			return
 		}
@@ -303,8 +306,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1beta/models/{model}", s.keyed(s.handleModel))
 	mux.HandleFunc("GET /v1/models/{model}", s.keyed(s.handleModel))
 	// Codex signed in with a ChatGPT plan (signin.go)
-	mux.HandleFunc("POST "+wire.ChatGPTResponses.Path, s.handleChatGPT)
-	mux.HandleFunc(wire.ChatGPTPrefix+"/", s.handleChatGPTOther)
+	mux.HandleFunc("POST "+respfmt.ChatGPT.Path, s.handleChatGPT)
+	mux.HandleFunc(respfmt.ChatGPTPrefix+"/", s.handleChatGPTOther)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
@@ -316,7 +319,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /spillway/reload", s.handleReload)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+":") || strings.HasPrefix(r.URL.Path, wire.CodeAssistPrefix+"/") {
+		if strings.HasPrefix(r.URL.Path, gemini.CodeAssistPrefix+":") || strings.HasPrefix(r.URL.Path, gemini.CodeAssistPrefix+"/") {
 			s.handleCodeAssist(w, r) // Gemini CLI signed in with Google (signin.go)
 			return
 		}
@@ -334,7 +337,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		status, what = http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": this route takes "+allow
 		w.Header().Set("Allow", allow)
 	}
-	body := wire.StatusBody(formatOf(r), status,
+	body := formats.WireOf(formatOf(r)).StatusBody(status,
 		fmt.Sprintf("spillway: %s; the gateway serves POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/MODEL:generateContent, :streamGenerateContent and :countTokens (under /v1/ too), GET /v1/models[/MODEL] and /v1beta/models[/MODEL], and a ChatGPT plan's Codex backend under /backend-api/codex/", what))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -350,13 +353,13 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func formatOf(r *http.Request) wire.Endpoint {
 	path := r.URL.Path
 	switch {
-	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1/") && wire.GeminiCall(path):
+	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1/") && gemini.Call(path):
 		return wire.Endpoint{Format: wire.Gemini}
 	case strings.HasPrefix(path, "/v1/messages"):
 		return wire.Endpoint{Format: wire.Anthropic}
 	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		switch {
-		case wire.GeminiCaller(r.Header, r.URL.Query()):
+		case gemini.Caller(r.Header, r.URL.Query()):
 			return wire.Endpoint{Format: wire.Gemini}
 		case wire.AnthropicCaller(r.Header):
 			return wire.Endpoint{Format: wire.Anthropic}
@@ -374,9 +377,9 @@ func methodsOf(path string) string {
 		}
 	}
 	switch {
-	case path == wire.ChatGPTResponses.Path:
+	case path == respfmt.ChatGPT.Path:
 		return http.MethodPost
-	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && wire.GeminiCall(path):
+	case strings.HasPrefix(path, "/v1beta/models/") && strings.Contains(path, ":"), strings.HasPrefix(path, "/v1/models/") && gemini.Call(path):
 		return http.MethodPost
 	case path == "/v1/models", path == "/v1beta/models", path == "/healthz", path == "/readyz", path == "/metrics", path == "/spillway/status":
 		return http.MethodGet
@@ -611,23 +614,16 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(names)
 	data := make([]any, 0, len(names))
 	for _, n := range names {
-		data = append(data, modelEntry(f, n))
+		data = append(data, formats.Envelope(f).ModelEntry(n))
 	}
-	switch f {
-	case wire.Anthropic:
-		writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false})
-	case wire.Gemini:
-		writeJSON(w, http.StatusOK, map[string]any{"models": data})
-	default:
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
-	}
+	writeJSON(w, http.StatusOK, formats.Envelope(f).ModelList(data))
 }
 
 // handleModel is one model of the list (GET /v1/models/MODEL,
 // /v1beta/models/MODEL), in the shape of handleModels; 404 in that shape
 // for a model the list does not have.
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
-	if wire.GeminiCall(r.URL.Path) { // a Gemini method asked with GET
+	if gemini.Call(r.URL.Path) { // a Gemini method asked with GET
 		s.noRoute(w, r)
 		return
 	}
@@ -635,24 +631,12 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	cfg := s.stateOf(r.Context()).cfg
 	if _, known := cfg.Models[name]; known && wire.Format(cfg.ModelType(name)) == ep.Format {
 		if _, ok := allowed(cfg, keyIn(r), name); ok {
-			writeJSON(w, http.StatusOK, modelEntry(ep.Format, name))
+			writeJSON(w, http.StatusOK, formats.Envelope(ep.Format).ModelEntry(name))
 			return
 		}
 	}
 	list := strings.TrimSuffix(r.URL.Path, "/"+name)
 	refuse(w, ep, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: model %q is not one of the %s models this gateway serves you (GET %s lists them)", name, ep.Format, list), 0)
-}
-
-// modelEntry is model n as format f's model list shows one.
-func modelEntry(f wire.Format, n string) map[string]any {
-	switch f {
-	case wire.Anthropic:
-		return map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
-	case wire.Gemini:
-		return map[string]any{"name": "models/" + n, "displayName": n,
-			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}}
-	}
-	return map[string]any{"id": n, "object": "model", "created": 1767225600, "owned_by": "spillway"}
 }
 
 // handleGemini routes POST /v1beta/models/MODEL:METHOD (and under /v1/):
@@ -662,7 +646,7 @@ func modelEntry(f wire.Format, n string) map[string]any {
 func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	r = s.pin(r)
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
-	if ep, ok := wire.GeminiEndpoint(r.URL.Path, method); ok && model != "" {
+	if ep, ok := gemini.Endpoint(r.URL.Path, method); ok && model != "" {
 		s.proxy(w, r, ep)
 		return
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/gemini"
+	respfmt "github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/wire"
 )
@@ -53,13 +55,13 @@ func (s *Server) signInRefused(w http.ResponseWriter, r *http.Request, ep wire.E
 // handleChatGPT serves the plan's Responses endpoint through the driver
 // (whose proxy refuses a sign-in on a gateway that serves others).
 func (s *Server) handleChatGPT(w http.ResponseWriter, r *http.Request) {
-	s.proxy(w, r, wire.ChatGPTResponses)
+	s.proxy(w, r, respfmt.ChatGPT)
 }
 
 // handleChatGPTOther passes any other request under the plan's prefix to
 // the plan's host as it came.
 func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
-	s.passSignIn(w, r, config.ChatGPT, wire.ChatGPTPrefix, wire.Endpoint{Path: r.URL.Path, Format: wire.OpenAI, Kind: wire.Responses, Via: config.ChatGPT})
+	s.passSignIn(w, r, config.ChatGPT, respfmt.ChatGPTPrefix, wire.Endpoint{Path: r.URL.Path, Format: wire.OpenAI, Kind: wire.Responses, Via: config.ChatGPT})
 }
 
 // handleCodeAssist serves the Code Assist API: its generate methods
@@ -68,7 +70,7 @@ func (s *Server) handleChatGPTOther(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCodeAssist(w http.ResponseWriter, r *http.Request) {
 	ep := wire.Endpoint{Path: r.URL.Path, Format: wire.Gemini, Kind: wire.GenerateContent, Via: config.CodeAssist}
 	if r.Method == http.MethodPost {
-		for _, gen := range wire.CodeAssistEndpoints {
+		for _, gen := range gemini.CodeAssistEndpoints {
 			if r.URL.Path == gen.Path {
 				s.proxy(w, r, gen)
 				return

@@ -9,21 +9,21 @@ import (
 	"testing"
 
 	"github.com/spillway/spillway/config"
-	"github.com/spillway/spillway/internal/wire"
+	respfmt "github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/sim"
 )
 
 // A ChatGPT plan's request, as Codex signed in with ChatGPT sends it.
 func chatgptCall(model string, stream bool) call {
 	c := responses(model, "hi", stream)
-	c.Path = wire.ChatGPTResponses.Path
+	c.Path = respfmt.ChatGPT.Path
 	c.Header = map[string]string{"Authorization": "Bearer eyJ.plan-token-0123456789.sig", "Chatgpt-Account-Id": "acct-0123", "Originator": "codex_exec"}
 	return c
 }
 
 func TestChatGPTProviderName(t *testing.T) {
-	if wire.ChatGPTResponses.Via != config.ChatGPT {
-		t.Fatalf("the route's provider %q is not config.ChatGPT", wire.ChatGPTResponses.Via)
+	if respfmt.ChatGPT.Via != config.ChatGPT {
+		t.Fatalf("the route's provider %q is not config.ChatGPT", respfmt.ChatGPT.Via)
 	}
 }
 
@@ -38,7 +38,7 @@ func TestChatGPTPlanSpillsWithinThePlan(t *testing.T) {
 			t.Fatalf("stream=%v: %d %s %s", stream, resp.StatusCode, resp.Header.Get("X-Spillway-Route"), body)
 		}
 		for _, rec := range r.records() {
-			if rec.Provider != config.ChatGPT || rec.Endpoint != wire.ChatGPTResponses.Path {
+			if rec.Provider != config.ChatGPT || rec.Endpoint != respfmt.ChatGPT.Path {
 				t.Fatalf("attempt %+v went elsewhere than the plan's backend", rec)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/agent"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 	"github.com/spillway/spillway/transport"
@@ -667,7 +668,8 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 		return "", "", &stepFailure{class: classify.ModelNotFound, final: true, err: fmt.Errorf("model %q is not configured (spillway config check lists the models)", model)}
 	}
 	format := wire.Format(cfg.ProviderType(deps[0].Provider))
-	ep, ok := wire.PromptEndpoint(format)
+	env, ok := formats.EnvelopeOf(format)
+	ep := env.PromptEndpoint()
 	if !ok {
 		return "", "", &stepFailure{class: classify.BadRequest, final: true, err: fmt.Errorf("prompt steps cannot use %s models (model %s)", format, model)}
 	}
@@ -677,12 +679,12 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	}
 	prov := cfg.Providers[deps[0].Provider]
 	// no key of the queue's own: the library gives each provider its key
-	header := wire.Auth(format, "")
+	header := formats.Header(env, "")
 	wire.ClearKeys(header)
 	if task.MinTier != "" {
 		header.Set("X-Spillway-Min-Tier", task.MinTier)
 	}
-	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, wire.Prompt{System: step.System, User: step.Prompt}.Body(ep, model),
+	ans, err := w.tr.Call(ctx, ep.URL(prov.BaseURL, deps[0].Upstream), header, formats.WireOf(ep).Prompt(wire.Prompt{System: step.System, User: step.Prompt}, model),
 		transport.Park(w.o.Ladder, snoozes), transport.CheckRung(w.o.CheckEvery, rungLeft), transport.UntilReset())
 	if err != nil {
 		var te *transport.Error

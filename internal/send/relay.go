@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/format"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -65,7 +65,7 @@ type Stream struct {
 	client, from wire.Endpoint
 	resp         *http.Response
 	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
-	rd           *sse.Reader
+	rd           format.Events // the stream's events, as its provider frames them
 	o            Options
 	conv         *format.Stream // the translation, for another vendor's stream
 	convHeld     int64          // what conv held, counted in mem
@@ -197,8 +197,8 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 // stream or a watchdog came first; the caller has then seen nothing.
 func (s *Stream) hold() (policy.Result, bool) {
 	s.body = s.resp.Body
-	s.rd = sse.NewReader(s.body)
-	s.rd.SetRoom(s.mem.b) // a large event's buffer is the request's to hold
+	// a large event's buffer is the request's to hold
+	s.rd = formats.Envelope(s.from.Format).Framing().Events(s.body, s.mem.b)
 	s.open = -1
 	if sp := s.o.Splice; sp != nil {
 		s.keepText(sp.Text)
@@ -249,8 +249,8 @@ func (s *Stream) hold() (policy.Result, bool) {
 		if ev.Comment { // a keep-alive while held: nothing to decide, nothing to pass on
 			continue
 		}
-		fa := wire.Look(s.from.Kind, ev) // one pass over the event says all that is judged of it
-		if !fa.Valid {                   // the caller has seen nothing: a broken attempt
+		fa := s.fromWire().Look(ev) // one pass over the event says all that is judged of it
+		if !fa.Valid {              // the caller has seen nothing: a broken attempt
 			return fail(malformed(ev), nil)
 		}
 		s.seen(ev, fa)
@@ -274,7 +274,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 				return fail(v, &Failure{Status: s.resp.StatusCode, Header: s.resp.Header, Body: append(held, s.errorFrame(raw, v)...)})
 			}
 			room := holdBack(raw)
-			s.note(ev, fa, fa.OnceStarted(s.from.Kind))
+			s.note(ev, fa, s.fromWire().OnceStarted(fa))
 			if !room || s.terminal || s.windowOver() || len(held) > maxHeld {
 				return deliver()
 			}
@@ -282,7 +282,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 		}
 		switch f {
 		case wire.Hold:
-			if s.o.Track && s.from.Kind == wire.Messages {
+			if s.o.Track && s.fromWire().Continuation() != nil {
 				s.track(ev) // a content block's start comes before its output
 			}
 			if holdBack(raw) && len(held) <= maxHeld {
@@ -378,28 +378,36 @@ func (s *Stream) errorFrame(raw []byte, v classify.Verdict) []byte {
 	return s.failure(v.Class, v.Message)
 }
 
+// fromWire is the wire truth of the format the upstream's events come in:
+// how each is judged.
+func (s *Stream) fromWire() format.Wire { return formats.WireOf(s.from) }
+
+// clientWire is the wire truth of the client's format: what it reads of
+// the stream's end.
+func (s *Stream) clientWire() format.Wire { return formats.WireOf(s.client) }
+
 // seen notes an event of a Responses stream passed on as it came: what it
-// says of its response (wire.Responding), for the failure that may end it.
+// says of its response (format.Wire.Seen), for the failure that may end it.
 func (s *Stream) seen(ev sse.Event, fa wire.Facts) {
-	if s.conv == nil && s.client.Kind == wire.Responses {
-		s.rsp.Note(ev.Name, ev.Data, fa)
+	if s.conv == nil {
+		s.clientWire().Seen(&s.rsp, ev, fa)
 	}
 }
 
 // failure is the protocol's error event that ends the client's stream,
 // for class with msg: it continues the stream (a Responses stream's
 // response.failed names the response its opening named, with the next
-// sequence number: wire.StreamErrorFrame).
+// sequence number: format.Wire.StreamErrorFrame).
 func (s *Stream) failure(class classify.Class, msg string) []byte {
 	if s.conv != nil {
 		r, opening := s.conv.Failing()
-		return append(opening, wire.StreamErrorFrame(s.client, class, msg, r)...)
+		return append(opening, s.clientWire().StreamErrorFrame(class, msg, r)...)
 	}
 	r := s.rsp
 	if r.Model == "" { // an upstream that did not say: the model the request went to
 		r.Model = cmp.Or(s.a.Candidate.Upstream, s.a.Candidate.Model)
 	}
-	return wire.StreamErrorFrame(s.client, class, msg, r)
+	return s.clientWire().StreamErrorFrame(class, msg, r)
 }
 
 // windowOver reports whether a hold window's tokens came.
@@ -453,7 +461,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	if f == wire.Output && fa.Delta {
 		s.deltas++
 	}
-	if s.o.Track && s.from.Kind == wire.Messages {
+	if s.o.Track && s.fromWire().Continuation() != nil {
 		s.track(ev)
 	}
 	switch {
@@ -466,7 +474,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	case f == wire.Error:
 		// after output: the caller sees it (or, continuable, the driver
 		// goes on from it); the attempt is over
-		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: s.a.Candidate.Format})
+		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(s.a.Candidate.Format)})
 		s.terminal = true
 	case fa.Finished:
 		// a Chat chunk with a finish_reason: some providers end there
@@ -478,44 +486,24 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	}
 }
 
-// block is the part of a Messages content block event a continuation needs.
-type block struct {
-	Index        int `json:"index"`
-	ContentBlock struct {
-		Type string `json:"type"`
-	} `json:"content_block"`
-	Delta struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"delta"`
-}
-
-// track keeps the text of a Messages answer and the block in flight.
+// track keeps the text of an answer whose format continues it
+// (format.Continuation) and the block in flight.
 func (s *Stream) track(ev sse.Event) {
 	if s.lost != "" { // no continuation any more: nothing to follow
 		return
 	}
-	switch ev.Name {
-	case "content_block_start", "content_block_delta", "content_block_stop":
-	default:
-		return
-	}
-	var b block
-	if json.Unmarshal(ev.Data, &b) != nil {
-		return
-	}
-	switch ev.Name {
-	case "content_block_start":
-		s.open, s.openText = b.Index, b.ContentBlock.Type == "text"
+	b, ok := s.fromWire().Continuation().Block(ev)
+	switch {
+	case !ok:
+	case b.Start:
+		s.open, s.openText = b.Index, b.Text
 		if !s.openText {
 			s.otherKind = true
 		}
-	case "content_block_delta":
-		if b.Delta.Type == "text_delta" {
-			s.keepText(b.Delta.Text)
-		}
-	case "content_block_stop":
+	case b.Stop:
 		s.open, s.openText = -1, false
+	default:
+		s.keepText(b.Delta)
 	}
 }
 
@@ -554,7 +542,7 @@ func (s *Stream) loseText(why string) {
 // flight, another protocol, an answer past what a continuation carries,
 // an event past the frame limit).
 func (s *Stream) Resume() *Resume {
-	if !s.o.Track || s.from.Kind != wire.Messages || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
+	if !s.o.Track || s.fromWire().Continuation() == nil || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
 		return nil
 	}
 	if s.resume == nil {
@@ -564,41 +552,19 @@ func (s *Stream) Resume() *Resume {
 }
 
 // splice turns an event of a continuation's stream into one of the answer
-// it continues, as the caller sees it: the opening (message_start, the
-// first block's start, pings) is dropped, content blocks are renumbered
-// from where the answer broke, and the whitespace the partial turn left
-// out is dropped from the first text, once.
+// it continues, as the caller sees it (format.Continuation.Splice): the
+// whitespace the partial turn left out is dropped from the first text,
+// once.
 func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
-	base := s.o.Splice.Index
-	switch ev.Name {
-	case "message_start", "ping":
-		return ev, true, nil
-	case "content_block_start", "content_block_delta", "content_block_stop":
-	default:
+	c := s.fromWire().Continuation()
+	if c == nil { // a format that is not continued: nothing of its stream is spliced
 		return ev, false, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(ev.Data, &m); err != nil {
-		return ev, false, err
-	}
-	i, _ := m["index"].(float64)
-	if ev.Name == "content_block_start" && i == 0 {
-		if cb, _ := m["content_block"].(map[string]any); cb["type"] != "text" {
-			return ev, false, fmt.Errorf("the continuation did not go on with text")
-		}
-		return ev, true, nil // the block it goes on with is the one the caller has open
-	}
-	m["index"] = base + int(i)
-	if d, _ := m["delta"].(map[string]any); s.trim != "" && d["type"] == "text_delta" {
-		text, _ := d["text"].(string)
-		d["text"] = strings.TrimPrefix(text, s.trim)
+	out, drop, trimmed, err := c.Splice(ev, s.o.Splice.Index, s.trim)
+	if trimmed {
 		s.trim = ""
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return ev, false, err
-	}
-	return sse.Event{Name: ev.Name, Data: data, Raw: fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data)}, false, nil
+	return out, drop, err
 }
 
 // First is what to deliver before anything else: the held opening events
@@ -643,7 +609,7 @@ func (s *Stream) Next() ([]byte, error) {
 		return nil, err
 	}
 	s.a.Progress()
-	fa := wire.Look(s.from.Kind, ev)
+	fa := s.fromWire().Look(ev)
 	if !fa.Valid {
 		if s.terminal { // after the final event: the answer is whole, the rest is dropped
 			return nil, nil
@@ -666,7 +632,7 @@ func (s *Stream) Next() ([]byte, error) {
 	}
 	raw := ev.Raw
 	if !ev.Comment {
-		f := fa.OnceStarted(s.from.Kind)
+		f := s.fromWire().OnceStarted(fa)
 		if raw, err = s.frame(ev, f); err != nil {
 			s.verdict, s.err = s.frameFailed(err), err
 			return nil, err
@@ -681,7 +647,7 @@ func (s *Stream) Next() ([]byte, error) {
 		if f == wire.Error {
 			raw = s.errorFrame(raw, s.verdict)
 		}
-	} else if s.conv != nil && !s.client.TakesComments() {
+	} else if s.conv != nil && !s.clientWire().TakesComments() {
 		return nil, nil // another vendor's keep-alive, for a client that fails on comments
 	}
 	return raw, nil
@@ -776,12 +742,12 @@ func (s *Stream) say(raw []byte) []byte {
 	if v.Class != classify.OK {
 		model = ""
 	}
-	return withLastWord(raw, lastWord(s.client, s.a.RouteAs(v.Class), model, s.a.N))
+	return withLastWord(raw, lastWord(s.clientWire(), s.a.RouteAs(v.Class), model, s.a.N))
 }
 
 // lastWord is a stream's last word on its route, for a client that reads
 // SSE comments; the one place the relay builds it.
-func lastWord(client wire.Endpoint, route, model string, attempts int) []byte {
+func lastWord(client format.Wire, route, model string, attempts int) []byte {
 	if !client.TakesComments() {
 		return nil
 	}

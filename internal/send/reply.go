@@ -10,6 +10,7 @@ import (
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -35,7 +36,7 @@ func GiveUp(ep wire.Endpoint, out policy.Outcome) (status int, h http.Header, bo
 		h.Set("X-Should-Retry", "false")
 		return f.Status, h, f.Body
 	}
-	status, body = wire.ErrorBody(ep, out.Verdict.Class, out.Reason)
+	status, body = formats.WireOf(ep).ErrorBody(out.Verdict.Class, out.Reason)
 	if out.Verdict.Wait > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(out.Verdict.Wait.Seconds()+0.999)))
 	}

@@ -159,7 +159,7 @@ func readWhole(r io.Reader, b Budget) (body []byte, taken int64, err error) {
 // translatedFailure is another vendor's error answer as the client's own
 // format says an error of its class, with the provider's message.
 func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *Failure {
-	status, body := wire.ErrorBody(client, v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
+	status, body := formats.WireOf(client).ErrorBody(v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
 	return &Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 }
 
@@ -201,7 +201,7 @@ type Crossing struct {
 // configuration.
 func NewCrossing(cfg *config.Config, ep wire.Endpoint, body *wire.Body, rawQuery string, crosses bool) *Crossing {
 	return &Crossing{cfg: cfg, ep: ep, body: body, native: crosses,
-		array: ep.Kind == wire.StreamGenerateContent && !strings.Contains(rawQuery, "alt=sse")}
+		array: ep.Kind.Streams() && !strings.Contains(rawQuery, "alt=sse")}
 }
 
 func (x *Crossing) parsed() *format.Parsed {
@@ -389,7 +389,7 @@ func setKey(h http.Header, prov config.Provider, f wire.Format) {
 		h.Set(prov.KeyHeader, prov.APIKey.Value)
 		return
 	}
-	wire.SetKey(h, f, prov.APIKey.Value)
+	formats.Envelope(f).SetKey(h, prov.APIKey.Value)
 }
 
 // progress tells the attempt about every read, for its idle watchdog.
@@ -423,7 +423,7 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if ans.Status/100 == 2 {
 		return true, true
 	}
-	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: cand.Format}).Class != classify.Capacity, true
+	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)}).Class != classify.Capacity, true
 }
 
 // Probed is a provider's answer to a probe: its status, headers, the start
@@ -452,11 +452,12 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // token of output), with header's credentials (a provider with auth: key
 // uses its own). It costs that one request's tokens.
 func Probe(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, header http.Header) (*Probed, error) {
-	ep, ok := wire.PromptEndpoint(cand.Format)
+	env, ok := formats.EnvelopeOf(cand.Format)
+	ep := env.PromptEndpoint()
 	if !ok {
 		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
 	}
-	body, err := wire.ParseBody(ep, wire.Prompt{User: "ping", MaxTokens: 1}.Body(ep, cand.Upstream))
+	body, err := wire.ParseBody(ep, formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream))
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +478,8 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 		return nil, fmt.Errorf("spillway: no provider %q configured", provider)
 	}
 	f := wire.Format(cfg.ProviderType(provider))
-	target := strings.TrimSuffix(prov.BaseURL, "/") + wire.ModelsPath(f)
+	env := formats.Envelope(f)
+	target := strings.TrimSuffix(prov.BaseURL, "/") + env.ModelsPath()
 	if prov.Query != "" {
 		target += "?" + strings.TrimPrefix(prov.Query, "?")
 	}
@@ -489,9 +491,7 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	}
 	wire.Outgoing(req.Header, header)
 	SetCredentials(req.Header, prov, f)
-	if f == wire.Anthropic && req.Header.Get("Anthropic-Version") == "" {
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-	}
+	env.Require(req.Header)
 	return send(rt, req)
 }
 

@@ -32,11 +32,11 @@ func TestNewRequest(t *testing.T) {
 		keyHeader string
 		key       string
 	}{
-		{"passthrough: the caller's key, the caller's query", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "gpt-6-astra", Provider: "openai", Format: classify.OpenAI},
+		{"passthrough: the caller's key, the caller's query", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "gpt-6-astra", Provider: "openai", Format: config.OpenAI},
 			"beta=true", "https://api.openai.com/v1/chat/completions?beta=true", "Authorization", "Bearer caller"},
-		{"an Azure-style deployment: its query, its key header, its model name", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Format: classify.OpenAI, Deployment: "azure"},
+		{"an Azure-style deployment: its query, its key header, its model name", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Format: config.OpenAI, Deployment: "azure"},
 			"beta=true", "https://res.openai.azure.com/openai/deployments/astra-prod/chat/completions?api-version=2024-10-21&beta=true", "Api-Key", "az-key"},
-		{"the provider's query wins over the caller's, and a caller's key= stays home", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Format: classify.OpenAI, Deployment: "azure"},
+		{"the provider's query wins over the caller's, and a caller's key= stays home", chat, policy.Candidate{Model: "gpt-6-astra", Upstream: "astra-prod", Provider: "azure", Format: config.OpenAI, Deployment: "azure"},
 			"api-version=2023-01-01&key=caller-secret&beta=true", "https://res.openai.azure.com/openai/deployments/astra-prod/chat/completions?api-version=2024-10-21&beta=true", "Api-Key", "az-key"},
 	}
 	for _, c := range cases {
@@ -62,12 +62,12 @@ func TestNewRequest(t *testing.T) {
 	}
 	msgs := wire.EndpointOf(wire.Messages)
 	mb, _ := wire.ParseBody(msgs, []byte(`{"model":"claude-opus-5-5","max_tokens":1,"messages":[]}`))
-	req, err := NewRequest(context.Background(), cfg, msgs, mb, policy.Candidate{Model: "claude-opus-5-5", Upstream: "claude-opus-5-5", Provider: "anthropic", Format: classify.Anthropic},
+	req, err := NewRequest(context.Background(), cfg, msgs, mb, policy.Candidate{Model: "claude-opus-5-5", Upstream: "claude-opus-5-5", Provider: "anthropic", Format: config.Anthropic},
 		http.Header{"X-Api-Key": {"caller"}, "Anthropic-Version": {"2023-06-01"}}, "")
 	if err != nil || req.URL.String() != "https://api.anthropic.com/v1/messages" || req.Header.Get("X-Api-Key") != "an-key" || req.Header.Get("Anthropic-Version") != "2023-06-01" {
 		t.Fatalf("%v %v %v", err, req.URL, req.Header)
 	}
-	for _, bad := range []policy.Candidate{{Model: "x", Provider: "nowhere"}, {Model: "claude-opus-5-5", Provider: "anthropic", Format: classify.Anthropic}} {
+	for _, bad := range []policy.Candidate{{Model: "x", Provider: "nowhere"}, {Model: "claude-opus-5-5", Provider: "anthropic", Format: config.Anthropic}} {
 		if _, err := NewRequest(context.Background(), cfg, chat, body, bad, nil, ""); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
@@ -105,7 +105,7 @@ func TestRoom(t *testing.T) {
 			if c.keyless {
 				cfg = config.Default()
 			}
-			cand := policy.Candidate{Model: c.model, Upstream: c.model, Provider: "openai", Format: classify.OpenAI}
+			cand := policy.Candidate{Model: c.model, Upstream: c.model, Provider: "openai", Format: config.OpenAI}
 			room, checked := Room(context.Background(), http.DefaultTransport, cfg, cand, classify.Classify)
 			if room != c.room || checked != c.checked {
 				t.Fatalf("room %v checked %v", room, checked)

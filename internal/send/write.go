@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
 )
@@ -140,11 +141,12 @@ func End(to Writer, client wire.Endpoint, out policy.Outcome, message string) {
 	}
 	// (a stream continued is a Messages one: its error event names nothing
 	// of the stream's, unlike Responses' response.failed)
-	end := wire.StreamErrorFrame(client, out.Verdict.Class, message, wire.Responding{})
+	cw := formats.WireOf(client)
+	end := cw.StreamErrorFrame(out.Verdict.Class, message, wire.Responding{})
 	if to.Scrub != nil {
 		end = to.Scrub(end)
 	}
-	to.W.Write(withLastWord(end, lastWord(client, out.Route, "", out.Attempts)))
+	to.W.Write(withLastWord(end, lastWord(cw, out.Route, "", out.Attempts)))
 	rc.Flush()
 }
 

@@ -31,24 +31,6 @@ func Outgoing(dst, src http.Header) {
 	}
 }
 
-// SignedIn reports an Anthropic request whose credential is a person's
-// login, not an API key: a bearer (Claude Code's plan login, its
-// ANTHROPIC_AUTH_TOKEN, whatever its prefix), with or without an x-api-key
-// beside it, but an API key's own shape (sk-ant-api…), which
-// anthropic-sdk-go's WithAPIKey sends as a bearer. A gateway with keys
-// decides for itself (no credential is a login there).
-func SignedIn(h http.Header) bool {
-	b := Bearer(h)
-	return b != "" && !strings.HasPrefix(b, "sk-ant-api")
-}
-
-// PlanLogin reports the unmistakable shape of a Claude plan's login (an
-// sk-ant-oat token or the oauth beta): what a gateway that carries no
-// login refuses as one, not as a bad key.
-func PlanLogin(h http.Header) bool {
-	return strings.HasPrefix(Bearer(h), "sk-ant-oat") || Bearer(h) != "" && strings.Contains(h.Get("Anthropic-Beta"), "oauth-")
-}
-
 // Bearer is the token of an Authorization: Bearer header, "" without one.
 func Bearer(h http.Header) string {
 	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {

@@ -42,124 +42,34 @@ func (r *Responding) Note(ev string, data []byte, fa Facts) {
 
 // opened reads a lifecycle event's response: its id, model and created_at.
 func (r *Responding) opened(d []byte) {
-	w := newWalker(d)
-	for name := range w.fields() {
+	w := NewWalker(d)
+	for name := range w.Fields() {
 		if string(name) != "response" {
-			w.skip()
+			w.Skip()
 			continue
 		}
-		for name := range w.fields() {
+		for name := range w.Fields() {
 			switch string(name) {
 			case "id", "model":
-				if w.peek() != '"' {
-					w.skip()
+				if w.Peek() != '"' {
+					w.Skip()
 					continue
 				}
-				v := string(w.text())
+				v := string(w.Text())
 				if string(name) == "id" {
 					r.ID = v
 				} else {
 					r.Model = v
 				}
 			case "created_at":
-				if n, ok := w.int(); ok {
+				if n, ok := w.Int(); ok {
 					r.CreatedAt = n
 				}
 			default:
-				w.skip()
+				w.Skip()
 			}
 		}
 	}
-}
-
-// int reads the next value as a non-negative integer of up to 18 digits
-// (a sequence number, a time); ok is false for any other value, skipped.
-func (w *walker) int() (n int64, ok bool) {
-	if w.peek() != '0' {
-		w.skip()
-		return 0, false
-	}
-	start := w.i
-	w.num()
-	d := w.d[start:w.i]
-	if w.err != nil || len(d) == 0 || len(d) > 18 {
-		return 0, false
-	}
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
-// responsesLook checks a Responses event's data is JSON and finds its
-// top-level sequence_number (-1 for none), in one walk.
-func responsesLook(d []byte) (valid bool, seq int64) {
-	w := newWalker(d)
-	seq = -1
-	if w.peek() != '{' {
-		w.skip()
-		return w.err == nil && w.end(), seq
-	}
-	for name := range w.fields() {
-		if string(name) == "sequence_number" {
-			if n, ok := w.int(); ok {
-				seq = n
-			}
-			continue
-		}
-		w.skip()
-	}
-	return w.err == nil && w.end(), seq
-}
-
-// responsesFailed is the response.failed event that ends a Responses
-// stream with error code and msg: it continues r's stream (its id, model
-// and created_at, the next sequence_number) with a whole response object
-// of OpenAI's schema: status failed, the output so far, the error, usage
-// and incomplete_details.
-func responsesFailed(r Responding, code, msg string) []byte {
-	if r.ID == "" { // a stream that never said its response's id (none does)
-		r.ID = "resp_spillway"
-	}
-	return responsesEvent("response.failed", r, &responseError{Code: code, Message: msg})
-}
-
-type responseError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// responsesEvent is a lifecycle event of r's response (status in_progress
-// for response.created, failed with e).
-func responsesEvent(name string, r Responding, e *responseError) []byte {
-	type response struct {
-		ID                string          `json:"id"`
-		Object            string          `json:"object"`
-		CreatedAt         int64           `json:"created_at"`
-		Status            string          `json:"status"`
-		Model             string          `json:"model"`
-		Output            json.RawMessage `json:"output"`
-		Error             *responseError  `json:"error"`
-		IncompleteDetails any             `json:"incomplete_details"`
-		Usage             json.RawMessage `json:"usage"`
-	}
-	status := "in_progress"
-	if e != nil {
-		status = "failed"
-	}
-	output := r.Output
-	if output == nil {
-		output = json.RawMessage("[]")
-	}
-	b, _ := json.Marshal(struct {
-		Type     string   `json:"type"`
-		Seq      int64    `json:"sequence_number"`
-		Response response `json:"response"`
-	}{name, r.Next, response{ID: r.ID, Object: "response", CreatedAt: r.CreatedAt, Status: status, Model: r.Model, Output: output, Error: e, Usage: r.Usage}})
-	return append(append([]byte("event: "+name+"\ndata: "), b...), "\n\n"...)
 }
 
 // SpilledPrefix starts the id of every Responses answer another vendor's

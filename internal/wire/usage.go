@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/spillway/spillway/internal/sse"
 )
 
 // OutputTokens reads the output tokens of a whole JSON answer or of a
@@ -119,21 +117,6 @@ func AnswerText(b []byte) string {
 		}
 	}
 	return strings.Join(parts, "")
-}
-
-// IsDelta reports a stream event that carries a piece of the answer (text,
-// a tool call's arguments, reasoning): the count the event log gives a
-// stream that broke before its usage came, one token per piece (most
-// providers send about one token per delta; Anthropic sends a few, so the
-// count is a floor).
-func IsDelta(k Kind, ev sse.Event) bool {
-	switch k {
-	case Responses:
-		return strings.HasPrefix(ev.Name, "response.") && strings.HasSuffix(ev.Name, ".delta")
-	case Messages:
-		return ev.Name == "content_block_delta"
-	}
-	return Look(k, ev).Delta // a chunk's text or tool call, for Chat and Gemini
 }
 
 // ContentText is the text of a message's content as the providers and the

@@ -19,19 +19,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 )
 
-// Format is a provider's wire format. It is the classifier's Provider, so
-// that the public API (policy.Candidate.Type) names no internal type.
-type Format = classify.Provider
+// Format is a provider's wire format: config.Format, so that the public
+// API (policy.Candidate.Format) names no internal type.
+type Format = config.Format
 
 // The wire formats.
 const (
-	OpenAI    = classify.OpenAI
-	Anthropic = classify.Anthropic
-	Gemini    = classify.Gemini
+	OpenAI    = config.OpenAI
+	Anthropic = config.Anthropic
+	Gemini    = config.Gemini
 )
 
 // Kind is an endpoint's kind of request and answer.
@@ -46,6 +45,15 @@ const (
 	GenerateContent       Kind = "generateContent"
 	StreamGenerateContent Kind = "streamGenerateContent"
 )
+
+// Streams reports a kind whose requests ask for an event stream whatever
+// their body says (Gemini's streamGenerateContent: streaming is its own
+// endpoint).
+func (k Kind) Streams() bool { return k == StreamGenerateContent }
+
+// Chains reports a kind whose requests may name an earlier answer by
+// previous_response_id (Responses).
+func (k Kind) Chains() bool { return k == Responses }
 
 // Endpoint is one API route.
 type Endpoint struct {
@@ -63,28 +71,6 @@ type Endpoint struct {
 	Via string
 }
 
-// ChatGPTPrefix is where the gateway serves a ChatGPT plan's Codex backend:
-// Codex's provider base_url is http://HOST:PORT/backend-api/codex.
-const ChatGPTPrefix = "/backend-api/codex"
-
-// ChatGPTResponses is the plan's Responses endpoint: the same wire format
-// as the API's, sent only to the chatgpt provider.
-var ChatGPTResponses = Endpoint{Path: ChatGPTPrefix + "/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses", Via: "chatgpt"}
-
-// CodeAssistPrefix is where the gateway serves the Code Assist API
-// (CODE_ASSIST_ENDPOINT=http://HOST:PORT, the API version v1internal):
-// POST /v1internal:METHOD.
-const CodeAssistPrefix = "/v1internal"
-
-// CodeAssistEndpoints are its generate methods: a Gemini request wrapped as
-// {model, project, user_prompt_id, request}, its answer's chunks under
-// "response"; the model is the body's, sent only to the codeassist
-// provider (config.CodeAssist).
-var CodeAssistEndpoints = []Endpoint{
-	{Path: CodeAssistPrefix + ":generateContent", Format: Gemini, Kind: GenerateContent, Upstream: CodeAssistPrefix + ":generateContent", Via: "codeassist"},
-	{Path: CodeAssistPrefix + ":streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: CodeAssistPrefix + ":streamGenerateContent", Via: "codeassist"},
-}
-
 // Endpoints are the routes the gateway serves and the library manages.
 var Endpoints = []Endpoint{
 	{Path: "/v1/responses", Format: OpenAI, Kind: Responses, Upstream: "/responses"},
@@ -100,107 +86,12 @@ var GeminiEndpoints = []Endpoint{
 	{Path: "/v1beta/models/{model}:streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: "/v1beta/models/{model}:streamGenerateContent", ModelInPath: true},
 }
 
-// geminiMethods are the model methods spillway serves on Gemini's paths.
-var geminiMethods = []string{":generateContent", ":streamGenerateContent", ":countTokens"}
-
-// GeminiCall reports whether path calls a Gemini model's method the
-// gateway serves (…/models/MODEL:generateContent, :streamGenerateContent
-// or :countTokens): under /v1/, where OpenAI's routes are too, only these
-// paths are Gemini's.
-func GeminiCall(path string) bool {
-	if PathModel(path) == "" {
-		return false
-	}
-	for _, m := range geminiMethods {
-		if strings.HasSuffix(path, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// GeminiEndpoint is the endpoint of a Gemini model's method (its Kind:
-// generateContent, streamGenerateContent) called at path: under /v1/ its
-// Path says /v1/ (what the log and the records name), and it goes upstream
-// as under /v1beta/.
-func GeminiEndpoint(path, method string) (Endpoint, bool) {
-	for _, ep := range GeminiEndpoints {
-		if string(ep.Kind) == method {
-			if strings.HasPrefix(path, "/v1/") {
-				ep.Path = "/v1/" + strings.TrimPrefix(ep.Path, "/v1beta/")
-			}
-			return ep, true
-		}
-	}
-	return Endpoint{}, false
-}
-
-// GeminiCaller reports whether a request carries Gemini's credential or
-// client header (x-goog-api-key, ?key=, x-goog-api-client): on a path
-// Gemini shares with OpenAI (GET /v1/models, as @google/genai 3.x lists
-// models), it is Google's SDK asking, and the answer is Gemini's.
-func GeminiCaller(h http.Header, query url.Values) bool {
-	return h.Get("X-Goog-Api-Key") != "" || h.Get("X-Goog-Api-Client") != "" || query.Has("key")
-}
-
 // AnthropicCaller reports whether a request carries Anthropic's version or
 // key header: on a path Anthropic shares with OpenAI (GET /v1/models), the
 // answer is Anthropic's.
 func AnthropicCaller(h http.Header) bool {
 	return h.Get("Anthropic-Version") != "" || h.Get("X-Api-Key") != ""
 }
-
-// EndpointFor finds the endpoint of a URL path by its ending (a library
-// caller's base URL may carry any prefix: /v1/chat/completions,
-// /openai/deployments/x/chat/completions).
-func EndpointFor(path string) (Endpoint, bool) {
-	p := strings.TrimSuffix(path, "/")
-	for _, ep := range Endpoints {
-		if strings.HasSuffix(p, strings.TrimPrefix(ep.Path, "/v1")) {
-			return ep, true
-		}
-	}
-	if model := PathModel(p); model != "" {
-		_, method, _ := strings.Cut(p[strings.LastIndex(p, "/models/")+len("/models/"):], ":")
-		for _, ep := range GeminiEndpoints {
-			if string(ep.Kind) == method {
-				return ep, true
-			}
-		}
-	}
-	return Endpoint{}, false
-}
-
-// PathModel is the model of a Gemini URL path (…/models/MODEL:METHOD), ""
-// for a path that names none.
-func PathModel(path string) string {
-	i := strings.LastIndex(path, "/models/")
-	if i < 0 {
-		return ""
-	}
-	model, _, ok := strings.Cut(path[i+len("/models/"):], ":")
-	if !ok || strings.Contains(model, "/") {
-		return ""
-	}
-	return model
-}
-
-// WithPathModel is path (…/models/MODEL:METHOD) naming model instead
-// (path-escaped).
-func WithPathModel(path, model string) string {
-	i := strings.LastIndex(path, "/models/")
-	if i < 0 {
-		return path
-	}
-	rest := path[i+len("/models/"):]
-	_, method, _ := strings.Cut(rest, ":")
-	return path[:i] + "/models/" + url.PathEscape(model) + ":" + method
-}
-
-// CheckPathModel says why name cannot go in a URL path, nil when it can:
-// config.CheckPathModel, the one rule the loader holds a Gemini
-// deployment's name to.
-func CheckPathModel(name string) error { return config.CheckPathModel(name) }
 
 // URL is the upstream URL of ep at a provider's base URL, for model: a
 // model in the path is path-escaped (callers refuse a name CheckPathModel
@@ -212,16 +103,6 @@ func (ep Endpoint) URL(base, model string) string {
 	}
 	return strings.TrimSuffix(base, "/") + path
 }
-
-// TakesComments reports whether the clients of ep's streams skip SSE
-// comment lines (spillway's last word): Gemini's SDK (Gemini CLI) fails on
-// them ("Incomplete JSON segment at the end"), so its streams carry the
-// final route in the event log only.
-func (ep Endpoint) TakesComments() bool { return ep.Kind != StreamGenerateContent }
-
-// Stream reports whether a request to ep asks for an event stream when the
-// body does not say (Gemini's streaming is its own endpoint).
-func (ep Endpoint) stream() bool { return ep.Kind == StreamGenerateContent }
 
 // Body is a JSON request body: the caller's bytes, and what routing reads
 // of it. Its fields keep their exact keys, as a provider reads them:
@@ -249,21 +130,21 @@ var ErrNotObject = errors.New("the request body is not a JSON object")
 // else. A request that goes out as it came (most do)
 // never has its fields decoded: see Fields.
 func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
-	b := &Body{Raw: raw, Stream: ep.stream()}
-	w := newWalker(raw)
-	if w.peek() != '{' {
-		if w.skip(); w.err != nil {
+	b := &Body{Raw: raw, Stream: ep.Kind.Streams()}
+	w := NewWalker(raw)
+	if w.Peek() != '{' {
+		if w.Skip(); w.err != nil {
 			return nil, fmt.Errorf("%w (%v)", ErrNotObject, w.err)
 		}
 		return nil, ErrNotObject
 	}
 	stream := b.Stream
 	notString := ""
-	for name := range w.fields() {
+	for name := range w.Fields() {
 		switch string(name) {
 		case "model":
 			b.Model, notString = "", ""
-			if c := w.peek(); c != '"' {
+			if c := w.Peek(); c != '"' {
 				switch {
 				case c == '{':
 					notString = "an object"
@@ -274,34 +155,34 @@ func ParseBody(ep Endpoint, raw []byte) (*Body, error) {
 				case c != 'n': // null: no model
 					notString = "a number"
 				}
-				w.skip()
+				w.Skip()
 				continue
 			}
-			b.Model = string(w.text())
+			b.Model = string(w.Text())
 		case "stream":
 			b.Stream = stream
-			switch w.peek() {
+			switch w.Peek() {
 			case 't':
 				b.Stream = true
 			case 'f':
 				b.Stream = false
 			}
-			w.skip()
+			w.Skip()
 		case "previous_response_id":
 			b.Previous = ""
-			if ep.Kind != Responses || w.peek() != '"' {
-				w.skip()
+			if !ep.Kind.Chains() || w.Peek() != '"' {
+				w.Skip()
 				continue
 			}
-			b.Previous = string(w.text())
+			b.Previous = string(w.Text())
 		default:
-			w.skip()
+			w.Skip()
 		}
 	}
 	if w.err != nil {
 		return nil, fmt.Errorf("%w (%v)", ErrNotObject, w.err)
 	}
-	if !w.end() {
+	if !w.End() {
 		return nil, fmt.Errorf("%w (something follows the object)", ErrNotObject)
 	}
 	if notString != "" {
@@ -387,69 +268,6 @@ type Prompt struct {
 	MaxTokens int // the answer's cap; Anthropic requires one (4096 when 0), the others none when 0
 }
 
-// Body is p as a request body to ep for model.
-func (p Prompt) Body(ep Endpoint, model string) []byte {
-	var body map[string]any
-	switch ep.Format {
-	case Anthropic:
-		body = map[string]any{"model": model, "max_tokens": cmp(p.MaxTokens, 4096),
-			"messages": []any{map[string]any{"role": "user", "content": p.User}}}
-		if p.System != "" {
-			body["system"] = p.System
-		}
-	case Gemini:
-		body = map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": p.User}}}}}
-		if p.MaxTokens > 0 {
-			body["generationConfig"] = map[string]any{"maxOutputTokens": p.MaxTokens}
-		}
-		if p.System != "" {
-			body["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": p.System}}}
-		}
-	default:
-		if ep.Kind == Responses {
-			body = map[string]any{"model": model, "input": p.User}
-			if p.System != "" {
-				body["instructions"] = p.System
-			}
-			if p.MaxTokens > 0 {
-				body["max_output_tokens"] = p.MaxTokens
-			}
-			break
-		}
-		var msgs []any
-		if p.System != "" {
-			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
-		}
-		body = map[string]any{"model": model, "messages": append(msgs, map[string]any{"role": "user", "content": p.User})}
-		if p.MaxTokens > 0 {
-			body["max_tokens"] = p.MaxTokens // a probe's one token, not a whole answer
-		}
-	}
-	if p.Stream && !ep.ModelInPath {
-		body["stream"] = true
-	}
-	b, _ := json.Marshal(body)
-	return b
-}
-
-func cmp(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-// Auth is the header of a request in format f sent with key: its content
-// type, the key, and the version header Anthropic requires.
-func Auth(f Format, key string) http.Header {
-	h := http.Header{"Content-Type": {"application/json"}}
-	SetKey(h, f, key)
-	if f == Anthropic {
-		h.Set("Anthropic-Version", "2023-06-01")
-	}
-	return h
-}
-
 // keyHeaders are where the formats (and Azure) carry credentials.
 var keyHeaders = []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"}
 
@@ -468,57 +286,6 @@ func HasKey(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// SetKey replaces whatever credentials h carries with key, where format f
-// expects it.
-func SetKey(h http.Header, f Format, key string) {
-	ClearKeys(h)
-	switch f {
-	case Anthropic:
-		h.Set("X-Api-Key", key)
-		// a login's oauth beta goes with the login it replaces
-		if beta := h.Get("Anthropic-Beta"); strings.Contains(beta, "oauth-") {
-			var keep []string
-			for _, b := range strings.Split(beta, ",") {
-				if b = strings.TrimSpace(b); b != "" && !strings.HasPrefix(b, "oauth-") {
-					keep = append(keep, b)
-				}
-			}
-			h.Set("Anthropic-Beta", strings.Join(keep, ","))
-			if len(keep) == 0 {
-				h.Del("Anthropic-Beta")
-			}
-		}
-	case Gemini:
-		h.Set("X-Goog-Api-Key", key)
-	default:
-		h.Set("Authorization", "Bearer "+key)
-	}
-}
-
-// PromptEndpoint is where a Prompt goes in format f: Chat Completions for
-// OpenAI, Messages for Anthropic, generateContent for Gemini.
-func PromptEndpoint(f Format) (Endpoint, bool) {
-	for _, ep := range append(Endpoints[:len(Endpoints):len(Endpoints)], GeminiEndpoints...) {
-		if ep.Format == f && (ep.Kind == Chat || ep.Kind == Messages || ep.Kind == GenerateContent) {
-			return ep, true
-		}
-	}
-	return Endpoint{}, false
-}
-
-// ModelsPath is the path, under a provider's base URL, that lists its
-// models (GET; it costs no tokens): /models for OpenAI (whose base URL
-// ends in /v1), /v1/models for Anthropic, /v1beta/models for Gemini.
-func ModelsPath(f Format) string {
-	switch f {
-	case Anthropic:
-		return "/v1/models"
-	case Gemini:
-		return "/v1beta/models"
-	}
-	return "/models"
 }
 
 // EndpointOf is the endpoint of kind k (the zero Endpoint for a kind no

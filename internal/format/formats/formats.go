@@ -4,6 +4,9 @@
 package formats
 
 import (
+	"net/http"
+
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/format/chat"
 	"github.com/spillway/spillway/internal/format/gemini"
@@ -76,4 +79,53 @@ func Native(ep wire.Endpoint, body []byte) (out []byte, ok bool) {
 		return f.Native(body)
 	}
 	return nil, false
+}
+
+// WireOf is the wire truth of endpoint ep (format.Wire): its kind's
+// format; for a kind no format folder holds (embeddings) or an endpoint
+// named by its format alone (a refusal on a path of that format), the
+// format of its vendor's JSON API: Chat Completions' for OpenAI, whose
+// error shapes every OpenAI route shares and whose rules judge any
+// data-only chunk, Messages' for Anthropic, Gemini's for Gemini.
+func WireOf(ep wire.Endpoint) format.Wire {
+	if f, ok := Of(ep.Kind); ok {
+		return f
+	}
+	switch ep.Format {
+	case wire.Anthropic:
+		return messages.Format{}
+	case wire.Gemini:
+		return gemini.Format{}
+	}
+	return chat.Format{}
+}
+
+// EnvelopeOf is how a provider of format f carries it: the vendor's own
+// API (format.Envelope). A format it does not know (false) is carried as
+// the OpenAI API carries its own, a bearer key.
+func EnvelopeOf(f config.Format) (format.Envelope, bool) {
+	switch f {
+	case config.OpenAI:
+		return chat.API{}, true
+	case config.Anthropic:
+		return messages.API{}, true
+	case config.Gemini:
+		return gemini.API{}, true
+	}
+	return chat.API{}, false
+}
+
+// Envelope is EnvelopeOf's envelope of f.
+func Envelope(f config.Format) format.Envelope {
+	e, _ := EnvelopeOf(f)
+	return e
+}
+
+// Header is the header of a request of spillway's own sent in e with key:
+// its content type, the key, and what e requires.
+func Header(e format.Envelope, key string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}}
+	e.SetKey(h, key)
+	e.Require(h)
+	return h
 }

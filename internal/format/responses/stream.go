@@ -87,8 +87,8 @@ func (Format) Writer() format.Writer { return writer{} }
 
 func (writer) Keeps() format.Keeping { return format.KeepAll }
 
-// sse adds one named event, numbered.
-func sse(s *format.Stream, name string, v map[string]any) {
+// numbered adds one named event, numbered (sequence_number).
+func numbered(s *format.Stream, name string, v map[string]any) {
 	if s.Whole {
 		return
 	}
@@ -100,16 +100,16 @@ func sse(s *format.Stream, name string, v map[string]any) {
 func (writer) Open(s *format.Stream) {
 	t := s.Turn()
 	s.ID = t.NewID(wire.SpilledID(t.Model)) // resp_spw_MODEL_…: never stored, which a later request is told
-	sse(s, "response.created", map[string]any{"type": "response.created", "response": object(s, "in_progress")})
-	sse(s, "response.in_progress", map[string]any{"type": "response.in_progress", "response": object(s, "in_progress")})
+	numbered(s, "response.created", map[string]any{"type": "response.created", "response": object(s, "in_progress")})
+	numbered(s, "response.in_progress", map[string]any{"type": "response.in_progress", "response": object(s, "in_progress")})
 }
 
 func (writer) Start(s *format.Stream, it *format.Item) {
 	it.Index = s.Outputs
 	s.Outputs++
-	sse(s, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.Index, "item": item(it, "in_progress")})
+	numbered(s, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": it.Index, "item": item(it, "in_progress")})
 	if it.Call == nil {
-		sse(s, "response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
+		numbered(s, "response.content_part.added", map[string]any{"type": "response.content_part.added", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
 			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
 	}
 }
@@ -127,7 +127,7 @@ func (writer) Text(s *format.Stream, it *format.Item, q []byte) {
 
 func (writer) Args(s *format.Stream, it *format.Item, text string) {
 	if !it.Call.Tool.Custom { // a freeform tool's input is its arguments' "input": whole, at the end
-		sse(s, "response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.ID, "output_index": it.Index, "delta": text})
+		numbered(s, "response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta", "item_id": it.ID, "output_index": it.Index, "delta": text})
 	}
 }
 
@@ -135,17 +135,17 @@ func (writer) Close(s *format.Stream, it *format.Item) {
 	switch {
 	case it.Call == nil:
 		text := it.Text.String()
-		sse(s, "response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0, "text": text, "logprobs": []any{}})
-		sse(s, "response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
+		numbered(s, "response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0, "text": text, "logprobs": []any{}})
+		numbered(s, "response.content_part.done", map[string]any{"type": "response.content_part.done", "item_id": it.ID, "output_index": it.Index, "content_index": 0,
 			"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
 	case it.Call.Tool.Custom:
 		in := format.CustomInput(it.Call.Args.String())
-		sse(s, "response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.ID, "output_index": it.Index, "delta": in})
-		sse(s, "response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.ID, "output_index": it.Index, "input": in})
+		numbered(s, "response.custom_tool_call_input.delta", map[string]any{"type": "response.custom_tool_call_input.delta", "item_id": it.ID, "output_index": it.Index, "delta": in})
+		numbered(s, "response.custom_tool_call_input.done", map[string]any{"type": "response.custom_tool_call_input.done", "item_id": it.ID, "output_index": it.Index, "input": in})
 	default:
-		sse(s, "response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.ID, "output_index": it.Index, "arguments": format.CallArgs(it.Call)})
+		numbered(s, "response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done", "item_id": it.ID, "output_index": it.Index, "arguments": format.CallArgs(it.Call)})
 	}
-	sse(s, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.Index, "item": item(it, "completed")})
+	numbered(s, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": it.Index, "item": item(it, "completed")})
 }
 
 func status(s *format.Stream) string {
@@ -157,7 +157,7 @@ func status(s *format.Stream) string {
 
 func (writer) Final(s *format.Stream) {
 	st := status(s)
-	sse(s, "response."+st, map[string]any{"type": "response." + st, "response": object(s, st)})
+	numbered(s, "response."+st, map[string]any{"type": "response." + st, "response": object(s, st)})
 }
 
 func (writer) Whole(s *format.Stream) any {

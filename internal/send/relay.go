@@ -467,7 +467,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	switch {
 	case f == wire.Terminal:
 		s.terminal = s.conv == nil || s.conv.Done()
-		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
+		s.tokens = max(s.tokens, format.OutputTokens(ev.Data))
 		if ev.Name == "response.incomplete" {
 			s.verdict = classify.Verdict{Class: classify.OK, Message: "response incomplete"}
 		}
@@ -480,9 +480,9 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 		// a Chat chunk with a finish_reason: some providers end there
 		// without [DONE] (a translation's client ends when it says so)
 		s.terminal = s.conv == nil || s.conv.Done()
-		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
+		s.tokens = max(s.tokens, format.OutputTokens(ev.Data))
 	case fa.Usage:
-		s.tokens = max(s.tokens, wire.OutputTokens(ev.Data))
+		s.tokens = max(s.tokens, format.OutputTokens(ev.Data))
 	}
 }
 

@@ -114,7 +114,7 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		res.Verdict = a.Failure(context.Canceled)
 		return nil, res
 	}
-	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, wire.OutputTokens(body)
+	res.Verdict, res.OutputTokens = classify.Verdict{Class: classify.OK}, format.OutputTokens(body)
 	if o.Turn != nil {
 		if body, err = o.Turn.Answer(body); err != nil {
 			res.Verdict = classify.Verdict{Class: classify.ServerError, Message: fmt.Sprintf("the answer of %s could not be translated: %v", a.Candidate.Model, err)}

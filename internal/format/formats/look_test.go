@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	. "github.com/spillway/spillway/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spillway/spillway/internal/format"
+	. "github.com/spillway/spillway/internal/wire"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spillway/spillway/internal/sse"
@@ -165,7 +167,7 @@ func TestLookAgreesWithTheDecodingRules(t *testing.T) {
 					t.Errorf("%s %s: usage %v, want %v", c.file, ev.Data, f.Usage, want)
 				}
 			}
-			if c.kind == Chat && f.Usage && OutputTokens(ev.Data) == 0 && !bytes.Contains(ev.Data, []byte(`"usage":null`)) {
+			if c.kind == Chat && f.Usage && format.OutputTokens(ev.Data) == 0 && !bytes.Contains(ev.Data, []byte(`"usage":null`)) {
 				t.Errorf("%s %s: usage without tokens", c.file, ev.Data)
 			}
 		}

@@ -1,8 +1,6 @@
-package wire
+package format
 
-import (
-	"testing"
-)
+import "testing"
 
 func TestOutputTokens(t *testing.T) {
 	cases := []struct {

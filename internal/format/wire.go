@@ -72,6 +72,10 @@ type Continuation interface {
 	// opening); trim is whitespace the partial turn left out, dropped
 	// from the first text (trimmed: it was).
 	Splice(ev sse.Event, base int, trim string) (out sse.Event, drop, trimmed bool, err error)
+	// Prefill is the body of a request b with a partial answer, text,
+	// after its conversation: what a continuation sends, so that the model
+	// goes on from text. It is a new Body; b is unchanged.
+	Prefill(b *wire.Body, text string) (*wire.Body, error)
 }
 
 // Block is what one event says of an answer's content blocks: one opens

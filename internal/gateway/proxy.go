@@ -386,14 +386,15 @@ func (x *exchange) send(ctx context.Context, a *policy.Attempt) (res policy.Resu
 // attempt gives it back when it ends.
 func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.Result) (_ *http.Request, _ send.Options, taken int64) {
 	body := x.body
-	so := send.Options{Hold: x.opts.HoldFor(x.st.cfg, a.Candidate.Model), Track: formats.WireOf(x.ep).Continuation() != nil && body.Stream, Budget: x.budget}
+	goesOn := formats.WireOf(x.ep).Continuation() // nil: a format whose broken answers are not continued
+	so := send.Options{Hold: x.opts.HoldFor(x.st.cfg, a.Candidate.Model), Track: goesOn != nil && body.Stream, Budget: x.budget}
 	if a.Continues != nil {
 		rs, _ := a.Resume.(*send.Resume)
-		if rs == nil {
+		if rs == nil || goesOn == nil {
 			*res = policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: "nothing to continue from"}, NotSent: true}
 			return nil, so, 0
 		}
-		cont, err := body.WithAssistant(strings.TrimRight(rs.Text, " \t\r\n"))
+		cont, err := goesOn.Prefill(body, strings.TrimRight(rs.Text, " \t\r\n"))
 		if err == nil && x.budget != nil {
 			if x.budget.Take(int64(len(cont.Raw))) {
 				taken = int64(len(cont.Raw))

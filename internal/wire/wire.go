@@ -218,17 +218,10 @@ func (b *Body) For(ep Endpoint, model string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// WithAssistant is the body of a Messages request with a partial assistant
-// turn after its messages: what a continuation sends, so that the model
-// goes on from text. It is a new Body; b is unchanged.
-func (b *Body) WithAssistant(text string) (*Body, error) {
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(b.Fields()["messages"], &msgs); err != nil {
-		return nil, fmt.Errorf("the request has no messages to continue: %w", err)
-	}
-	turn, _ := json.Marshal(map[string]string{"role": "assistant", "content": text})
+// With is a copy of b with field set to v: a new Body; b is unchanged.
+func (b *Body) With(field string, v json.RawMessage) (*Body, error) {
 	m := maps.Clone(b.Fields())
-	m["messages"], _ = json.Marshal(append(msgs, turn))
+	m[field] = v
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // continuation is how a broken Messages answer is continued
@@ -89,4 +90,15 @@ func (continuation) Splice(ev sse.Event, base int, trim string) (sse.Event, bool
 		return ev, false, false, err
 	}
 	return sse.Event{Name: ev.Name, Data: data, Raw: fmt.Appendf(nil, "event: %s\ndata: %s\n\n", ev.Name, data)}, false, trimmed, nil
+}
+
+// Prefill is b with text as a partial assistant turn after its messages.
+func (continuation) Prefill(b *wire.Body, text string) (*wire.Body, error) {
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(b.Fields()["messages"], &msgs); err != nil {
+		return nil, fmt.Errorf("the request has no messages to continue: %w", err)
+	}
+	turn, _ := json.Marshal(map[string]string{"role": "assistant", "content": text})
+	all, _ := json.Marshal(append(msgs, turn))
+	return b.With("messages", all)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/spillway/spillway/config"
@@ -85,113 +86,130 @@ func (a *App) dataDir() string {
 	return filepath.Join(a.Getenv("HOME"), ".local", "share", "spillway")
 }
 
+// queueAddOptions are queue add's flags.
+type queueAddOptions struct {
+	steps, prompt, model, name, minTier, chain, window, deadline string
+	priority, maxAttempts                                        int
+	tags                                                         []string
+	asJSON                                                       bool
+}
+
+func (o *queueAddOptions) flags(f *pflag.FlagSet) {
+	f.StringVar(&o.steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
+	f.StringVar(&o.prompt, "prompt", "", "a one-prompt task")
+	f.StringVar(&o.model, "model", "", "the model a --prompt task or a command starts at (its chain follows; a command gets it as {model} or its agent's model flag)")
+	f.StringVar(&o.name, "name", "", "a name to recognise the task by")
+	f.IntVar(&o.priority, "priority", 2, "1 (first) to 4 (last)")
+	f.StringVar(&o.minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")
+	f.StringVar(&o.chain, "chain", "", "the configured chain prompt steps without a model start at")
+	f.StringVar(&o.window, "window", "", "run only in this daily window, e.g. 22:00-07:00, or quiet")
+	f.StringVar(&o.deadline, "deadline", "", "cancel the task if it has not run by then (RFC 3339)")
+	f.IntVar(&o.maxAttempts, "max-attempts", 5, "attempts before the task fails (capacity waits do not count)")
+	f.StringArrayVar(&o.tags, "tag", nil, "a tag (repeatable)")
+	f.BoolVar(&o.asJSON, "json", false, "print the task as JSON")
+	f.SetInterspersed(false)
+}
+
 func (a *App) queueAdd(open opener) *cobra.Command {
-	var (
-		steps, prompt, model, name, minTier, chain, window, deadline string
-		priority, maxAttempts                                        int
-		tags                                                         []string
-		asJSON                                                       bool
-	)
+	var o queueAddOptions
 	cmd := &cobra.Command{
 		Use:   "add [flags] [-- COMMAND ARGS…]",
 		Short: "Add a task: --prompt TEXT, --steps FILE, or an agent command after --",
 		Example: `  spillway queue add --prompt "Summarise CHANGELOG.md" --model gpt-6-astra --min-tier medium
   spillway queue add --steps release.yaml --window quiet --priority 1
   spillway queue add --name fix-tests -- codex exec --skip-git-repo-check "fix the failing tests"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if maxAttempts < 1 {
-				return fail(ExitUsage, "--max-attempts %d: give 1 or more (the default is 5; capacity waits do not count)", maxAttempts)
-			}
-			t := queue.Task{Name: name, Priority: priority, MinTier: minTier, Chain: chain, Window: window, MaxAttempts: maxAttempts, Tags: tags}
-			n := 0
-			if steps != "" {
-				n++
-				data, err := os.ReadFile(steps)
-				if err != nil {
-					// a named file that is not there: 1, as for one that fails validation
-					var pe *fs.PathError
-					if errors.As(err, &pe) {
-						err = pe.Err
-					}
-					return fail(ExitFail, "--steps %s: %w", steps, err)
-				}
-				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
-					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
-				}
-			}
-			if prompt != "" {
-				n++
-				t.Steps = []queue.Step{{Name: "prompt", Prompt: prompt, Model: model}}
-			}
-			if len(args) > 0 {
-				n++
-				if err := modelForPlaceholder(args, model, false); err != nil {
-					return err
-				}
-				// --model: where the command starts ({model}, or a known
-				// agent's model flag), as exec's --model
-				t.Steps = []queue.Step{{Name: "command", Command: args, Model: model}}
-			}
-			if n != 1 {
-				return fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
-			}
-			if deadline != "" {
-				d, err := time.Parse(time.RFC3339, deadline)
-				if err != nil {
-					return fail(ExitUsage, "--deadline %q: an RFC 3339 time such as 2026-12-01T09:00:00Z", deadline)
-				}
-				t.Deadline = d
-			}
-			if t.Name == "" {
-				t.Name = t.Steps[0].Name
-			}
-			// what would fail whatever the models do fails now, before the
-			// queue holds it
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			if err := t.Check(cfg, time.Now()); err != nil {
-				if steps != "" && strings.HasPrefix(err.Error(), steps+":") {
-					return fail(ExitFail, "%w", err) // the step file fails validation
-				}
-				return fail(ExitUsage, "%w", err)
-			}
-			for _, w := range t.Warnings(cfg) {
-				fmt.Fprintln(a.Stderr, "spillway: warning:", w)
-			}
-			s, _, err := open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			id, err := s.Add(cmd.Context(), t, time.Now())
-			if err != nil {
-				return fail(ExitUsage, "%w", err)
-			}
-			in, _ := s.Get(cmd.Context(), id)
-			if asJSON {
-				return json.NewEncoder(a.Stdout).Encode(in)
-			}
-			fmt.Fprintf(a.Stdout, "added task %d (%s): %s\n", id, t.Name, in.Status)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.addTask(cmd.Context(), open, &o, args) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
-	f.StringVar(&prompt, "prompt", "", "a one-prompt task")
-	f.StringVar(&model, "model", "", "the model a --prompt task or a command starts at (its chain follows; a command gets it as {model} or its agent's model flag)")
-	f.StringVar(&name, "name", "", "a name to recognise the task by")
-	f.IntVar(&priority, "priority", 2, "1 (first) to 4 (last)")
-	f.StringVar(&minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")
-	f.StringVar(&chain, "chain", "", "the configured chain prompt steps without a model start at")
-	f.StringVar(&window, "window", "", "run only in this daily window, e.g. 22:00-07:00, or quiet")
-	f.StringVar(&deadline, "deadline", "", "cancel the task if it has not run by then (RFC 3339)")
-	f.IntVar(&maxAttempts, "max-attempts", 5, "attempts before the task fails (capacity waits do not count)")
-	f.StringArrayVar(&tags, "tag", nil, "a tag (repeatable)")
-	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
-	f.SetInterspersed(false)
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+// task is the task the flags and args (a command) describe.
+func (o *queueAddOptions) task(args []string) (queue.Task, error) {
+	if o.maxAttempts < 1 {
+		return queue.Task{}, fail(ExitUsage, "--max-attempts %d: give 1 or more (the default is 5; capacity waits do not count)", o.maxAttempts)
+	}
+	t := queue.Task{Name: o.name, Priority: o.priority, MinTier: o.minTier, Chain: o.chain, Window: o.window, MaxAttempts: o.maxAttempts, Tags: o.tags}
+	n := 0
+	if o.steps != "" {
+		n++
+		data, err := os.ReadFile(o.steps)
+		if err != nil {
+			// a named file that is not there: 1, as for one that fails validation
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return t, fail(ExitFail, "--steps %s: %w", o.steps, err)
+		}
+		if t.Steps, err = queue.ParseSteps(o.steps, data); err != nil {
+			return t, fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
+		}
+	}
+	if o.prompt != "" {
+		n++
+		t.Steps = []queue.Step{{Name: "prompt", Prompt: o.prompt, Model: o.model}}
+	}
+	if len(args) > 0 {
+		n++
+		if err := modelForPlaceholder(args, o.model, false); err != nil {
+			return t, err
+		}
+		// --model: where the command starts ({model}, or a known
+		// agent's model flag), as exec's --model
+		t.Steps = []queue.Step{{Name: "command", Command: args, Model: o.model}}
+	}
+	if n != 1 {
+		return t, fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
+	}
+	if o.deadline != "" {
+		d, err := time.Parse(time.RFC3339, o.deadline)
+		if err != nil {
+			return t, fail(ExitUsage, "--deadline %q: an RFC 3339 time such as 2026-12-01T09:00:00Z", o.deadline)
+		}
+		t.Deadline = d
+	}
+	if t.Name == "" {
+		t.Name = t.Steps[0].Name
+	}
+	return t, nil
+}
+
+func (a *App) addTask(ctx context.Context, open opener, o *queueAddOptions, args []string) error {
+	t, err := o.task(args)
+	if err != nil {
+		return err
+	}
+	// what would fail whatever the models do fails now, before the
+	// queue holds it
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := t.Check(cfg, time.Now()); err != nil {
+		if o.steps != "" && strings.HasPrefix(err.Error(), o.steps+":") {
+			return fail(ExitFail, "%w", err) // the step file fails validation
+		}
+		return fail(ExitUsage, "%w", err)
+	}
+	for _, w := range t.Warnings(cfg) {
+		fmt.Fprintln(a.Stderr, "spillway: warning:", w)
+	}
+	s, _, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	id, err := s.Add(ctx, t, time.Now())
+	if err != nil {
+		return fail(ExitUsage, "%w", err)
+	}
+	in, _ := s.Get(ctx, id)
+	if o.asJSON {
+		return json.NewEncoder(a.Stdout).Encode(in)
+	}
+	fmt.Fprintf(a.Stdout, "added task %d (%s): %s\n", id, t.Name, in.Status)
+	return nil
 }
 
 func (a *App) queueLs(open opener) *cobra.Command {

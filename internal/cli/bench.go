@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -96,13 +97,32 @@ thirds of the run (RSS, which keeps its high-water mark, is shown, not judged).`
 	return cmd
 }
 
+// benchResilienceOptions are bench resilience's flags; o gathers those
+// bench.Resilience reads as they are.
+type benchResilienceOptions struct {
+	o        bench.ResilienceOptions
+	scenario string
+	clients  string
+	asJSON   bool
+}
+
+func (bo *benchResilienceOptions) flags(f *pflag.FlagSet) {
+	o := &bo.o
+	f.IntVar(&o.Tasks, "tasks", 60, "tasks in the batch")
+	f.StringVar(&bo.scenario, "scenario", "peak", "simulator scenario (name or YAML file)")
+	f.StringVar(&o.Clock, "clock", "fast:60", "simulator clock: real or fast:X (X simulated seconds per real second)")
+	f.Int64Var(&o.Seed, "seed", 1, "seed of the batch and of the simulated load")
+	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
+	f.StringVar(&bo.clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
+	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
+	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
+	f.StringVar(&o.EventsDir, "events", "", "write each spillway client's event log (every attempt) to DIR/spillway-gateway.jsonl and DIR/spillway-queue.jsonl")
+	f.BoolVar(&bo.asJSON, "json", false, "print the report as JSON")
+}
+
 func (a *App) benchResilienceCmd() *cobra.Command {
-	var (
-		o        bench.ResilienceOptions
-		scenario string
-		clients  string
-		asJSON   bool
-	)
+	var bo benchResilienceOptions
 	cmd := &cobra.Command{
 		Use:   "resilience",
 		Short: "The same batch through a naive script, the field recipe and spillway, side by side",
@@ -126,57 +146,49 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 		Example: `  spillway bench resilience
   spillway bench resilience --tasks 100 --scenario peak --clock fast:60 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Tasks < 1 || o.Tasks > 5000 {
-				return fail(ExitUsage, "--tasks is 1..5000")
-			}
-			if o.Concurrency < 1 || o.Concurrency > 64 {
-				return fail(ExitUsage, "--concurrency is 1..64")
-			}
-			scn, err := a.loadScenario(scenario)
-			if err != nil {
-				return err
-			}
-			o.Scenario = scn
-			if c, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
-				return fail(ExitUsage, "%w", err)
-			} else if _, stepped := c.(*sim.StepClock); stepped {
-				return fail(ExitUsage, "--clock %s: the benchmark times the clients in real time: give real or fast:X", o.Clock)
-			}
-			if clients != "" {
-				o.Clients = strings.Split(clients, ",")
-			}
-			if o.EventsDir != "" {
-				if st, err := os.Stat(o.EventsDir); err != nil || !st.IsDir() {
-					return fail(ExitUsage, "--events %s: not a directory; create it first", o.EventsDir)
-				}
-			}
-			if !asJSON {
-				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
-			}
-			rep, err := bench.Resilience(cmd.Context(), o)
-			if err != nil {
-				if rep == nil {
-					return fail(ExitUsage, "%w", err)
-				}
-				return fail(ExitFail, "interrupted: %w", err)
-			}
-			return a.printReport(rep, asJSON)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchResilience(cmd.Context(), &bo) },
 	}
-	f := cmd.Flags()
-	f.IntVar(&o.Tasks, "tasks", 60, "tasks in the batch")
-	f.StringVar(&scenario, "scenario", "peak", "simulator scenario (name or YAML file)")
-	f.StringVar(&o.Clock, "clock", "fast:60", "simulator clock: real or fast:X (X simulated seconds per real second)")
-	f.Int64Var(&o.Seed, "seed", 1, "seed of the batch and of the simulated load")
-	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
-	f.StringVar(&clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
-	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
-	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
-	f.StringVar(&o.EventsDir, "events", "", "write each spillway client's event log (every attempt) to DIR/spillway-gateway.jsonl and DIR/spillway-queue.jsonl")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	bo.flags(cmd.Flags())
 	return cmd
+}
+
+func (a *App) benchResilience(ctx context.Context, bo *benchResilienceOptions) error {
+	o := &bo.o
+	if o.Tasks < 1 || o.Tasks > 5000 {
+		return fail(ExitUsage, "--tasks is 1..5000")
+	}
+	if o.Concurrency < 1 || o.Concurrency > 64 {
+		return fail(ExitUsage, "--concurrency is 1..64")
+	}
+	scn, err := a.loadScenario(bo.scenario)
+	if err != nil {
+		return err
+	}
+	o.Scenario = scn
+	if c, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
+		return fail(ExitUsage, "%w", err)
+	} else if _, stepped := c.(*sim.StepClock); stepped {
+		return fail(ExitUsage, "--clock %s: the benchmark times the clients in real time: give real or fast:X", o.Clock)
+	}
+	if bo.clients != "" {
+		o.Clients = strings.Split(bo.clients, ",")
+	}
+	if o.EventsDir != "" {
+		if st, err := os.Stat(o.EventsDir); err != nil || !st.IsDir() {
+			return fail(ExitUsage, "--events %s: not a directory; create it first", o.EventsDir)
+		}
+	}
+	if !bo.asJSON {
+		o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
+	}
+	rep, err := bench.Resilience(ctx, *o)
+	if err != nil {
+		if rep == nil {
+			return fail(ExitUsage, "%w", err)
+		}
+		return fail(ExitFail, "interrupted: %w", err)
+	}
+	return a.printReport(rep, bo.asJSON)
 }
 
 // benchOverheadOptions are bench overhead's flags; o gathers those

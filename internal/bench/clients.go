@@ -235,41 +235,53 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rmu sync.Mutex
 	engine := policy.New(queue.Paced(w.cfg), policy.ForBatchWork(), policy.WithRand(func() float64 { rmu.Lock(); defer rmu.Unlock(); return rng.Float64() }))
-	// --until-empty stops when what is left waits (for capacity, say): as
-	// a script would, run the queue again when the next task is due
 	sink, closeLog, err := w.eventLog(SpillwayQueue)
 	if err != nil {
 		return nil, err
 	}
 	defer closeLog()
-	var runErr error
+	// (a rung's checks come once a simulated minute, as the queue's
+	// once a minute in real time: every wait divided by the clock's)
+	runErr := workQueue(ctx, store, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, CheckEvery: w.real(time.Minute), UntilEmpty: true, Events: sink})
+	// read the results even when the run was cut short
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	outs, err := queueOutcomes(rctx, store, ids, w.t0)
+	if err != nil {
+		return outs, err
+	}
+	return outs, runErr
+}
+
+// workQueue runs the queue --until-empty, which stops when what is left
+// waits (for capacity, say): as a script would, it runs the queue again
+// when the next task is due, until none is.
+func workQueue(ctx context.Context, store *queue.Store, ro queue.RunOptions) error {
 	for {
-		// (a rung's checks come once a simulated minute, as the queue's
-		// once a minute in real time: every wait divided by the clock's)
-		runErr = store.Run(ctx, queue.RunOptions{Config: w.cfg, Engine: engine, Concurrency: w.conc, Ladder: ladder, CheckEvery: w.real(time.Minute), UntilEmpty: true, Events: sink})
-		if runErr != nil || ctx.Err() != nil {
-			break
+		if err := store.Run(ctx, ro); err != nil || ctx.Err() != nil {
+			return err
 		}
 		list, err := store.List(ctx)
 		if err != nil {
-			runErr = err
-			break
+			return err
 		}
 		next, _ := queue.NextDue(list)
 		if next.IsZero() {
-			break
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Until(next)):
 		}
 	}
-	// read the results even when the run was cut short
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	outs := make([]outcome, len(tasks))
+}
+
+// queueOutcomes reads the outcome of each task (by id) from store; t0 is
+// when the batch started.
+func queueOutcomes(ctx context.Context, store *queue.Store, ids []int64, t0 time.Time) ([]outcome, error) {
+	outs := make([]outcome, len(ids))
 	for i, id := range ids {
-		in, err := store.Get(rctx, id)
+		in, err := store.Get(ctx, id)
 		if err != nil {
 			return outs, err
 		}
@@ -280,11 +292,11 @@ func runQueue(ctx context.Context, w *world, tasks []Task) ([]outcome, error) {
 			}
 			continue
 		}
-		out, ok, err := store.Result(rctx, id)
+		out, ok, err := store.Result(ctx, id)
 		if err != nil || !ok {
 			return outs, fmt.Errorf("task %d succeeded without a result: %v", id, err)
 		}
-		outs[i] = outcome{done: true, model: answeredBy(out), at: in.FinishedAt.Sub(w.t0)}
+		outs[i] = outcome{done: true, model: answeredBy(out), at: in.FinishedAt.Sub(t0)}
 	}
-	return outs, runErr
+	return outs, nil
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -175,22 +173,7 @@ type OverheadReport struct {
 // counted from when each request was due, not when it went out, so a path
 // that falls behind pays for it (no coordinated omission).
 func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
-	if len(o.RPS) == 0 {
-		o.RPS = []int{500, 1000, 2000}
-	}
-	if o.Duration <= 0 {
-		o.Duration = 6 * time.Second
-	}
-	if o.Slice <= 0 {
-		o.Slice = time.Second
-	}
-	o.Slice = min(o.Slice, o.Duration)
-	if o.Conns <= 0 {
-		o.Conns = 32
-	}
-	if o.Progress == nil {
-		o.Progress = func(string, ...any) {}
-	}
+	o.defaults()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Procs && o.State != "" {
@@ -199,63 +182,14 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	if o.Procs && runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("bench: --procs reads each process's CPU and memory from /proc: Linux only")
 	}
-	var urls map[string]string
-	var cleanup func()
-	var err error
-	procs := map[string]*proc{} // the proxies' processes, with Procs
-	if o.Procs {
-		urls, procs, cleanup, err = startProcs(ctx, 0, o.PacingOff, o.PartProfile, o.Failover)
-	} else {
-		urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State, o.Failover)
-	}
+	run, cleanup, err := startOverhead(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	if o.Failover { // the failover paths' first model: full, answering 529 at once
-		if err := fullUpstream(ctx, urls[Direct]); err != nil {
-			return nil, err
-		}
-	}
-	names := []string{Direct, Bare, Spillway}
-	if o.State != "" {
-		names = append(names, Fleet)
-	}
-	if o.Failover {
-		names = append(names, Failover, FailoverSkip)
-	}
-	if o.Translated {
-		names = append(names, DirectTranslated, Translated)
-		urls[Translated] = urls[Spillway]
-		urls[DirectTranslated] = strings.TrimSuffix(urls[Direct], "/v1/chat/completions") + "/v1/messages"
-		if p := procs[Spillway]; p != nil {
-			procs[Translated] = p
-		}
-	}
-	clients := map[string]*http.Client{}
-	for _, n := range names {
-		clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
-	}
-	bodies := map[string]string{}
-	for _, n := range names {
-		model := "gpt-6-luna"
-		switch n {
-		case Translated:
-			model = translatedModel
-		case Failover, FailoverSkip:
-			model = "bench-full"
-		}
-		bodies[n] = fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"say hi"}]}`, model)
-		if o.Stream {
-			bodies[n] = fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"say hi"}]}`, model)
-		}
-		if n == DirectTranslated { // what the gateway sends for the translated path
-			bodies[n] = fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, messages.DefaultMaxTokens, o.Stream)
-		}
-	}
 	// warm up every path's connections and code
-	for _, n := range names {
-		if _, err := closedLoop(ctx, clients[n], urls[n], bodies[n], 8, 300*time.Millisecond); err != nil {
+	for _, n := range run.names {
+		if _, err := closedLoop(ctx, run.clients[n], run.urls[n], run.bodies[n], 8, 300*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("bench: %s path: %w", n, err)
 		}
 	}
@@ -265,82 +199,15 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		rep.Pacing = "off"
 	}
 	for _, rps := range o.RPS {
-		samples := map[string]*pathSamples{}
-		for _, n := range names {
-			samples[n] = &pathSamples{}
+		at, err := run.measure(ctx, rps, rep)
+		if err != nil {
+			return nil, err
 		}
-		rounds := max(int(o.Duration/o.Slice), 1)
-		for r := range rounds {
-			for k := range names {
-				n := names[(r+k)%len(names)] // rotate who goes first
-				var cpu0 time.Duration
-				if p := procs[n]; p != nil {
-					cpu0 = p.cpu()
-				}
-				if err := openLoop(ctx, clients[n], urls[n], bodies[n], rps, o.Slice, samples[n]); err != nil {
-					return nil, err
-				}
-				if p := procs[n]; p != nil {
-					samples[n].cpu += p.cpu() - cpu0
-				}
-			}
-		}
-		at := map[string]PathResult{}
-		for _, n := range names {
-			pr := samples[n].result(n, rps)
-			base, ok := at[Direct]
-			if !ok { // names start with Direct
-				base = pr
-			}
-			pr.AddedP50US, pr.AddedP99US = pr.P50US-base.P50US, pr.P99US-base.P99US
-			at[n] = pr
-			rep.Paths = append(rep.Paths, pr)
-		}
-		direct, bare, sw := at[Direct], at[Bare], at[Spillway]
-		if o.Procs {
-			if rep.CPURatio == nil {
-				rep.CPURatio, rep.AddedTTFBRatio, rep.AddedP99Ratio = map[string]float64{}, map[string]float64{}, map[string]float64{}
-			}
-			k := strconv.Itoa(rps)
-			if bare.CPUPerReqUS > 0 {
-				rep.CPURatio[k] = sw.CPUPerReqUS / bare.CPUPerReqUS
-			}
-			if d := bare.TTFBP50US - direct.TTFBP50US; d > 0 {
-				rep.AddedTTFBRatio[k] = (sw.TTFBP50US - direct.TTFBP50US) / d
-			}
-			if bare.AddedP99US > 0 {
-				rep.AddedP99Ratio[k] = sw.AddedP99US / bare.AddedP99US
-			}
-		}
-		if fl, ok := at[Fleet]; ok && sw.P50US > 0 && sw.P99US > 0 {
-			if rep.FleetP50Ratio == nil {
-				rep.FleetP50Ratio, rep.FleetP99Ratio = map[string]float64{}, map[string]float64{}
-			}
-			rep.FleetP50Ratio[strconv.Itoa(rps)], rep.FleetP99Ratio[strconv.Itoa(rps)] = fl.P50US/sw.P50US, fl.P99US/sw.P99US
-			o.Progress("%d req/s: fleet ÷ local gateway: p50 %.3f, p99 %.3f", rps, fl.P50US/sw.P50US, fl.P99US/sw.P99US)
-		}
-		if tr, ok := at[Translated]; ok {
-			if rep.TranslatedTTFBRatio == nil {
-				rep.TranslatedTTFBRatio = map[string]float64{}
-			}
-			if d := sw.TTFBP50US - direct.TTFBP50US; d > 0 {
-				rep.TranslatedTTFBRatio[strconv.Itoa(rps)] = (tr.TTFBP50US - at[DirectTranslated].TTFBP50US) / d
-				o.Progress("%d req/s: added TTFB p50, translated ÷ same format: %.2f", rps, rep.TranslatedTTFBRatio[strconv.Itoa(rps)])
-			}
-		}
-		ratio := 0.0
-		if bare.AddedP50US > 0 {
-			ratio = sw.AddedP50US / bare.AddedP50US
-		}
-		rep.Ratios[strconv.Itoa(rps)] = ratio
-		if rep.RatioAtRPS == 0 || rps == 1000 {
-			rep.RatioAtRPS, rep.AddedP50Ratio = rps, ratio
-		}
-		o.Progress("%d req/s: p50 direct %.0fµs, bare %.0fµs, spillway %.0fµs; added-p50 ratio %.2f", rps, direct.P50US, bare.P50US, sw.P50US, ratio)
+		rep.addRate(o, rps, at)
 	}
 	if o.ThroughputFor > 0 {
-		for _, n := range names {
-			rate, err := closedLoop(ctx, clients[n], urls[n], bodies[n], o.Conns, o.ThroughputFor)
+		for _, n := range run.names {
+			rate, err := closedLoop(ctx, run.clients[n], run.urls[n], run.bodies[n], o.Conns, o.ThroughputFor)
 			if err != nil {
 				return nil, err
 			}
@@ -358,6 +225,179 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// defaults fills in the options left zero.
+func (o *OverheadOptions) defaults() {
+	if len(o.RPS) == 0 {
+		o.RPS = []int{500, 1000, 2000}
+	}
+	if o.Duration <= 0 {
+		o.Duration = 6 * time.Second
+	}
+	if o.Slice <= 0 {
+		o.Slice = time.Second
+	}
+	o.Slice = min(o.Slice, o.Duration)
+	if o.Conns <= 0 {
+		o.Conns = 32
+	}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
+	}
+}
+
+// overheadRun is the overhead bench's paths, each by name: its URL, its
+// client and the body it sends, and (with Procs) its proxy's process.
+type overheadRun struct {
+	o       OverheadOptions
+	names   []string // Direct first
+	urls    map[string]string
+	procs   map[string]*proc
+	clients map[string]*http.Client
+	bodies  map[string]string
+}
+
+// startOverhead starts the paths o asks for; the func stops them.
+func startOverhead(ctx context.Context, o OverheadOptions) (*overheadRun, func(), error) {
+	r := &overheadRun{o: o, procs: map[string]*proc{}} // the proxies' processes, with Procs
+	var cleanup func()
+	var err error
+	if o.Procs {
+		r.urls, r.procs, cleanup, err = startProcs(ctx, 0, o.PacingOff, o.PartProfile, o.Failover)
+	} else {
+		r.urls, cleanup, err = startPaths(ctx, o.PacingOff, o.State, o.Failover)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Failover { // the failover paths' first model: full, answering 529 at once
+		if err := fullUpstream(ctx, r.urls[Direct]); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+	}
+	r.names = []string{Direct, Bare, Spillway}
+	if o.State != "" {
+		r.names = append(r.names, Fleet)
+	}
+	if o.Failover {
+		r.names = append(r.names, Failover, FailoverSkip)
+	}
+	if o.Translated {
+		r.names = append(r.names, DirectTranslated, Translated)
+		r.urls[Translated] = r.urls[Spillway]
+		r.urls[DirectTranslated] = strings.TrimSuffix(r.urls[Direct], "/v1/chat/completions") + "/v1/messages"
+		if p := r.procs[Spillway]; p != nil {
+			r.procs[Translated] = p
+		}
+	}
+	r.clients, r.bodies = map[string]*http.Client{}, map[string]string{}
+	for _, n := range r.names {
+		r.clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
+		r.bodies[n] = overheadBody(n, o.Stream)
+	}
+	return r, cleanup, nil
+}
+
+// overheadBody is the request body the path named n sends.
+func overheadBody(n string, stream bool) string {
+	model := "gpt-6-luna"
+	switch n {
+	case Translated:
+		model = translatedModel
+	case Failover, FailoverSkip:
+		model = "bench-full"
+	}
+	if n == DirectTranslated { // what the gateway sends for the translated path
+		return fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, messages.DefaultMaxTokens, stream)
+	}
+	if stream {
+		return fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"say hi"}]}`, model)
+	}
+	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"say hi"}]}`, model)
+}
+
+// measure sends open-loop load at rps through every path, in turns, and
+// adds each path's result to rep; it returns them by path.
+func (r *overheadRun) measure(ctx context.Context, rps int, rep *OverheadReport) (map[string]PathResult, error) {
+	samples := map[string]*pathSamples{}
+	for _, n := range r.names {
+		samples[n] = &pathSamples{}
+	}
+	rounds := max(int(r.o.Duration/r.o.Slice), 1)
+	for round := range rounds {
+		for k := range r.names {
+			n := r.names[(round+k)%len(r.names)] // rotate who goes first
+			var cpu0 time.Duration
+			if p := r.procs[n]; p != nil {
+				cpu0 = p.cpu()
+			}
+			if err := openLoop(ctx, r.clients[n], r.urls[n], r.bodies[n], rps, r.o.Slice, samples[n]); err != nil {
+				return nil, err
+			}
+			if p := r.procs[n]; p != nil {
+				samples[n].cpu += p.cpu() - cpu0
+			}
+		}
+	}
+	at := map[string]PathResult{}
+	for _, n := range r.names {
+		pr := samples[n].result(n, rps)
+		base, ok := at[Direct]
+		if !ok { // names start with Direct
+			base = pr
+		}
+		pr.AddedP50US, pr.AddedP99US = pr.P50US-base.P50US, pr.P99US-base.P99US
+		at[n] = pr
+		rep.Paths = append(rep.Paths, pr)
+	}
+	return at, nil
+}
+
+// addRate adds the ratios of the paths' results at rps.
+func (rep *OverheadReport) addRate(o OverheadOptions, rps int, at map[string]PathResult) {
+	direct, bare, sw := at[Direct], at[Bare], at[Spillway]
+	k := strconv.Itoa(rps)
+	if o.Procs {
+		if rep.CPURatio == nil {
+			rep.CPURatio, rep.AddedTTFBRatio, rep.AddedP99Ratio = map[string]float64{}, map[string]float64{}, map[string]float64{}
+		}
+		if bare.CPUPerReqUS > 0 {
+			rep.CPURatio[k] = sw.CPUPerReqUS / bare.CPUPerReqUS
+		}
+		if d := bare.TTFBP50US - direct.TTFBP50US; d > 0 {
+			rep.AddedTTFBRatio[k] = (sw.TTFBP50US - direct.TTFBP50US) / d
+		}
+		if bare.AddedP99US > 0 {
+			rep.AddedP99Ratio[k] = sw.AddedP99US / bare.AddedP99US
+		}
+	}
+	if fl, ok := at[Fleet]; ok && sw.P50US > 0 && sw.P99US > 0 {
+		if rep.FleetP50Ratio == nil {
+			rep.FleetP50Ratio, rep.FleetP99Ratio = map[string]float64{}, map[string]float64{}
+		}
+		rep.FleetP50Ratio[k], rep.FleetP99Ratio[k] = fl.P50US/sw.P50US, fl.P99US/sw.P99US
+		o.Progress("%d req/s: fleet ÷ local gateway: p50 %.3f, p99 %.3f", rps, fl.P50US/sw.P50US, fl.P99US/sw.P99US)
+	}
+	if tr, ok := at[Translated]; ok {
+		if rep.TranslatedTTFBRatio == nil {
+			rep.TranslatedTTFBRatio = map[string]float64{}
+		}
+		if d := sw.TTFBP50US - direct.TTFBP50US; d > 0 {
+			rep.TranslatedTTFBRatio[k] = (tr.TTFBP50US - at[DirectTranslated].TTFBP50US) / d
+			o.Progress("%d req/s: added TTFB p50, translated ÷ same format: %.2f", rps, rep.TranslatedTTFBRatio[k])
+		}
+	}
+	ratio := 0.0
+	if bare.AddedP50US > 0 {
+		ratio = sw.AddedP50US / bare.AddedP50US
+	}
+	rep.Ratios[k] = ratio
+	if rep.RatioAtRPS == 0 || rps == 1000 {
+		rep.RatioAtRPS, rep.AddedP50Ratio = rps, ratio
+	}
+	o.Progress("%d req/s: p50 direct %.0fµs, bare %.0fµs, spillway %.0fµs; added-p50 ratio %.2f", rps, direct.P50US, bare.P50US, sw.P50US, ratio)
 }
 
 // startProcs runs the upstream, the bare proxy and the gateway as
@@ -627,144 +667,6 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state, fai
 		return "", nil, err
 	}
 	return addr, done, nil
-}
-
-// pathSamples gathers one path's measurements over its slices.
-type pathSamples struct {
-	mu      sync.Mutex
-	lat     []time.Duration
-	ttfb    []time.Duration
-	sent    int
-	errors  int
-	active  time.Duration
-	mallocs uint64
-	bytes   uint64
-	cpu     time.Duration // the path's proxy process's (Procs)
-}
-
-func (s *pathSamples) add(lat, ttfb time.Duration, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sent++
-	if !ok {
-		s.errors++
-		return
-	}
-	s.lat = append(s.lat, lat)
-	s.ttfb = append(s.ttfb, ttfb)
-}
-
-func (s *pathSamples) result(name string, rps int) PathResult {
-	r := PathResult{Name: name, RPS: rps, Sent: s.sent, Errors: s.errors}
-	if s.active > 0 {
-		r.AchievedRPS = float64(len(s.lat)) / s.active.Seconds()
-	}
-	if s.sent > 0 {
-		r.CPUPerReqUS = float64(s.cpu) / float64(time.Microsecond) / float64(s.sent)
-		r.AllocsPerReq = float64(s.mallocs) / float64(s.sent)
-		r.BytesPerReq = float64(s.bytes) / float64(s.sent)
-	}
-	r.P50US, r.P99US = usQuantile(s.lat, 0.50), usQuantile(s.lat, 0.99)
-	r.TTFBP50US = usQuantile(s.ttfb, 0.50)
-	return r
-}
-
-func usQuantile(ds []time.Duration, q float64) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[min(int(q*float64(len(s))), len(s)-1)]) / float64(time.Microsecond)
-}
-
-// openLoop sends requests at a fixed rate for d, each on its own goroutine
-// at its due time whether or not earlier ones are done, and waits for the
-// last to finish. The allocations of the slice are counted to the path.
-func openLoop(ctx context.Context, c *http.Client, u, body string, rps int, d time.Duration, s *pathSamples) error {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	interval := time.Second / time.Duration(rps)
-	n := int(d / interval)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		due := start.Add(time.Duration(i) * interval)
-		if w := time.Until(due); w > 0 {
-			if !sleep(ctx, w) {
-				break
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lat, ttfb, ok := request(ctx, c, u, body, due)
-			s.add(lat, ttfb, ok)
-		}()
-	}
-	wg.Wait()
-	s.active += time.Since(start)
-	runtime.ReadMemStats(&after)
-	s.mallocs += after.Mallocs - before.Mallocs
-	s.bytes += after.TotalAlloc - before.TotalAlloc
-	return ctx.Err()
-}
-
-// request sends one request and reads the whole answer; the latency runs
-// from due to the last byte, the time to first byte from due to the
-// response's first byte.
-func request(ctx context.Context, c *http.Client, u, body string, due time.Time) (lat, ttfb time.Duration, ok bool) {
-	var first time.Time
-	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { first = time.Now() }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, strings.NewReader(body))
-	if err != nil {
-		return 0, 0, false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+benchKey)
-	if strings.HasSuffix(u, "/v1/messages") { // the translated path's baseline: Messages, direct
-		req.Header.Set("X-Api-Key", benchKey)
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, 0, false
-	}
-	_, err = io.Copy(io.Discard, bufio.NewReader(resp.Body))
-	resp.Body.Close()
-	end := time.Now()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return 0, 0, false
-	}
-	return end.Sub(due), first.Sub(due), true
-}
-
-// closedLoop runs conns workers back to back for d and returns the rate of
-// good answers.
-func closedLoop(ctx context.Context, c *http.Client, u, body string, conns int, d time.Duration) (float64, error) {
-	var good, bad atomic.Int64
-	cctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for cctx.Err() == nil {
-				if _, _, ok := request(cctx, c, u, body, time.Now()); ok {
-					good.Add(1)
-				} else if cctx.Err() == nil {
-					bad.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if good.Load() == 0 {
-		return 0, fmt.Errorf("no request succeeded (%d failed)", bad.Load())
-	}
-	return float64(good.Load()) / time.Since(start).Seconds(), ctx.Err()
 }
 
 // ratio prints m[k], or n/a where the bare proxy's figure gave no ratio

@@ -131,24 +131,7 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 	if o.Tasks < 1 {
 		return nil, fmt.Errorf("bench: --tasks must be at least 1")
 	}
-	if o.Scenario == nil {
-		o.Scenario, _ = sim.Builtin("peak")
-	}
-	if o.Clock == "" {
-		o.Clock = "fast:60"
-	}
-	if o.Concurrency < 1 {
-		o.Concurrency = 3
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Minute
-	}
-	if o.Chain == "" {
-		o.Chain = "codex"
-	}
-	if o.Progress == nil {
-		o.Progress = func(string, ...any) {}
-	}
+	o.defaults()
 	names := o.Clients
 	if len(names) == 0 {
 		names = ClientNames
@@ -179,65 +162,113 @@ func Resilience(ctx context.Context, o ResilienceOptions) (*ResilienceReport, er
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	worlds := make([]*world, len(names))
-	for i := range names {
-		clock, err := sim.ParseClock(o.Clock, start)
-		if err != nil {
-			return nil, err
-		}
-		srv, err := sim.New(sim.Options{Scenario: o.Scenario, Seed: o.Seed, Clock: clock, TokenRate: -1})
-		if err != nil {
-			return nil, err
-		}
-		defer srv.Close()
-		addr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
-		if err != nil {
-			return nil, err
-		}
-		w := &world{sim: srv, simURL: "http://" + addr, factor: clock.Factor(), chain: chain, conc: o.Concurrency, dataDir: o.DataDir, events: o.EventsDir,
-			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-		w.cfg = spillwayConfig(w.simURL, w.factor, o.Cooldown, o.MaxCooldown)
-		worlds[i] = w
+	worlds, closeWorlds, err := startWorlds(ctx, o, len(names), start, chain)
+	if err != nil {
+		return nil, err
 	}
+	defer closeWorlds()
 
 	probe := spillwayConfig("", 1, o.Cooldown, o.MaxCooldown).Breaker
 	rep.Cooldown, rep.MaxCooldown = probe.Cooldown.D().String(), probe.MaxCooldown.D().String()
 	results := make([]ClientResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		w := worlds[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, ccancel := context.WithTimeout(ctx, o.Timeout)
-			defer ccancel()
-			w.t0 = time.Now()
-			simT0 := w.sim.Clock().Now()
-			outs, err := runners[name](cctx, w, tasks)
-			makespan := time.Since(w.t0)
-			results[i] = score(name, tasks, outs, w, makespan)
-			if err != nil {
-				results[i].Error = err.Error()
-			}
-			// the bound the simulator computes from its free room, from the
-			// simulated moment this client started
-			ds := make([]sim.Demand, len(tasks))
-			for j, t := range tasks {
-				ds[j] = sim.Demand{Prompt: t.Prompt, InputTokens: sim.EstimateTokens(t.chatBody(chain[0])), Models: eligible(w.cfg, chain, t.MinTier)}
-			}
-			if lb, ok := w.sim.LowerBound(ds, simT0, 24*time.Hour); ok && lb > 0 {
-				results[i].LowerBoundS = lb.Seconds()
-				if results[i].Completed == len(tasks) {
-					r := makespan.Seconds() / lb.Seconds()
-					results[i].MakespanRatio = &r
-				}
-			}
-			o.Progress("%s: %d/%d tasks in %s", name, results[i].Completed, len(tasks), makespan.Round(time.Millisecond))
+			results[i] = worlds[i].runClient(ctx, o, name, runners[name], tasks)
 		}()
 	}
 	wg.Wait()
 	rep.Clients = results
 	return rep, ctx.Err()
+}
+
+// defaults fills in the options left zero.
+func (o *ResilienceOptions) defaults() {
+	if o.Scenario == nil {
+		o.Scenario, _ = sim.Builtin("peak")
+	}
+	if o.Clock == "" {
+		o.Clock = "fast:60"
+	}
+	if o.Concurrency < 1 {
+		o.Concurrency = 3
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Chain == "" {
+		o.Chain = "codex"
+	}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
+	}
+}
+
+// startWorlds starts n simulators alike (same scenario, seed and simulated
+// start), a world for each client; the func closes them.
+func startWorlds(ctx context.Context, o ResilienceOptions, n int, start time.Time, chain []string) ([]*world, func(), error) {
+	worlds := make([]*world, n)
+	var sims []*sim.Server
+	closeAll := func() {
+		for i := len(sims) - 1; i >= 0; i-- {
+			sims[i].Close()
+		}
+	}
+	for i := range n {
+		clock, err := sim.ParseClock(o.Clock, start)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		srv, err := sim.New(sim.Options{Scenario: o.Scenario, Seed: o.Seed, Clock: clock, TokenRate: -1})
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sims = append(sims, srv)
+		addr, err := serve.Background(ctx, srv.Handler(), serve.Options{OnStop: srv.Close})
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		w := &world{sim: srv, simURL: "http://" + addr, factor: clock.Factor(), chain: chain, conc: o.Concurrency, dataDir: o.DataDir, events: o.EventsDir,
+			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+		w.cfg = spillwayConfig(w.simURL, w.factor, o.Cooldown, o.MaxCooldown)
+		worlds[i] = w
+	}
+	return worlds, closeAll, nil
+}
+
+// runClient runs the tasks through the client named name in w, within
+// o.Timeout, and scores it.
+func (w *world) runClient(ctx context.Context, o ResilienceOptions, name string, run runner, tasks []Task) ClientResult {
+	cctx, ccancel := context.WithTimeout(ctx, o.Timeout)
+	defer ccancel()
+	w.t0 = time.Now()
+	simT0 := w.sim.Clock().Now()
+	outs, err := run(cctx, w, tasks)
+	makespan := time.Since(w.t0)
+	res := score(name, tasks, outs, w, makespan)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	// the bound the simulator computes from its free room, from the
+	// simulated moment this client started
+	ds := make([]sim.Demand, len(tasks))
+	for j, t := range tasks {
+		ds[j] = sim.Demand{Prompt: t.Prompt, InputTokens: sim.EstimateTokens(t.chatBody(w.chain[0])), Models: eligible(w.cfg, w.chain, t.MinTier)}
+	}
+	if lb, ok := w.sim.LowerBound(ds, simT0, 24*time.Hour); ok && lb > 0 {
+		res.LowerBoundS = lb.Seconds()
+		if res.Completed == len(tasks) {
+			r := makespan.Seconds() / lb.Seconds()
+			res.MakespanRatio = &r
+		}
+	}
+	o.Progress("%s: %d/%d tasks in %s", name, res.Completed, len(tasks), makespan.Round(time.Millisecond))
+	return res
 }
 
 // spillwayConfig is the default configuration pointed at the simulator,

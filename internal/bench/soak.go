@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,12 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spillway/spillway/events"
-	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/words"
 	"github.com/spillway/spillway/sim"
 )
@@ -152,6 +149,61 @@ var soakKinds = []string{"chat-stream", "chat", "responses-stream", "messages-to
 // Soak runs the soak and judges it; the error is for a soak that could
 // not run (the gateway did not start), a failed judgement is in the report.
 func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
+	cleanup, err := o.defaults()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	up, err := startSoakUpstream()
+	if err != nil {
+		return nil, err
+	}
+	defer up.close()
+	gw, err := startSoakGateway(ctx, o, up.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer gw.stop()
+	o.Progress("gateway pid %d on %s, simulator on %s; %s at %g req/s", gw.cmd.Process.Pid, gw.addr, up.addr, o.Duration, o.RPS)
+
+	rep := &SoakReport{RPS: o.RPS, Kinds: map[string]SoakKind{}, Faults: map[string]int{}}
+	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep, upstream: up.http, giveBack: soakGiveBack(o.Sample)}
+	start := time.Now()
+	end := start.Add(o.Duration)
+	faultsDone := l.faults(ctx, up.sim, o.FaultEvery, end)
+	if err := l.run(ctx, gw, o, start, end); err != nil {
+		return nil, err
+	}
+	<-faultsDone
+	l.wg.Wait()
+	up.sim.ClearFaults("")
+	rep.Samples = append(rep.Samples, l.sample(ctx, gw, start, 30*time.Second))
+	rep.DurationS = time.Since(start).Seconds()
+	rep.Dropped = gw.metric(ctx, "spillway_events_dropped_total")
+
+	// the records, once the gateway has written them all (it flushes its
+	// log as it stops)
+	gw.stop()
+	rep.Records, rep.Doubled, err = soakRecords(filepath.Join(o.Dir, "events"))
+	if err != nil {
+		return nil, err
+	}
+	rep.Received = map[string]int{}
+	for m, st := range up.sim.Snapshot().Models {
+		if st.Received > 0 {
+			rep.Received[m] = st.Received
+		}
+	}
+	rep.judge()
+	return rep, nil
+}
+
+// defaults checks the options and fills in those left zero; the func
+// removes the directory it made for Dir.
+func (o *SoakOptions) defaults() (func(), error) {
 	if o.Duration <= 0 {
 		return nil, errors.New("bench soak: --duration must be positive")
 	}
@@ -174,62 +226,68 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 		}
 		o.Serve = []string{self, "serve"}
 	}
-	if o.Dir == "" {
-		d, err := os.MkdirTemp("", "spillway-soak-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		o.Dir = d
+	if o.Dir != "" {
+		return func() {}, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	d, err := os.MkdirTemp("", "spillway-soak-")
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = d
+	return func() { os.RemoveAll(d) }, nil
+}
 
+// soakUpstream is the soak's simulator, on its own http.Server.
+type soakUpstream struct {
+	sim  *sim.Server
+	http *http.Server
+	addr string
+}
+
+// startSoakUpstream starts the simulator (its Claude models call a tool,
+// then answer with its result).
+func startSoakUpstream() (*soakUpstream, error) {
 	scn, _ := sim.Builtin("calm")
 	srv, err := sim.New(sim.Options{Scenario: scn, TokenRate: 400})
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Close()
 	// the simulator's own http.Server (not serve.Background's): a sample
 	// closes its idle connections, so that the gateway's pool of idle
 	// upstream connections (two goroutines and a file each, kept 90 s)
 	// is not counted as the gateway's own
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		srv.Close()
 		return nil, err
 	}
-	simSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = simSrv.Serve(ln) }()
-	defer simSrv.Close()
-	simAddr := ln.Addr().String()
+	up := &soakUpstream{sim: srv, http: &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}, addr: ln.Addr().String()}
+	go func() { _ = up.http.Serve(ln) }()
 	for _, m := range []string{"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"} {
 		if err := srv.AddScript(sim.Script{Model: m, Count: -1, Turns: []sim.ScriptTurn{
 			{Call: sim.ScriptCalls{{Tool: "lookup", Arguments: map[string]any{"q": "spill"}}}},
 			{Text: "looked up: {result}"},
 		}}); err != nil {
+			up.close()
 			return nil, err
 		}
 	}
+	return up, nil
+}
 
-	gw, err := startSoakGateway(ctx, o, simAddr)
-	if err != nil {
-		return nil, err
-	}
-	defer gw.stop()
-	o.Progress("gateway pid %d on %s, simulator on %s; %s at %g req/s", gw.cmd.Process.Pid, gw.addr, simAddr, o.Duration, o.RPS)
+func (u *soakUpstream) close() {
+	u.http.Close()
+	u.sim.Close()
+}
 
-	rep := &SoakReport{RPS: o.RPS, Kinds: map[string]SoakKind{}, Faults: map[string]int{}}
-	l := &soakLoad{base: "http://" + gw.addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, rep: rep, upstream: simSrv, giveBack: soakGiveBack(o.Sample)}
-	start := time.Now()
-	end := start.Add(o.Duration)
-
-	// the fault cycle
-	faultsDone := make(chan struct{})
+// faults runs the fault cycle on srv, a step every interval, until end
+// (or ctx ends); the channel closes when it stops.
+func (l *soakLoad) faults(ctx context.Context, srv *sim.Server, every time.Duration, end time.Time) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(faultsDone)
-		cycle := soakCycle(o.FaultEvery.Seconds() * 0.8)
-		t := time.NewTicker(o.FaultEvery)
+		defer close(done)
+		cycle := soakCycle(every.Seconds() * 0.8)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for i := 0; ; i++ {
 			select {
@@ -244,18 +302,22 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 			for _, f := range step.faults {
 				if err := srv.AddFault(f); err == nil {
 					l.mu.Lock()
-					rep.Faults[step.name]++
+					l.rep.Faults[step.name]++
 					l.mu.Unlock()
 				}
 			}
 		}
 	}()
+	return done
+}
 
-	// the load, paused for each sample until the gateway is idle: at most
-	// as long as its longest request can take (its wait budget and a last
-	// try's request timeout), a quarter of the sampling interval, and not
-	// under 2 s (a sample that finds requests still open is taken anyway,
-	// and judges no growth)
+// run starts conversations at o.RPS until end, sampling the gateway every
+// o.Sample. The load pauses for each sample until the gateway is idle: at
+// most as long as its longest request can take (its wait budget and a last
+// try's request timeout), a quarter of the sampling interval, and not under
+// 2 s (a sample that finds requests still open is taken anyway, and judges
+// no growth).
+func (l *soakLoad) run(ctx context.Context, gw *soakGateway, o SoakOptions, start, end time.Time) error {
 	quietWait := min(soakBudget+soakRequest+time.Second, max(2*time.Second, o.Sample/4))
 	sample := time.NewTimer(o.Sample)
 	defer sample.Stop()
@@ -264,9 +326,9 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 	for n := 0; time.Now().Before(end); {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-sample.C:
-			rep.Samples = append(rep.Samples, l.sample(ctx, gw, start, quietWait))
+			l.rep.Samples = append(l.rep.Samples, l.sample(ctx, gw, start, quietWait))
 			next = time.Now()
 			sample.Reset(o.Sample)
 		case <-time.After(time.Until(next)):
@@ -275,28 +337,7 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 			next = next.Add(gap)
 		}
 	}
-	<-faultsDone
-	l.wg.Wait()
-	srv.ClearFaults("")
-	rep.Samples = append(rep.Samples, l.sample(ctx, gw, start, 30*time.Second))
-	rep.DurationS = time.Since(start).Seconds()
-	rep.Dropped = gw.metric(ctx, "spillway_events_dropped_total")
-
-	// the records, once the gateway has written them all (it flushes its
-	// log as it stops)
-	gw.stop()
-	rep.Records, rep.Doubled, err = soakRecords(filepath.Join(o.Dir, "events"))
-	if err != nil {
-		return nil, err
-	}
-	rep.Received = map[string]int{}
-	for m, st := range srv.Snapshot().Models {
-		if st.Received > 0 {
-			rep.Received[m] = st.Received
-		}
-	}
-	rep.judge()
-	return rep, nil
+	return nil
 }
 
 // soakGateway is the gateway's process.
@@ -407,257 +448,6 @@ func (g *soakGateway) metrics(ctx context.Context) (map[string]float64, error) {
 func (g *soakGateway) metric(ctx context.Context, name string) float64 {
 	m, _ := g.metrics(ctx)
 	return m[name]
-}
-
-// soakLoad is the load generator and its tally.
-type soakLoad struct {
-	base   string
-	client *http.Client
-	wg     sync.WaitGroup
-	open   atomic.Int64
-
-	upstream *http.Server  // the simulator's
-	giveBack time.Duration // the gateway's --give-back-after
-
-	mu  sync.Mutex
-	rep *SoakReport
-}
-
-// sample pauses the load until the gateway has nothing in flight (at most
-// wait) and has given its memory back, then reads its live heap, RSS,
-// goroutines and open files.
-func (l *soakLoad) sample(ctx context.Context, g *soakGateway, start time.Time, wait time.Duration) SoakSample {
-	given := g.metric(ctx, "spillway_memory_given_back_total")
-	quiet := false
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
-		if l.open.Load() == 0 && g.metric(ctx, "spillway_inflight_requests") == 0 {
-			quiet = true
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// idle connections, the client's to the gateway and the gateway's to
-	// the simulator, hold goroutines and files in the gateway: closed for
-	// a quiet sample (SetKeepAlivesEnabled(false) closes the server's idle
-	// ones), keep-alive back on after it. Only a quiet one: with a request
-	// open, its next attempt may take an idle connection as the simulator
-	// closes it, and a POST is not retried by the transport; that attempt
-	// would be recorded and never received (a busy sample is not judged)
-	if quiet {
-		l.client.CloseIdleConnections()
-		l.upstream.SetKeepAlivesEnabled(false)
-		time.Sleep(200 * time.Millisecond)
-	}
-	m, _ := g.metrics(ctx)
-	for deadline := time.Now().Add(l.giveBack + 2*time.Second); quiet; time.Sleep(50 * time.Millisecond) {
-		if m["spillway_memory_given_back_total"] > given {
-			break
-		}
-		if !time.Now().Before(deadline) {
-			quiet = false // the collector has not run at rest: the heap is not judged
-			break
-		}
-		m, _ = g.metrics(ctx)
-	}
-	l.upstream.SetKeepAlivesEnabled(true)
-	s := SoakSample{AtS: time.Since(start).Seconds(), RSSMB: m["process_resident_memory_bytes"] / (1 << 20), HeapMB: m["go_gc_heap_live_bytes"] / (1 << 20),
-		Goroutines: int(m["go_goroutines"]), OpenFDs: int(m["process_open_fds"]), Quiet: quiet}
-	return s
-}
-
-// start sends one request of kind (a tool conversation: two) in the
-// background and tallies its outcome.
-func (l *soakLoad) start(ctx context.Context, kind string) {
-	l.wg.Add(1)
-	l.open.Add(1)
-	go func() {
-		defer l.wg.Done()
-		defer l.open.Add(-1)
-		out, why, tool := l.converse(ctx, kind)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		k := l.rep.Kinds[kind]
-		k.Sent++
-		l.rep.Requests++
-		switch out {
-		case answered:
-			k.Answered++
-			l.rep.Answered++
-		case gaveUp:
-			k.GaveUp++
-			l.rep.GaveUp++
-		default:
-			k.Broken++
-			l.rep.Broken++
-			if len(l.rep.Examples) < 5 {
-				l.rep.Examples = append(l.rep.Examples, kind+": "+why)
-			}
-		}
-		if tool {
-			l.rep.ToolTurns++
-		}
-		l.rep.Kinds[kind] = k
-	}()
-}
-
-type soakOutcome int
-
-const (
-	broken soakOutcome = iota
-	answered
-	gaveUp
-)
-
-// converse sends kind's request; a Messages request answered with the
-// tool call the script asks for sends the tool's result back, and its
-// answer is the outcome.
-func (l *soakLoad) converse(ctx context.Context, kind string) (soakOutcome, string, bool) {
-	stream := strings.HasSuffix(kind, "-stream")
-	switch {
-	case strings.HasPrefix(kind, "chat"):
-		body := fmt.Sprintf(`{"model":"gpt-6-astra","stream":%t,"messages":[{"role":"user","content":"soak: say something"}]}`, stream)
-		out, why, _ := l.send(ctx, "/v1/chat/completions", body, map[string]string{"Authorization": "Bearer " + benchKey}, "chat", stream)
-		return out, why, false
-	case strings.HasPrefix(kind, "responses"):
-		body := `{"model":"gpt-6-astra","stream":true,"input":"soak: say something"}`
-		out, why, _ := l.send(ctx, "/v1/responses", body, map[string]string{"Authorization": "Bearer " + benchKey}, "responses", true)
-		return out, why, false
-	case strings.HasPrefix(kind, "gemini"):
-		path := "/v1beta/models/gemini-3-pro:generateContent"
-		if stream {
-			path = "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
-		}
-		out, why, _ := l.send(ctx, path, `{"contents":[{"role":"user","parts":[{"text":"soak: say something"}]}]}`, map[string]string{"x-goog-api-key": benchKey}, "gemini", stream)
-		return out, why, false
-	}
-	h := map[string]string{"x-api-key": benchKey, "anthropic-version": "2023-06-01"}
-	first := fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":%t,"tools":[%s],"messages":[{"role":"user","content":"soak: look a word up"}]}`, stream, soakTool)
-	out, why, call := l.send(ctx, "/v1/messages", first, h, "messages", stream)
-	if out != answered || call == nil {
-		return out, why, false
-	}
-	use, _ := json.Marshal(map[string]any{"type": "tool_use", "id": call.id, "name": call.name, "input": map[string]any{"q": "spill"}})
-	second := fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":256,"stream":%t,"tools":[%s],"messages":[{"role":"user","content":"soak: look a word up"},{"role":"assistant","content":[%s]},{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"a word"}]}]}`,
-		stream, soakTool, use, call.id)
-	out, why, _ = l.send(ctx, "/v1/messages", second, h, "messages", stream)
-	return out, why, out == answered
-}
-
-// toolUse is a Messages tool call found in an answer.
-type toolUse struct{ id, name string }
-
-// send posts body and judges what came back in format's terms.
-func (l *soakLoad) send(ctx context.Context, path, body string, header map[string]string, format string, stream bool) (soakOutcome, string, *toolUse) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+path, strings.NewReader(body))
-	if err != nil {
-		return broken, err.Error(), nil
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := l.client.Do(req)
-	if err != nil {
-		return broken, err.Error(), nil
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var e struct {
-			Error json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(b, &e) == nil && len(e.Error) > 2 {
-			return gaveUp, "", nil
-		}
-		return broken, fmt.Sprintf("HTTP %d without the format's error: %.200s", resp.StatusCode, b), nil
-	}
-	if !stream {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-		if err != nil {
-			return broken, "whole answer cut: " + err.Error(), nil
-		}
-		return judgeWhole(format, b)
-	}
-	return judgeStream(format, resp.Body)
-}
-
-// judgeWhole reads a whole answer: an answer holds the format's content.
-func judgeWhole(format string, b []byte) (soakOutcome, string, *toolUse) {
-	var v struct {
-		Choices    []json.RawMessage                 `json:"choices"`
-		Content    []struct{ Type, ID, Name string } `json:"content"`
-		Candidates []json.RawMessage                 `json:"candidates"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return broken, fmt.Sprintf("whole answer is not JSON (%v): %.200s", err, b), nil
-	}
-	switch {
-	case format == "chat" && len(v.Choices) > 0, format == "gemini" && len(v.Candidates) > 0:
-		return answered, "", nil
-	case format == "messages" && len(v.Content) > 0:
-		for _, c := range v.Content {
-			if c.Type == "tool_use" {
-				return answered, "", &toolUse{c.ID, c.Name}
-			}
-		}
-		return answered, "", nil
-	}
-	return broken, fmt.Sprintf("whole answer without content: %.200s", b), nil
-}
-
-// judgeStream reads a stream to its end: an answer ends with the format's
-// last event (Chat's [DONE], Responses' response.completed, Messages'
-// message_stop, Gemini's finishReason); a clean error is the format's
-// error event; anything else (a stream that stops, a frame that is not
-// JSON) is broken.
-func judgeStream(format string, r io.Reader) (soakOutcome, string, *toolUse) {
-	rd := sse.NewReader(r)
-	var call *toolUse
-	finished := false
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return broken, "stream: " + err.Error(), nil
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if ev.Comment || len(data) == 0 {
-			continue
-		}
-		if format == "chat" && string(data) == "[DONE]" {
-			finished = true
-			continue
-		}
-		var v struct {
-			Type  string          `json:"type"`
-			Error json.RawMessage `json:"error"`
-			Block struct {
-				Type, ID, Name string
-			} `json:"content_block"`
-			Candidates []struct {
-				FinishReason string `json:"finishReason"`
-			} `json:"candidates"`
-		}
-		if err := json.Unmarshal(data, &v); err != nil {
-			return broken, fmt.Sprintf("a frame that is not JSON: %.200s", data), nil
-		}
-		switch {
-		case len(v.Error) > 2 || v.Type == "error" || v.Type == "response.failed" || ev.Name == "error":
-			return gaveUp, "", nil
-		case v.Type == "content_block_start" && v.Block.Type == "tool_use":
-			call = &toolUse{v.Block.ID, v.Block.Name}
-		case v.Type == "message_stop", v.Type == "response.completed":
-			finished = true
-		case len(v.Candidates) > 0 && v.Candidates[0].FinishReason != "":
-			finished = true
-		}
-	}
-	if !finished {
-		return broken, "the stream ended without its last event or an error", nil
-	}
-	return answered, "", call
 }
 
 // soakRecords counts the event records in dir by model, and the records

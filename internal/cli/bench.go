@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spillway/spillway/internal/bench"
 	"github.com/spillway/spillway/sim"
@@ -95,13 +97,32 @@ thirds of the run (RSS, which keeps its high-water mark, is shown, not judged).`
 	return cmd
 }
 
+// benchResilienceOptions are bench resilience's flags; o gathers those
+// bench.Resilience reads as they are.
+type benchResilienceOptions struct {
+	o        bench.ResilienceOptions
+	scenario string
+	clients  string
+	asJSON   bool
+}
+
+func (bo *benchResilienceOptions) flags(f *pflag.FlagSet) {
+	o := &bo.o
+	f.IntVar(&o.Tasks, "tasks", 60, "tasks in the batch")
+	f.StringVar(&bo.scenario, "scenario", "peak", "simulator scenario (name or YAML file)")
+	f.StringVar(&o.Clock, "clock", "fast:60", "simulator clock: real or fast:X (X simulated seconds per real second)")
+	f.Int64Var(&o.Seed, "seed", 1, "seed of the batch and of the simulated load")
+	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
+	f.StringVar(&bo.clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
+	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
+	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
+	f.StringVar(&o.EventsDir, "events", "", "write each spillway client's event log (every attempt) to DIR/spillway-gateway.jsonl and DIR/spillway-queue.jsonl")
+	f.BoolVar(&bo.asJSON, "json", false, "print the report as JSON")
+}
+
 func (a *App) benchResilienceCmd() *cobra.Command {
-	var (
-		o        bench.ResilienceOptions
-		scenario string
-		clients  string
-		asJSON   bool
-	)
+	var bo benchResilienceOptions
 	cmd := &cobra.Command{
 		Use:   "resilience",
 		Short: "The same batch through a naive script, the field recipe and spillway, side by side",
@@ -125,68 +146,84 @@ With --clock fast:X every client's waits are divided by X, like the world's.`,
 		Example: `  spillway bench resilience
   spillway bench resilience --tasks 100 --scenario peak --clock fast:60 --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Tasks < 1 || o.Tasks > 5000 {
-				return fail(ExitUsage, "--tasks is 1..5000")
-			}
-			if o.Concurrency < 1 || o.Concurrency > 64 {
-				return fail(ExitUsage, "--concurrency is 1..64")
-			}
-			scn, err := a.loadScenario(scenario)
-			if err != nil {
-				return err
-			}
-			o.Scenario = scn
-			if c, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
-				return fail(ExitUsage, "%w", err)
-			} else if _, stepped := c.(*sim.StepClock); stepped {
-				return fail(ExitUsage, "--clock %s: the benchmark times the clients in real time: give real or fast:X", o.Clock)
-			}
-			if clients != "" {
-				o.Clients = strings.Split(clients, ",")
-			}
-			if o.EventsDir != "" {
-				if st, err := os.Stat(o.EventsDir); err != nil || !st.IsDir() {
-					return fail(ExitUsage, "--events %s: not a directory; create it first", o.EventsDir)
-				}
-			}
-			if !asJSON {
-				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
-			}
-			rep, err := bench.Resilience(cmd.Context(), o)
-			if err != nil {
-				if rep == nil {
-					return fail(ExitUsage, "%w", err)
-				}
-				return fail(ExitFail, "interrupted: %w", err)
-			}
-			return a.printReport(rep, asJSON)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchResilience(cmd.Context(), &bo) },
 	}
-	f := cmd.Flags()
-	f.IntVar(&o.Tasks, "tasks", 60, "tasks in the batch")
-	f.StringVar(&scenario, "scenario", "peak", "simulator scenario (name or YAML file)")
-	f.StringVar(&o.Clock, "clock", "fast:60", "simulator clock: real or fast:X (X simulated seconds per real second)")
-	f.Int64Var(&o.Seed, "seed", 1, "seed of the batch and of the simulated load")
-	f.IntVar(&o.Concurrency, "concurrency", 3, "tasks each client works at once")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "longest a client may take (real time); unfinished tasks count as not completed")
-	f.StringVar(&clients, "clients", "", "comma-separated subset of: "+strings.Join(bench.ClientNames, ","))
-	f.DurationVar(&o.Cooldown, "cooldown", 0, "spillway's breaker.cooldown, simulated time (default: the shipped one)")
-	f.DurationVar(&o.MaxCooldown, "max-cooldown", 0, "spillway's breaker.max_cooldown, simulated time (default: the shipped one)")
-	f.StringVar(&o.EventsDir, "events", "", "write each spillway client's event log (every attempt) to DIR/spillway-gateway.jsonl and DIR/spillway-queue.jsonl")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	bo.flags(cmd.Flags())
 	return cmd
 }
 
+func (a *App) benchResilience(ctx context.Context, bo *benchResilienceOptions) error {
+	o := &bo.o
+	if o.Tasks < 1 || o.Tasks > 5000 {
+		return fail(ExitUsage, "--tasks is 1..5000")
+	}
+	if o.Concurrency < 1 || o.Concurrency > 64 {
+		return fail(ExitUsage, "--concurrency is 1..64")
+	}
+	scn, err := a.loadScenario(bo.scenario)
+	if err != nil {
+		return err
+	}
+	o.Scenario = scn
+	if c, err := sim.ParseClock(o.Clock, time.Time{}); err != nil {
+		return fail(ExitUsage, "%w", err)
+	} else if _, stepped := c.(*sim.StepClock); stepped {
+		return fail(ExitUsage, "--clock %s: the benchmark times the clients in real time: give real or fast:X", o.Clock)
+	}
+	if bo.clients != "" {
+		o.Clients = strings.Split(bo.clients, ",")
+	}
+	if o.EventsDir != "" {
+		if st, err := os.Stat(o.EventsDir); err != nil || !st.IsDir() {
+			return fail(ExitUsage, "--events %s: not a directory; create it first", o.EventsDir)
+		}
+	}
+	if !bo.asJSON {
+		o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
+	}
+	rep, err := bench.Resilience(ctx, *o)
+	if err != nil {
+		if rep == nil {
+			return fail(ExitUsage, "%w", err)
+		}
+		return fail(ExitFail, "interrupted: %w", err)
+	}
+	return a.printReport(rep, bo.asJSON)
+}
+
+// benchOverheadOptions are bench overhead's flags; o gathers those
+// bench.Repeat reads as they are.
+type benchOverheadOptions struct {
+	o          bench.OverheadOptions
+	rps        []int
+	asJSON     bool
+	cpuprofile string
+	reps       int
+	goalArgs   []string
+}
+
+func (bo *benchOverheadOptions) flags(f *pflag.FlagSet) {
+	o := &bo.o
+	f.IntSliceVar(&bo.rps, "rps", []int{500, 1000, 2000}, "open-loop rates, req/s")
+	f.DurationVar(&o.Duration, "duration", 6*time.Second, "time per path and rate")
+	f.DurationVar(&o.Slice, "slice", time.Second, "the paths take turns this long")
+	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
+	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
+	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
+	f.BoolVar(&o.Procs, "procs", false, "run the simulator, the bare proxy and the gateway as separate processes: adds CPU per request and the peak RSS with --open-streams slow streams open")
+	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
+	f.BoolVar(&o.Failover, "failover", false, "also measure failover: a request whose first model answers 529 at once (its breaker held closed), and the same with that breaker open, each added over the answering model's direct time (goals failoverRATE_p50, _p99, skipRATE_p50, in µs)")
+	f.BoolVar(&o.Translated, "translated", false, "also measure a translated path: the Chat request answered by another vendor's model (Messages), its added TTFB over the same-format path's (goal translatedRATE)")
+	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
+	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
+	f.StringVar(&bo.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")
+	f.IntVar(&bo.reps, "reps", 1, "runs, one after the other, each ratio's median over them (default 5 with --procs, else 1)")
+	f.StringArrayVar(&bo.goalArgs, "goal", nil, "NAME<=X or NAME>=X: judge a ratio's median (added500, p99_500, ttfb500, cpu500, rss, throughput); repeatable")
+	f.BoolVar(&bo.asJSON, "json", false, "print the report as JSON (with --reps over 1 or a --goal: the runs, the ratios and the goals)")
+}
+
 func (a *App) benchOverheadCmd() *cobra.Command {
-	var (
-		o          bench.OverheadOptions
-		rps        []int
-		asJSON     bool
-		cpuprofile string
-		reps       int
-		goalArgs   []string
-	)
+	var bo benchOverheadOptions
 	cmd := &cobra.Command{
 		Use:   "overhead",
 		Short: "What the gateway adds to a request, against a bare reverse proxy",
@@ -218,73 +255,60 @@ path's), with --failover failover50_p50, failover50_p99, skip50_p50.`,
   spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s
   spillway bench overhead --procs --stream --translated --rps 500,1000 --reps 5 --goal translated500<=1.3`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, r := range rps {
-				if r < 1 || r > 100000 {
-					return fail(ExitUsage, "--rps values are 1..100000, not %d", r)
-				}
-			}
-			o.RPS = rps
-			if !asJSON {
-				o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
-			}
-			if cpuprofile != "" && o.Procs {
-				o.PartProfile = cpuprofile // the proxies' processes profile themselves
-			} else if cpuprofile != "" {
-				stop, err := bench.CPUProfile(cpuprofile)
-				if err != nil {
-					return fail(ExitUsage, "--cpuprofile: %w", err)
-				}
-				defer stop()
-			}
-			var goals []bench.Goal
-			for _, g := range goalArgs {
-				goal, err := bench.ParseGoal(g)
-				if err != nil {
-					return fail(ExitUsage, "--goal: %w", err)
-				}
-				goals = append(goals, goal)
-			}
-			if len(goals) == 0 {
-				goals = bench.SpeedGoals(o) // each judged when the runs measure it
-			}
-			if !cmd.Flags().Changed("reps") {
-				reps = 1
-				if o.Procs {
-					reps = 5
-				}
-			}
-			if reps < 1 || reps > 50 {
-				return fail(ExitUsage, "--reps %d: from 1 to 50", reps)
-			}
-			rr, err := bench.Repeat(cmd.Context(), o, reps, goals)
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			if asJSON && reps == 1 && len(goalArgs) == 0 {
-				return a.printReport(rr.Runs[0], true) // one run: its report, as before
-			}
-			return a.printReport(rr, asJSON)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchOverhead(cmd, &bo) },
 	}
-	f := cmd.Flags()
-	f.IntSliceVar(&rps, "rps", []int{500, 1000, 2000}, "open-loop rates, req/s")
-	f.DurationVar(&o.Duration, "duration", 6*time.Second, "time per path and rate")
-	f.DurationVar(&o.Slice, "slice", time.Second, "the paths take turns this long")
-	f.BoolVar(&o.Stream, "stream", false, "SSE streaming answers instead of whole JSON ones")
-	f.IntVar(&o.Conns, "conns", 32, "connections of the closed-loop throughput run")
-	f.DurationVar(&o.ThroughputFor, "throughput-for", 3*time.Second, "time per path of the throughput run (0s: skip it)")
-	f.BoolVar(&o.Procs, "procs", false, "run the simulator, the bare proxy and the gateway as separate processes: adds CPU per request and the peak RSS with --open-streams slow streams open")
-	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
-	f.BoolVar(&o.Failover, "failover", false, "also measure failover: a request whose first model answers 529 at once (its breaker held closed), and the same with that breaker open, each added over the answering model's direct time (goals failoverRATE_p50, _p99, skipRATE_p50, in µs)")
-	f.BoolVar(&o.Translated, "translated", false, "also measure a translated path: the Chat request answered by another vendor's model (Messages), its added TTFB over the same-format path's (goal translatedRATE)")
-	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
-	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
-	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")
-	f.IntVar(&reps, "reps", 1, "runs, one after the other, each ratio's median over them (default 5 with --procs, else 1)")
-	f.StringArrayVar(&goalArgs, "goal", nil, "NAME<=X or NAME>=X: judge a ratio's median (added500, p99_500, ttfb500, cpu500, rss, throughput); repeatable")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON (with --reps over 1 or a --goal: the runs, the ratios and the goals)")
+	bo.flags(cmd.Flags())
 	return cmd
+}
+
+func (a *App) benchOverhead(cmd *cobra.Command, bo *benchOverheadOptions) error {
+	o := &bo.o
+	for _, r := range bo.rps {
+		if r < 1 || r > 100000 {
+			return fail(ExitUsage, "--rps values are 1..100000, not %d", r)
+		}
+	}
+	o.RPS = bo.rps
+	if !bo.asJSON {
+		o.Progress = func(format string, args ...any) { fmt.Fprintf(a.Stderr, "  "+format+"\n", args...) }
+	}
+	if bo.cpuprofile != "" && o.Procs {
+		o.PartProfile = bo.cpuprofile // the proxies' processes profile themselves
+	} else if bo.cpuprofile != "" {
+		stop, err := bench.CPUProfile(bo.cpuprofile)
+		if err != nil {
+			return fail(ExitUsage, "--cpuprofile: %w", err)
+		}
+		defer stop()
+	}
+	var goals []bench.Goal
+	for _, g := range bo.goalArgs {
+		goal, err := bench.ParseGoal(g)
+		if err != nil {
+			return fail(ExitUsage, "--goal: %w", err)
+		}
+		goals = append(goals, goal)
+	}
+	if len(goals) == 0 {
+		goals = bench.SpeedGoals(*o) // each judged when the runs measure it
+	}
+	if !cmd.Flags().Changed("reps") {
+		bo.reps = 1
+		if o.Procs {
+			bo.reps = 5
+		}
+	}
+	if bo.reps < 1 || bo.reps > 50 {
+		return fail(ExitUsage, "--reps %d: from 1 to 50", bo.reps)
+	}
+	rr, err := bench.Repeat(cmd.Context(), *o, bo.reps, goals)
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	if bo.asJSON && bo.reps == 1 && len(bo.goalArgs) == 0 {
+		return a.printReport(rr.Runs[0], true) // one run: its report, as before
+	}
+	return a.printReport(rr, bo.asJSON)
 }
 
 // benchPartCmd is one part of `bench overhead --procs`, run by it as a

@@ -78,30 +78,47 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 	if err != nil {
 		return fail(ExitFail, "%w", err)
 	}
-	gwAddr, cfg := w.gateway, w.cfg
 	out := a.Stdout
 	fmt.Fprintf(out, "spillway demo: simulator (scenario %s, %s) and gateway on 127.0.0.1; %s, %d at a time\n",
 		scn.Name, w.start.Format("Mon 15:04"), words.Count(n, "request"), conc)
 	fmt.Fprintf(out, "  Codex-style requests ask for gpt-6-astra (heavy), Claude-style for claude-opus-5-5, Gemini-style for gemini-3-pro (heavy too)\n\n")
+	flight := &demoFlight{sent: map[int]time.Time{}}
+	all := a.demoCollect(flight.send(ctx, w.gateway, n, conc), flight, w.cfg.Retry.Budget.D())
+	if ctx.Err() != nil {
+		return fail(ExitFail, "interrupted")
+	}
+	answered := demoSummary(out, all, n, w.sim.Snapshot())
+	if answered != n {
+		return fail(ExitFail, "%s not answered", words.Count(n-answered, "request")+words.Plural(n-answered, " was", " were"))
+	}
+	return nil
+}
 
+// demoFlight is the demo's requests in flight.
+type demoFlight struct {
+	mu   sync.Mutex
+	sent map[int]time.Time // request → when it was sent
+}
+
+// send has conc workers send requests 1 to n to the gateway at addr; the
+// channel closes once every request has its result (or ctx ended).
+func (f *demoFlight) send(ctx context.Context, addr string, n, conc int) <-chan demoResult {
 	results := make(chan demoResult)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 2 * time.Minute}
-	var mu sync.Mutex
-	inFlight := map[int]time.Time{} // request → when it was sent
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				mu.Lock()
-				inFlight[i] = time.Now()
-				mu.Unlock()
-				r := demoRequest(ctx, client, gwAddr, i)
-				mu.Lock()
-				delete(inFlight, i)
-				mu.Unlock()
+				f.mu.Lock()
+				f.sent[i] = time.Now()
+				f.mu.Unlock()
+				r := demoRequest(ctx, client, addr, i)
+				f.mu.Lock()
+				delete(f.sent, i)
+				f.mu.Unlock()
 				results <- r
 			}
 		}()
@@ -117,9 +134,27 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		wg.Wait()
 		close(results)
 	}()
+	return results
+}
+
+// oldest is when the oldest request in flight was sent, and how many are.
+func (f *demoFlight) oldest() (time.Time, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var oldest time.Time
+	for _, t := range f.sent {
+		if oldest.IsZero() || t.Before(oldest) {
+			oldest = t
+		}
+	}
+	return oldest, len(f.sent)
+}
+
+// demoCollect writes a line for each result until results closes, and
+// returns them all. A silence of more than a few seconds says what the
+// requests wait for and until when (budget: the gateway's retry.budget).
+func (a *App) demoCollect(results <-chan demoResult, flight *demoFlight, budget time.Duration) []demoResult {
 	var all []demoResult
-	// a silence of more than a few seconds says what the requests wait for
-	// and until when, once
 	quiet := time.NewTimer(5 * time.Second)
 	defer quiet.Stop()
 	for {
@@ -128,23 +163,14 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		select {
 		case r, ok = <-results:
 		case <-quiet.C:
-			mu.Lock()
-			var oldest time.Time
-			for _, t := range inFlight {
-				if oldest.IsZero() || t.Before(oldest) {
-					oldest = t
-				}
-			}
-			n := len(inFlight)
-			mu.Unlock()
-			if n > 0 {
+			if oldest, n := flight.oldest(); n > 0 {
 				fmt.Fprintf(a.Stderr, "  … %d request(s) in flight: the gateway waits for room (the oldest at most until %s, its retry.budget of %s)\n",
-					n, oldest.Add(cfg.Retry.Budget.D()).Format("15:04:05"), cfg.Retry.Budget.D())
+					n, oldest.Add(budget).Format("15:04:05"), budget)
 			}
 			continue
 		}
 		if !ok {
-			break
+			return all
 		}
 		quiet.Reset(5 * time.Second)
 		all = append(all, r)
@@ -157,12 +183,13 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		case r.model != r.asked:
 			what = "fell back"
 		}
-		fmt.Fprintf(out, "  #%02d %-16s → %-18s %-10s %6dms  %s\n", r.i, r.asked, r.model, what, r.elapsed.Milliseconds(), r.route)
+		fmt.Fprintf(a.Stdout, "  #%02d %-16s → %-18s %-10s %6dms  %s\n", r.i, r.asked, r.model, what, r.elapsed.Milliseconds(), r.route)
 	}
-	if ctx.Err() != nil {
-		return fail(ExitFail, "interrupted")
-	}
-	// summary
+}
+
+// demoSummary writes the summary of the n requests' results and the
+// simulator's state st, and returns how many were answered.
+func demoSummary(out io.Writer, all []demoResult, n int, st sim.Stats) int {
 	answered, fellBack, firstFull := 0, 0, 0
 	byModel := map[string]int{}
 	var lat []time.Duration
@@ -192,7 +219,6 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		fmt.Fprintf(out, "  latency p50 %dms, p95 %dms (including fallbacks and waits)\n", lat[len(lat)/2].Milliseconds(), lat[len(lat)*95/100].Milliseconds())
 	}
 	fmt.Fprintf(out, "  %d of %s found their first-choice model full (at capacity, its breaker open or its reduced room taken); without spillway they would have stopped at \"model at capacity\"\n", firstFull, words.Count(n, "request"))
-	st := w.sim.Snapshot()
 	var rej []string
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna", "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "gemini-3-pro", "gemini-3-flash", "gemini-3-flash-lite"} {
 		if ms := st.Models[m]; ms != nil {
@@ -200,10 +226,7 @@ func (a *App) runDemo(ctx context.Context, n, conc int, seed int64, scenario str
 		}
 	}
 	fmt.Fprintf(out, "  simulator capacity rejections (rejected/received): %s\n", strings.Join(rej, ", "))
-	if answered != n {
-		return fail(ExitFail, "%s not answered", words.Count(n-answered, "request")+words.Plural(n-answered, " was", " were"))
-	}
-	return nil
+	return answered
 }
 
 // demoWorld is the demo's simulator and gateway, on 127.0.0.1 until the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,17 +13,38 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/agent"
 	"github.com/spillway/spillway/policy"
 )
 
+// execOptions are exec's flags.
+type execOptions struct {
+	models, ladder, chain, archive, notify, eventsPath, resumePrompt, model string
+	maxWait                                                                 time.Duration
+	resume, asJSON, untilReset                                              bool
+}
+
+func (o *execOptions) flags(f *pflag.FlagSet) {
+	f.StringVar(&o.models, "models", "", "the chain to walk, e.g. gpt-6-astra,gpt-6.1-sol,gpt-6-luna (default: the configured chain of the agent's model)")
+	f.StringVar(&o.chain, "chain", "", "a configured chain by name (codex, claude, …)")
+	f.StringVar(&o.model, "model", "", "the model to start at, its chain following (default: the agent's own default model: Codex's config.toml model, else gpt-6.1-sol)")
+	f.StringVar(&o.ladder, "ladder", "", "waits once every model is full, e.g. 30s,2m,10m,30m (default: retry.ladder)")
+	f.DurationVar(&o.maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
+	f.BoolVar(&o.resume, "resume", false, "continue the agent's session on the next model instead of starting over")
+	f.BoolVar(&o.untilReset, "until-reset", false, "at a plan's usage limit, wait for its reset (as the agent says it), then resume the session; --max-wait bounds it (without: exit 77)")
+	f.StringVar(&o.resumePrompt, "resume-prompt", agent.DefaultResumePrompt, "the prompt sent when resuming")
+	f.StringVar(&o.archive, "archive", "", "save each failed attempt's output (and Codex session file) in this directory")
+	f.StringVar(&o.notify, "notify", "", "POST a JSON summary to this URL on final failure")
+	f.BoolVar(&o.asJSON, "json", false, "print a JSON summary of the attempts on stderr at the end")
+	f.StringVar(&o.eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
+	f.SetInterspersed(false)
+}
+
 func (a *App) execCmd() *cobra.Command {
-	var (
-		models, ladder, chain, archive, notify, eventsPath, resumePrompt, model string
-		maxWait                                                                 time.Duration
-		resume, asJSON, untilReset                                              bool
-	)
+	var o execOptions
 	cmd := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARGS...]",
 		Short: "Run a CLI agent and rerun or resume it on the next model when one is at capacity",
@@ -46,103 +68,106 @@ gemini --resume <id>) instead of starting over, when the failed run left one.`,
   spillway exec --chain claude --archive ./spillway-archive -- claude -p "write the migration"
   spillway exec --resume -- gemini -m gemini-3-pro -p "add tests for the parser"`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			if model != "" {
-				if _, ok := cfg.Models[model]; !ok {
-					return fail(ExitUsage, "--model %q is not a configured model; models: %s", model, strings.Join(keys(cfg.Models), ", "))
-				}
-			}
-			for _, m := range strings.Split(models, ",") {
-				if m = strings.TrimSpace(m); m != "" {
-					if _, ok := cfg.Models[m]; !ok {
-						return fail(ExitUsage, "--models: %q is not a configured model; models: %s", m, strings.Join(keys(cfg.Models), ", "))
-					}
-				}
-			}
-			if maxWait < 0 {
-				return fail(ExitUsage, "--max-wait %s: give a duration of 0 or more (0: the ladder's total)", maxWait)
-			}
-			if err := checkNotify(notify); err != nil {
-				return err
-			}
-			if err := checkArchive(archive); err != nil {
-				return err
-			}
-			if err := modelForPlaceholder(args, model, models != "" || chain != ""); err != nil {
-				return err
-			}
-			node, closeFleet, err := joinFleet(cmd.Context(), cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
-			if err != nil {
-				return err
-			}
-			var eo []policy.Option
-			if node != nil { // an agent's run is told what the fleet knows of full models
-				defer closeFleet()
-				eo = append(eo, policy.WithFleet(node))
-			}
-			o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg, eo...), Chain: chain, Model: model, MaxWait: maxWait,
-				Resume: resume, UntilReset: untilReset, ResumePrompt: resumePrompt, Archive: archive, Notify: notify,
-				Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv, Supervisor: supervisor()}
-			if models != "" {
-				for _, m := range strings.Split(models, ",") {
-					if m = strings.TrimSpace(m); m != "" {
-						o.Models = append(o.Models, m)
-					}
-				}
-			}
-			if chain != "" {
-				if _, ok := cfg.Chains[chain]; !ok {
-					return fail(ExitUsage, "--chain %q is not configured; chains: %s", chain, strings.Join(keys(cfg.Chains), ", "))
-				}
-			}
-			if ladder != "" {
-				o.Ladder = []time.Duration{}
-				for _, s := range strings.Split(ladder, ",") {
-					d, err := time.ParseDuration(strings.TrimSpace(s))
-					if err != nil || d < 0 {
-						return fail(ExitUsage, "--ladder %q: a comma-separated list of durations such as 30s,2m,10m,30m", ladder)
-					}
-					o.Ladder = append(o.Ladder, d)
-				}
-			}
-			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, a.warnEvents)
-			if err != nil {
-				return err
-			}
-			defer closeEvents()
-			if ew != nil {
-				o.Events = ew
-			}
-			res := agent.Run(cmd.Context(), o)
-			if asJSON {
-				b, _ := json.Marshal(res)
-				fmt.Fprintln(a.Stderr, string(b))
-			}
-			if res.ExitCode != 0 {
-				return exitQuietly(res.ExitCode) // exec said why on stderr
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.exec(cmd.Context(), &o, args) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&models, "models", "", "the chain to walk, e.g. gpt-6-astra,gpt-6.1-sol,gpt-6-luna (default: the configured chain of the agent's model)")
-	f.StringVar(&chain, "chain", "", "a configured chain by name (codex, claude, …)")
-	f.StringVar(&model, "model", "", "the model to start at, its chain following (default: the agent's own default model: Codex's config.toml model, else gpt-6.1-sol)")
-	f.StringVar(&ladder, "ladder", "", "waits once every model is full, e.g. 30s,2m,10m,30m (default: retry.ladder)")
-	f.DurationVar(&maxWait, "max-wait", 0, "the most to wait in total (default: the ladder's total)")
-	f.BoolVar(&resume, "resume", false, "continue the agent's session on the next model instead of starting over")
-	f.BoolVar(&untilReset, "until-reset", false, "at a plan's usage limit, wait for its reset (as the agent says it), then resume the session; --max-wait bounds it (without: exit 77)")
-	f.StringVar(&resumePrompt, "resume-prompt", agent.DefaultResumePrompt, "the prompt sent when resuming")
-	f.StringVar(&archive, "archive", "", "save each failed attempt's output (and Codex session file) in this directory")
-	f.StringVar(&notify, "notify", "", "POST a JSON summary to this URL on final failure")
-	f.BoolVar(&asJSON, "json", false, "print a JSON summary of the attempts on stderr at the end")
-	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
-	f.SetInterspersed(false)
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+func (a *App) exec(ctx context.Context, eo *execOptions, args []string) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := eo.check(cfg, args); err != nil {
+		return err
+	}
+	node, closeFleet, err := joinFleet(ctx, cfg, slog.New(slog.NewTextHandler(a.Stderr, nil)))
+	if err != nil {
+		return err
+	}
+	var po []policy.Option
+	if node != nil { // an agent's run is told what the fleet knows of full models
+		defer closeFleet()
+		po = append(po, policy.WithFleet(node))
+	}
+	o := agent.Options{Command: args, Config: cfg, Engine: policy.New(cfg, po...), Chain: eo.chain, Model: eo.model, MaxWait: eo.maxWait,
+		Resume: eo.resume, UntilReset: eo.untilReset, ResumePrompt: eo.resumePrompt, Archive: eo.archive, Notify: eo.notify,
+		Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.Getenv, Supervisor: supervisor()}
+	if err := eo.walk(cfg, &o); err != nil {
+		return err
+	}
+	ew, _, closeEvents, err := a.eventLog(eo.eventsPath, cfg, a.warnEvents)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	if ew != nil {
+		o.Events = ew
+	}
+	res := agent.Run(ctx, o)
+	if eo.asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(a.Stderr, string(b))
+	}
+	if res.ExitCode != 0 {
+		return exitQuietly(res.ExitCode) // exec said why on stderr
+	}
+	return nil
+}
+
+// check refuses flags that do not fit cfg or the command.
+func (eo *execOptions) check(cfg *config.Config, args []string) error {
+	if eo.model != "" {
+		if _, ok := cfg.Models[eo.model]; !ok {
+			return fail(ExitUsage, "--model %q is not a configured model; models: %s", eo.model, strings.Join(keys(cfg.Models), ", "))
+		}
+	}
+	for _, m := range strings.Split(eo.models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			if _, ok := cfg.Models[m]; !ok {
+				return fail(ExitUsage, "--models: %q is not a configured model; models: %s", m, strings.Join(keys(cfg.Models), ", "))
+			}
+		}
+	}
+	if eo.maxWait < 0 {
+		return fail(ExitUsage, "--max-wait %s: give a duration of 0 or more (0: the ladder's total)", eo.maxWait)
+	}
+	if err := checkNotify(eo.notify); err != nil {
+		return err
+	}
+	if err := checkArchive(eo.archive); err != nil {
+		return err
+	}
+	return modelForPlaceholder(args, eo.model, eo.models != "" || eo.chain != "")
+}
+
+// walk sets o's models (--models), checks --chain and sets o's ladder
+// (--ladder).
+func (eo *execOptions) walk(cfg *config.Config, o *agent.Options) error {
+	if eo.models != "" {
+		for _, m := range strings.Split(eo.models, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				o.Models = append(o.Models, m)
+			}
+		}
+	}
+	if eo.chain != "" {
+		if _, ok := cfg.Chains[eo.chain]; !ok {
+			return fail(ExitUsage, "--chain %q is not configured; chains: %s", eo.chain, strings.Join(keys(cfg.Chains), ", "))
+		}
+	}
+	if eo.ladder != "" {
+		o.Ladder = []time.Duration{}
+		for _, s := range strings.Split(eo.ladder, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil || d < 0 {
+				return fail(ExitUsage, "--ladder %q: a comma-separated list of durations such as 30s,2m,10m,30m", eo.ladder)
+			}
+			o.Ladder = append(o.Ladder, d)
+		}
+	}
+	return nil
 }
 
 // keys are m's keys, sorted.

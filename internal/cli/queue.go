@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/spillway/spillway/config"
@@ -85,113 +86,130 @@ func (a *App) dataDir() string {
 	return filepath.Join(a.Getenv("HOME"), ".local", "share", "spillway")
 }
 
+// queueAddOptions are queue add's flags.
+type queueAddOptions struct {
+	steps, prompt, model, name, minTier, chain, window, deadline string
+	priority, maxAttempts                                        int
+	tags                                                         []string
+	asJSON                                                       bool
+}
+
+func (o *queueAddOptions) flags(f *pflag.FlagSet) {
+	f.StringVar(&o.steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
+	f.StringVar(&o.prompt, "prompt", "", "a one-prompt task")
+	f.StringVar(&o.model, "model", "", "the model a --prompt task or a command starts at (its chain follows; a command gets it as {model} or its agent's model flag)")
+	f.StringVar(&o.name, "name", "", "a name to recognise the task by")
+	f.IntVar(&o.priority, "priority", 2, "1 (first) to 4 (last)")
+	f.StringVar(&o.minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")
+	f.StringVar(&o.chain, "chain", "", "the configured chain prompt steps without a model start at")
+	f.StringVar(&o.window, "window", "", "run only in this daily window, e.g. 22:00-07:00, or quiet")
+	f.StringVar(&o.deadline, "deadline", "", "cancel the task if it has not run by then (RFC 3339)")
+	f.IntVar(&o.maxAttempts, "max-attempts", 5, "attempts before the task fails (capacity waits do not count)")
+	f.StringArrayVar(&o.tags, "tag", nil, "a tag (repeatable)")
+	f.BoolVar(&o.asJSON, "json", false, "print the task as JSON")
+	f.SetInterspersed(false)
+}
+
 func (a *App) queueAdd(open opener) *cobra.Command {
-	var (
-		steps, prompt, model, name, minTier, chain, window, deadline string
-		priority, maxAttempts                                        int
-		tags                                                         []string
-		asJSON                                                       bool
-	)
+	var o queueAddOptions
 	cmd := &cobra.Command{
 		Use:   "add [flags] [-- COMMAND ARGS…]",
 		Short: "Add a task: --prompt TEXT, --steps FILE, or an agent command after --",
 		Example: `  spillway queue add --prompt "Summarise CHANGELOG.md" --model gpt-6-astra --min-tier medium
   spillway queue add --steps release.yaml --window quiet --priority 1
   spillway queue add --name fix-tests -- codex exec --skip-git-repo-check "fix the failing tests"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if maxAttempts < 1 {
-				return fail(ExitUsage, "--max-attempts %d: give 1 or more (the default is 5; capacity waits do not count)", maxAttempts)
-			}
-			t := queue.Task{Name: name, Priority: priority, MinTier: minTier, Chain: chain, Window: window, MaxAttempts: maxAttempts, Tags: tags}
-			n := 0
-			if steps != "" {
-				n++
-				data, err := os.ReadFile(steps)
-				if err != nil {
-					// a named file that is not there: 1, as for one that fails validation
-					var pe *fs.PathError
-					if errors.As(err, &pe) {
-						err = pe.Err
-					}
-					return fail(ExitFail, "--steps %s: %w", steps, err)
-				}
-				if t.Steps, err = queue.ParseSteps(steps, data); err != nil {
-					return fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
-				}
-			}
-			if prompt != "" {
-				n++
-				t.Steps = []queue.Step{{Name: "prompt", Prompt: prompt, Model: model}}
-			}
-			if len(args) > 0 {
-				n++
-				if err := modelForPlaceholder(args, model, false); err != nil {
-					return err
-				}
-				// --model: where the command starts ({model}, or a known
-				// agent's model flag), as exec's --model
-				t.Steps = []queue.Step{{Name: "command", Command: args, Model: model}}
-			}
-			if n != 1 {
-				return fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
-			}
-			if deadline != "" {
-				d, err := time.Parse(time.RFC3339, deadline)
-				if err != nil {
-					return fail(ExitUsage, "--deadline %q: an RFC 3339 time such as 2026-12-01T09:00:00Z", deadline)
-				}
-				t.Deadline = d
-			}
-			if t.Name == "" {
-				t.Name = t.Steps[0].Name
-			}
-			// what would fail whatever the models do fails now, before the
-			// queue holds it
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			if err := t.Check(cfg, time.Now()); err != nil {
-				if steps != "" && strings.HasPrefix(err.Error(), steps+":") {
-					return fail(ExitFail, "%w", err) // the step file fails validation
-				}
-				return fail(ExitUsage, "%w", err)
-			}
-			for _, w := range t.Warnings(cfg) {
-				fmt.Fprintln(a.Stderr, "spillway: warning:", w)
-			}
-			s, _, err := open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			id, err := s.Add(cmd.Context(), t, time.Now())
-			if err != nil {
-				return fail(ExitUsage, "%w", err)
-			}
-			in, _ := s.Get(cmd.Context(), id)
-			if asJSON {
-				return json.NewEncoder(a.Stdout).Encode(in)
-			}
-			fmt.Fprintf(a.Stdout, "added task %d (%s): %s\n", id, t.Name, in.Status)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.addTask(cmd.Context(), open, &o, args) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&steps, "steps", "", "a YAML file of steps (each step may use the previous one's output as {{prev}})")
-	f.StringVar(&prompt, "prompt", "", "a one-prompt task")
-	f.StringVar(&model, "model", "", "the model a --prompt task or a command starts at (its chain follows; a command gets it as {model} or its agent's model flag)")
-	f.StringVar(&name, "name", "", "a name to recognise the task by")
-	f.IntVar(&priority, "priority", 2, "1 (first) to 4 (last)")
-	f.StringVar(&minTier, "min-tier", "", "never fall below this tier: heavy, medium, light")
-	f.StringVar(&chain, "chain", "", "the configured chain prompt steps without a model start at")
-	f.StringVar(&window, "window", "", "run only in this daily window, e.g. 22:00-07:00, or quiet")
-	f.StringVar(&deadline, "deadline", "", "cancel the task if it has not run by then (RFC 3339)")
-	f.IntVar(&maxAttempts, "max-attempts", 5, "attempts before the task fails (capacity waits do not count)")
-	f.StringArrayVar(&tags, "tag", nil, "a tag (repeatable)")
-	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
-	f.SetInterspersed(false)
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+// task is the task the flags and args (a command) describe.
+func (o *queueAddOptions) task(args []string) (queue.Task, error) {
+	if o.maxAttempts < 1 {
+		return queue.Task{}, fail(ExitUsage, "--max-attempts %d: give 1 or more (the default is 5; capacity waits do not count)", o.maxAttempts)
+	}
+	t := queue.Task{Name: o.name, Priority: o.priority, MinTier: o.minTier, Chain: o.chain, Window: o.window, MaxAttempts: o.maxAttempts, Tags: o.tags}
+	n := 0
+	if o.steps != "" {
+		n++
+		data, err := os.ReadFile(o.steps)
+		if err != nil {
+			// a named file that is not there: 1, as for one that fails validation
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return t, fail(ExitFail, "--steps %s: %w", o.steps, err)
+		}
+		if t.Steps, err = queue.ParseSteps(o.steps, data); err != nil {
+			return t, fail(ExitFail, "%w", err) // a named file that fails validation: 1, as config check
+		}
+	}
+	if o.prompt != "" {
+		n++
+		t.Steps = []queue.Step{{Name: "prompt", Prompt: o.prompt, Model: o.model}}
+	}
+	if len(args) > 0 {
+		n++
+		if err := modelForPlaceholder(args, o.model, false); err != nil {
+			return t, err
+		}
+		// --model: where the command starts ({model}, or a known
+		// agent's model flag), as exec's --model
+		t.Steps = []queue.Step{{Name: "command", Command: args, Model: o.model}}
+	}
+	if n != 1 {
+		return t, fail(ExitUsage, "give exactly one of --prompt TEXT, --steps FILE, or a command after --")
+	}
+	if o.deadline != "" {
+		d, err := time.Parse(time.RFC3339, o.deadline)
+		if err != nil {
+			return t, fail(ExitUsage, "--deadline %q: an RFC 3339 time such as 2026-12-01T09:00:00Z", o.deadline)
+		}
+		t.Deadline = d
+	}
+	if t.Name == "" {
+		t.Name = t.Steps[0].Name
+	}
+	return t, nil
+}
+
+func (a *App) addTask(ctx context.Context, open opener, o *queueAddOptions, args []string) error {
+	t, err := o.task(args)
+	if err != nil {
+		return err
+	}
+	// what would fail whatever the models do fails now, before the
+	// queue holds it
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := t.Check(cfg, time.Now()); err != nil {
+		if o.steps != "" && strings.HasPrefix(err.Error(), o.steps+":") {
+			return fail(ExitFail, "%w", err) // the step file fails validation
+		}
+		return fail(ExitUsage, "%w", err)
+	}
+	for _, w := range t.Warnings(cfg) {
+		fmt.Fprintln(a.Stderr, "spillway: warning:", w)
+	}
+	s, _, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	id, err := s.Add(ctx, t, time.Now())
+	if err != nil {
+		return fail(ExitUsage, "%w", err)
+	}
+	in, _ := s.Get(ctx, id)
+	if o.asJSON {
+		return json.NewEncoder(a.Stdout).Encode(in)
+	}
+	fmt.Fprintf(a.Stdout, "added task %d (%s): %s\n", id, t.Name, in.Status)
+	return nil
 }
 
 func (a *App) queueLs(open opener) *cobra.Command {
@@ -321,128 +339,155 @@ func (a *App) queuePurge(open opener) *cobra.Command {
 	}
 }
 
+// queueRunOptions are queue run's flags.
+type queueRunOptions struct {
+	conc, globalConc   int
+	untilEmpty, asJSON bool
+	gapMin, gapMax     time.Duration
+	taskTimeout        time.Duration
+	deadAfter          time.Duration
+	eventsPath         string
+}
+
+func (o *queueRunOptions) flags(f *pflag.FlagSet) {
+	f.IntVar(&o.conc, "concurrency", 0, "tasks at once in this runner (default queue.concurrency, 2)")
+	f.IntVar(&o.globalConc, "global-concurrency", -1, "tasks at once across every runner on the database (default queue.global_concurrency; 0: no limit)")
+	f.BoolVar(&o.untilEmpty, "until-empty", false, "stop once nothing is left to run now: exit 0 when all finished, 1 when a task failed, 3 when tasks wait for later")
+	f.BoolVar(&o.asJSON, "json", false, "JSON lines on stdout instead of the live view")
+	f.DurationVar(&o.gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")
+	f.DurationVar(&o.gapMax, "gap-max", -1, "largest gap between the starts of attempts to one model (default queue.gap_max)")
+	f.DurationVar(&o.taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run")
+	f.DurationVar(&o.deadAfter, "dead-after", 30*time.Second, "a runner silent this long is dead: the processes of its tasks on this machine are killed and the tasks run again")
+	f.StringVar(&o.eventsPath, "events", "", "event log file, or - for none")
+}
+
 func (a *App) queueRun(open opener) *cobra.Command {
-	var (
-		conc, globalConc   int
-		untilEmpty, asJSON bool
-		gapMin, gapMax     time.Duration
-		taskTimeout        time.Duration
-		deadAfter          time.Duration
-		eventsPath         string
-	)
+	var o queueRunOptions
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Work the queue (Ctrl-C to stop; --until-empty for scripts and CI)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			s, cfg, err := open(ctx)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if conc == 0 {
-				conc = cfg.Queue.Concurrency
-			}
-			if globalConc >= 0 {
-				cfg.Queue.GlobalConcurrency = globalConc
-			}
-			if gapMin >= 0 {
-				cfg.Queue.GapMin = config.Duration(gapMin)
-			}
-			if gapMax >= 0 {
-				cfg.Queue.GapMax = config.Duration(gapMax)
-			}
-			if err := s.Alone(ctx, time.Now()); err != nil { // a SQLite queue's second runner: before a word of its own
-				return fail(ExitFail, "%w", err)
-			}
-			var sink events.Sink = events.Nop{}
-			view := a.newQueueView(s, asJSON)
-			// (records the log loses are said as the view says its lines)
-			ew, _, closeEvents, err := a.eventLog(eventsPath, cfg, func(err error) { view.log("spillway: %v", err) })
-			if err != nil {
-				return err
-			}
-			defer closeEvents()
-			if ew != nil {
-				sink = ew
-			}
-			stopView := view.run(ctx)
-			started := time.Now()
-			ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: conc,
-				TaskTimeout: taskTimeout, DeadAfter: deadAfter, UntilEmpty: untilEmpty, Log: view.log, OnTask: view.task,
-				Supervisor: supervisor()}
-			// the runners on one Postgres are a fleet: through Redis when
-			// state: says so (with the gateways), else through the database
-			// (SQLite's one connection is River's: a runner there is alone)
-			nodeCtx, stopNode := context.WithCancel(ctx)
-			defer stopNode() // before the store closes (defers run last first)
-			flog := slog.New(slog.NewTextHandler(a.Stderr, nil))
-			node, closeFleet, err := joinFleet(nodeCtx, cfg, flog)
-			if err != nil {
-				return err
-			}
-			switch {
-			case node != nil:
-				defer closeFleet()
-			case s.Postgres():
-				node = fleet.NewNode(nodeCtx, s.Fleet(), fleetID(), policy.RealClock{}, flog)
-			}
-			if node != nil {
-				ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
-				ro.Slots, ro.GlobalConcurrency = node, cfg.Queue.GlobalConcurrency
-			} else if cfg.Queue.GlobalConcurrency > 0 {
-				fmt.Fprintf(a.Stderr, "spillway: queue.global_concurrency needs a Postgres queue or state: redis://…; this runner keeps to its own --concurrency %d\n", conc)
-			}
-			err = s.Run(ctx, ro)
-			stopView()
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			if ctx.Err() != nil {
-				// Ctrl-C or SIGTERM: the running tasks were handed back,
-				// nothing is finished
-				view.summary(ExitInterrupted)
-				return exitQuietly(ExitInterrupted)
-			}
-			if !untilEmpty {
-				view.summary(ExitOK)
-				return nil
-			}
-			// what this run leaves: a task that failed in it, else tasks
-			// that wait (a window, capacity, a retry) with nothing to run now
-			list, _ := s.List(context.Background())
-			failed := 0
-			for _, t := range list {
-				if t.Status == "failed" && !t.FinishedAt.Before(started) {
-					failed++
-				}
-			}
-			next, waiting := queue.NextDue(list)
-			switch {
-			case failed > 0:
-				view.summary(ExitFail)
-				return fail(ExitFail, "%d task(s) failed; see spillway queue ls", failed)
-			case waiting > 0:
-				view.summary(ExitWaiting)
-				fmt.Fprintf(a.Stderr, "spillway: %d task(s) wait (a window, capacity or a retry); the next may start at %s: run the queue again then\n", waiting, next.Local().Format("Jan 2 15:04:05"))
-				return exitQuietly(ExitWaiting)
-			}
-			view.summary(ExitOK)
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return a.runQueue(cmd.Context(), open, &o) },
 	}
-	f := cmd.Flags()
-	f.IntVar(&conc, "concurrency", 0, "tasks at once in this runner (default queue.concurrency, 2)")
-	f.IntVar(&globalConc, "global-concurrency", -1, "tasks at once across every runner on the database (default queue.global_concurrency; 0: no limit)")
-	f.BoolVar(&untilEmpty, "until-empty", false, "stop once nothing is left to run now: exit 0 when all finished, 1 when a task failed, 3 when tasks wait for later")
-	f.BoolVar(&asJSON, "json", false, "JSON lines on stdout instead of the live view")
-	f.DurationVar(&gapMin, "gap-min", -1, "least gap between the starts of attempts to one model (default queue.gap_min)")
-	f.DurationVar(&gapMax, "gap-max", -1, "largest gap between the starts of attempts to one model (default queue.gap_max)")
-	f.DurationVar(&taskTimeout, "task-timeout", 30*time.Minute, "the longest a task may run")
-	f.DurationVar(&deadAfter, "dead-after", 30*time.Second, "a runner silent this long is dead: the processes of its tasks on this machine are killed and the tasks run again")
-	f.StringVar(&eventsPath, "events", "", "event log file, or - for none")
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+// apply sets cfg's queue settings the flags give.
+func (o *queueRunOptions) apply(cfg *config.Config) {
+	if o.conc == 0 {
+		o.conc = cfg.Queue.Concurrency
+	}
+	if o.globalConc >= 0 {
+		cfg.Queue.GlobalConcurrency = o.globalConc
+	}
+	if o.gapMin >= 0 {
+		cfg.Queue.GapMin = config.Duration(o.gapMin)
+	}
+	if o.gapMax >= 0 {
+		cfg.Queue.GapMax = config.Duration(o.gapMax)
+	}
+}
+
+func (a *App) runQueue(ctx context.Context, open opener, o *queueRunOptions) error {
+	s, cfg, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	o.apply(cfg)
+	if err := s.Alone(ctx, time.Now()); err != nil { // a SQLite queue's second runner: before a word of its own
+		return fail(ExitFail, "%w", err)
+	}
+	var sink events.Sink = events.Nop{}
+	view := a.newQueueView(s, o.asJSON)
+	// (records the log loses are said as the view says its lines)
+	ew, _, closeEvents, err := a.eventLog(o.eventsPath, cfg, func(err error) { view.log("spillway: %v", err) })
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	if ew != nil {
+		sink = ew
+	}
+	stopView := view.run(ctx)
+	started := time.Now()
+	ro := queue.RunOptions{Config: cfg, Events: sink, Concurrency: o.conc,
+		TaskTimeout: o.taskTimeout, DeadAfter: o.deadAfter, UntilEmpty: o.untilEmpty, Log: view.log, OnTask: view.task,
+		Supervisor: supervisor()}
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	defer stopNode() // before the store closes (defers run last first)
+	closeFleet, err := a.queueFleet(nodeCtx, s, cfg, &ro)
+	if err != nil {
+		return err
+	}
+	defer closeFleet()
+	err = s.Run(ctx, ro)
+	stopView()
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: the running tasks were handed back,
+		// nothing is finished
+		view.summary(ExitInterrupted)
+		return exitQuietly(ExitInterrupted)
+	}
+	if !o.untilEmpty {
+		view.summary(ExitOK)
+		return nil
+	}
+	return a.queueLeft(s, view, started)
+}
+
+// queueFleet makes the runners on one Postgres a fleet: through Redis when
+// state: says so (with the gateways), else through the database (SQLite's
+// one connection is River's: a runner there is alone). It sets ro's engine
+// and slots for the fleet, and returns what closes it.
+func (a *App) queueFleet(ctx context.Context, s *queue.Store, cfg *config.Config, ro *queue.RunOptions) (func(), error) {
+	flog := slog.New(slog.NewTextHandler(a.Stderr, nil))
+	node, closeFleet, err := joinFleet(ctx, cfg, flog)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		closeFleet = func() {}
+		if s.Postgres() {
+			node = fleet.NewNode(ctx, s.Fleet(), fleetID(), policy.RealClock{}, flog)
+		}
+	}
+	if node != nil {
+		ro.Engine = policy.New(queue.Paced(cfg), policy.ForBatchWork(), policy.WithFleet(node))
+		ro.Slots, ro.GlobalConcurrency = node, cfg.Queue.GlobalConcurrency
+	} else if cfg.Queue.GlobalConcurrency > 0 {
+		fmt.Fprintf(a.Stderr, "spillway: queue.global_concurrency needs a Postgres queue or state: redis://…; this runner keeps to its own --concurrency %d\n", ro.Concurrency)
+	}
+	return closeFleet, nil
+}
+
+// queueLeft ends a run --until-empty by what it leaves: a task that failed
+// in it (started: when the run started), else tasks that wait (a window,
+// capacity, a retry) with nothing to run now.
+func (a *App) queueLeft(s *queue.Store, view *queueView, started time.Time) error {
+	list, _ := s.List(context.Background())
+	failed := 0
+	for _, t := range list {
+		if t.Status == "failed" && !t.FinishedAt.Before(started) {
+			failed++
+		}
+	}
+	next, waiting := queue.NextDue(list)
+	switch {
+	case failed > 0:
+		view.summary(ExitFail)
+		return fail(ExitFail, "%d task(s) failed; see spillway queue ls", failed)
+	case waiting > 0:
+		view.summary(ExitWaiting)
+		fmt.Fprintf(a.Stderr, "spillway: %d task(s) wait (a window, capacity or a retry); the next may start at %s: run the queue again then\n", waiting, next.Local().Format("Jan 2 15:04:05"))
+		return exitQuietly(ExitWaiting)
+	}
+	view.summary(ExitOK)
+	return nil
 }
 
 // queueView shows a queue run. On a terminal: a progress bar on stdout,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/spillway/spillway/internal/queue"
@@ -17,14 +18,36 @@ import (
 	"github.com/spillway/spillway/internal/words"
 )
 
+// reportOptions are report's flags; opts gathers those report.Build reads
+// as they are.
+type reportOptions struct {
+	opts                                   report.Options
+	only, textLogs                         []string
+	pattern, since, until, tz, format, out string
+	colour, db                             string
+	save                                   bool
+}
+
+func (o *reportOptions) flags(f *pflag.FlagSet) {
+	f.StringSliceVar(&o.only, "only", nil, "read only these sources: spillway, codex, claude, gemini (default: all that are found)")
+	f.StringVar(&o.opts.EventLog, "events", "", "spillway's event log (default: the configured one, $SPILLWAY_EVENTS or ~/.local/state/spillway/events.jsonl)")
+	f.StringVar(&o.opts.CodexHome, "codex-home", "", "Codex CLI's directory (default $CODEX_HOME or ~/.codex)")
+	f.StringVar(&o.opts.ClaudeHome, "claude-home", "", "Claude Code's directory (default $CLAUDE_CONFIG_DIR or ~/.claude)")
+	f.StringVar(&o.opts.GeminiHome, "gemini-home", "", "Gemini CLI's .gemini directory (default ~/.gemini)")
+	f.StringArrayVar(&o.textLogs, "text-log", nil, "a text log with a timestamp per line (repeatable; gzip too)")
+	f.StringVar(&o.pattern, "pattern", "", "with --text-log: the lines that count (a Go regexp; default: those saying capacity, error or retry)")
+	f.StringVar(&o.since, "since", "", "from this time: 2026-11-01, 2026-11-01T09:00, RFC 3339, or an age such as 7d or 36h")
+	f.StringVar(&o.until, "until", "", "up to this time (same forms as --since)")
+	f.StringVar(&o.tz, "tz", "", "the time zone of the hours (default: local)")
+	f.StringVar(&o.format, "format", "text", "text, json or html")
+	f.StringVarP(&o.out, "output", "o", "", "write to this file instead of standard output")
+	f.StringVar(&o.colour, "color", "auto", "auto, always or never (the heatmap in colour)")
+	f.BoolVar(&o.save, "save-windows", false, "store the learned quiet window for 'queue add --window quiet'")
+	f.StringVar(&o.db, "db", "", "with --save-windows: the queue's database (sqlite, sqlite:PATH or postgres://…; default: queue.db of the configuration)")
+}
+
 func (a *App) reportCmd() *cobra.Command {
-	var (
-		o                                      report.Options
-		only, textLogs                         []string
-		pattern, since, until, tz, format, out string
-		colour, db                             string
-		save                                   bool
-	)
+	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "When, on which model and at what request size capacity errors hit you",
@@ -51,133 +74,150 @@ mid-write) is counted and said.
   spillway report --format json | jq .quiet_window
   spillway report --save-windows`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			loc := time.Local
-			if tz == "" { // the local zone by its name, when it can be told
-				if name := localZone(a.Getenv); name != "" {
-					if l, err := time.LoadLocation(name); err == nil {
-						loc = l
-					}
-				}
-			}
-			if tz != "" {
-				l, err := time.LoadLocation(tz)
-				if err != nil {
-					return fail(ExitUsage, "--tz %q: %v (an IANA name such as Europe/Berlin, or UTC)", tz, err)
-				}
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.report(cmd, &o) },
+	}
+	o.flags(cmd.Flags())
+	return cmd
+}
+
+func (a *App) report(cmd *cobra.Command, o *reportOptions) error {
+	if err := a.reportSetup(cmd, o); err != nil {
+		return err
+	}
+	o.opts.Progress = a.reportProgress()
+	r, err := report.Build(cmd.Context(), o.opts)
+	if o.opts.Progress != nil {
+		fmt.Fprint(a.Stderr, "\r\x1b[K")
+	}
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	if o.save {
+		if err := a.saveWindows(cmd, o.db, r); err != nil {
+			return err
+		}
+	}
+	return a.writeReport(r, o.format, o.out, o.colour)
+}
+
+// reportLocation is the zone of the report's hours: --tz, else the local
+// zone by its name when it can be told.
+func (a *App) reportLocation(tz string) (*time.Location, error) {
+	loc := time.Local
+	if tz == "" {
+		if name := localZone(a.Getenv); name != "" {
+			if l, err := time.LoadLocation(name); err == nil {
 				loc = l
 			}
-			now := time.Now()
-			var err error
-			if o.Since, err = parseWhen(since, now, loc); err != nil {
-				return fail(ExitUsage, "--since: %v", err)
-			}
-			if o.Until, err = parseWhen(until, now, loc); err != nil {
-				return fail(ExitUsage, "--until: %v", err)
-			}
-			if !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since) {
-				return fail(ExitUsage, "--until %s is not after --since %s: the range would be empty", until, since)
-			}
-			if pattern != "" {
-				if o.Pattern, err = regexp.Compile(pattern); err != nil {
-					return fail(ExitUsage, "--pattern: %v", err)
-				}
-			}
-			switch format {
-			case "text", "json", "html":
-			default:
-				return fail(ExitUsage, "--format %q: text, json or html", format)
-			}
-			o.Only, o.TextLogs, o.Loc, o.Getenv = splitList(only), textLogs, loc, a.Getenv
-			// a text log alone is read alone, unless sources are named too
-			o.NoAuto = len(textLogs) > 0 && len(o.Only) == 0 && !cmd.Flags().Changed("events")
-			o.EventLogNamed = o.EventLog != ""
-			if o.EventLogNamed {
-				if fi, err := os.Stat(o.EventLog); err == nil && fi.IsDir() {
-					return fail(ExitUsage, "--events %s is a directory: name the event log file (spillway serve writes events.jsonl; rotated ones beside it are read too)", o.EventLog)
-				}
-			}
-			if o.EventLog == "" {
-				cfg, err := a.loadConfig()
-				if err != nil {
-					return err
-				}
-				o.EventLog = cfg.Events.Path
-			}
-			if f, ok := a.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				last := time.Time{}
-				o.Progress = func(what string, n int64) {
-					if time.Since(last) < 200*time.Millisecond {
-						return
-					}
-					last = time.Now()
-					if n > 0 {
-						fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s: %d MB", what, n>>20)
-					} else {
-						fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s", what)
-					}
-				}
-			}
-			r, err := report.Build(cmd.Context(), o)
-			if o.Progress != nil {
-				fmt.Fprint(a.Stderr, "\r\x1b[K")
-			}
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			if save {
-				if err := a.saveWindows(cmd, db, r); err != nil {
-					return err
-				}
-			}
-			var w io.Writer = a.Stdout
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return fail(ExitFail, "-o: %v", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			switch format {
-			case "json":
-				err = report.JSON(w, r)
-			case "html":
-				err = report.HTML(w, r)
-			default:
-				useColour := colour == "always"
-				if colour == "auto" {
-					f, ok := w.(*os.File)
-					useColour = ok && term.IsTerminal(int(f.Fd())) && a.Getenv("NO_COLOR") == ""
-				}
-				err = report.Text(w, r, useColour)
-			}
-			if err != nil {
-				return fail(ExitFail, "writing the report: %v", err)
-			}
-			if out != "" && out != "-" {
-				fmt.Fprintf(a.Stderr, "spillway: wrote %s\n", out)
-			}
-			return nil
-		},
+		}
+		return loc, nil
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&only, "only", nil, "read only these sources: spillway, codex, claude, gemini (default: all that are found)")
-	f.StringVar(&o.EventLog, "events", "", "spillway's event log (default: the configured one, $SPILLWAY_EVENTS or ~/.local/state/spillway/events.jsonl)")
-	f.StringVar(&o.CodexHome, "codex-home", "", "Codex CLI's directory (default $CODEX_HOME or ~/.codex)")
-	f.StringVar(&o.ClaudeHome, "claude-home", "", "Claude Code's directory (default $CLAUDE_CONFIG_DIR or ~/.claude)")
-	f.StringVar(&o.GeminiHome, "gemini-home", "", "Gemini CLI's .gemini directory (default ~/.gemini)")
-	f.StringArrayVar(&textLogs, "text-log", nil, "a text log with a timestamp per line (repeatable; gzip too)")
-	f.StringVar(&pattern, "pattern", "", "with --text-log: the lines that count (a Go regexp; default: those saying capacity, error or retry)")
-	f.StringVar(&since, "since", "", "from this time: 2026-11-01, 2026-11-01T09:00, RFC 3339, or an age such as 7d or 36h")
-	f.StringVar(&until, "until", "", "up to this time (same forms as --since)")
-	f.StringVar(&tz, "tz", "", "the time zone of the hours (default: local)")
-	f.StringVar(&format, "format", "text", "text, json or html")
-	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
-	f.StringVar(&colour, "color", "auto", "auto, always or never (the heatmap in colour)")
-	f.BoolVar(&save, "save-windows", false, "store the learned quiet window for 'queue add --window quiet'")
-	f.StringVar(&db, "db", "", "with --save-windows: the queue's database (sqlite, sqlite:PATH or postgres://…; default: queue.db of the configuration)")
-	return cmd
+	l, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fail(ExitUsage, "--tz %q: %v (an IANA name such as Europe/Berlin, or UTC)", tz, err)
+	}
+	return l, nil
+}
+
+// reportSetup checks the flags and fills in o.opts from them.
+func (a *App) reportSetup(cmd *cobra.Command, o *reportOptions) error {
+	loc, err := a.reportLocation(o.tz)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if o.opts.Since, err = parseWhen(o.since, now, loc); err != nil {
+		return fail(ExitUsage, "--since: %v", err)
+	}
+	if o.opts.Until, err = parseWhen(o.until, now, loc); err != nil {
+		return fail(ExitUsage, "--until: %v", err)
+	}
+	if !o.opts.Since.IsZero() && !o.opts.Until.IsZero() && !o.opts.Until.After(o.opts.Since) {
+		return fail(ExitUsage, "--until %s is not after --since %s: the range would be empty", o.until, o.since)
+	}
+	if o.pattern != "" {
+		if o.opts.Pattern, err = regexp.Compile(o.pattern); err != nil {
+			return fail(ExitUsage, "--pattern: %v", err)
+		}
+	}
+	switch o.format {
+	case "text", "json", "html":
+	default:
+		return fail(ExitUsage, "--format %q: text, json or html", o.format)
+	}
+	opts := &o.opts
+	opts.Only, opts.TextLogs, opts.Loc, opts.Getenv = splitList(o.only), o.textLogs, loc, a.Getenv
+	// a text log alone is read alone, unless sources are named too
+	opts.NoAuto = len(o.textLogs) > 0 && len(opts.Only) == 0 && !cmd.Flags().Changed("events")
+	opts.EventLogNamed = opts.EventLog != ""
+	if opts.EventLogNamed {
+		if fi, err := os.Stat(opts.EventLog); err == nil && fi.IsDir() {
+			return fail(ExitUsage, "--events %s is a directory: name the event log file (spillway serve writes events.jsonl; rotated ones beside it are read too)", opts.EventLog)
+		}
+	}
+	if opts.EventLog == "" {
+		cfg, err := a.loadConfig()
+		if err != nil {
+			return err
+		}
+		opts.EventLog = cfg.Events.Path
+	}
+	return nil
+}
+
+// reportProgress says on a terminal's stderr what the report reads (at
+// most five times a second); nil when stderr is not a terminal.
+func (a *App) reportProgress() func(what string, n int64) {
+	f, ok := a.Stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	last := time.Time{}
+	return func(what string, n int64) {
+		if time.Since(last) < 200*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		if n > 0 {
+			fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s: %d MB", what, n>>20)
+		} else {
+			fmt.Fprintf(a.Stderr, "\r\x1b[Kreading %s", what)
+		}
+	}
+}
+
+// writeReport writes r in format to out (standard output for "" or "-").
+func (a *App) writeReport(r report.Result, format, out, colour string) error {
+	var w io.Writer = a.Stdout
+	if out != "" && out != "-" {
+		f, err := os.Create(out)
+		if err != nil {
+			return fail(ExitFail, "-o: %v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	var err error
+	switch format {
+	case "json":
+		err = report.JSON(w, r)
+	case "html":
+		err = report.HTML(w, r)
+	default:
+		useColour := colour == "always"
+		if colour == "auto" {
+			f, ok := w.(*os.File)
+			useColour = ok && term.IsTerminal(int(f.Fd())) && a.Getenv("NO_COLOR") == ""
+		}
+		err = report.Text(w, r, useColour)
+	}
+	if err != nil {
+		return fail(ExitFail, "writing the report: %v", err)
+	}
+	if out != "" && out != "-" {
+		fmt.Fprintf(a.Stderr, "spillway: wrote %s\n", out)
+	}
+	return nil
 }
 
 // saveWindows stores the report's quiet window in the queue's database.

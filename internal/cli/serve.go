@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
@@ -30,10 +31,24 @@ import (
 	"github.com/spillway/spillway/policy"
 )
 
+// serveOptions are serve's flags.
+type serveOptions struct {
+	listen, events, logLevel, logFormat string
+	upstreams                           []string
+	giveBackAfter                       time.Duration
+}
+
+func (o *serveOptions) flags(f *pflag.FlagSet) {
+	f.StringArrayVar(&o.upstreams, "upstream", nil, "[openai=|anthropic=|gemini=]URL: serve from this upstream without a config file (repeatable; a bare URL serves all three formats, OpenAI at URL/v1)")
+	f.StringVar(&o.listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8787)")
+	f.StringVar(&o.events, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.logFormat, "log-format", "text", "text or json (one object a line: time, level, msg and the fields)")
+	f.DurationVar(&o.giveBackAfter, "give-back-after", 30*time.Second, "give the process's free memory back to the system once no request has been in flight this long (once, until the next request)")
+}
+
 func (a *App) serveCmd() *cobra.Command {
-	var listen, eventsPath, logLevel, logFormat string
-	var upstreams []string
-	var giveBackAfter time.Duration
+	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the capacity-aware gateway (OpenAI-, Anthropic- and Gemini-compatible)",
@@ -61,177 +76,209 @@ and X-Spillway-Route.`,
 		Example: `  spillway serve
   spillway serve --listen 127.0.0.1:9000 --events ./events.jsonl`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if giveBackAfter <= 0 {
-				return fail(ExitUsage, "--give-back-after %s: must be positive (30s is the default)", giveBackAfter)
-			}
-			// the configuration as the command line makes it: the file, then
-			// --listen and --upstream (a reload reads it the same way)
-			load := func() (*config.Config, error) {
-				cfg, err := a.loadConfig()
-				if err != nil {
-					return nil, err
-				}
-				if listen != "" {
-					cfg.Listen = listen
-				}
-				if err := applyUpstreams(cfg, upstreams); err != nil {
-					return nil, err
-				}
-				return cfg, nil
-			}
-			eventsFlag := eventsPath != ""
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			if err := keysBeyondLoopback(cfg); err != nil {
-				return err
-			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
-			}
-			var handler slog.Handler
-			switch logFormat {
-			case "text":
-				handler = slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: level})
-			case "json":
-				handler = slog.NewJSONHandler(a.Stderr, &slog.HandlerOptions{Level: level})
-			default:
-				return fail(ExitUsage, "--log-format %q: text or json", logFormat)
-			}
-			logger := slog.New(handler)
-			for _, w := range cfg.Warnings {
-				logger.Warn("config", "warning", w)
-			}
-			usage := &lazyUsage{open: func(ctx context.Context) (*queue.Store, error) {
-				return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
-			}}
-			defer usage.close()
-			opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage, GiveBackAfter: giveBackAfter}
-			if node, closeFleet, err := joinFleet(cmd.Context(), cfg, logger); err != nil {
-				return err
-			} else if node != nil {
-				defer closeFleet()
-				opts.Engine = policy.New(cfg, policy.WithFleet(node))
-				opts.Fleet = node
-			}
-			ew, eventsPath, closeEvents, err := a.eventLog(eventsPath, cfg, func(err error) { logger.Warn("event log", "error", err.Error()) })
-			if err != nil {
-				return err
-			}
-			defer closeEvents()
-			var gw *gateway.Server
-			// the dashboard: the gateway writes its records to it, and it
-			// hands them on to the event log (so that its heatmap, read
-			// from the log, counts each attempt once)
-			if opts.Engine == nil {
-				opts.Engine = policy.New(cfg)
-			}
-			do := dash.Options{Engine: func() *policy.Engine { return gw.Engine() }, Counts: func() (int64, int64) { return gw.Counts() }, Exposed: func() bool { return gw.Exposed() }, Clock: opts.Engine.Clock(),
-				Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}, Log: logger}
-			if ew != nil {
-				do.Events, do.Flush, do.EventLog, opts.Dropped = ew, ew.Flush, eventsPath, ew.Dropped
-			}
-			board := dash.New(do)
-			opts.Events, opts.Dashboard = board, board
-			var reloading sync.Mutex // a SIGHUP and a POST read the file one after the other
-			reload := func() ([]string, []string, error) {
-				reloading.Lock()
-				defer reloading.Unlock()
-				next, err := load()
-				switch {
-				case err != nil:
-				case cfg.Source != "" && next.Source != cfg.Source:
-					// the file is gone (Find fell back to the defaults): a
-					// reload would send the providers' traffic to the
-					// public APIs and drop the admin key
-					err = fmt.Errorf("%s, the file this gateway started from, is gone; the old configuration keeps serving (restart the gateway to serve without a file)", cfg.Source)
-				case cfg.Source != "" && next.Blank:
-					err = fmt.Errorf("%s holds no setting (it is empty, or only comments): a reload does not take the built-in defaults for the configuration this gateway started from; write it back, or restart the gateway to serve the defaults", cfg.Source)
-				}
-				if err == nil {
-					// a reload must not open an open listener to everyone: the
-					// listener is the one bound at the start (a changed listen
-					// takes a restart)
-					bound := *next
-					bound.Listen = cfg.Listen
-					err = keysBeyondLoopback(&bound)
-				}
-				if err != nil {
-					var ee *exitError
-					if errors.As(err, &ee) && ee.err != nil {
-						err = ee.err
-					}
-					return nil, nil, err
-				}
-				ignored := startOnly(cfg, next, eventsFlag)
-				for _, why := range ignored {
-					logger.Warn("reload: a change that takes a restart", "ignored", why)
-				}
-				kept := gw.Reload(next)
-				logger.Info("reloaded", "kept", strings.Join(kept, ","))
-				return kept, ignored, nil
-			}
-			opts.Reload = reload
-			gw, err = gateway.New(opts)
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			// SIGHUP reloads; an invalid configuration is refused and the
-			// old one keeps serving
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for {
-					select {
-					case <-cmd.Context().Done():
-						return
-					case <-hup:
-						if _, _, err := reload(); err != nil {
-							logger.Error("reload refused; the old configuration keeps serving", "error", err.Error())
-						}
-					}
-				}
-			}()
-			serve.TuneGC(a.Getenv, serve.GatewayGC) // this process is the gateway's
-			fleetState := "none (state: memory)"
-			if opts.Fleet != nil {
-				fleetState = redact.String(cfg.State)
-				if opts.Fleet.Degraded() {
-					fleetState += " (unreachable: this gateway goes on with its own breakers until it answers)"
-				}
-			}
-			err = gw.ListenAndServe(cmd.Context(), cfg.Listen, func(addr net.Addr) {
-				b := newBanner(addr, cfg, eventsPath, fleetState)
-				if logFormat == "json" {
-					logger.Info("listening", b.attrs()...)
-				} else {
-					b.write(a.Stderr)
-				}
-			})
-			if err == nil {
-				logger.Info("stopped", "listen", cfg.Listen)
-			}
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
-			}
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), &o) },
 	}
-	f := cmd.Flags()
-	f.StringArrayVar(&upstreams, "upstream", nil, "[openai=|anthropic=|gemini=]URL: serve from this upstream without a config file (repeatable; a bare URL serves all three formats, OpenAI at URL/v1)")
-	f.StringVar(&listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8787)")
-	f.StringVar(&eventsPath, "events", "", "event log file, or - for none (default: events.path, else ~/.local/state/spillway/events.jsonl)")
-	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&logFormat, "log-format", "text", "text or json (one object a line: time, level, msg and the fields)")
-	f.DurationVar(&giveBackAfter, "give-back-after", 30*time.Second, "give the process's free memory back to the system once no request has been in flight this long (once, until the next request)")
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+// serveConfig is the configuration as the command line makes it: the file,
+// then --listen and --upstream (a reload reads it the same way).
+func (a *App) serveConfig(o *serveOptions) (*config.Config, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if o.listen != "" {
+		cfg.Listen = o.listen
+	}
+	if err := applyUpstreams(cfg, o.upstreams); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// serveLogger is the logger --log-level and --log-format ask for.
+func serveLogger(w io.Writer, logLevel, logFormat string) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return nil, fail(ExitUsage, "--log-level %q: allowed: debug, info, warn, error", logLevel)
+	}
+	var handler slog.Handler
+	switch logFormat {
+	case "text":
+		handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
+	default:
+		return nil, fail(ExitUsage, "--log-format %q: text or json", logFormat)
+	}
+	return slog.New(handler), nil
+}
+
+func (a *App) serve(ctx context.Context, o *serveOptions) error {
+	if o.giveBackAfter <= 0 {
+		return fail(ExitUsage, "--give-back-after %s: must be positive (30s is the default)", o.giveBackAfter)
+	}
+	cfg, err := a.serveConfig(o)
+	if err != nil {
+		return err
+	}
+	if err := keysBeyondLoopback(cfg); err != nil {
+		return err
+	}
+	logger, err := serveLogger(a.Stderr, o.logLevel, o.logFormat)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn("config", "warning", w)
+	}
+	usage := &lazyUsage{open: func(ctx context.Context) (*queue.Store, error) {
+		return queue.Open(ctx, cfg.Queue.DB, a.dataDir(), queue.OpenOptions{})
+	}}
+	defer usage.close()
+	opts := gateway.Options{Config: cfg, Logger: logger, Usage: usage, GiveBackAfter: o.giveBackAfter}
+	if node, closeFleet, err := joinFleet(ctx, cfg, logger); err != nil {
+		return err
+	} else if node != nil {
+		defer closeFleet()
+		opts.Engine = policy.New(cfg, policy.WithFleet(node))
+		opts.Fleet = node
+	}
+	ew, eventsPath, closeEvents, err := a.eventLog(o.events, cfg, func(err error) { logger.Warn("event log", "error", err.Error()) })
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	rl := &reloader{a: a, o: o, cfg: cfg, logger: logger}
+	// the dashboard: the gateway writes its records to it, and it
+	// hands them on to the event log (so that its heatmap, read
+	// from the log, counts each attempt once)
+	if opts.Engine == nil {
+		opts.Engine = policy.New(cfg)
+	}
+	do := dash.Options{Engine: func() *policy.Engine { return rl.gw.Engine() }, Counts: func() (int64, int64) { return rl.gw.Counts() }, Exposed: func() bool { return rl.gw.Exposed() }, Clock: opts.Engine.Clock(),
+		Queue: dashQueue{usage: usage, db: cfg.Queue.DB, dataDir: a.dataDir()}, Log: logger}
+	if ew != nil {
+		do.Events, do.Flush, do.EventLog, opts.Dropped = ew, ew.Flush, eventsPath, ew.Dropped
+	}
+	board := dash.New(do)
+	opts.Events, opts.Dashboard = board, board
+	opts.Reload = rl.reload
+	if rl.gw, err = gateway.New(opts); err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	stop := reloadOnHUP(ctx, rl.reload, logger)
+	defer stop()
+	serve.TuneGC(a.Getenv, serve.GatewayGC) // this process is the gateway's
+	return a.listen(ctx, rl.gw, cfg, banner{events: eventsPath, fleet: fleetState(cfg, opts.Fleet)}, o.logFormat, logger)
+}
+
+// reloader reads the configuration again for a SIGHUP or a POST to
+// /spillway/reload and hands it to the gateway.
+type reloader struct {
+	mu     sync.Mutex // a SIGHUP and a POST read the file one after the other
+	a      *App
+	o      *serveOptions
+	cfg    *config.Config // what the gateway started with
+	logger *slog.Logger
+	gw     *gateway.Server
+}
+
+func (r *reloader) reload() ([]string, []string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cfg := r.cfg
+	next, err := r.a.serveConfig(r.o)
+	switch {
+	case err != nil:
+	case cfg.Source != "" && next.Source != cfg.Source:
+		// the file is gone (Find fell back to the defaults): a
+		// reload would send the providers' traffic to the
+		// public APIs and drop the admin key
+		err = fmt.Errorf("%s, the file this gateway started from, is gone; the old configuration keeps serving (restart the gateway to serve without a file)", cfg.Source)
+	case cfg.Source != "" && next.Blank:
+		err = fmt.Errorf("%s holds no setting (it is empty, or only comments): a reload does not take the built-in defaults for the configuration this gateway started from; write it back, or restart the gateway to serve the defaults", cfg.Source)
+	}
+	if err == nil {
+		// a reload must not open an open listener to everyone: the
+		// listener is the one bound at the start (a changed listen
+		// takes a restart)
+		bound := *next
+		bound.Listen = cfg.Listen
+		err = keysBeyondLoopback(&bound)
+	}
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err != nil {
+			err = ee.err
+		}
+		return nil, nil, err
+	}
+	ignored := startOnly(cfg, next, r.o.events != "")
+	for _, why := range ignored {
+		r.logger.Warn("reload: a change that takes a restart", "ignored", why)
+	}
+	kept := r.gw.Reload(next)
+	r.logger.Info("reloaded", "kept", strings.Join(kept, ","))
+	return kept, ignored, nil
+}
+
+// reloadOnHUP reloads on SIGHUP until ctx ends; an invalid configuration is
+// refused and the old one keeps serving. The func it returns stops the
+// signal's delivery.
+func reloadOnHUP(ctx context.Context, reload func() ([]string, []string, error), logger *slog.Logger) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if _, _, err := reload(); err != nil {
+					logger.Error("reload refused; the old configuration keeps serving", "error", err.Error())
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(hup) }
+}
+
+// fleetState words the fleet's store for the banner.
+func fleetState(cfg *config.Config, node gateway.Fleet) string {
+	if node == nil {
+		return "none (state: memory)"
+	}
+	s := redact.String(cfg.State)
+	if node.Degraded() {
+		s += " (unreachable: this gateway goes on with its own breakers until it answers)"
+	}
+	return s
+}
+
+// listen serves gw on cfg.Listen until ctx ends, saying where once it
+// listens (b's events and fleet are filled in).
+func (a *App) listen(ctx context.Context, gw *gateway.Server, cfg *config.Config, b banner, logFormat string, logger *slog.Logger) error {
+	err := gw.ListenAndServe(ctx, cfg.Listen, func(addr net.Addr) {
+		b := newBanner(addr, cfg, b.events, b.fleet)
+		if logFormat == "json" {
+			logger.Info("listening", b.attrs()...)
+		} else {
+			b.write(a.Stderr)
+		}
+	})
+	if err == nil {
+		logger.Info("stopped", "listen", cfg.Listen)
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fail(ExitFail, "%s is in use (another spillway serve, or another program): choose another address with --listen 127.0.0.1:PORT", cfg.Listen)
+	}
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	return nil
 }
 
 // eventLog opens the event log a command writes: path (--events), else

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
@@ -58,11 +59,24 @@ func clientAddr(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// setupCodexOptions are setup codex's flags.
+type setupCodexOptions struct {
+	printOnly, chatgpt, apiKey, force bool
+	codexHome, envKey, u              string
+}
+
+func (o *setupCodexOptions) flags(f *pflag.FlagSet) {
+	f.BoolVar(&o.printOnly, "print", false, "print the TOML to add instead of writing config.toml")
+	f.BoolVar(&o.chatgpt, "chatgpt", false, "Codex is signed in with a ChatGPT plan: send that sign-in through the gateway's /backend-api/codex")
+	f.BoolVar(&o.apiKey, "api-key", false, "send an API key (--env-key), also on a config.toml set up with --chatgpt, which plain setup codex keeps")
+	f.BoolVar(&o.force, "force", false, "with --chatgpt: write it although auth.json holds no ChatGPT sign-in")
+	f.StringVar(&o.codexHome, "codex-home", "", "Codex's directory (default $CODEX_HOME or ~/.codex)")
+	f.StringVar(&o.envKey, "env-key", setup.DefaultEnvKey, "environment variable whose value Codex sends as the Bearer key")
+	f.StringVar(&o.u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+}
+
 func (a *App) setupCodexCmd() *cobra.Command {
-	var (
-		printOnly, chatgpt, apiKey, force bool
-		codexHome, envKey, u              string
-	)
+	var o setupCodexOptions
 	cmd := &cobra.Command{
 		Use:   "codex",
 		Short: "Add a spillway model provider to Codex CLI's config.toml",
@@ -88,101 +102,113 @@ replaces it with the API-key provider.`,
   spillway setup codex --print
   spillway setup codex --codex-home ~/work/.codex --env-key SPILLWAY_OPENAI_KEY`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := setup.CheckEnvKey(envKey); err != nil {
-				return fail(ExitUsage, "--env-key: %w", err)
-			}
-			if envKey == "" {
-				envKey = setup.DefaultEnvKey
-			}
-			if chatgpt && apiKey {
-				return fail(ExitUsage, "--chatgpt and --api-key: give one (--chatgpt: Codex sends its ChatGPT sign-in; --api-key: it sends $%s)", envKey)
-			}
-			if force && !chatgpt {
-				return fail(ExitUsage, "--force goes with --chatgpt (it writes the ChatGPT setup although auth.json holds no ChatGPT sign-in)")
-			}
-			base, err := a.gatewayURL(u)
-			if err != nil {
-				return err
-			}
-			if printOnly {
-				block := setup.CodexBlock(base, envKey)
-				if chatgpt {
-					block = setup.CodexChatGPTBlock(base)
-				}
-				fmt.Fprintln(a.Stderr, "# model_provider must come before the first [table] of config.toml; without --print, setup merges it for you.")
-				_, err := fmt.Fprint(a.Stdout, block)
-				return err
-			}
-			if codexHome == "" {
-				codexHome = agentfiles.CodexHome(a.Getenv)
-			}
-			if codexHome == "" {
-				return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
-			}
-			configTOML, auth := filepath.Join(codexHome, "config.toml"), filepath.Join(codexHome, "auth.json")
-			signIn := agentfiles.CodexSignIn(codexHome)
-			kept := !chatgpt && !apiKey && setup.CodexSetUp(codexHome) == "chatgpt"
-			switch {
-			case kept:
-				chatgpt = true
-				fmt.Fprintf(a.Stdout, "%s is set up for Codex's ChatGPT sign-in (requires_openai_auth = true): kept. To send an API key ($%s) instead: spillway setup codex --api-key\n", configTOML, envKey)
-			case chatgpt && signIn != "chatgpt" && !force:
-				why := auth + " does not hold a ChatGPT sign-in"
-				if signIn == "apikey" {
-					why = auth + " holds an API key, not a ChatGPT sign-in"
-				} else if _, err := os.Stat(auth); errors.Is(err, os.ErrNotExist) {
-					why = "there is no " + auth + " (Codex is not signed in)"
-				}
-				return fail(ExitFail, "--chatgpt: %s, so Codex would have no sign-in to send through the gateway; sign in with ChatGPT first (codex login), or give --force to write it anyway (with an API key: spillway setup codex --api-key)", why)
-			}
-			switch {
-			case chatgpt && signIn != "chatgpt":
-				fmt.Fprintf(a.Stderr, "note: %s does not hold a ChatGPT sign-in; run codex login first (with an API key, run: spillway setup codex --api-key)\n", auth)
-			case !chatgpt && signIn == "chatgpt":
-				fmt.Fprintf(a.Stderr, "note: Codex is signed in with ChatGPT (%s): this provider sends $%s, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n", auth, envKey)
-			case !chatgpt && a.Getenv(envKey) == "":
-				fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", envKey, configTOML)
-			}
-			_, statErr := os.Stat(configTOML)
-			block := setup.CodexBlock(base, envKey)
-			write := func() (string, string, error) { return setup.WriteCodex(codexHome, base, envKey, time.Now()) }
-			at := base + "/v1"
-			if chatgpt {
-				block = setup.CodexChatGPTBlock(base)
-				write = func() (string, string, error) { return setup.WriteCodexChatGPT(codexHome, base, time.Now()) }
-				at = base + "/backend-api/codex"
-			}
-			path, backup, err := write()
-			if err != nil {
-				var pe *setup.ParseError
-				if errors.As(err, &pe) && pe.Context != "" {
-					fmt.Fprintln(a.Stderr, strings.TrimRight(pe.Context, "\n"))
-				}
-				return fail(ExitFail, "%w", err)
-			}
-			switch {
-			case backup != "":
-				fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s. Merged:\n\n%s\n", path, at, block)
-				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-			case statErr == nil:
-				fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s; nothing changed\n", path, at)
-			default:
-				fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s:\n\n%s\n", path, at, block)
-				fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
-			}
-			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.setupCodex(&o) },
 	}
-	cmd.Flags().BoolVar(&printOnly, "print", false, "print the TOML to add instead of writing config.toml")
-	cmd.Flags().BoolVar(&chatgpt, "chatgpt", false, "Codex is signed in with a ChatGPT plan: send that sign-in through the gateway's /backend-api/codex")
-	cmd.Flags().BoolVar(&apiKey, "api-key", false, "send an API key (--env-key), also on a config.toml set up with --chatgpt, which plain setup codex keeps")
-	cmd.Flags().BoolVar(&force, "force", false, "with --chatgpt: write it although auth.json holds no ChatGPT sign-in")
-	cmd.Flags().StringVar(&codexHome, "codex-home", "", "Codex's directory (default $CODEX_HOME or ~/.codex)")
-	cmd.Flags().StringVar(&envKey, "env-key", setup.DefaultEnvKey, "environment variable whose value Codex sends as the Bearer key")
-	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+func (a *App) setupCodex(o *setupCodexOptions) error {
+	if err := setup.CheckEnvKey(o.envKey); err != nil {
+		return fail(ExitUsage, "--env-key: %w", err)
+	}
+	if o.envKey == "" {
+		o.envKey = setup.DefaultEnvKey
+	}
+	if o.chatgpt && o.apiKey {
+		return fail(ExitUsage, "--chatgpt and --api-key: give one (--chatgpt: Codex sends its ChatGPT sign-in; --api-key: it sends $%s)", o.envKey)
+	}
+	if o.force && !o.chatgpt {
+		return fail(ExitUsage, "--force goes with --chatgpt (it writes the ChatGPT setup although auth.json holds no ChatGPT sign-in)")
+	}
+	base, err := a.gatewayURL(o.u)
+	if err != nil {
+		return err
+	}
+	if o.printOnly {
+		block := setup.CodexBlock(base, o.envKey)
+		if o.chatgpt {
+			block = setup.CodexChatGPTBlock(base)
+		}
+		fmt.Fprintln(a.Stderr, "# model_provider must come before the first [table] of config.toml; without --print, setup merges it for you.")
+		_, err := fmt.Fprint(a.Stdout, block)
+		return err
+	}
+	if o.codexHome == "" {
+		o.codexHome = agentfiles.CodexHome(a.Getenv)
+	}
+	if o.codexHome == "" {
+		return fail(ExitUsage, "neither CODEX_HOME nor HOME is set; give --codex-home DIR")
+	}
+	if err := a.codexSignIn(o); err != nil {
+		return err
+	}
+	return a.writeCodexSetup(o, base)
+}
+
+// codexSignIn settles which sign-in the setup sends (a config.toml set up
+// for ChatGPT keeps it), refuses --chatgpt without a ChatGPT sign-in
+// (unless --force), and notes what Codex needs besides.
+func (a *App) codexSignIn(o *setupCodexOptions) error {
+	configTOML, auth := filepath.Join(o.codexHome, "config.toml"), filepath.Join(o.codexHome, "auth.json")
+	signIn := agentfiles.CodexSignIn(o.codexHome)
+	kept := !o.chatgpt && !o.apiKey && setup.CodexSetUp(o.codexHome) == "chatgpt"
+	switch {
+	case kept:
+		o.chatgpt = true
+		fmt.Fprintf(a.Stdout, "%s is set up for Codex's ChatGPT sign-in (requires_openai_auth = true): kept. To send an API key ($%s) instead: spillway setup codex --api-key\n", configTOML, o.envKey)
+	case o.chatgpt && signIn != "chatgpt" && !o.force:
+		why := auth + " does not hold a ChatGPT sign-in"
+		if signIn == "apikey" {
+			why = auth + " holds an API key, not a ChatGPT sign-in"
+		} else if _, err := os.Stat(auth); errors.Is(err, os.ErrNotExist) {
+			why = "there is no " + auth + " (Codex is not signed in)"
+		}
+		return fail(ExitFail, "--chatgpt: %s, so Codex would have no sign-in to send through the gateway; sign in with ChatGPT first (codex login), or give --force to write it anyway (with an API key: spillway setup codex --api-key)", why)
+	}
+	switch {
+	case o.chatgpt && signIn != "chatgpt":
+		fmt.Fprintf(a.Stderr, "note: %s does not hold a ChatGPT sign-in; run codex login first (with an API key, run: spillway setup codex --api-key)\n", auth)
+	case !o.chatgpt && signIn == "chatgpt":
+		fmt.Fprintf(a.Stderr, "note: Codex is signed in with ChatGPT (%s): this provider sends $%s, not that sign-in; to use your plan through spillway, run: spillway setup codex --chatgpt\n", auth, o.envKey)
+	case !o.chatgpt && a.Getenv(o.envKey) == "":
+		fmt.Fprintf(a.Stderr, "note: %s is not set here; Codex sends its value as the Bearer key (see the env_key comment in %s)\n", o.envKey, configTOML)
+	}
+	return nil
+}
+
+// writeCodexSetup merges the provider into config.toml and says what it
+// did and how to undo it.
+func (a *App) writeCodexSetup(o *setupCodexOptions, base string) error {
+	_, statErr := os.Stat(filepath.Join(o.codexHome, "config.toml"))
+	block := setup.CodexBlock(base, o.envKey)
+	write := func() (string, string, error) { return setup.WriteCodex(o.codexHome, base, o.envKey, time.Now()) }
+	at := base + "/v1"
+	if o.chatgpt {
+		block = setup.CodexChatGPTBlock(base)
+		write = func() (string, string, error) { return setup.WriteCodexChatGPT(o.codexHome, base, time.Now()) }
+		at = base + "/backend-api/codex"
+	}
+	path, backup, err := write()
+	if err != nil {
+		var pe *setup.ParseError
+		if errors.As(err, &pe) && pe.Context != "" {
+			fmt.Fprintln(a.Stderr, strings.TrimRight(pe.Context, "\n"))
+		}
+		return fail(ExitFail, "%w", err)
+	}
+	switch {
+	case backup != "":
+		fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s. Merged:\n\n%s\n", path, at, block)
+		fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
+	case statErr == nil:
+		fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s; nothing changed\n", path, at)
+	default:
+		fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s:\n\n%s\n", path, at, block)
+		fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
+	}
+	fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
+	return nil
 }
 
 func (a *App) setupClaudeCmd() *cobra.Command {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,19 +11,34 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/sim"
 )
 
+// simOptions are sim's flags.
+type simOptions struct {
+	listen, scenario, clock, start string
+	regions                        []string
+	seed                           int64
+	tokenRate                      float64
+	maxBody                        int64
+}
+
+func (o *simOptions) flags(f *pflag.FlagSet) {
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8790", "address to listen on")
+	f.StringVar(&o.scenario, "scenario", "calm", "built-in scenario name or YAML file")
+	f.Int64Var(&o.seed, "seed", 1, "seed of the load noise and random faults")
+	f.StringVar(&o.clock, "clock", "real", "real, fast:X (X simulated seconds per real second), or step:D (D simulated with each request: the same seed and requests meet the same world)")
+	f.StringVar(&o.start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
+	f.Float64Var(&o.tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
+	f.Int64Var(&o.maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")
+	f.StringSliceVar(&o.regions, "regions", nil, "serve every model again under /REGION/ for each, with pools of its own (deployments)")
+}
+
 func (a *App) simCmd() *cobra.Command {
-	var (
-		listen, scenario, clock, start string
-		regions                        []string
-		seed                           int64
-		tokenRate                      float64
-		maxBody                        int64
-	)
+	var o simOptions
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Run a capacity-limited fake provider (OpenAI, Anthropic, Gemini wire formats)",
@@ -45,59 +61,53 @@ Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
   spillway sim --regions eu,us
   curl -s -X POST localhost:8790/_sim/faults -d '{"model":"gpt-6-astra","fault":"capacity","count":-1}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			scn, err := a.loadScenario(scenario)
-			if err != nil {
-				return err
-			}
-			var startT time.Time
-			if start == "" {
-				start = scn.Start
-			}
-			if start != "" {
-				if startT, err = time.Parse(time.RFC3339, start); err != nil {
-					return fail(ExitUsage, "--start %q: write an RFC 3339 time such as 2026-11-25T11:00:00Z", start)
-				}
-			}
-			clk, err := sim.ParseClock(clock, startT)
-			if err != nil {
-				return fail(ExitUsage, "%w", err)
-			}
-			srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: seed, Clock: clk, TokenRate: tokenRate, MaxBody: maxBody, Regions: regions})
-			if err != nil {
-				return fail(ExitUsage, "%w", err)
-			}
-			err = srv.ListenAndServe(cmd.Context(), listen, func(addr net.Addr) {
-				fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
-					scn.Name, clockName(clock), clk.Now().Format(time.RFC3339), addr)
-				fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic and Gemini base URL http://%s; any key works unless the scenario names it\n", addr, addr)
-				for _, r := range regions {
-					fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic and Gemini base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
-				}
-			})
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return fail(ExitFail, "%s is in use (another spillway sim, or another program): choose another address with --listen 127.0.0.1:PORT", listen)
-			}
-			if err != nil {
-				return fail(ExitFail, "%w", err)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSim(cmd.Context(), &o) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:8790", "address to listen on")
-	f.StringVar(&scenario, "scenario", "calm", "built-in scenario name or YAML file")
-	f.Int64Var(&seed, "seed", 1, "seed of the load noise and random faults")
-	f.StringVar(&clock, "clock", "real", "real, fast:X (X simulated seconds per real second), or step:D (D simulated with each request: the same seed and requests meet the same world)")
-	f.StringVar(&start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
-	f.Float64Var(&tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
-	f.Int64Var(&maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")
-	f.StringSliceVar(&regions, "regions", nil, "serve every model again under /REGION/ for each, with pools of its own (deployments)")
+	o.flags(cmd.Flags())
 	return cmd
+}
+
+func (a *App) runSim(ctx context.Context, o *simOptions) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	scn, err := a.loadScenario(o.scenario)
+	if err != nil {
+		return err
+	}
+	var startT time.Time
+	if o.start == "" {
+		o.start = scn.Start
+	}
+	if o.start != "" {
+		if startT, err = time.Parse(time.RFC3339, o.start); err != nil {
+			return fail(ExitUsage, "--start %q: write an RFC 3339 time such as 2026-11-25T11:00:00Z", o.start)
+		}
+	}
+	clk, err := sim.ParseClock(o.clock, startT)
+	if err != nil {
+		return fail(ExitUsage, "%w", err)
+	}
+	srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: o.seed, Clock: clk, TokenRate: o.tokenRate, MaxBody: o.maxBody, Regions: o.regions})
+	if err != nil {
+		return fail(ExitUsage, "%w", err)
+	}
+	err = srv.ListenAndServe(ctx, o.listen, func(addr net.Addr) {
+		fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
+			scn.Name, clockName(o.clock), clk.Now().Format(time.RFC3339), addr)
+		fmt.Fprintf(a.Stderr, "  OpenAI base URL http://%s/v1, Anthropic and Gemini base URL http://%s; any key works unless the scenario names it\n", addr, addr)
+		for _, r := range o.regions {
+			fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic and Gemini base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
+		}
+	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fail(ExitFail, "%s is in use (another spillway sim, or another program): choose another address with --listen 127.0.0.1:PORT", o.listen)
+	}
+	if err != nil {
+		return fail(ExitFail, "%w", err)
+	}
+	return nil
 }
 
 func clockName(c string) string {

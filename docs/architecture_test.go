@@ -272,3 +272,42 @@ func findFile(t *testing.T, name string) bool {
 	})
 	return found
 }
+
+// Every package of the module is named in ARCHITECTURE.md's list of packages
+// (as `internal/x`, or as its import path's last part for a public one): a
+// package added without a word there fails.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(doc), "## Packages")
+	end := strings.Index(string(doc), "## One gateway request")
+	if start < 0 || end < start {
+		t.Fatal("ARCHITECTURE.md has no Packages section before the request walk")
+	}
+	list := string(doc[start:end])
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || d.Name() == "docs" || d.Name() == "scripts" || d.Name() == "deploy" || d.Name() == "cmd") {
+			return filepath.SkipDir
+		}
+		gos, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		if len(gos) == 0 || path == ".." {
+			return nil
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, "../"))
+		if !strings.Contains(list, "`"+rel+"`") && !strings.Contains(list, "`"+rel+"/") && !strings.Contains(list, "`"+rel+"`,") {
+			t.Errorf("ARCHITECTURE.md's Packages section does not name `%s`", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -77,27 +77,43 @@ func fromObject(obj map[string]any) errInfo {
 		e = obj
 	}
 	if e == nil {
-		// Responses API stream "error" event and Codex --json {"type":"error","message":…}
-		if top == "error" && obj["message"] != nil {
-			info.found = true
-			info.message = str(obj["message"])
-			info.code = str(obj["code"])
-			if info.shape == "" && info.code != "" {
-				info.shape = OpenAI
-			}
-			return info
-		}
-		if top == "response.incomplete" {
-			if r, ok := obj["response"].(map[string]any); ok {
-				if d, ok := r["incomplete_details"].(map[string]any); ok && str(d["reason"]) == "content_filter" {
-					info.found, info.code = true, "content_filter"
-					info.message = "response incomplete: content_filter"
-				}
-			}
+		return fromEvent(obj, top, info)
+	}
+	info.found = true
+	fromErrorObject(e, &info)
+	return info
+}
+
+// fromEvent is info with what an object that holds no error object says
+// of a failure (its type is top): a Responses API stream "error" event or
+// Codex --json {"type":"error","message":…}, or a response left
+// incomplete by a content filter.
+func fromEvent(obj map[string]any, top string, info errInfo) errInfo {
+	// Responses API stream "error" event and Codex --json {"type":"error","message":…}
+	if top == "error" && obj["message"] != nil {
+		info.found = true
+		info.message = str(obj["message"])
+		info.code = str(obj["code"])
+		if info.shape == "" && info.code != "" {
+			info.shape = OpenAI
 		}
 		return info
 	}
-	info.found = true
+	if top == "response.incomplete" {
+		if r, ok := obj["response"].(map[string]any); ok {
+			if d, ok := r["incomplete_details"].(map[string]any); ok && str(d["reason"]) == "content_filter" {
+				info.found, info.code = true, "content_filter"
+				info.message = "response incomplete: content_filter"
+			}
+		}
+	}
+	return info
+}
+
+// fromErrorObject reads the error object e into info: its message, type, code,
+// status, Codex's error info, Anthropic's and Gemini's details, and a
+// ChatGPT plan's usage limit reset.
+func fromErrorObject(e map[string]any, info *errInfo) {
 	info.message = str(e["message"])
 	info.typ = str(e["type"])
 	switch c := e["code"].(type) {
@@ -129,29 +145,7 @@ func fromObject(obj map[string]any) errInfo {
 	}
 	// Gemini details list
 	if ds, ok := e["details"].([]any); ok {
-		for _, d := range ds {
-			dm, ok := d.(map[string]any)
-			if !ok {
-				continue
-			}
-			if r := str(dm["reason"]); r != "" {
-				info.reasons = append(info.reasons, r)
-			}
-			if rd := str(dm["retryDelay"]); rd != "" {
-				if w, ok := ParseDuration(rd); ok {
-					info.retryDelay = w
-				}
-			}
-			if vs, ok := dm["violations"].([]any); ok {
-				for _, v := range vs {
-					if vm, ok := v.(map[string]any); ok {
-						if q := str(vm["quotaId"]); q != "" {
-							info.quotaIDs = append(info.quotaIDs, q)
-						}
-					}
-				}
-			}
-		}
+		fromDetails(ds, info)
 	}
 	// ChatGPT plan usage limits
 	if ra := num(e["resets_at"]); ra > 0 {
@@ -160,7 +154,34 @@ func fromObject(obj map[string]any) errInfo {
 	if ri := num(e["resets_in_seconds"]); ri > 0 {
 		info.resetsIn = time.Duration(ri) * time.Second
 	}
-	return info
+}
+
+// fromDetails reads Gemini's details list into info: the reasons, the
+// retry delay and the quota ids.
+func fromDetails(ds []any, info *errInfo) {
+	for _, d := range ds {
+		dm, ok := d.(map[string]any)
+		if !ok {
+			continue
+		}
+		if r := str(dm["reason"]); r != "" {
+			info.reasons = append(info.reasons, r)
+		}
+		if rd := str(dm["retryDelay"]); rd != "" {
+			if w, ok := ParseDuration(rd); ok {
+				info.retryDelay = w
+			}
+		}
+		if vs, ok := dm["violations"].([]any); ok {
+			for _, v := range vs {
+				if vm, ok := v.(map[string]any); ok {
+					if q := str(vm["quotaId"]); q != "" {
+						info.quotaIDs = append(info.quotaIDs, q)
+					}
+				}
+			}
+		}
+	}
 }
 
 // findError returns the first error object (or a string error turned into

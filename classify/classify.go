@@ -400,13 +400,49 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	v := Verdict{Status: status, Provider: info.shape, Message: info.message, Code: firstNonEmpty(info.detailCode, info.code, info.typ)}
 	lowerMsg := strings.ToLower(info.message)
 	lowerRaw := strings.ToLower(raw)
-	class, ruleProvider := Class(""), Provider("")
+	class, ruleProvider := classOf(status, info, lowerMsg, lowerRaw, h)
+	v.Class = class
+	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
+		v.Code = PrefillRefused // the model takes no partial assistant turn
+	}
+	if v.Provider == "" || v.Provider == NoGuess {
+		v.Provider = ruleProvider
+	}
+	if v.Provider == NoGuess {
+		v.Provider = ""
+	}
+	if v.Provider == "" {
+		v.Provider = guessText(lowerRaw)
+	}
 
-	if info.class != "" {
-		class = info.class
+	// The suggested wait: explicit hints first, reset headers for rate limits.
+	v.Wait = suggestedWait(class, info, raw, h, now)
+	if class == Quota || class == UsageLimit {
+		// A quota resets on the plan's schedule; a Retry-After on it would
+		// invite a pointless retry, so only an explicit reset time counts.
+		v.Wait = planWait(class, info, raw, h, now, v.Wait)
+		if class == UsageLimit && v.Wait > 0 {
+			v.ResetsAt = now.Add(v.Wait).Truncate(time.Second)
+		}
 	}
 	// Gemini quota ids carry the period.
 	perDay := strings.Contains(lowerRaw, "perday") || strings.Contains(lowerRaw, "per day")
+	// Gemini says "You exceeded your current quota" for per-minute limits too;
+	// without a per-day quota id, a retry delay means it is a rate limit.
+	if class == Quota && v.Provider == Gemini && !perDay && v.Wait > 0 && info.resetsAt.IsZero() {
+		v.Class = RateLimit
+	}
+	return v
+}
+
+// classOf is the class the evidence says, and the provider of the rule
+// that matched, if one did: the class the answer names (its own, spillway's,
+// Gemini's quota ids, its codes), a plan's usage window, the rules on the
+// message (or the raw text), weak codes, and last the HTTP status.
+func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header) (class Class, ruleProvider Provider) {
+	if info.class != "" {
+		class = info.class
+	}
 	if m := ownRe.FindStringSubmatch(info.message); class == "" && m != nil && slices.Contains(Classes, Class(m[1])) {
 		class = Class(m[1]) // spillway's own answer names the class it decided
 	}
@@ -461,65 +497,51 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	if class == "" {
 		class = statusClass(status, lowerMsg)
 	}
-	v.Class = class
-	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
-		v.Code = PrefillRefused // the model takes no partial assistant turn
-	}
-	if v.Provider == "" || v.Provider == NoGuess {
-		v.Provider = ruleProvider
-	}
-	if v.Provider == NoGuess {
-		v.Provider = ""
-	}
-	if v.Provider == "" {
-		v.Provider = guessText(lowerRaw)
-	}
+	return class, ruleProvider
+}
 
-	// The suggested wait: explicit hints first, reset headers for rate limits.
+// suggestedWait is the wait the answer suggests: Retry-After, Gemini's
+// RetryInfo, a wait the message or the raw text says, and for a rate
+// limit the reset headers; 0 when none does.
+func suggestedWait(class Class, info errInfo, raw string, h http.Header, now time.Time) time.Duration {
 	if w, ok := RetryAfter(h, now); ok {
-		v.Wait = w
+		return w
 	} else if info.retryDelay > 0 {
-		v.Wait = info.retryDelay
+		return info.retryDelay
 	} else if w, ok := TextWait(info.message); ok {
-		v.Wait = w
+		return w
 	} else if w, ok := TextWait(raw); ok {
-		v.Wait = w
+		return w
 	} else if class == RateLimit {
 		if w, ok := ResetWait(h, now); ok {
-			v.Wait = w
+			return w
 		}
 	}
-	if class == Quota || class == UsageLimit {
-		// A quota resets on the plan's schedule; a Retry-After on it would
-		// invite a pointless retry, so only an explicit reset time counts.
-		keep := v.Wait
-		v.Wait = 0
-		switch {
-		case !info.resetsAt.IsZero():
-			v.Wait = clampWait(max(info.resetsAt.Sub(now), 0))
-		case info.resetsIn > 0:
-			v.Wait = info.resetsIn
-		case class == UsageLimit && unifiedReset(h, now) > 0:
-			v.Wait = unifiedReset(h, now)
-		case class == UsageLimit && textReset(raw, now) > 0:
-			v.Wait = textReset(raw, now)
-		case class == UsageLimit && info.retryDelay > 0:
-			v.Wait = keep // Gemini's RetryInfo on a daily quota: the reset
-		default:
-			if w, ok := TextWait(raw); ok {
-				v.Wait = w
-			}
-		}
-		if class == UsageLimit && v.Wait > 0 {
-			v.ResetsAt = now.Add(v.Wait).Truncate(time.Second)
+	return 0
+}
+
+// planWait is the wait on a quota or a usage limit: only an explicit reset
+// time counts (the answer's, the unified reset header's, the text's), or
+// Gemini's RetryInfo on a daily quota (keep, the suggested wait); 0 when
+// none says.
+func planWait(class Class, info errInfo, raw string, h http.Header, now time.Time, keep time.Duration) time.Duration {
+	switch {
+	case !info.resetsAt.IsZero():
+		return clampWait(max(info.resetsAt.Sub(now), 0))
+	case info.resetsIn > 0:
+		return info.resetsIn
+	case class == UsageLimit && unifiedReset(h, now) > 0:
+		return unifiedReset(h, now)
+	case class == UsageLimit && textReset(raw, now) > 0:
+		return textReset(raw, now)
+	case class == UsageLimit && info.retryDelay > 0:
+		return keep // Gemini's RetryInfo on a daily quota: the reset
+	default:
+		if w, ok := TextWait(raw); ok {
+			return w
 		}
 	}
-	// Gemini says "You exceeded your current quota" for per-minute limits too;
-	// without a per-day quota id, a retry delay means it is a rate limit.
-	if class == Quota && v.Provider == Gemini && !perDay && v.Wait > 0 && info.resetsAt.IsZero() {
-		v.Class = RateLimit
-	}
-	return v
+	return 0
 }
 
 func guessHeader(h http.Header) Provider {

@@ -130,107 +130,28 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 	if sc, ok := s.clock.(*StepClock); ok {
 		sc.tick()
 	}
-	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
-	s.count(c.model.name, func(st *ModelStats) {
-		st.Received++
-		if st.Credentials == nil {
-			st.Credentials = map[string]int{}
-		}
-		st.Credentials[fp]++
-	})
+	s.countReceived(r, c)
 	ctx := r.Context()
-	reject := func(f failure) {
-		s.count(c.model.name, func(st *ModelStats) { st.Rejected[f.class]++ })
-		c.proto.writeError(w, c, f)
-	}
 
 	switch s.keyState(c.key) {
 	case "invalid":
-		reject(failure{class: "auth"})
+		s.reject(w, c, failure{class: "auth"})
 		return
 	case "quota":
-		reject(failure{class: "quota"})
+		s.reject(w, c, failure{class: "quota"})
 		return
 	}
 
-	fault := s.takeFault(c)
-	if fault == nil {
-		fault = s.randomFault()
-	}
-	if fault != nil {
-		s.count(c.model.name, func(st *ModelStats) {
-			if st.Faults == nil {
-				st.Faults = map[string]int{}
-			}
-			st.Faults[fault.Kind]++
-		})
-		ra := time.Duration(max(fault.RetryAfter, 0) * float64(time.Second))
-		switch fault.Kind {
-		case "capacity":
-			s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
-			s.capacityError(w, c, failure{class: "capacity", retryAfter: ra}, fault.Style)
-			return
-		case "usage_limit":
-			in := time.Duration(fault.ResetsIn * float64(time.Second))
-			if in <= 0 {
-				in = time.Hour
-			}
-			reject(failure{class: "usage_limit", resetsAt: s.clock.Now().Add(in), message: fault.Message})
-			return
-		case "rate_limit", "quota", "auth", "server_error", "context_length", "content_filter", "bad_request", "model_not_found":
-			if ra == 0 && fault.Kind == "rate_limit" && !fault.NoRetryAfter() {
-				ra = time.Second
-			}
-			reject(failure{class: fault.Kind, retryAfter: ra, message: fault.Message})
-			return
-		case "reset", "stall":
-			if fault.AfterTokens == nil {
-				s.count(c.model.name, func(st *ModelStats) { st.Rejected[faultClass(fault.Kind)]++ })
-				if fault.Kind == "reset" {
-					resetConn(w)
-				} else {
-					s.stall(ctx)
-				}
-				return
-			}
-		}
-	}
-
-	if c.convo != nil {
-		if msg := c.convo.check(c.proto.provider()); msg != "" {
-			reject(failure{class: "bad_request", message: msg})
-			return
-		}
-	}
-	turn := s.scriptTurn(c)
-	var calls []toolCall
-	if turn != nil && len(turn.Call) > 0 {
-		var err error
-		if calls, err = s.resolve(c.convo, turn.Call); err != nil {
-			reject(failure{class: "bad_request", message: err.Error()})
-			return
-		}
-	}
-
-	if c.inTokens > c.model.context {
-		reject(failure{class: "context_length"})
+	fault, answered := s.injectFault(ctx, w, c)
+	if answered {
 		return
 	}
-
-	now := s.clock.Now()
-	lim := s.limitsFor(c.key)
-	if rv := s.checkRate(c.key, c.model.name, lim, c.inTokens, now); !rv.ok {
-		real := s.toReal(rv.wait)
-		reject(failure{class: "rate_limit", rate: &rv, retryAfter: real})
+	turn, calls, ok := s.checkCall(w, c)
+	if !ok {
 		return
-	} else if lim.RPM > 0 || lim.TPM > 0 {
-		s.rateHeaders(w.Header(), c, &rv)
 	}
-
-	cost := s.cost(c.model.name, c.inTokens)
-	if ok, _ := s.admit(c.model.name, cost, now); !ok {
-		s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
-		s.capacityError(w, c, failure{class: "capacity"}, "")
+	cost, ok := s.limit(w, c)
+	if !ok {
 		return
 	}
 	defer s.release(c.model.name, cost)
@@ -241,37 +162,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 	})
 
-	text := Answer(c.model.name, c.prompt, s.scn.AnswerTokens)
-	if turn != nil {
-		text = strings.ReplaceAll(turn.Text, "{result}", c.convo.results(turn.results))
-	}
-	if c.prefix != "" {
-		// a prefill: the rest of the answer, after as many tokens as
-		// the partial turn has (from this model's answer, whichever
-		// model wrote the start)
-		all, done := Tokens(text), len(Tokens(c.prefix))
-		text = strings.Join(all[min(done, len(all)):], "")
-	}
-	var body content
-	var u usage
-	if len(calls) > 0 {
-		cc := newCallContent(c, calls)
-		body, u = cc, usage{in: c.inTokens, out: cc.tokens()}
-		text = cc.text()
-	} else {
-		toks := Tokens(text)
-		u = usage{in: c.inTokens, out: len(toks)}
-		body = &textContent{c: c, text: text, toks: toks}
-	}
-	delay := s.tokenDelay()
-	first := time.Duration(0)
-	if fault != nil && fault.Kind == "slow" {
-		delay = 250 * time.Millisecond
-		if fault.DelayMS > 0 {
-			delay = time.Duration(fault.DelayMS) * time.Millisecond
-		}
-		first = time.Duration(fault.FirstDelayMS) * time.Millisecond
-	}
+	text, body, u := answerOf(c, turn, calls, s.scn.AnswerTokens)
+	delay, first := s.pace(fault)
 	u.stream = c.stream
 	var served bool
 	if !c.stream {
@@ -282,6 +174,166 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 	if served && turn != nil && turn.last {
 		s.scriptDone(c.model.name)
 	}
+}
+
+// countReceived counts the request, and the credential it came with, in
+// its model's stats.
+func (s *Server) countReceived(r *http.Request, c *call) {
+	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
+	s.count(c.model.name, func(st *ModelStats) {
+		st.Received++
+		if st.Credentials == nil {
+			st.Credentials = map[string]int{}
+		}
+		st.Credentials[fp]++
+	})
+}
+
+// reject answers c with the failure f, counted as a rejection of its class.
+func (s *Server) reject(w http.ResponseWriter, c *call, f failure) {
+	s.count(c.model.name, func(st *ModelStats) { st.Rejected[f.class]++ })
+	c.proto.writeError(w, c, f)
+}
+
+// injectFault is the fault the call meets (one queued for it, else a random
+// one), counted; answered reports that the fault has answered the call
+// already (an error, a reset, a stall). A fault that acts later (slow,
+// midstream, one after some tokens) is returned with answered false.
+func (s *Server) injectFault(ctx context.Context, w http.ResponseWriter, c *call) (fault *Fault, answered bool) {
+	fault = s.takeFault(c)
+	if fault == nil {
+		fault = s.randomFault()
+	}
+	if fault == nil {
+		return nil, false
+	}
+	s.count(c.model.name, func(st *ModelStats) {
+		if st.Faults == nil {
+			st.Faults = map[string]int{}
+		}
+		st.Faults[fault.Kind]++
+	})
+	ra := time.Duration(max(fault.RetryAfter, 0) * float64(time.Second))
+	switch fault.Kind {
+	case "capacity":
+		s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
+		s.capacityError(w, c, failure{class: "capacity", retryAfter: ra}, fault.Style)
+		return fault, true
+	case "usage_limit":
+		in := time.Duration(fault.ResetsIn * float64(time.Second))
+		if in <= 0 {
+			in = time.Hour
+		}
+		s.reject(w, c, failure{class: "usage_limit", resetsAt: s.clock.Now().Add(in), message: fault.Message})
+		return fault, true
+	case "rate_limit", "quota", "auth", "server_error", "context_length", "content_filter", "bad_request", "model_not_found":
+		if ra == 0 && fault.Kind == "rate_limit" && !fault.NoRetryAfter() {
+			ra = time.Second
+		}
+		s.reject(w, c, failure{class: fault.Kind, retryAfter: ra, message: fault.Message})
+		return fault, true
+	case "reset", "stall":
+		if fault.AfterTokens == nil {
+			s.count(c.model.name, func(st *ModelStats) { st.Rejected[faultClass(fault.Kind)]++ })
+			if fault.Kind == "reset" {
+				resetConn(w)
+			} else {
+				s.stall(ctx)
+			}
+			return fault, true
+		}
+	}
+	return fault, false
+}
+
+// checkCall checks the request against the provider's rules and the
+// model's context, and finds the script's turn for it and the tool calls
+// that turn makes; ok is false when it answered the call with an error.
+func (s *Server) checkCall(w http.ResponseWriter, c *call) (turn *scripted, calls []toolCall, ok bool) {
+	if c.convo != nil {
+		if msg := c.convo.check(c.proto.provider()); msg != "" {
+			s.reject(w, c, failure{class: "bad_request", message: msg})
+			return nil, nil, false
+		}
+	}
+	turn = s.scriptTurn(c)
+	if turn != nil && len(turn.Call) > 0 {
+		var err error
+		if calls, err = s.resolve(c.convo, turn.Call); err != nil {
+			s.reject(w, c, failure{class: "bad_request", message: err.Error()})
+			return nil, nil, false
+		}
+	}
+	if c.inTokens > c.model.context {
+		s.reject(w, c, failure{class: "context_length"})
+		return nil, nil, false
+	}
+	return turn, calls, true
+}
+
+// limit applies the key's rate limits and the model's capacity to the
+// call; ok is false when it answered the call with an error. The caller
+// releases the cost it admitted.
+func (s *Server) limit(w http.ResponseWriter, c *call) (cost float64, ok bool) {
+	now := s.clock.Now()
+	lim := s.limitsFor(c.key)
+	if rv := s.checkRate(c.key, c.model.name, lim, c.inTokens, now); !rv.ok {
+		real := s.toReal(rv.wait)
+		s.reject(w, c, failure{class: "rate_limit", rate: &rv, retryAfter: real})
+		return 0, false
+	} else if lim.RPM > 0 || lim.TPM > 0 {
+		s.rateHeaders(w.Header(), c, &rv)
+	}
+
+	cost = s.cost(c.model.name, c.inTokens)
+	if ok, _ := s.admit(c.model.name, cost, now); !ok {
+		s.count(c.model.name, func(st *ModelStats) { st.Rejected["capacity"]++ })
+		s.capacityError(w, c, failure{class: "capacity"}, "")
+		return 0, false
+	}
+	return cost, true
+}
+
+// answerOf is the answer to c: the script's turn when there is one, else
+// the model's answer of answerTokens tokens, after the prefill c ends with;
+// as text, as the content to send (the tool calls when the turn makes
+// some) and its usage.
+func answerOf(c *call, turn *scripted, calls []toolCall, answerTokens int) (text string, body content, u usage) {
+	text = Answer(c.model.name, c.prompt, answerTokens)
+	if turn != nil {
+		text = strings.ReplaceAll(turn.Text, "{result}", c.convo.results(turn.results))
+	}
+	if c.prefix != "" {
+		// a prefill: the rest of the answer, after as many tokens as
+		// the partial turn has (from this model's answer, whichever
+		// model wrote the start)
+		all, done := Tokens(text), len(Tokens(c.prefix))
+		text = strings.Join(all[min(done, len(all)):], "")
+	}
+	if len(calls) > 0 {
+		cc := newCallContent(c, calls)
+		body, u = cc, usage{in: c.inTokens, out: cc.tokens()}
+		text = cc.text()
+	} else {
+		toks := Tokens(text)
+		u = usage{in: c.inTokens, out: len(toks)}
+		body = &textContent{c: c, text: text, toks: toks}
+	}
+	return text, body, u
+}
+
+// pace is the time between tokens and before the first one: the
+// scenario's, or a slow fault's.
+func (s *Server) pace(fault *Fault) (delay, first time.Duration) {
+	delay = s.tokenDelay()
+	if fault != nil && fault.Kind == "slow" {
+		delay = 250 * time.Millisecond
+		if fault.DelayMS > 0 {
+			delay = time.Duration(fault.DelayMS) * time.Millisecond
+		}
+		first = time.Duration(fault.FirstDelayMS) * time.Millisecond
+	}
+	return delay, first
 }
 
 // completeNonStream answers with the whole of body, after wait (the time

@@ -315,31 +315,10 @@ func (w *worker) tell(ev TaskEvent) {
 // capacity, handed back), with when it is due next.
 func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, time.Time, error) {
 	task := job.Args.Task
-	if _, done, err := w.store.Result(ctx, job.ID); err != nil {
-		return "", time.Time{}, err
-	} else if done {
-		// finished before its runner died, which left River's record of it
-		// unsaved: completed now, never run twice
-		w.o.Log("task %d (%s): had finished before its runner stopped; recorded as finished now", job.ID, task.Name)
-		return "", time.Time{}, nil
+	if state, at, stop, err := w.ready(ctx, job); stop {
+		return state, at, err
 	}
-	win, _, err := w.store.Window(ctx, task.Window) // "quiet" as learned by now
-	if err != nil {
-		return "", time.Time{}, err
-	}
-	now := w.o.Clock.Now() // spillway's decisions run on its clock; River's loops on theirs
-	if !win.Contains(now) {
-		river.MetadataSet(ctx, "spillway_wait", "window")
-		at := win.Next(now)
-		return "scheduled", at, river.JobSnooze(at.Sub(now))
-	}
-	if !task.Deadline.IsZero() && now.After(task.Deadline) {
-		return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
-	}
-	var meta struct {
-		Snoozes  int           `json:"spillway_snoozes"`
-		RungLeft time.Duration `json:"spillway_rung_left"`
-	}
+	var meta workMeta
 	_ = json.Unmarshal(job.Metadata, &meta)
 	w.o.Log("task %d (%s): started", job.ID, task.Name)
 	river.MetadataSet(ctx, "spillway_wait", nil)
@@ -370,52 +349,9 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		}
 		if f != nil {
 			_ = w.store.stepEnded(keep, job.ID)
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				f.err = fmt.Errorf("the task ran longer than its timeout (%s, --task-timeout) and was stopped", w.o.TaskTimeout)
-				f.final = false
-			}
+			return w.stepFailed(ctx, job, step, f)
 		}
-		switch {
-		case f == nil:
-		case !f.park.IsZero() && f.class == classify.UsageLimit:
-			if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
-				return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
-			}
-			w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until the usage limit resets at %s (no attempt used)", job.ID, task.Name, step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339))
-			// back at the driver's time (the reset and a second), and never
-			// before it on the queue's clock (Work)
-			river.MetadataSet(ctx, "spillway_until", f.park.UTC().Format(time.RFC3339Nano))
-			return "waiting for the usage limit's reset", f.park, w.snooze(ctx, "reset", f)
-		case !f.park.IsZero():
-			w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, f.park.Local().Format("15:04:05"), max(f.park.Sub(w.o.Clock.Now()), 0).Round(time.Millisecond))
-			return "waiting for capacity", f.park, w.snooze(ctx, "capacity", f)
-		case f.final:
-			// retrying would fail the same way: end the task now, saying why
-			river.MetadataSet(ctx, "spillway_failed", string(f.class))
-			w.o.Log("task %d (%s): step %s failed (%s), not retried: %v", job.ID, task.Name, step.Name, f.class, f.err)
-			return "", time.Time{}, river.JobCancel(fmt.Errorf("step %s: %w", step.Name, f.err))
-		default:
-			return "", time.Time{}, fmt.Errorf("step %s: %w", step.Name, f.err)
-		}
-		if served != "" {
-			w.wake(ctx, job.ID, served)
-		}
-		if meta.RungLeft != 0 { // room came back: a later step's wait starts afresh
-			meta.RungLeft = 0
-			river.MetadataSet(ctx, "spillway_rung_left", 0)
-		}
-		if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
-			job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
-			return "", time.Time{}, err
-		}
-		// the last step's record stays until River has saved the task's
-		// completion (runner.go): a runner killed between the two leaves
-		// it behind, and the task is handed back to be completed
-		if i < len(task.Steps)-1 {
-			if err := w.store.stepEnded(ctx, job.ID); err != nil {
-				return "", time.Time{}, err
-			}
-		} else if err := w.store.stepFinished(ctx, job.ID); err != nil {
+		if err := w.stepDone(ctx, job, i, out, served, &meta); err != nil {
 			return "", time.Time{}, err
 		}
 		prev = out
@@ -425,6 +361,101 @@ func (w *worker) work(ctx context.Context, job *river.Job[taskArgs]) (string, ti
 		return "", time.Time{}, err
 	}
 	return "", time.Time{}, river.RecordOutput(ctx, map[string]string{"output": clipOutput(prev)})
+}
+
+// workMeta is what a task's River metadata keeps between its runs: how
+// often it was snoozed, and what is left of the ladder's rung it waited on.
+type workMeta struct {
+	Snoozes  int           `json:"spillway_snoozes"`
+	RungLeft time.Duration `json:"spillway_rung_left"`
+}
+
+// ready says whether the task is to run now; when not (stop), what work
+// returns: nothing for a task that finished before its runner died (it is
+// recorded as finished, never run twice), a snooze to its window's next
+// opening, a cancel once its deadline has passed, or the error that kept
+// it from knowing.
+func (w *worker) ready(ctx context.Context, job *river.Job[taskArgs]) (state string, at time.Time, stop bool, err error) {
+	task := job.Args.Task
+	if _, done, err := w.store.Result(ctx, job.ID); err != nil {
+		return "", time.Time{}, true, err
+	} else if done {
+		// finished before its runner died, which left River's record of it
+		// unsaved: completed now, never run twice
+		w.o.Log("task %d (%s): had finished before its runner stopped; recorded as finished now", job.ID, task.Name)
+		return "", time.Time{}, true, nil
+	}
+	win, _, err := w.store.Window(ctx, task.Window) // "quiet" as learned by now
+	if err != nil {
+		return "", time.Time{}, true, err
+	}
+	now := w.o.Clock.Now() // spillway's decisions run on its clock; River's loops on theirs
+	if !win.Contains(now) {
+		river.MetadataSet(ctx, "spillway_wait", "window")
+		at := win.Next(now)
+		return "scheduled", at, true, river.JobSnooze(at.Sub(now))
+	}
+	if !task.Deadline.IsZero() && now.After(task.Deadline) {
+		return "cancelled", time.Time{}, true, river.JobCancel(fmt.Errorf("deadline %s passed", task.Deadline.Format(time.RFC3339)))
+	}
+	return "", time.Time{}, false, nil
+}
+
+// stepFailed is what work returns for a step that failed with f: parked
+// until a usage limit's reset (cancelled if that is after the task's
+// deadline), parked until capacity, cancelled for a failure that retrying
+// would repeat, else the error, for River to retry.
+func (w *worker) stepFailed(ctx context.Context, job *river.Job[taskArgs], step Step, f *stepFailure) (string, time.Time, error) {
+	task := job.Args.Task
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		f.err = fmt.Errorf("the task ran longer than its timeout (%s, --task-timeout) and was stopped", w.o.TaskTimeout)
+		f.final = false
+	}
+	switch {
+	case !f.park.IsZero() && f.class == classify.UsageLimit:
+		if !task.Deadline.IsZero() && f.park.After(task.Deadline) {
+			return "cancelled", time.Time{}, river.JobCancel(fmt.Errorf("step %s: the plan's usage limit resets at %s, after the task's deadline %s", step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339), task.Deadline.UTC().Format(time.RFC3339)))
+		}
+		w.o.Log("task %d (%s): step %s met its plan's usage limit; parked until the usage limit resets at %s (no attempt used)", job.ID, task.Name, step.Name, cmp.Or(f.resets, f.park).UTC().Format(time.RFC3339))
+		// back at the driver's time (the reset and a second), and never
+		// before it on the queue's clock (Work)
+		river.MetadataSet(ctx, "spillway_until", f.park.UTC().Format(time.RFC3339Nano))
+		return "waiting for the usage limit's reset", f.park, w.snooze(ctx, "reset", f)
+	case !f.park.IsZero():
+		w.o.Log("task %d: every model at capacity; waiting for capacity (next check %s, in %s; no attempt used)", job.ID, f.park.Local().Format("15:04:05"), max(f.park.Sub(w.o.Clock.Now()), 0).Round(time.Millisecond))
+		return "waiting for capacity", f.park, w.snooze(ctx, "capacity", f)
+	case f.final:
+		// retrying would fail the same way: end the task now, saying why
+		river.MetadataSet(ctx, "spillway_failed", string(f.class))
+		w.o.Log("task %d (%s): step %s failed (%s), not retried: %v", job.ID, task.Name, step.Name, f.class, f.err)
+		return "", time.Time{}, river.JobCancel(fmt.Errorf("step %s: %w", step.Name, f.err))
+	default:
+		return "", time.Time{}, fmt.Errorf("step %s: %w", step.Name, f.err)
+	}
+}
+
+// stepDone records step i's output: it wakes the tasks waiting for the
+// model that served it, starts a later step's wait afresh, and saves the
+// output and the step's end.
+func (w *worker) stepDone(ctx context.Context, job *river.Job[taskArgs], i int, out, served string, meta *workMeta) error {
+	if served != "" {
+		w.wake(ctx, job.ID, served)
+	}
+	if meta.RungLeft != 0 { // room came back: a later step's wait starts afresh
+		meta.RungLeft = 0
+		river.MetadataSet(ctx, "spillway_rung_left", 0)
+	}
+	if err := w.store.be.exec(ctx, `INSERT INTO spillway_steps (job_id, step, output, finished_at) VALUES (?, ?, ?, ?)`,
+		job.ID, i, out, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	// the last step's record stays until River has saved the task's
+	// completion (runner.go): a runner killed between the two leaves
+	// it behind, and the task is handed back to be completed
+	if i < len(job.Args.Task.Steps)-1 {
+		return w.store.stepEnded(ctx, job.ID)
+	}
+	return w.store.stepFinished(ctx, job.ID)
 }
 
 // parkClass is why a step parked: a usage limit's reset, else capacity.

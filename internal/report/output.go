@@ -104,18 +104,42 @@ func Text(w io.Writer, r Result, colour bool) error {
 		p("  %s\n", line)
 	}
 	if r.Totals.Attempts == 0 {
-		switch {
-		case len(r.Inputs) == 0:
-			p("\nNothing to report: no source was there. Looked for:\n")
-			for _, a := range r.Absent {
-				p("  %s (not there)\n", a)
-			}
-			p("spillway serve writes the event log as requests go through it; or name what to read:\n--events FILE, --text-log FILE, --codex-home, --claude-home, --gemini-home.\n")
-		default:
-			p("\nNo attempts in range.\n")
-		}
+		textNothing(p, r)
 		return bw.err
 	}
+	textHeatmap(p, r, colour)
+	textModels(bw, p, r)
+	textSizes(p, r)
+	textDays(p, r)
+	textQuota(p, r)
+	p("\nFindings\n")
+	for _, f := range r.Findings {
+		p("  • %s\n", f)
+	}
+	return bw.err
+}
+
+// printf is how the parts of Text write: fmt.Fprintf to its writer.
+type printf func(format string, a ...any)
+
+// textNothing says why there is nothing to report: no source was there
+// (and where it looked), or none had an attempt in range.
+func textNothing(p printf, r Result) {
+	switch {
+	case len(r.Inputs) == 0:
+		p("\nNothing to report: no source was there. Looked for:\n")
+		for _, a := range r.Absent {
+			p("  %s (not there)\n", a)
+		}
+		p("spillway serve writes the event log as requests go through it; or name what to read:\n--events FILE, --text-log FILE, --codex-home, --claude-home, --gemini-home.\n")
+	default:
+		p("\nNo attempts in range.\n")
+	}
+}
+
+// textHeatmap draws the weekday-by-hour heatmap: in 24-bit colour, or in
+// characters.
+func textHeatmap(p printf, r Result, colour bool) {
 	what := "share of attempts"
 	if r.Metric == "capacity_count" {
 		what = "number of errors"
@@ -153,60 +177,77 @@ func Text(w io.Writer, r Result, colour bool) error {
 		}
 		p("\n")
 	}
-	if len(r.Models) > 0 {
-		p("\nModels\n")
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "model\tattempts\tfailed\tcapacity\trate limit\tquota\tfallbacks\tretries/request\twaited\tp50\tp95\t")
-		for _, m := range r.Models {
-			rpr := "-"
-			if m.RetriesPerRequest != nil {
-				rpr = fmt.Sprintf("%.2f", *m.RetriesPerRequest)
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", m.Model, m.Attempts, pct(m.Rate), pct(m.Capacity),
-				m.Classes["rate_limit"], m.Classes["quota"], m.Fallbacks, rpr, dur(m.WaitMS), ms(m.LatencyP50), ms(m.LatencyP95))
-		}
-		tw.Flush()
+}
+
+// textModels writes the table of models, if there are any.
+func textModels(w io.Writer, p printf, r Result) {
+	if len(r.Models) == 0 {
+		return
 	}
+	p("\nModels\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tattempts\tfailed\tcapacity\trate limit\tquota\tfallbacks\tretries/request\twaited\tp50\tp95\t")
+	for _, m := range r.Models {
+		rpr := "-"
+		if m.RetriesPerRequest != nil {
+			rpr = fmt.Sprintf("%.2f", *m.RetriesPerRequest)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", m.Model, m.Attempts, pct(m.Rate), pct(m.Capacity),
+			m.Classes["rate_limit"], m.Classes["quota"], m.Fallbacks, rpr, dur(m.WaitMS), ms(m.LatencyP50), ms(m.LatencyP95))
+	}
+	tw.Flush()
+}
+
+// textSizes writes capacity errors by request size, if any attempt has
+// a size.
+func textSizes(p printf, r Result) {
 	sized := false
 	for _, b := range r.Sizes {
 		sized = sized || b.Attempts > 0
 	}
-	if sized {
-		p("\nCapacity errors by request size (input tokens)\n")
-		for _, b := range r.Sizes {
-			if b.Attempts == 0 {
-				continue
-			}
-			bar := strings.Repeat("█", int(math.Round(b.Rate*40)))
-			p("  %-12s %8d attempts %7s  %s\n", sizeLabel(b), b.Attempts, pct(b.Rate), bar)
+	if !sized {
+		return
+	}
+	p("\nCapacity errors by request size (input tokens)\n")
+	for _, b := range r.Sizes {
+		if b.Attempts == 0 {
+			continue
 		}
+		bar := strings.Repeat("█", int(math.Round(b.Rate*40)))
+		p("  %-12s %8d attempts %7s  %s\n", sizeLabel(b), b.Attempts, pct(b.Rate), bar)
 	}
-	if len(r.Days) > 1 {
-		p("\nBy day\n")
-		for _, d := range r.Days {
-			t, _ := time.Parse(time.DateOnly, d.Date)
-			p("  %s %s %8d attempts %7s capacity", d.Date, t.Format("Mon"), d.Attempts, pct(d.Rate))
-			if d.Quota > 0 {
-				p(", %d quota", d.Quota)
-			}
-			p("\n")
+}
+
+// textDays writes the days, when there is more than one.
+func textDays(p printf, r Result) {
+	if len(r.Days) <= 1 {
+		return
+	}
+	p("\nBy day\n")
+	for _, d := range r.Days {
+		t, _ := time.Parse(time.DateOnly, d.Date)
+		p("  %s %s %8d attempts %7s capacity", d.Date, t.Format("Mon"), d.Attempts, pct(d.Rate))
+		if d.Quota > 0 {
+			p(", %d quota", d.Quota)
 		}
+		p("\n")
 	}
-	if r.QuotaN > 0 {
-		p("\nQuota errors (kept apart from capacity): %d\n", r.QuotaN)
-		for i, q := range r.Quota {
-			if i == 5 {
-				p("  …\n")
-				break
-			}
-			p("  %s %s %s: %s\n", q.TS.Format("2006-01-02 15:04"), q.Source, q.Model, q.Message)
+}
+
+// textQuota writes the quota errors, kept apart from capacity: their
+// number and the first five.
+func textQuota(p printf, r Result) {
+	if r.QuotaN <= 0 {
+		return
+	}
+	p("\nQuota errors (kept apart from capacity): %d\n", r.QuotaN)
+	for i, q := range r.Quota {
+		if i == 5 {
+			p("  …\n")
+			break
 		}
+		p("  %s %s %s: %s\n", q.TS.Format("2006-01-02 15:04"), q.Source, q.Model, q.Message)
 	}
-	p("\nFindings\n")
-	for _, f := range r.Findings {
-		p("  • %s\n", f)
-	}
-	return bw.err
 }
 
 // InputLines say what each input gave, one line a file, or, for a source

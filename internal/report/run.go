@@ -78,25 +78,61 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	var absent []string
 	var dup dedup // what of the agents' files the gateway's log holds too
 	if o.wants("spillway") {
-		path := o.EventLog
-		if path == "" {
-			path = events.DefaultPath(o.Getenv)
+		got, missing, d, err := readGateway(o, a)
+		if err != nil {
+			return Result{}, err
 		}
-		if path != "" {
-			turns := &gatewayTurns{index: map[string]bool{"codex": o.wants("codex"), "claude": o.wants("claude"), "gemini": o.wants("gemini")}}
-			got, err := ReadEventLog(path, a, o.counted, turns.add)
-			switch {
-			case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
-				absent = append(absent, "spillway "+path)
-			case err != nil:
-				return Result{}, fmt.Errorf("report: %w", err)
-			default:
-				turns.sort()
-				dup = dedup{codexProvider: agentfiles.CodexProviderID, turns: turns}
-			}
-			ins = append(ins, got...)
+		if missing != "" {
+			absent = append(absent, missing)
 		}
+		ins, dup = append(ins, got...), d
 	}
+	got, missing, err := readAgents(ctx, o, a, dup)
+	if err != nil {
+		return Result{}, err
+	}
+	ins, absent = append(ins, got...), append(absent, missing...)
+	got, err = readTextLogs(o, a)
+	if err != nil {
+		return Result{}, err
+	}
+	ins = append(ins, got...)
+	r := a.Result(ins)
+	r.Absent = absent
+	return r, nil
+}
+
+// readGateway reads spillway's own event log (Options.EventLog, else the
+// default path): its inputs, the log as absent ("spillway PATH") when it
+// is not there and was not named, and what of the agents' files it holds
+// too.
+func readGateway(o Options, a *Aggregate) (ins []Input, absent string, dup dedup, err error) {
+	path := o.EventLog
+	if path == "" {
+		path = events.DefaultPath(o.Getenv)
+	}
+	if path == "" {
+		return nil, "", dedup{}, nil
+	}
+	turns := &gatewayTurns{index: map[string]bool{"codex": o.wants("codex"), "claude": o.wants("claude"), "gemini": o.wants("gemini")}}
+	ins, err = ReadEventLog(path, a, o.counted, turns.add)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !o.EventLogNamed:
+		absent = "spillway " + path
+	case err != nil:
+		return nil, "", dedup{}, fmt.Errorf("report: %w", err)
+	default:
+		turns.sort()
+		dup = dedup{codexProvider: agentfiles.CodexProviderID, turns: turns}
+	}
+	return ins, absent, dup, nil
+}
+
+// readAgents reads the agents' own files (Codex's, Claude Code's, Gemini
+// CLI's) that o wants, skipping the turns dup leaves to the gateway's log:
+// their inputs, and the homes not there ("codex DIR"); a home named and
+// not there is an error.
+func readAgents(ctx context.Context, o Options, a *Aggregate, dup dedup) (ins []Input, absent []string, err error) {
 	agents := []struct {
 		name, dir string
 		files     func(string) []string
@@ -122,14 +158,14 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		if _, err := os.Stat(ag.dir); err != nil {
 			named := (ag.name == "codex" && o.CodexHome != "") || (ag.name == "claude" && o.ClaudeHome != "") || (ag.name == "gemini" && o.GeminiHome != "")
 			if named {
-				return Result{}, fmt.Errorf("report: %s: %w", ag.name, err)
+				return nil, nil, fmt.Errorf("report: %s: %w", ag.name, err)
 			}
 			absent = append(absent, ag.name+" "+ag.dir)
 			continue
 		}
 		for _, f := range ag.files(ag.dir) {
 			if err := ctx.Err(); err != nil {
-				return Result{}, err
+				return nil, nil, err
 			}
 			if !o.Since.IsZero() {
 				if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(o.Since) {
@@ -144,10 +180,16 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			ins = append(ins, in)
 		}
 	}
+	return ins, absent, nil
+}
+
+// readTextLogs reads the text logs named (--text-log); a file that cannot
+// be opened is an error, one that cannot be read is its input's Error.
+func readTextLogs(o Options, a *Aggregate) (ins []Input, err error) {
 	for _, path := range o.TextLogs {
 		f, err := os.Open(path)
 		if err != nil {
-			return Result{}, fmt.Errorf("report: --text-log: %w", err)
+			return nil, fmt.Errorf("report: --text-log: %w", err)
 		}
 		in, err := ReadText(events.Decompressed(o.counted(path, f)), a, TextOptions{Pattern: o.Pattern, Loc: o.Loc})
 		f.Close()
@@ -157,9 +199,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		}
 		ins = append(ins, in)
 	}
-	r := a.Result(ins)
-	r.Absent = absent
-	return r, nil
+	return ins, nil
 }
 
 // dedup says which turns of the agents' own files the gateway's event log

@@ -140,6 +140,60 @@ func (r *Reader) Next() (Event, error) {
 	if r.br == nil {
 		return Event{}, ErrReleased
 	}
+	r.letGo()
+	f := frame{raw: r.raw[:0], data: r.data[:0]}
+	defer func() { r.raw, r.data = f.raw, f.data }()
+	for {
+		start := len(f.raw)
+		var line []byte
+		var err error
+		f.raw, line, err = r.readLine(f.raw)
+		if err != nil {
+			return r.end(&f, line, err)
+		}
+		if len(line) == 0 {
+			if !f.hasField {
+				f.raw = f.raw[:0] // stray blank line between frames
+				continue
+			}
+			f.ev.Data = f.value()
+			f.ev.Raw = f.raw
+			return f.ev, nil
+		}
+		if line[0] == ':' { // a comment: between frames it is returned on its own
+			if !f.hasField {
+				return Event{Comment: true, Raw: f.raw}, nil
+			}
+			continue
+		}
+		if err := r.field(&f, line, start); err != nil {
+			return Event{}, err
+		}
+	}
+}
+
+// frame is the event Next is reading: its fields so far, and the
+// reader's buffers it is read into.
+type frame struct {
+	ev       Event
+	raw      []byte // the frame's bytes
+	data     []byte // the data, once it has several lines
+	lines    int    // data lines
+	first    [2]int // the first data line's value, as offsets in raw
+	hasField bool
+}
+
+// value is the frame's data as one slice.
+func (f *frame) value() []byte {
+	if f.lines == 1 {
+		return f.raw[f.first[0]:f.first[1]:f.first[1]]
+	}
+	return f.data
+}
+
+// letGo lets go of a buffer that grew past keepBuffer for the last event,
+// giving back what it took of the reader's room.
+func (r *Reader) letGo() {
 	if cap(r.raw) > keepBuffer {
 		r.raw = nil
 	}
@@ -150,95 +204,74 @@ func (r *Reader) Next() (Event, error) {
 		r.data = nil
 		r.giveBack(&r.dataTaken)
 	}
-	var ev Event
-	raw := r.raw[:0]
-	data := r.data[:0]
-	lines := 0       // data lines
-	var first [2]int // the first data line's value, as offsets in raw
-	hasField := false
-	defer func() { r.raw, r.data = raw, data }()
-	value := func() []byte { // the data as one slice
-		if lines == 1 {
-			return raw[first[0]:first[1]:first[1]]
-		}
-		return data
+}
+
+// end is what Next returns when reading a line of f failed with err: at
+// the stream's end io.EOF between frames, else the fields read so far
+// (and line, a last line without its newline) with ErrTruncated; any
+// other error as it is.
+func (r *Reader) end(f *frame, line []byte, err error) (Event, error) {
+	if !errors.Is(err, io.EOF) {
+		return Event{}, err
 	}
-	for {
-		start := len(raw)
-		var line []byte
-		var err error
-		raw, line, err = r.readLine(raw)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if hasField || len(line) > 0 {
-					ev.Data = value()
-					ev.Raw = raw
-					if len(line) > 0 { // a last line without its newline
-						if name, v, ok := bytes.Cut(line, []byte(":")); ok && string(name) == "data" {
-							d := append([]byte(nil), ev.Data...)
-							if lines > 0 {
-								d = append(d, '\n')
-							}
-							ev.Data = append(d, bytes.TrimPrefix(v, []byte(" "))...)
-						} else if ok && string(name) == "event" {
-							ev.Name = r.name(bytes.TrimPrefix(v, []byte(" ")))
-						}
-					}
-					return ev, ErrTruncated
-				}
-				return Event{}, io.EOF
+	if !f.hasField && len(line) == 0 {
+		return Event{}, io.EOF
+	}
+	ev := f.ev
+	ev.Data = f.value()
+	ev.Raw = f.raw
+	if len(line) > 0 { // a last line without its newline
+		if name, v, ok := bytes.Cut(line, []byte(":")); ok && string(name) == "data" {
+			d := append([]byte(nil), ev.Data...)
+			if f.lines > 0 {
+				d = append(d, '\n')
 			}
-			return Event{}, err
-		}
-		if len(line) == 0 {
-			if !hasField {
-				raw = raw[:0] // stray blank line between frames
-				continue
-			}
-			ev.Data = value()
-			ev.Raw = raw
-			return ev, nil
-		}
-		if line[0] == ':' { // a comment: between frames it is returned on its own
-			if !hasField {
-				return Event{Comment: true, Raw: raw}, nil
-			}
-			continue
-		}
-		name, v := line, []byte(nil)
-		off := start // where v starts in raw
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			name, v = line[:i], line[i+1:]
-			off += i + 1
-			if len(v) > 0 && v[0] == ' ' {
-				v = v[1:]
-				off++
-			}
-		}
-		hasField = true
-		switch string(name) {
-		case "event":
-			ev.Name = r.name(v)
-		case "data":
-			if lines > 0 { // the data joined, its room taken as the frame's is
-				var ok bool
-				if data, ok = r.grow(data, max(0, len(raw)-len(data)), &r.dataTaken); !ok {
-					return Event{}, tooLarge{len(raw), true}
-				}
-			}
-			switch lines {
-			case 0:
-				first = [2]int{off, off + len(v)}
-			case 1:
-				data = append(append(append(data[:0], raw[first[0]:first[1]]...), '\n'), v...)
-			default:
-				data = append(append(data, '\n'), v...)
-			}
-			lines++
-		case "id":
-			ev.ID = string(v)
+			ev.Data = append(d, bytes.TrimPrefix(v, []byte(" "))...)
+		} else if ok && string(name) == "event" {
+			ev.Name = r.name(bytes.TrimPrefix(v, []byte(" ")))
 		}
 	}
+	return ev, ErrTruncated
+}
+
+// field takes in one field line of f, whose bytes start at start in
+// f.raw: its name, data or id. Data on several lines is joined in f.data,
+// whose room is taken as the frame's is.
+func (r *Reader) field(f *frame, line []byte, start int) error {
+	name, v := line, []byte(nil)
+	off := start // where v starts in raw
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, v = line[:i], line[i+1:]
+		off += i + 1
+		if len(v) > 0 && v[0] == ' ' {
+			v = v[1:]
+			off++
+		}
+	}
+	f.hasField = true
+	switch string(name) {
+	case "event":
+		f.ev.Name = r.name(v)
+	case "data":
+		if f.lines > 0 { // the data joined, its room taken as the frame's is
+			var ok bool
+			if f.data, ok = r.grow(f.data, max(0, len(f.raw)-len(f.data)), &r.dataTaken); !ok {
+				return tooLarge{len(f.raw), true}
+			}
+		}
+		switch f.lines {
+		case 0:
+			f.first = [2]int{off, off + len(v)}
+		case 1:
+			f.data = append(append(append(f.data[:0], f.raw[f.first[0]:f.first[1]]...), '\n'), v...)
+		default:
+			f.data = append(append(f.data, '\n'), v...)
+		}
+		f.lines++
+	case "id":
+		f.ev.ID = string(v)
+	}
+	return nil
 }
 
 // name is b as a string, without an allocation when it is one of the

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 // With Procs the parts run as processes of their own: the proxies' CPU per
 // request and their peak RSS with streams open are measured.
 func TestOverheadProcsSmoke(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts six processes")
 	}

@@ -12,6 +12,7 @@ import (
 // stamp in a git checkout, and by scripts/build's -ldflags. The test makes
 // a repository of its own from the tracked files.
 func TestVersionNamesTheCommit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary twice")
 	}

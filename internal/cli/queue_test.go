@@ -318,8 +318,9 @@ func TestQueueUntilEmpty(t *testing.T) {
 
 // queue run --json: a record per task transition, the runner's events, and
 // a final summary, checked against a golden file (times normalised).
+// Not in parallel: the golden holds the driver's "waited 0s", which a
+// test beside it can starve into "waited 12ms".
 func TestQueueRunJSONGolden(t *testing.T) {
-	t.Parallel()
 	srv, _ := sim.New(sim.Options{TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()

@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 // With Procs the parts run as processes of their own: the proxies' CPU per
-// request and their peak RSS with streams open are measured.
+// request and their peak RSS with streams open are measured. Not in
+// parallel, as the other overhead smokes (TestOverheadSmoke).
 func TestOverheadProcsSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts six processes")

@@ -20,6 +20,7 @@ func run(bareUS, swUS, cpuRatio, rssRatio, tputRatio float64) *OverheadReport {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	runs := []*OverheadReport{
 		run(400, 480, 1.1, 1.2, 0.9), // ratio 1.2
 		run(400, 600, 1.3, 1.1, 1.0), // 1.5
@@ -70,6 +71,7 @@ func TestSummarize(t *testing.T) {
 // The speed goals are judged when no goal is given: each one the runs
 // measure, in a table; the others are named as not measured.
 func TestSpeedGoals(t *testing.T) {
+	t.Parallel()
 	runs := []*OverheadReport{run(400, 480, 1.1, 1.3, 0.96), run(400, 520, 1.3, 1.1, 0.97), run(400, 440, 1.0, 1.25, 0.9)}
 	goals := SpeedGoals(OverheadOptions{Stream: true})
 	for _, g := range goals {

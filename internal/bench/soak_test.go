@@ -16,6 +16,7 @@ import (
 // process of its own, the whole fault cycle, every request answered or
 // given up cleanly, and the event log matching what the simulator received.
 func TestSoakSmoke(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds spillway and runs it")
 	}
@@ -68,6 +69,7 @@ func TestSoakSmoke(t *testing.T) {
 // judge fails a soak on each thing the issue names, and judges growth on
 // quiet samples only.
 func TestSoakJudge(t *testing.T) {
+	t.Parallel()
 	good := func() *SoakReport {
 		return &SoakReport{DurationS: 60, Requests: 100, Answered: 98, GaveUp: 2,
 			Records: map[string]int{"a": 120, "b": 3}, Received: map[string]int{"a": 120, "b": 3},
@@ -124,6 +126,7 @@ func TestSoakJudge(t *testing.T) {
 // Too few quiet samples leave growth unjudged, and say so: not a failure,
 // not a pass of that check.
 func TestSoakJudgeTooFewQuiet(t *testing.T) {
+	t.Parallel()
 	r := &SoakReport{DurationS: 60, Requests: 1, Answered: 1, Samples: []SoakSample{{AtS: 5, Quiet: true}, {AtS: 30}, {AtS: 60, Quiet: true}}}
 	r.judge()
 	if !r.Pass || r.GrowthJudged || !strings.Contains(r.NotJudged, "2 of 3 samples") {
@@ -139,6 +142,7 @@ func TestSoakJudgeTooFewQuiet(t *testing.T) {
 // A stream is an answer when it ends with its format's last event, a clean
 // error when it carries the format's error, and broken otherwise.
 func TestJudgeStream(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		format, stream string
 		want           soakOutcome
@@ -166,6 +170,7 @@ func TestJudgeStream(t *testing.T) {
 // A gap line (records the writer lost, which Dropped counts) is no
 // attempt: the soak's records by model leave it out.
 func TestSoakRecordsSkipGapLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := `{"ts":"2026-11-30T09:00:00.000Z","request_id":"a","attempt":1,"source":"gateway","model":"gpt-6-astra"}
 {"gap":{"lost":3,"from":"2026-11-30T09:01:00.000Z","until":"2026-11-30T09:02:00.000Z","error":"write events.jsonl: no space left on device"}}

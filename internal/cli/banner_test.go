@@ -23,10 +23,11 @@ import (
 // JSON object (go-redis's own lines too); a fleet whose store does not
 // answer says so at the start and shows degraded; stopping is logged.
 func TestServeSaysWhatItServes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "spillway.yaml")
 	os.WriteFile(cfg, []byte("state: redis://127.0.0.1:1/0\n"), 0o600)
@@ -107,6 +108,7 @@ func TestServeSaysWhatItServes(t *testing.T) {
 // a gateway of one's own (beyond loopback or with gateway.keys it answers
 // 403).
 func TestBannerListsWhatAnswers(t *testing.T) {
+	t.Parallel()
 	const tail = "  dashboard: http://ADDR/\n  config: spillway.yaml\n  events: -\n  fleet: none (state: memory)\n"
 	all := "spillway serve: listening on http://ADDR\n  OpenAI base URL: http://ADDR/v1\n  Codex on a ChatGPT plan (provider base_url): http://ADDR/backend-api/codex\n  Anthropic base URL: http://ADDR\n  Gemini base URL: http://ADDR\n  Gemini CLI signed in with Google (CODE_ASSIST_ENDPOINT): http://ADDR\n" + tail
 	for _, c := range []struct{ name, yaml, addr, want string }{

@@ -28,6 +28,7 @@ func run(t *testing.T, env map[string]string, stdin string, args ...string) (std
 }
 
 func TestExplainCorpus(t *testing.T) {
+	t.Parallel()
 	for _, e := range classifytest.Load(t, "../../testdata/classify") {
 		t.Run(e.File+"/"+e.Name, func(t *testing.T) {
 			args := []string{"explain", "--json"}
@@ -88,6 +89,7 @@ func TestExplainCorpus(t *testing.T) {
 }
 
 func TestExplainHuman(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, nil, "", "explain", "ERROR: Selected model is at capacity. Please try a different model.")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -102,6 +104,7 @@ func TestExplainHuman(t *testing.T) {
 }
 
 func TestExplainUsageErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		stdin string
@@ -128,6 +131,7 @@ func TestExplainUsageErrors(t *testing.T) {
 }
 
 func TestExplainSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	body := `{"error":{"message":"Incorrect API key provided: sk-proj-AAAABBBBCCCCDDDDEEEE.","type":"invalid_request_error","code":"invalid_api_key"}}`
 	out, _, _ := run(t, nil, body, "explain", "--status", "401", "-")
 	if strings.Contains(out, "AAAABBBBCCCC") {
@@ -139,6 +143,7 @@ func TestExplainSecretsNeverPrinted(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, nil, "", "config", "check")
 	if code != 0 || !strings.Contains(out, "# ok: built-in defaults") || !strings.Contains(out, "gpt-6-astra") {
 		t.Fatalf("defaults: exit %d\n%s", code, out)
@@ -187,6 +192,7 @@ func TestConfigCheck(t *testing.T) {
 // config check marks each cross-vendor step of a walk, says once where such
 // steps are skipped, and warns (exit 0) when a step's provider has no key.
 func TestConfigCheckCrossVendor(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mixed.yaml")
 	os.WriteFile(file, []byte("models:\n  gpt-6-astra: { chain: mixed }\n  gpt-6.1-sol: { chain: mixed }\nchains:\n"+
 		"  mixed: [gpt-6-astra, gpt-6.1-sol, claude-sonnet-5-5]\n  claude: [claude-opus-5-5, claude-haiku-5-5]\n"), 0o600)
@@ -257,6 +263,7 @@ func TestConfigCheckCrossVendor(t *testing.T) {
 }
 
 func TestInit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "spillway.yaml")
 	out, _, code := run(t, nil, "", "init", path)
@@ -293,6 +300,7 @@ func TestInit(t *testing.T) {
 // What comes from a pasted log is never written raw to the terminal: an
 // escape sequence in it could recolour, move or retitle it.
 func TestExplainWritesNoControlCharacters(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		args []string
@@ -313,6 +321,7 @@ func TestExplainWritesNoControlCharacters(t *testing.T) {
 // commands and a suggestion, as the root refuses one, not answered with
 // help and 0.
 func TestAMistypedCommandIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ args, want string }{
 		{"config chek", `unknown command "chek" for "spillway config"; did you mean "check"? (its commands: check, hash-key; see 'spillway config --help')`},
 		{"queue foo", `unknown command "foo" for "spillway queue" (its commands: add, cancel, ls, purge, retry, run, show;`},
@@ -332,6 +341,7 @@ func TestAMistypedCommandIsRefused(t *testing.T) {
 }
 
 func TestVersionAndUsage(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, nil, "", "version")
 	if code != 0 || !strings.HasPrefix(out, "spillway ") {
 		t.Fatalf("version: %d %q", code, out)
@@ -355,6 +365,7 @@ func TestVersionAndUsage(t *testing.T) {
 
 // A line of spillway's own event log is explained with where it went.
 func TestExplainAnEventRecord(t *testing.T) {
+	t.Parallel()
 	line := `{"ts":"2026-11-30T09:47:41Z","request_id":"f9d8","attempt":2,"source":"gateway","provider":"openai-eu","model":"gpt-6-astra","deployment":"eu","status":503,"class":"capacity","error":"Our servers are currently overloaded. Please try again later."}`
 	out, _, code := run(t, nil, line, "explain", "-")
 	if code != 0 || !strings.HasPrefix(out, "capacity:") || !strings.Contains(out, "where:     gpt-6-astra@eu at openai-eu, request f9d8, attempt 2 (gateway)") {
@@ -366,6 +377,7 @@ func TestExplainAnEventRecord(t *testing.T) {
 // check` (with its secrets in the environment) and its compose file has
 // two gateways that read it, Redis and Postgres.
 func TestDeployFiles(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"SPILLWAY_TEAM_KEY": "team-key", "SPILLWAY_ADMIN_KEY": "admin-key",
 		"OPENAI_API_KEY": "sk-a", "ANTHROPIC_API_KEY": "sk-b", "GEMINI_API_KEY": "g"}
 	out, errOut, code := run(t, env, "", "config", "check", "../../deploy/spillway.yaml")
@@ -399,6 +411,7 @@ func TestDeployFiles(t *testing.T) {
 }
 
 func TestBenchSoakUsageErrors(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -424,6 +437,7 @@ func TestBenchSoakUsageErrors(t *testing.T) {
 }
 
 func TestBenchResilienceRefusesAMissingEventsDir(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nope")
 	_, errOut, code := run(t, nil, "", "bench", "resilience", "--tasks", "1", "--events", dir)
 	if code != ExitUsage || !strings.Contains(errOut, "--events "+dir+": not a directory; create it first") {
@@ -434,6 +448,7 @@ func TestBenchResilienceRefusesAMissingEventsDir(t *testing.T) {
 // A wrong number of arguments is said in the command's own words: what
 // it takes and its usage line, not cobra's "requires at least 1 arg(s)".
 func TestArgumentCountsAreSaid(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -453,6 +468,7 @@ func TestArgumentCountsAreSaid(t *testing.T) {
 // --give-back-after must be positive: the gateway gives memory back after
 // that long with nothing in flight.
 func TestServeGiveBackAfterUsage(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"0s", "-1s"} {
 		_, errOut, code := run(t, nil, "", "serve", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--events", "-", "--give-back-after", v)
 		if code != ExitUsage || !strings.Contains(errOut, "--give-back-after "+v+": must be positive") {

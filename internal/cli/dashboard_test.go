@@ -79,6 +79,7 @@ func startServeLog(t *testing.T, bin, dir, body string, args ...string) (string,
 // gateway and logs no console error, and fits a phone's width. A
 // screenshot is kept.
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -86,7 +87,7 @@ func TestDashboardInChromium(t *testing.T) {
 	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer func() { srv.Close(); hs.Close() }()
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	dir := t.TempDir()
 	// a task waits in the queue's default database (a window far off)
 	add := exec.Command(bin, "queue", "add", "--name", "nightly", "--model", "gpt-6-luna", "--prompt", "hi", "--window", "03:00-03:01")
@@ -230,10 +231,11 @@ func TestDashboardInChromium(t *testing.T) {
 // without it (or with none configured), the page with it, as a bearer
 // token or a browser's basic password.
 func TestDashboardBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	const keys = "gateway:\n  keys:\n    - { name: ci, key: env:SPILLWAY_TEST_KEY }\n"
 	for _, tc := range []struct {
 		name, extra string

@@ -15,6 +15,7 @@ import (
 // spillway doctor from the command line: the verdict first, the exit codes
 // a CI step branches on (0, 3, 4), and JSON.
 func TestDoctorCommand(t *testing.T) {
+	t.Parallel()
 	srv, base := simtest.Start(t, nil)
 	dir := t.TempDir()
 	writeCfg := func(base string) string {
@@ -64,6 +65,7 @@ func TestDoctorCommand(t *testing.T) {
 
 // serve will not listen beyond loopback without gateway keys.
 func TestServeRefusesAnOpenListenWithoutKeys(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "serve", "--listen", "0.0.0.0:0", "--events", "-")
 	if code != ExitUsage || !strings.Contains(errs, "reachable from other machines: set gateway.keys") {
 		t.Fatalf("exit %d %s", code, errs)

@@ -15,6 +15,7 @@ import (
 // A gateway whose event log cannot be written (its disk full) says so in
 // its log at once, with the cause; it never drops records silently.
 func TestServeSaysTheEventLogIsLosingRecords(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -24,7 +25,7 @@ func TestServeSaysTheEventLogIsLosingRecords(t *testing.T) {
 	srv, _ := sim.New(sim.Options{Seed: 1, TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer func() { srv.Close(); hs.Close() }()
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	dir := t.TempDir()
 	base, logs := startServeLog(t, bin, dir, "providers:\n  openai: { base_url: \""+hs.URL+"/v1\" }\n",
 		"--listen", "127.0.0.1:0", "--events", "/dev/full")
@@ -48,6 +49,7 @@ func TestServeSaysTheEventLogIsLosingRecords(t *testing.T) {
 // does not exist is refused, naming it, by every command that writes one,
 // as the queue's --db is; only the default location is made.
 func TestAnEventLogInAMissingDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing", "dir")
 	env := map[string]string{"HOME": dir}

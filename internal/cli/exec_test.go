@@ -22,6 +22,7 @@ import (
 // A scripted agent stands in for a real one here: the real Codex CLI and
 // Claude Code run under exec in package agent's tests.
 func TestExecExitCodes(t *testing.T) {
+	t.Parallel()
 	capacity := `echo "ERROR: Selected model is at capacity. Please try a different model." >&2; exit 1`
 	cases := []struct {
 		name   string
@@ -56,6 +57,7 @@ func TestExecExitCodes(t *testing.T) {
 }
 
 func TestExecNotifyArchiveJSON(t *testing.T) {
+	t.Parallel()
 	got := make(chan []byte, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -100,6 +102,7 @@ func TestExecNotifyArchiveJSON(t *testing.T) {
 // shell's background job ignores SIGINT, so it is killed once the shell
 // has exited, never left running.
 func TestExecCtrlCStopsTheChild(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, script string }{
 		{"the agent itself", "echo $$; exec sleep 30"},
 		{"a background job of the agent's", "sleep 30 & echo $!; wait"},

@@ -32,11 +32,18 @@ import (
 // had started (a shell with a job in the background) is killed before its
 // task runs again, never beside it.
 func TestQueueSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and waits for the dead runner's heartbeat to age (~5 s)")
 	}
-	t.Run("sqlite", func(t *testing.T) { queueSIGKILL(t, "sqlite:"+filepath.Join(t.TempDir(), "q.db")) })
-	t.Run("postgres", func(t *testing.T) { queueSIGKILL(t, postgresSchemaURL(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		queueSIGKILL(t, "sqlite:"+filepath.Join(t.TempDir(), "q.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		queueSIGKILL(t, postgresSchemaURL(t))
+	})
 }
 
 // postgresSchemaURL is a URL to the test database whose search_path is a
@@ -47,8 +54,9 @@ func postgresSchemaURL(t *testing.T) string {
 }
 
 // slowQueueRig is what the queue's process tests share: the simulator,
-// whose gpt-6-luna takes ~0.8 s an answer; the spillway binary built in
-// dir; a configuration pointing at the simulator; the runners' env.
+// whose gpt-6-luna takes ~0.8 s an answer; the spillway binary
+// (spillwayBin); a directory of the test's own with a configuration
+// pointing at the simulator; the runners' env.
 func slowQueueRig(t *testing.T) (srv *sim.Server, dir, bin, cfg string, env []string) {
 	t.Helper()
 	srv, _ = sim.New(sim.Options{TokenRate: 0})
@@ -56,10 +64,7 @@ func slowQueueRig(t *testing.T) (srv *sim.Server, dir, bin, cfg string, env []st
 	t.Cleanup(func() { srv.Close(); hs.Close() })
 	srv.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "slow", Count: -1, DelayMS: 50})
 	dir = t.TempDir()
-	bin = filepath.Join(dir, "spillway")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/spillway").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin = spillwayBin(t)
 	cfg = filepath.Join(dir, "spillway.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("providers:\n  openai: { base_url: %q, auth: key, api_key: env:SIM_KEY }\n", hs.URL+"/v1")), 0o600)
 	env = append(os.Environ(), "SIM_KEY=sk-sim-test", "HOME="+dir, "SPILLWAY_CONFIG=")
@@ -164,6 +169,7 @@ func queueSIGKILL(t *testing.T, db string) {
 }
 
 func TestQueueCommands(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "q.db")
 	env := map[string]string{"HOME": t.TempDir()}
 	q := func(args ...string) (string, string, int) {
@@ -216,6 +222,7 @@ func TestQueueCommands(t *testing.T) {
 // Whatever would fail whatever the models do is refused at add, in the
 // words of config check, and nothing is queued.
 func TestQueueAddRefusesWhatCannotRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "q.db")
 	steps := filepath.Join(dir, "steps.yaml")
@@ -259,6 +266,7 @@ func TestQueueAddRefusesWhatCannotRun(t *testing.T) {
 // failed, 3 when what is left waits for later; and retry refuses a task
 // that succeeded.
 func TestQueueUntilEmpty(t *testing.T) {
+	t.Parallel()
 	srv, _ := sim.New(sim.Options{TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
@@ -310,6 +318,8 @@ func TestQueueUntilEmpty(t *testing.T) {
 
 // queue run --json: a record per task transition, the runner's events, and
 // a final summary, checked against a golden file (times normalised).
+// Not in parallel: the golden holds the driver's "waited 0s", which a
+// test beside it can starve into "waited 12ms".
 func TestQueueRunJSONGolden(t *testing.T) {
 	srv, _ := sim.New(sim.Options{TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())
@@ -348,6 +358,7 @@ func TestQueueRunJSONGolden(t *testing.T) {
 // more than two requests at once (six could run: three runners of two) and
 // the starts of all runners together keep the gap.
 func TestQueueThreeRunnersOnePostgres(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and waits for the dead runner's heartbeat and slot lease to age (~20 s)")
 	}
@@ -514,6 +525,7 @@ func TestQueueThreeRunnersOnePostgres(t *testing.T) {
 // for any command (as exec does); {model} with nothing to fill it is
 // refused at add.
 func TestQueueCommandTaskGetsItsModel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "q.db")
 	env := map[string]string{"HOME": dir}
@@ -541,6 +553,7 @@ func TestQueueCommandTaskGetsItsModel(t *testing.T) {
 // A step file that does not exist is a named file that fails: exit 1, as
 // the table of exit codes (docs/commands.md) says, naming the flag and the file.
 func TestQueueAddStepsFileMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.yaml")
 	out, errOut, code := run(t, map[string]string{"HOME": dir}, "", "queue", "--db", "sqlite:"+filepath.Join(dir, "q.db"), "add", "--steps", missing)
@@ -552,6 +565,7 @@ func TestQueueAddStepsFileMissing(t *testing.T) {
 // A second `queue run` on a SQLite queue is refused at once (exit 1),
 // naming the runner that holds it, before it prints anything else.
 func TestQueueRunRefusesASecondRunnerOnSQLite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "q.db")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -584,6 +598,7 @@ func TestQueueRunRefusesASecondRunnerOnSQLite(t *testing.T) {
 }
 
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	if got, want := progressLine(nil), "[------------------------] 0/0 done"; got != want {
 		t.Errorf("an empty queue: %q, want %q", got, want)
 	}

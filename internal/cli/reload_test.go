@@ -24,10 +24,11 @@ import (
 // refused with its errors and the old one keeps serving. POST
 // /spillway/reload does the same with the admin key, and refuses without.
 func TestReload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	scn, _ := sim.Builtin("calm")
 	srv, _ := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: 0})
 	hs := httptest.NewServer(srv.Handler())

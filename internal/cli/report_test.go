@@ -41,6 +41,7 @@ func reportLog(t *testing.T) string {
 // spillway report end to end: the JSON, the learned window saved to the
 // queue's database, and queue add --window quiet using it.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	log := reportLog(t)
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "q.db")
@@ -95,6 +96,7 @@ func TestReportCommand(t *testing.T) {
 // With nothing to read, the report says where it looked and how to give
 // it something.
 func TestAnEmptyReportSaysWhereItLooked(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	out, errOut, code := run(t, map[string]string{"HOME": home}, "", "report")
 	want := "spillway report\n\nNothing to report: no source was there. Looked for:\n" +
@@ -109,6 +111,7 @@ func TestAnEmptyReportSaysWhereItLooked(t *testing.T) {
 }
 
 func TestReportCommandErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HOME": t.TempDir()}
 	for _, c := range []struct {
 		args []string

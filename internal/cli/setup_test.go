@@ -44,6 +44,7 @@ func setupEnv(t *testing.T) (env map[string]string, codexHome string) {
 }
 
 func TestSetupCodexPrint(t *testing.T) {
+	t.Parallel()
 	env, codexHome := setupEnv(t)
 	tests := []struct {
 		name string
@@ -94,6 +95,7 @@ func withConfig(t *testing.T, env map[string]string, yaml string) map[string]str
 }
 
 func TestSetupCodexWrite(t *testing.T) {
+	t.Parallel()
 	t.Run("existing config: merged, backup, undo, then nothing to do", func(t *testing.T) {
 		env, codexHome := setupEnv(t)
 		if err := os.MkdirAll(codexHome, 0o700); err != nil {
@@ -214,6 +216,7 @@ func TestSetupCodexWrite(t *testing.T) {
 }
 
 func TestSetupClaude(t *testing.T) {
+	t.Parallel()
 	env, _ := setupEnv(t)
 	tests := []struct {
 		name string
@@ -249,6 +252,7 @@ func TestSetupClaude(t *testing.T) {
 }
 
 func TestClientAddr(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"127.0.0.1:8787": "127.0.0.1:8787",
 		"0.0.0.0:8787":   "127.0.0.1:8787",
@@ -275,6 +279,7 @@ func readTestFile(t *testing.T, path string) string {
 // setup gemini merges API-key auth and one attempt into Gemini CLI's
 // settings (the old file kept), and prints the environment for eval.
 func TestSetupGemini(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".gemini")
 	os.MkdirAll(dir, 0o700)
@@ -312,6 +317,7 @@ func TestSetupGemini(t *testing.T) {
 // setup service writes the user unit that runs this configuration, and
 // says how to enable it; --print writes nothing.
 func TestSetupService(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	cfg := filepath.Join(home, "spillway.yaml")
 	os.WriteFile(cfg, []byte("listen: 127.0.0.1:8787\n"), 0o600)
@@ -344,6 +350,7 @@ func TestSetupService(t *testing.T) {
 // how to switch, --api-key switches. --chatgpt without a ChatGPT sign-in
 // is refused unless --force.
 func TestSetupCodexChatGPT(t *testing.T) {
+	t.Parallel()
 	env, codexHome := setupEnv(t)
 	os.MkdirAll(codexHome, 0o700)
 	auth := filepath.Join(codexHome, "auth.json")
@@ -429,6 +436,7 @@ func TestSetupCodexChatGPT(t *testing.T) {
 // The texts that name the agents name all three: spillway --help, setup
 // --help and the file init writes.
 func TestTextsNameGeminiCLI(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := map[string]string{"HOME": home}
 	root, _, _ := run(t, env, "", "--help")

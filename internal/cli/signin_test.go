@@ -36,6 +36,7 @@ func writeChatGPTAuth(t *testing.T, codexHome string) signInCanary {
 // log, its log, status, dashboard, metrics, report, any file under its
 // home).
 func TestSignInsThroughGateway(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs Codex")
 	}
@@ -46,7 +47,7 @@ func TestSignInsThroughGateway(t *testing.T) {
 	for _, m := range []string{"gpt-6-astra", "gemini-3-pro", "claude-opus-5-5"} {
 		srv.AddFault(sim.Fault{Model: m, Kind: "capacity", Count: -1})
 	}
-	bin := buildSpillway(t)
+	bin := spillwayBin(t)
 	dir := t.TempDir() // spillway's home
 	events := filepath.Join(dir, "events.jsonl")
 	redisAddr, _, _ := redistest.Start(t) // a fleet gateway: what it tells the others must hold no sign-in either

@@ -16,6 +16,7 @@ import (
 )
 
 func TestSimCommandServes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -66,6 +67,7 @@ func TestSimCommandServes(t *testing.T) {
 }
 
 func TestSimCommandBadFlags(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"unknown scenario": {"sim", "--scenario", "tsunami"},
 		"bad clock":        {"sim", "--clock", "fast:zero"},
@@ -118,6 +120,7 @@ spillway: 1 problem in ` + typo + "\n"},
 // its first choice could not take it (capacity, breaker, room taken) as
 // finding it full, so that the two counts agree.
 func TestDemoSummary(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "demo", "--requests", "12")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -142,6 +145,7 @@ func TestDemoSummary(t *testing.T) {
 // the gateway's jitter comes from the seed, and a breaker holds through a
 // run); only the times differ.
 func TestDemoIsTheSameForASeed(t *testing.T) {
+	t.Parallel()
 	demo := func(seed string) string {
 		out, errOut, code := run(t, map[string]string{"HOME": t.TempDir()}, "", "demo", "--requests", "15", "--concurrency", "1", "--seed", seed)
 		if code != 0 {

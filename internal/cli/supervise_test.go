@@ -75,13 +75,14 @@ func killedLeavesNothing(t *testing.T, cmd *exec.Cmd, dir string, out *bytes.Buf
 // A SIGKILLed spillway exec takes its agent and everything the agent
 // started with it: the agent runs under spillway's supervisor.
 func TestKilledExecLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	bin, dir := buildSpillway(t), t.TempDir()
+	bin, dir := spillwayBin(t), t.TempDir()
 	var out bytes.Buffer
 	cmd := exec.Command(bin, "exec", "--events", "-", "--", "sh", "-c", stepScript(dir))
 	cmd.Env = append(os.Environ(), "HOME="+dir, "SPILLWAY_CONFIG=")
@@ -95,13 +96,14 @@ func TestKilledExecLeavesNoProcess(t *testing.T) {
 // A SIGKILLed queue runner with no other runner to rescue its tasks takes
 // its command step's processes with it.
 func TestKilledRunnerLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	bin, dir := buildSpillway(t), t.TempDir()
+	bin, dir := spillwayBin(t), t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "q.db")
 	env := append(os.Environ(), "HOME="+dir, "SPILLWAY_CONFIG=")
 	add := exec.Command(bin, "queue", "--db", db, "add", "--name", "step", "--", "sh", "-c", stepScript(dir))

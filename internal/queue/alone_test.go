@@ -18,6 +18,7 @@ import (
 // a runner that died (its process gone, or its pid now another process's)
 // holds nothing.
 func TestASecondRunnerOnSQLiteIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "q.db")
 	open := func() *Store {
@@ -103,6 +104,7 @@ func TestASecondRunnerOnSQLiteIsRefused(t *testing.T) {
 // A queue database made before spillway_runner had its started and pstart
 // columns gains them when it is opened.
 func TestRunnerTableGainsItsColumns(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	old, err := sql.Open("sqlite", path)
 	if err != nil {

@@ -86,6 +86,7 @@ func (h *heldUpstream) next(t *testing.T, want string) arrival {
 // held at the upstream until the test lets it end, so the order in which
 // the steps arrive there is the queue's, nothing else's.
 func TestOrderKeptAcrossRunnersAndHandBacks(t *testing.T) {
+	t.Parallel()
 	url, schema, _ := pgtest.Schema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -157,8 +158,10 @@ func TestOrderKeptAcrossRunnersAndHandBacks(t *testing.T) {
 // A task handed back after its runner died (the rescue) starts again
 // before the tasks added after it, on either database.
 func TestRescuedTaskKeepsItsPlace(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			r := newRunRig(t, "calm")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

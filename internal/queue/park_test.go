@@ -27,9 +27,11 @@ import (
 // spillway's words, once: no River error name, no "every model at
 // capacity".
 func TestUsageLimitParkWakesAtItsReset(t *testing.T) {
+	t.Parallel()
 	for _, other := range []bool{false, true} {
 		for name, open := range stores(t) {
 			t.Run(fmt.Sprintf("%s/another task answered meanwhile=%v", name, other), func(t *testing.T) {
+				t.Parallel()
 				usageLimitPark(t, open(t), other)
 			})
 		}

@@ -24,8 +24,10 @@ import (
 // handed back, saying why; a live runner's long task, and a runner whose
 // own limit is longer, are left alone.
 func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			t0 := time.Unix(1_800_000_000, 0)
@@ -125,8 +127,10 @@ func TestDeadRunnersTasksAreHandedBack(t *testing.T) {
 // back as it was: no attempt used, no error; the next run takes the step up
 // again and says why.
 func TestStoppingRunnerHandsTasksBack(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			r := newRunRig(t, "calm")
 			dir := t.TempDir()
@@ -184,8 +188,10 @@ func TestStoppingRunnerHandsTasksBack(t *testing.T) {
 // at the first check that finds it, within the rung (an hour here, which
 // the test could never wait out).
 func TestWaitingTasksCheckDuringARung(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			r := newRunRig(t, "calm")
 			r.sim.AddFault(sim.Fault{Model: "gpt-6-luna", Kind: "capacity", Count: 3})

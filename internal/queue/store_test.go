@@ -45,8 +45,10 @@ func stores(t *testing.T) map[string]func(t *testing.T) *Store {
 }
 
 func TestStoreAddListGet(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			noon := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
@@ -81,6 +83,7 @@ func TestStoreAddListGet(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), "mysql://x", "", OpenOptions{}); err == nil {
 		t.Fatal("mysql accepted")
 	}
@@ -95,8 +98,10 @@ func TestOpenErrors(t *testing.T) {
 // Summary counts as List's statuses do, on every store, without reading
 // finished tasks' rows.
 func TestSummaryCountsAsListDoes(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			noon := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
@@ -156,8 +161,10 @@ func TestSummaryCountsAsListDoes(t *testing.T) {
 // them; and a heavy-only task's place is ahead of a light one added with it
 // (placeAhead).
 func TestAWokenTaskKeepsItsPlace(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			heavy := Task{Name: "waiting", MinTier: "heavy", Steps: []Step{{Prompt: "a"}}}

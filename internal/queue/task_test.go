@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSteps(t *testing.T) {
+	t.Parallel()
 	data, _ := os.ReadFile("../../testdata/queue/steps.yaml")
 	steps, err := ParseSteps("steps.yaml", data)
 	if err != nil {
@@ -47,6 +48,7 @@ func TestParseSteps(t *testing.T) {
 }
 
 func TestWindow(t *testing.T) {
+	t.Parallel()
 	at := func(h, m int) time.Time { return time.Date(2026, 11, 25, h, m, 0, 0, time.UTC) }
 	night, err := ParseWindow("22:00-07:00")
 	if err != nil {
@@ -85,6 +87,7 @@ func TestWindow(t *testing.T) {
 
 // A window starts at its wall-clock time on the days clocks change too.
 func TestWindowAcrossDST(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Skip("no tzdata")

@@ -11,8 +11,10 @@ import (
 // the learned one, in its own zone, resolved when the task is added and
 // again when it is due; saved again, it is replaced.
 func TestQuietWindow(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			noon := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
@@ -56,8 +58,10 @@ func TestQuietWindow(t *testing.T) {
 
 // The gateway keys' daily tokens add up per key and day, in every store.
 func TestKeyUsage(t *testing.T) {
+	t.Parallel()
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t)
 			ctx := context.Background()
 			if n, err := s.KeyUsed(ctx, "alice", "2026-11-30"); err != nil || n != 0 {

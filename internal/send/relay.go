@@ -44,13 +44,6 @@ type Options struct {
 	Budget Budget
 }
 
-// Resume is where a broken Messages answer stopped: what a continuation
-// sends as the partial assistant turn, and how to splice its stream on.
-type Resume struct {
-	Text  string // the assistant text the caller has, across its text blocks
-	Index int    // the content block (a text block) in flight when it broke
-}
-
 // Stream is an upstream event stream whose output has started (or whose
 // opening passed the hold limit): First is what to deliver first, then Next
 // each following event, exactly as it came (renumbered, for a
@@ -486,87 +479,6 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	}
 }
 
-// track keeps the text of an answer whose format continues it
-// (format.Continuation) and the block in flight.
-func (s *Stream) track(ev sse.Event) {
-	if s.lost != "" { // no continuation any more: nothing to follow
-		return
-	}
-	b, ok := s.fromWire().Continuation().Block(ev)
-	switch {
-	case !ok:
-	case b.Start:
-		s.open, s.openText = b.Index, b.Text
-		if !s.openText {
-			s.otherKind = true
-		}
-	case b.Stop:
-		s.open, s.openText = -1, false
-	default:
-		s.keepText(b.Delta)
-	}
-}
-
-// keepText adds t to the text a continuation carries: at most MaxResume
-// bytes, its room taken from the budget; past either, the text is let go
-// and the answer can no longer be continued.
-func (s *Stream) keepText(t string) {
-	if t == "" {
-		return
-	}
-	need := len(s.text) + len(t)
-	if need > cap(s.text) {
-		c := min(max(2*cap(s.text), need, 512), MaxResume)
-		switch {
-		case need > MaxResume:
-			s.loseText(fmt.Sprintf("the answer passed the %d MiB a continuation carries", MaxResume>>20))
-			return
-		case !s.mem.grow(int64(c - cap(s.text))):
-			s.loseText("the answer passed the memory its request may hold (gateway.max_body_mb, gateway.max_inflight_mb)")
-			return
-		}
-		s.text = append(make([]byte, 0, c), s.text...)
-	}
-	s.text = append(s.text, t...)
-}
-
-// loseText lets the text go: the answer is not continued, for why.
-func (s *Stream) loseText(why string) {
-	s.mem.shrink(int64(cap(s.text)))
-	s.text, s.lost = nil, why
-}
-
-// Resume is where a broken answer can be continued from: a Messages answer
-// of text only, broken inside a text block, that Track followed, whose
-// text it kept (at most MaxResume); nil otherwise (tool use or thinking in
-// flight, another protocol, an answer past what a continuation carries,
-// an event past the frame limit).
-func (s *Stream) Resume() *Resume {
-	if !s.o.Track || s.fromWire().Continuation() == nil || s.otherKind || s.lost != "" || s.open < 0 || !s.openText || len(s.text) == 0 {
-		return nil
-	}
-	if s.resume == nil {
-		s.resume = &Resume{Text: string(s.text), Index: s.open}
-	}
-	return s.resume
-}
-
-// splice turns an event of a continuation's stream into one of the answer
-// it continues, as the caller sees it (format.Continuation.Splice): the
-// whitespace the partial turn left out is dropped from the first text,
-// once.
-func (s *Stream) splice(ev sse.Event) (sse.Event, bool, error) {
-	c := s.fromWire().Continuation()
-	if c == nil { // a format that is not continued: nothing of its stream is spliced
-		return ev, false, nil
-	}
-	out, drop, trimmed, err := c.Splice(ev, s.o.Splice.Index, s.trim)
-	if trimmed {
-		s.trim = ""
-	}
-	return out, drop, err
-}
-
 // First is what to deliver before anything else: the held opening events
 // and the first output (the whole hold window's, with one).
 func (s *Stream) First() []byte { return s.first }
@@ -716,17 +628,6 @@ func (s *Stream) endPump() {
 	}
 }
 
-// Body is the stream as an io.ReadCloser for a library caller: First, then
-// every event; a stream that breaks fails the read with a *BrokenStream. It
-// finishes the attempt once, at the end, on a failed read, or on Close.
-func (s *Stream) Body() io.ReadCloser {
-	b := &streamBody{s: s, buf: s.first}
-	if s.terminal { // it ended within a hold window
-		b.buf = s.say(s.first)
-	}
-	return b
-}
-
 // say is the relay's last word, for the gateway's writer and the library's
 // body alike: the route (with this attempt's class, and the model when the
 // answer ended well), said once, just before the final frame of raw (the
@@ -769,84 +670,4 @@ func withLastWord(held, word []byte) []byte {
 	out = append(out, held[:end]...)
 	out = append(out, word...)
 	return append(out, held[end:]...)
-}
-
-type streamBody struct {
-	s    *Stream
-	buf  []byte
-	err  error
-	done bool
-}
-
-func (b *streamBody) Read(p []byte) (int, error) {
-	for len(b.buf) == 0 {
-		if b.err != nil {
-			return 0, b.err
-		}
-		raw, err := b.s.Next()
-		if err != nil {
-			v := b.s.Verdict()
-			b.finish(v)
-			if errors.Is(err, io.EOF) && b.s.terminal {
-				b.err = io.EOF
-			} else {
-				b.err = &BrokenStream{Verdict: v, Err: b.s.err}
-				if b.buf = b.s.say(nil); len(b.buf) > 0 { // the route's last word, before the error
-					break
-				}
-			}
-			continue
-		}
-		if b.s.terminal && len(raw) > 0 {
-			raw = b.s.say(raw)
-		}
-		b.buf = raw
-	}
-	n := copy(p, b.buf)
-	b.buf = b.buf[n:]
-	if len(b.buf) == 0 && b.s.firstHeld > 0 { // First is read
-		b.s.sent()
-	}
-	return n, nil
-}
-
-func (b *streamBody) Close() error {
-	err := b.s.Close()
-	if b.s.terminal {
-		b.finish(b.s.Verdict())
-	} else {
-		b.finish(classify.Verdict{Class: classify.Unknown, Message: "the caller closed the stream before its end"})
-	}
-	return err
-}
-
-func (b *streamBody) finish(v classify.Verdict) {
-	if !b.done {
-		b.done = true
-		b.s.a.Finish(v, b.s.Tokens())
-	}
-}
-
-// BrokenStream is the error a library caller reads from a stream that broke
-// after its output started: errors.Is finds io.ErrUnexpectedEOF in it (and
-// the error that cut it, context.Canceled for one), errors.As a
-// *classify.Failure with the verdict, so a cut stream never reads as a
-// complete answer.
-type BrokenStream struct {
-	Verdict classify.Verdict
-	Err     error // what cut the stream, when something did
-}
-
-func (e *BrokenStream) Error() string {
-	return fmt.Sprintf("spillway: the stream broke after output started (%s: %s)", e.Verdict.Class, e.Verdict.Message)
-}
-
-// Unwrap returns the verdict as a *classify.Failure, io.ErrUnexpectedEOF and
-// the error that cut the stream.
-func (e *BrokenStream) Unwrap() []error {
-	errs := []error{&classify.Failure{Verdict: e.Verdict}, io.ErrUnexpectedEOF}
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	return errs
 }

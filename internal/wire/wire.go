@@ -1,10 +1,10 @@
-// Package wire holds what spillway knows of the providers' wire formats, in
-// one place for every front end: the endpoints and where each carries its
-// model (the JSON body, or the URL path for Gemini), how to read a request's
-// model and stream flag and give it another model, the stream frame rules
-// (which events are opening events, output, the end, an error), the
-// provider-shaped errors spillway itself answers with, usage decoding, and
-// builders for the small prompt requests the queue and the demo send.
+// Package wire holds what spillway knows of the wire that is the same
+// for every format: the endpoints as route descriptors (Endpoint, Kind)
+// and where each carries its model, how to read a request's model and
+// stream flag and give it another model (Body), what one event of a
+// stream says (Facts, Frame) and the JSON scanner that finds it (Walker),
+// headers, usage decoding, token estimates. What each format is lives in
+// its folder under internal/format (format.Wire, format.Envelope).
 package wire
 
 import (
@@ -94,7 +94,7 @@ func AnthropicCaller(h http.Header) bool {
 }
 
 // URL is the upstream URL of ep at a provider's base URL, for model: a
-// model in the path is path-escaped (callers refuse a name CheckPathModel
+// model in the path is path-escaped (callers refuse a name config.CheckPathModel
 // refuses before it comes here).
 func (ep Endpoint) URL(base, model string) string {
 	path := ep.Upstream

@@ -16,6 +16,7 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/format/gemini"
+	"github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -159,10 +160,10 @@ func (t *Transport) roundTrip(req *http.Request, ladder policy.Request) (*http.R
 		}
 	}
 	if err == nil {
-		if model, ok := wire.Spilled(body.Previous); ok {
+		if model, ok := responses.Spilled(body.Previous); ok {
 			// it continues an answer another vendor's model gave: OpenAI
 			// never had it, and nothing else stored it
-			status, b := wire.NotStored(body.Previous, model)
+			status, b := responses.NotStored(body.Previous, model)
 			return ownAnswer(req, status, http.Header{"Content-Type": {"application/json"}}, b), nil, nil
 		}
 	}

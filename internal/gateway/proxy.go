@@ -15,6 +15,7 @@ import (
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/format/formats"
+	"github.com/spillway/spillway/internal/format/responses"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/internal/wire"
@@ -189,10 +190,10 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 	}
-	if model, ok := wire.Spilled(body.Previous); ok {
+	if model, ok := responses.Spilled(body.Previous); ok {
 		// it continues an answer another vendor's model gave: OpenAI never
 		// had it, and nothing else stored it
-		status, b := wire.NotStored(body.Previous, model)
+		status, b := responses.NotStored(body.Previous, model)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(b)

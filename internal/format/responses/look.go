@@ -1,8 +1,9 @@
 package responses
 
 import (
-	"github.com/spillway/spillway/internal/format"
 	"strings"
+
+	"github.com/spillway/spillway/internal/format"
 
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"

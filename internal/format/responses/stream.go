@@ -99,7 +99,7 @@ func numbered(s *format.Stream, name string, v map[string]any) {
 
 func (writer) Open(s *format.Stream) {
 	t := s.Turn()
-	s.ID = t.NewID(wire.SpilledID(t.Model)) // resp_spw_MODEL_…: never stored, which a later request is told
+	s.ID = t.NewID(SpilledID(t.Model)) // resp_spw_MODEL_…: never stored, which a later request is told
 	numbered(s, "response.created", map[string]any{"type": "response.created", "response": object(s, "in_progress")})
 	numbered(s, "response.in_progress", map[string]any{"type": "response.in_progress", "response": object(s, "in_progress")})
 }

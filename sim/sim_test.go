@@ -859,7 +859,7 @@ func TestAStepClockMovesWithRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.ParseClock("step:soon", start); err == nil || err.Error() != `--clock "step:soon": write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)` {
+	if _, err := sim.ParseClock("step:soon", start); err == nil || err.Error() != `sim: --clock "step:soon": write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)` {
 		t.Fatalf("step:soon: %v", err)
 	}
 	run := func(clk sim.Clock) []int {

@@ -558,7 +558,9 @@ func TestStreamFaults(t *testing.T) {
 			if err := srv.AddFault(c.fault); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			// a bound against a hang only; a stalled stream's 400 ms is the
+			// client's deadline the check expects to cut it
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			if c.stalled {
 				ctx, cancel = context.WithTimeout(context.Background(), 400*time.Millisecond)
 			}

@@ -92,7 +92,7 @@ func ParseClock(spec string, start time.Time) (Clock, error) {
 	case strings.HasPrefix(spec, "step:"):
 		d, err := time.ParseDuration(strings.TrimPrefix(spec, "step:"))
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--clock %q: write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)", spec)
+			return nil, fmt.Errorf("sim: --clock %q: write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)", spec)
 		}
 		if start.IsZero() {
 			start = time.Now()
@@ -101,12 +101,12 @@ func ParseClock(spec string, start time.Time) (Clock, error) {
 	case strings.HasPrefix(spec, "fast:"):
 		x, err := strconv.ParseFloat(strings.TrimPrefix(spec, "fast:"), 64)
 		if err != nil || x <= 0 || x > 1e6 {
-			return nil, fmt.Errorf("--clock %q: write fast:X with X a speed-up from 0 to 1000000, e.g. fast:60 (an hour per minute)", spec)
+			return nil, fmt.Errorf("sim: --clock %q: write fast:X with X a speed-up from 0 to 1000000, e.g. fast:60 (an hour per minute)", spec)
 		}
 		if start.IsZero() {
 			start = time.Now()
 		}
 		return &FastClock{Start: start, RealStart: time.Now(), Speed: x}, nil
 	}
-	return nil, fmt.Errorf("--clock %q: allowed: real, fast:X, step:D", spec)
+	return nil, fmt.Errorf("sim: --clock %q: allowed: real, fast:X, step:D", spec)
 }

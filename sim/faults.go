@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,32 +72,32 @@ func (s *Server) AddFault(f Fault) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("unknown fault %q; allowed: %s", f.Kind, strings.Join(FaultKinds, ", "))
+		return fmt.Errorf("sim: unknown fault %q; allowed: %s", f.Kind, strings.Join(FaultKinds, ", "))
 	}
 	if f.Count == 0 {
 		f.Count = 1
 	}
 	if f.Count < -1 {
-		return fmt.Errorf("count %d: a number of requests, or -1 until cleared", f.Count)
+		return fmt.Errorf("sim: fault count %d: a number of requests, or -1 until cleared", f.Count)
 	}
 	if f.Style != "" && f.Style != "status" && f.Style != "event" {
-		return fmt.Errorf("style %q; allowed: status, event", f.Style)
+		return fmt.Errorf("sim: fault style %q; allowed: status, event", f.Style)
 	}
 	if f.AfterTokens != nil && *f.AfterTokens < 0 {
-		return fmt.Errorf("after_tokens must be 0 or more")
+		return errors.New("sim: after_tokens must be 0 or more")
 	}
 	if f.RetryAfter < 0 && f.RetryAfter != -1 {
-		return fmt.Errorf("retry_after must be seconds, or -1 for none")
+		return errors.New("sim: retry_after must be seconds, or -1 for none")
 	}
 	if f.Seconds < 0 {
-		return fmt.Errorf("seconds must be 0 (no limit) or more")
+		return errors.New("sim: seconds must be 0 (no limit) or more")
 	}
 	if f.Seconds > 0 {
 		f.until = s.clock.Now().Add(time.Duration(f.Seconds * float64(time.Second)))
 	}
 	if f.Model != "" && f.Model != "*" {
 		if _, known := s.models[f.Model]; !known {
-			return fmt.Errorf("unknown model %q; the simulator serves: %s", f.Model, strings.Join(s.modelNames(), ", "))
+			return fmt.Errorf("sim: unknown model %q; the simulator serves: %s", f.Model, strings.Join(s.modelNames(), ", "))
 		}
 	}
 	s.mu.Lock()

@@ -153,7 +153,7 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 	data, err := os.ReadFile(nameOrFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "./") {
-			return nil, fmt.Errorf("%w %q; built-in: %s, or a YAML file", ErrUnknownScenario, nameOrFile, strings.Join(BuiltinNames, ", "))
+			return nil, fmt.Errorf("sim: %w %q; built-in: %s, or a YAML file", ErrUnknownScenario, nameOrFile, strings.Join(BuiltinNames, ", "))
 		}
 		return nil, fmt.Errorf("sim: scenario: %w", err)
 	}
@@ -190,7 +190,7 @@ func (s *Scenario) Validate() error {
 	s.check(func(field, msg string) { errs = append(errs, field+": "+msg) })
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return errors.New(strings.Join(errs, "\n"))
+		return fmt.Errorf("sim: scenario %s: %s", s.Name, strings.Join(errs, "\n"))
 	}
 	return nil
 }

@@ -90,14 +90,14 @@ func (sc *Script) validate() error {
 // script.
 func (s *Server) AddScript(sc Script) error {
 	if err := sc.validate(); err != nil {
-		return err
+		return fmt.Errorf("sim: %w", err)
 	}
 	if sc.Model == "" {
 		sc.Model = "*"
 	}
 	if sc.Model != "*" {
 		if _, ok := s.models[sc.Model]; !ok {
-			return fmt.Errorf("unknown model %q (known: %s)", sc.Model, strings.Join(s.modelNames(), ", "))
+			return fmt.Errorf("sim: unknown model %q (known: %s)", sc.Model, strings.Join(s.modelNames(), ", "))
 		}
 	}
 	if sc.Count == 0 {
@@ -181,7 +181,7 @@ func (s *Server) handleScriptAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.AddScript(sc); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "sim: " + err.Error()})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
 	}
 	s.handleScriptList(w, r)

@@ -558,7 +558,9 @@ func TestStreamFaults(t *testing.T) {
 			if err := srv.AddFault(c.fault); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			// a bound against a hang only; a stalled stream's 400 ms is the
+			// client's deadline the check expects to cut it
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			if c.stalled {
 				ctx, cancel = context.WithTimeout(context.Background(), 400*time.Millisecond)
 			}
@@ -859,7 +861,7 @@ func TestAStepClockMovesWithRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.ParseClock("step:soon", start); err == nil || err.Error() != `--clock "step:soon": write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)` {
+	if _, err := sim.ParseClock("step:soon", start); err == nil || err.Error() != `sim: --clock "step:soon": write step:D with D a duration, e.g. step:5s (simulated time moves 5s with each request)` {
 		t.Fatalf("step:soon: %v", err)
 	}
 	run := func(clk sim.Clock) []int {

@@ -439,3 +439,27 @@ func TestExecResultKeepsNoSignIn(t *testing.T) {
 		t.Errorf("reason %q: want the message, redacted", r.res.Reason)
 	}
 }
+
+// TestExecExitCodesOfItsOwn: an agent that cannot be started exits 127
+// (as a shell's "command not found"), and a run interrupted (Ctrl-C,
+// SIGTERM: its context ended) exits 130, whatever the agent would have.
+func TestExecExitCodesOfItsOwn(t *testing.T) {
+	t.Run("agent not found", func(t *testing.T) {
+		r := runAgent(t, agent.Options{Command: []string{filepath.Join(t.TempDir(), "no-such-agent")}, Models: []string{"gpt-6-astra"}})
+		if r.res.ExitCode != 127 || len(r.res.Attempts) != 1 || !strings.Contains(r.stderr, "cannot run") {
+			t.Fatalf("exit %d attempts %d, stderr %s", r.res.ExitCode, len(r.res.Attempts), r.stderr)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		cfg := config.Default()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // Ctrl-C before the run: nothing is started
+		var errb bytes.Buffer
+		res := agent.Run(ctx, agent.Options{Command: []string{"sh", "-c", "exit 0"}, Models: []string{"gpt-6-astra"}, Config: cfg,
+			Engine: policy.New(cfg, policy.WithClock(policytest.New(time.Now()))), Stdout: &bytes.Buffer{}, Stderr: &errb,
+			Getenv: func(string) string { return "" }, Events: events.SinkFunc(func(events.Record) {})})
+		if res.ExitCode != 130 || res.Class != "interrupted" {
+			t.Fatalf("exit %d class %s, stderr %s", res.ExitCode, res.Class, errb.String())
+		}
+	})
+}

@@ -59,6 +59,10 @@ input and output through live, and reads what it printed:
   auth, quota       stop at once and say which (exit 77)
   anything else     exit with the agent's own code, untouched
 
+Exit codes of exec's own: 75 (every model at capacity to the last rung), 77
+(auth, quota, a plan's usage limit), 127 (the agent could not be started), 130
+(interrupted); 128+N for an agent killed by signal N.
+
 {model} in ARGS is replaced by the current model; for codex, claude and gemini
 the model flag is added or replaced when there is no placeholder. With --resume,
 a rerun continues the session (codex exec resume <id>, claude --resume <id>,

@@ -56,6 +56,7 @@ type Stream struct {
 	// client is the endpoint the caller called (what it reads); from is
 	// the candidate's, whose format the events come in
 	client, from wire.Endpoint
+	fw, cw       format.Wire // their formats, found once (fromWire, clientWire)
 	resp         *http.Response
 	body         io.ReadCloser // the upstream's, kept: a library caller's resp.Body becomes Body()
 	rd           format.Events // the stream's events, as its provider frames them
@@ -373,11 +374,21 @@ func (s *Stream) errorFrame(raw []byte, v classify.Verdict) []byte {
 
 // fromWire is the wire truth of the format the upstream's events come in:
 // how each is judged.
-func (s *Stream) fromWire() format.Wire { return formats.WireOf(s.from) }
+func (s *Stream) fromWire() format.Wire {
+	if s.fw == nil { // found once: it is asked of every event
+		s.fw = formats.WireOf(s.from)
+	}
+	return s.fw
+}
 
 // clientWire is the wire truth of the client's format: what it reads of
 // the stream's end.
-func (s *Stream) clientWire() format.Wire { return formats.WireOf(s.client) }
+func (s *Stream) clientWire() format.Wire {
+	if s.cw == nil {
+		s.cw = formats.WireOf(s.client)
+	}
+	return s.cw
+}
 
 // seen notes an event of a Responses stream passed on as it came: what it
 // says of its response (format.Wire.Seen), for the failure that may end it.

@@ -83,6 +83,11 @@ const (
 	OpenAI    Provider = "openai"
 	Anthropic Provider = "anthropic"
 	Gemini    Provider = "gemini"
+	// The clouds that carry those formats, named where the answer came
+	// from one (their error shapes are their own).
+	Bedrock Provider = "bedrock"
+	Vertex  Provider = "vertex"
+	Azure   Provider = "azure"
 	NoGuess   Provider = "unknown"
 )
 

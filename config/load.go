@@ -547,7 +547,7 @@ func KeyHash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var providerTypes = []string{"openai", "anthropic", "gemini"}
+var providerTypes = []string{"openai", "anthropic", "gemini", Bedrock, Vertex}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -207,6 +207,68 @@ type Provider struct {
 	KeyHeader string `yaml:"key_header,omitempty"`
 	// Query is added to every request's URL, e.g. api-version=2024-10-21.
 	Query string `yaml:"query,omitempty"`
+
+	// Region is a cloud provider's region (type bedrock: us-east-1; type
+	// vertex: us-east5, or global). A region is a provider: a model's
+	// deployments name one provider per region.
+	Region string `yaml:"region,omitempty"`
+	// Project is a Vertex AI provider's Google Cloud project.
+	Project string `yaml:"project,omitempty"`
+	// Profile is a Bedrock provider's AWS shared-config profile (the
+	// default chain's when empty).
+	Profile string `yaml:"profile,omitempty"`
+	// CredentialsFile is a Vertex AI provider's Google credentials JSON (a
+	// service account's or a user's); Application Default Credentials
+	// when empty.
+	CredentialsFile string `yaml:"credentials_file,omitempty"`
+}
+
+// The cloud provider types: a format (Messages, Gemini) carried in a
+// cloud's own envelope, signed with the cloud's own credentials.
+const (
+	// Bedrock is Amazon Bedrock's InvokeModel, for Anthropic's models.
+	Bedrock = "bedrock"
+	// Vertex is Google Vertex AI: Anthropic's models (rawPredict) and
+	// Gemini's (generateContent).
+	Vertex = "vertex"
+)
+
+// Cloud is the cloud that carries p's requests (Bedrock, Vertex), "" for
+// a vendor's own API.
+func (p Provider) Cloud() string {
+	if p.Type == Bedrock || p.Type == Vertex {
+		return p.Type
+	}
+	return ""
+}
+
+// VertexPublisher is the Vertex AI publisher of model id upstream:
+// "anthropic" for Claude models, "google" for Gemini's; "" for another.
+func VertexPublisher(upstream string) string {
+	switch {
+	case strings.HasPrefix(upstream, "claude"):
+		return "anthropic"
+	case strings.HasPrefix(upstream, "gemini"):
+		return "google"
+	}
+	return ""
+}
+
+// DeploymentType is the wire format deployment d speaks: its provider's,
+// and for a cloud, the format the cloud carries for d's model (Bedrock:
+// Anthropic's Messages; Vertex: Messages for Claude, Gemini's for Gemini).
+func (c *Config) DeploymentType(d Deployment) Format {
+	p, ok := c.Providers[d.Provider]
+	if ok && p.Type == Vertex {
+		switch VertexPublisher(d.Upstream) {
+		case "anthropic":
+			return Anthropic
+		case "google":
+			return Gemini
+		}
+		return ""
+	}
+	return c.ProviderType(d.Provider)
 }
 
 // ChainRules are a chain's overflow: where a request goes when one walk of
@@ -407,7 +469,7 @@ func (c *Config) SecretValues() []string {
 // deployment's provider's), "" for a model the configuration does not know.
 func (c *Config) ModelType(name string) Format {
 	if d := c.Deployments(name); len(d) > 0 {
-		return c.ProviderType(d[0].Provider)
+		return c.DeploymentType(d[0])
 	}
 	return ""
 }
@@ -713,10 +775,15 @@ func (c *Config) ProviderType(name string) Format {
 	if !ok {
 		return ""
 	}
-	if p.Type != "" {
-		return Format(p.Type)
+	switch p.Type {
+	case Bedrock:
+		return Anthropic // InvokeModel carries Anthropic's models only
+	case Vertex:
+		return "" // each deployment's model says (DeploymentType)
+	case "":
+		return Format(name)
 	}
-	return Format(name)
+	return Format(p.Type)
 }
 
 // CrossVendor reports whether any request can be answered by another

@@ -68,4 +68,3 @@ func Betas(h http.Header) []string {
 	}
 	return betas
 }
-

@@ -237,6 +237,8 @@ func (r *Reader) message() (eventstream.Message, error) {
 		return eventstream.Message{}, r.part.err // the network's, as it came
 	case r.part.err != nil && r.part.n > 0:
 		return eventstream.Message{}, fmt.Errorf("%w (an event-stream message of %d bytes ended after %d)", sse.ErrTruncated, total, int64(total)-r.part.n)
+	case errors.As(err, new(eventstream.ChecksumError)):
+		return eventstream.Message{}, fmt.Errorf("bedrock: an event-stream message's bytes are not the ones sent: %w", err)
 	case err != nil:
 		return eventstream.Message{}, fmt.Errorf("bedrock: a broken event-stream message: %w", err)
 	case r.part.n != 0:

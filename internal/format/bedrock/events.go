@@ -283,7 +283,10 @@ func (e tooLarge) Error() string {
 	if e.room {
 		return fmt.Sprintf("an event-stream message larger than the memory its request may hold (%d KiB)", e.size>>10)
 	}
-	return fmt.Sprintf("an event-stream message larger than %d MiB (%d KiB)", e.limit>>20, e.size>>10)
+	if e.limit >= 1<<20 {
+		return fmt.Sprintf("an event-stream message larger than %d MiB (%d KiB)", e.limit>>20, e.size>>10)
+	}
+	return fmt.Sprintf("an event-stream message larger than %d bytes (%d)", e.limit, e.size)
 }
 
 func (e tooLarge) Is(target error) bool { return target == sse.ErrTooLarge }

@@ -45,13 +45,18 @@ func Reshape(body []byte, drop []string, add ...Member) ([]byte, error) {
 	out := make([]byte, 0, len(body)+64)
 	out = append(out, '{')
 	has := make([]bool, len(add))
+	var plain []byte
 	for d.PeekKind() != '}' {
+		mark := len(out)
+		if mark > 1 {
+			out = append(out, ',')
+		}
 		name, err := d.ReadValue() // a name, as it was written
 		if err != nil {
 			return nil, notObject(err)
 		}
-		plain, err := jsontext.AppendUnquote(nil, name)
-		if err != nil {
+		out = append(out, name...) // (name is the decoder's until its next read)
+		if plain, err = jsontext.AppendUnquote(plain[:0], name); err != nil {
 			return nil, notObject(err)
 		}
 		value, err := d.ReadValue()
@@ -59,15 +64,13 @@ func Reshape(body []byte, drop []string, add ...Member) ([]byte, error) {
 			return nil, notObject(err)
 		}
 		if slices.Contains(drop, string(plain)) {
+			out = out[:mark]
 			continue
 		}
 		for i, m := range add {
 			has[i] = has[i] || m.Name == string(plain)
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(append(append(out, name...), ':'), value...)
+		out = append(append(out, ':'), value...)
 	}
 	if _, err := d.ReadToken(); err != nil { // the '}'
 		return nil, notObject(err)

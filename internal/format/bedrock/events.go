@@ -136,18 +136,19 @@ func (r *Reader) Next() (sse.Event, error) {
 	r.letGo()
 	for {
 		m, err := r.message()
-		if err == nil {
-			var ev sse.Event
-			var ok bool
-			if ev, ok, err = r.event(m); err == nil && !ok {
-				continue // a message of no Messages event
-			}
-			if err == nil {
-				return ev, nil
-			}
+		if err != nil {
+			r.err = err
+			return sse.Event{}, err
 		}
-		r.err = err
-		return sse.Event{}, err
+		ev, ok, err := r.event(m)
+		if err != nil {
+			r.err = err
+			return sse.Event{}, err
+		}
+		if ok {
+			return ev, nil
+		}
+		// a message of no Messages event: the next one
 	}
 }
 

@@ -6,12 +6,14 @@
 package bedrock
 
 import (
-	"errors"
-	"io"
 	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/aws/smithy-go/encoding/httpbinding"
 
 	"github.com/spillway/spillway/internal/format"
-	"github.com/spillway/spillway/internal/sse"
+	"github.com/spillway/spillway/internal/jsonw"
 )
 
 // Version is the anthropic_version a Bedrock Messages body carries.
@@ -20,21 +22,49 @@ const Version = "bedrock-2023-05-31"
 // ContentType is the content type of an AWS event stream.
 const ContentType = "application/vnd.amazon.eventstream"
 
-// BaseURL is the Bedrock runtime endpoint of region.
-func BaseURL(region string) string { return "https://bedrock-runtime." + region + ".amazonaws.com" }
-
 // Path is the InvokeModel path of model id (a model id, an inference
-// profile or an inference profile's ARN), escaped as AWS escapes it (":"
-// and "/" too), streamed or not. TODO(bedrock)
-func Path(id string, stream bool) (raw, escaped string) { panic("TODO") }
+// profile or an inference profile's ARN), streamed or not: raw as it reads
+// (a URL's Path), and escaped as the AWS SDK escapes it (its RawPath):
+// the id is one segment, so its ":" and the "/" of an ARN are escaped too
+// (smithy's httpbinding, which the SDK's bedrockruntime client uses).
+func Path(id string, stream bool) (raw, escaped string) {
+	method := "/invoke"
+	if stream {
+		method = "/invoke-with-response-stream"
+	}
+	return "/model/" + id + method, "/model/" + httpbinding.EscapePath(id, true) + method
+}
 
 // Body is a Messages request body made Bedrock's: no model and no stream
-// (the path says both), anthropic_version set, the betas of h's
-// anthropic-beta header as anthropic_beta. TODO(bedrock)
-func Body(messages []byte, h http.Header) ([]byte, error) { return nil, errors.New("TODO") }
+// (the path says both), anthropic_version set unless the body has one, and
+// the betas of h's anthropic-beta headers as anthropic_beta unless the body
+// has one. The other fields keep their bytes and their order; a body that
+// is not a JSON object is an error (wire.ErrNotObject).
+func Body(messages []byte, h http.Header) ([]byte, error) {
+	add := []format.Member{{Name: "anthropic_version", Value: []byte(`"` + Version + `"`)}}
+	if betas := Betas(h); len(betas) > 0 {
+		v := []byte{'['}
+		for i, b := range betas {
+			if i > 0 {
+				v = append(v, ',')
+			}
+			v = jsonw.String(v, b, false)
+		}
+		add = append(add, format.Member{Name: "anthropic_beta", Value: append(v, ']')})
+	}
+	return format.Reshape(messages, []string{"model", "stream"}, add...)
+}
 
-// Framing reads an AWS event stream as Messages events (format.Framing).
-type Framing struct{}
-
-// Events reads body's frames. TODO(bedrock)
-func (Framing) Events(body io.Reader, room sse.Room) format.Events { panic("TODO") }
+// Betas are the betas h's anthropic-beta headers name (each a
+// comma-separated list), in their order, each once.
+func Betas(h http.Header) []string {
+	var betas []string
+	for _, v := range h.Values("Anthropic-Beta") {
+		for b := range strings.SplitSeq(v, ",") {
+			if b = strings.TrimSpace(b); b != "" && !slices.Contains(betas, b) {
+				betas = append(betas, b)
+			}
+		}
+	}
+	return betas
+}

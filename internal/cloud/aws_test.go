@@ -411,6 +411,12 @@ func TestAWSConfigCachedPerSettings(t *testing.T) {
 	if _, body := send(t, tr, bedrockRequest(t, srv.URL, p, requestBody)); body != profKeyID {
 		t.Fatalf("new settings: signed by %q, want a new configuration's %s", body, profKeyID)
 	}
+	// a request pinned to the configuration before the reload still has
+	// its credentials
+	p.Profile = ""
+	if _, body := send(t, tr, bedrockRequest(t, srv.URL, p, requestBody)); body != testKeyID {
+		t.Fatalf("the settings before: signed by %q, want their cached configuration's %s", body, testKeyID)
+	}
 }
 
 func TestAWSNoCredentialsIsAnAuthError(t *testing.T) {

@@ -63,7 +63,7 @@ type Transport struct {
 	clock Clock
 
 	mu    sync.Mutex
-	creds map[string]*entry // by provider name
+	creds map[string][]*entry // by provider name, the latest settings first
 }
 
 // entry is one provider's credentials, for the settings in key: a
@@ -83,7 +83,7 @@ func NewTransport(base http.RoundTripper, clock Clock) *Transport {
 	if clock == nil {
 		clock = realClock{}
 	}
-	return &Transport{base: base, clock: clock, creds: map[string]*entry{}}
+	return &Transport{base: base, clock: clock, creds: map[string][]*entry{}}
 }
 
 type realClock struct{}
@@ -158,17 +158,25 @@ func (t *Transport) Source(ctx context.Context, name string, p config.Provider) 
 	return "", fmt.Errorf("cloud: provider %q is of type %q, not a cloud (%s, %s)", name, p.Type, config.Bedrock, config.Vertex)
 }
 
+// keptSettings is how many settings of one provider name keep their
+// credentials: the configuration's, and the one before a reload, which
+// requests pinned to it may still use.
+const keptSettings = 2
+
 // entryFor is the entry of provider name for the settings key, a new one
-// when there is none or its settings were others (the old one is
-// dropped: the map holds one entry per provider name).
+// when there is none (the oldest settings beyond keptSettings are
+// dropped).
 func (t *Transport) entryFor(name, key string) *entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.creds[name]
-	if e == nil || e.key != key {
-		e = &entry{key: key}
-		t.creds[name] = e
+	es := t.creds[name]
+	for _, e := range es {
+		if e.key == key {
+			return e
+		}
 	}
+	e := &entry{key: key}
+	t.creds[name] = append([]*entry{e}, es[:min(len(es), keptSettings-1)]...)
 	return e
 }
 

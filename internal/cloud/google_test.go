@@ -400,3 +400,22 @@ func TestVertexBadCredentialsFile(t *testing.T) {
 		noSecret(t, err.Error())
 	}
 }
+
+func TestVertexReloadWithAnotherFile(t *testing.T) {
+	g := newFakeGoogle(t)
+	sa, user := vertexProvider(g, credentialsFile(t, g, "service_account")), vertexProvider(g, credentialsFile(t, g, "authorized_user"))
+	tr := NewTransport(nil, newClock())
+	for i, c := range []struct {
+		p     config.Provider
+		token string
+	}{{sa, "ya29.test-token-1"}, {user, "ya29.test-token-2"}} {
+		if status, body := send(t, tr, vertexRequest(t, c.p)); status != 200 || body != c.token {
+			t.Fatalf("step %d: %d %s, want %s", i, status, body, c.token)
+		}
+	}
+	// the file before the reload keeps its token (the endpoint's last
+	// token is the user's: Vertex refuses the older one, which was sent)
+	if status, _ := send(t, tr, vertexRequest(t, sa)); status != http.StatusUnauthorized || g.tokenCalls.Load() != 2 {
+		t.Fatalf("the settings before: %d, %d token calls; want their own token, no new call", status, g.tokenCalls.Load())
+	}
+}

@@ -35,6 +35,34 @@ var patterns = []struct {
 	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"']*:)[^\s/"']+@`), "${1}[redacted]@", "://", false},
 	// JWT-looking tokens (OAuth access tokens of ChatGPT / Claude logins).
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}`), "[redacted-jwt]", "eyJ", false},
+
+	// The clouds' credentials (Bedrock, Vertex AI).
+	// A PEM private key (a Google service account's, in its JSON with
+	// escaped newlines, or as text), whole, or up to where a cut ended it.
+	{regexp.MustCompile(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*(?:-----END[A-Z0-9 ]* PRIVATE KEY-----)?`), "[redacted-private-key]", "PRIVATE KEY-----", false},
+	// "private_key": "..." in a credentials JSON, whatever the key looks like.
+	{regexp.MustCompile(`("private_key"\s*:\s*")(?:[^"\\]|\\.)*"?`), "${1}[redacted]\"", `"private_key"`, false},
+	// OAuth client secrets and refresh tokens (a Google user's credentials
+	// JSON, a refresh grant's form).
+	{regexp.MustCompile(`(?i)(client_secret["']?\s*[:=]\s*["']?)[^\s"'&,}]{6,}`), "${1}[redacted]", "client_secret", true},
+	{regexp.MustCompile(`(?i)(refresh_token["']?\s*[:=]\s*["']?)[^\s"'&,}]{6,}`), "${1}[redacted]", "refresh_token", true},
+	// Google OAuth access tokens.
+	{regexp.MustCompile(`\bya29\.[A-Za-z0-9_.-]{6,}`), "ya29.[redacted]", "ya29.", false},
+	// AWS access key ids (long-term AKIA, temporary ASIA): not secret
+	// alone, but they name the key; the kind stays.
+	{regexp.MustCompile(`\bAKIA[A-Z0-9]{12,}\b`), "AKIA[redacted]", "AKIA", false},
+	{regexp.MustCompile(`\bASIA[A-Z0-9]{12,}\b`), "ASIA[redacted]", "ASIA", false},
+	// An AWS secret access key after its name (shared credentials files,
+	// environment dumps, the SDK's JSON): only after a name, as 40
+	// base64-ish characters alone are too like any other text.
+	{regexp.MustCompile(`(?i)((?:aws_)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{16,}`), "${1}[redacted]", "secret", true},
+	// AWS session tokens: the X-Amz-Security-Token header or query
+	// parameter, aws_session_token, SessionToken.
+	{regexp.MustCompile(`(?i)(x-amz-security-token["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=%_-]{16,}`), "${1}[redacted]", "security-token", true},
+	{regexp.MustCompile(`(?i)((?:aws_)?session_?token["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=%_-]{16,}`), "${1}[redacted]", "session", true},
+	// A SigV4 signature (an Authorization header or a presigned URL): not
+	// reusable for another request, but nothing a reader needs.
+	{regexp.MustCompile(`(?i)(signature=)[0-9a-f]{64}`), "${1}[redacted]", "signature=", true},
 }
 
 // String returns s with every secret-looking substring replaced.

@@ -20,6 +20,20 @@ func TestString(t *testing.T) {
 		{"url password with an @", "connect Postgresql://spill:p@ss-w0rd@db/q", "ss-w0rd"},
 		{"redis password alone", "dial rediss://:s3cr3t-pass@10.0.0.5:6379/0: timeout", "s3cr3t-pass"},
 		{"jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"},
+		{"aws access key id", "Credential=AKIAIOSFODNN7EXAMPLE/20261206/us-east-1/bedrock/aws4_request", "IOSFODNN7EXAMPLE"},
+		{"aws temporary key id", "key ASIAQ3EGUZ2XOEXAMPLE expired", "Q3EGUZ2XOEXAMPLE"},
+		{"aws secret in a credentials file", "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "wJalrXUtnFEMI/K7MDENG"},
+		{"aws secret in JSON", `{"SecretAccessKey":"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}`, "bPxRfiCYEXAMPLEKEY"},
+		{"aws session token header", "X-Amz-Security-Token: FwoGZXIvYXdzEBYaDHqa0AP1/FAKE+SESSION/token==", "FwoGZXIvYXdzEBYaDHqa0AP1"},
+		{"aws session token query", "GET /x?X-Amz-Security-Token=FwoGZXIvYXdzEBYaDHqa0AP1%2FFAKE&X-Amz-Date=1", "FwoGZXIvYXdzEBYaDHqa0AP1"},
+		{"aws_session_token", "aws_session_token=IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ", "IQoJb3JpZ2luX2VjEJr"},
+		{"sigv4 signature", "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024", "fe5f80f77d5fa3beca038a248ff027d0445342fe"},
+		{"google access token", `{"access_token":"ya29.a0AfB_byC-FAKE_token.value-0123456789","expires_in":3599}`, "a0AfB_byC-FAKE_token"},
+		{"pem private key", "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQDjWzAP\n-----END PRIVATE KEY-----\n", "BKcwggSjAgEAAoIBAQDjWzAP"},
+		{"pem in escaped JSON, cut", `echo -----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIB…`, "BKcwggSjAgEAAoIB"},
+		{"private_key field", `{"type":"service_account","private_key":"not-a-pem-but-secret\\nstill","client_email":"x@y"}`, "not-a-pem-but-secret"},
+		{"client secret", `{"client_id":"1.apps","client_secret":"d-FL95Q19q7MQmFpd7hHD0Ty","refresh_token":"1//0gFAKErefresh-token_value"}`, "d-FL95Q19q7MQmFpd7hHD0Ty"},
+		{"refresh token form", "grant_type=refresh_token&refresh_token=1//0gFAKErefresh-token_value&client_id=x", "1//0gFAKErefresh-token_value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -33,7 +47,12 @@ func TestString(t *testing.T) {
 		})
 	}
 	for _, plain := range []string{"Our servers are currently overloaded. Please try again later.",
-		"dial tcp http://127.0.0.1:8787/v1: connection refused", "postgres://spill@db:5432/q"} {
+		"dial tcp http://127.0.0.1:8787/v1: connection refused", "postgres://spill@db:5432/q",
+		"UnrecognizedClientException: The security token included in the request is invalid.",
+		"ExpiredTokenException: The security token included in the request is expired",
+		"InvalidSignatureException: The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.",
+		"RESOURCE_EXHAUSTED: Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model",
+		"ThrottlingException: Too many tokens, please wait before trying again."} {
 		if got := String(plain); got != plain {
 			t.Fatalf("plain text changed: %q", got)
 		}
@@ -84,7 +103,10 @@ func TestSecrets(t *testing.T) {
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"Incorrect API key provided: sk-proj-abcdefghijklmnop1234.", "Authorization: BEARER tok_0123456789abcdef",
 		"X-Api-Key: secretsecret123", "?key=AIzaSyA-1234567890abcdefghij&alt=sse", "postgres://spill:hunter2@db/q", "HTTPS://u:p@h",
-		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "Our servers are currently overloaded.", "aPi_KeY=abcdefgh", ""} {
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk", "Our servers are currently overloaded.", "aPi_KeY=abcdefgh", "",
+		"Credential=AKIAIOSFODNN7EXAMPLE/x, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "x-amz-security-token: FwoGZXIvYXdzEBYaDHqa0AP1",
+		`"private_key": "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"`, "ya29.a0AfB_byC", `{"refresh_token":"1//0gx","client_secret":"abcdef"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -147,6 +147,18 @@ func fromErrorObject(e map[string]any, info *errInfo) {
 	if ds, ok := e["details"].([]any); ok {
 		fromDetails(ds, info)
 	}
+	// Azure OpenAI's innererror (its content filter's
+	// ResponsibleAIPolicyViolation)
+	if ie, ok := e["innererror"].(map[string]any); ok {
+		if c := str(ie["code"]); c != "" {
+			info.reasons = append(info.reasons, c)
+		}
+	}
+	// a Bedrock exception carried in an error event (the gateway's form of
+	// an event-stream exception frame)
+	if awsName(info.typ) != "" {
+		info.shape = Bedrock
+	}
 	// ChatGPT plan usage limits
 	if ra := num(e["resets_at"]); ra > 0 {
 		info.resetsAt = time.Unix(int64(ra), 0)

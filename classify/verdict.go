@@ -88,7 +88,7 @@ const (
 	Bedrock Provider = "bedrock"
 	Vertex  Provider = "vertex"
 	Azure   Provider = "azure"
-	NoGuess   Provider = "unknown"
+	NoGuess Provider = "unknown"
 )
 
 // Verdict is what Classify concludes.

@@ -253,6 +253,9 @@ func fromText(text string, h http.Header, now time.Time) Verdict {
 	if sse.LooksLikeSSE([]byte(text)) {
 		return fromStream(0, h, []byte(text), now)
 	}
+	if status, hh, body, ok := pastedAnswer(text, h); ok {
+		return fromHTTP(status, hh, body, "", now)
+	}
 	if text[0] == '{' || text[0] == '[' {
 		if v, ok := fromJSONLine(text, h, now); ok {
 			return v

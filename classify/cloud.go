@@ -67,14 +67,24 @@ var awsExceptions = map[string]Class{
 // awsName is name (an exception type) lower case, without an "Exception"
 // suffix or a ":namespace" tail; "" when Bedrock does not use that name.
 func awsName(name string) string {
-	if i := strings.IndexByte(name, ':'); i >= 0 {
-		name = name[:i] // x-amzn-errortype: ThrottlingException:http://internal.amazon.com/coral/...
-	}
-	n := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(name)), "exception")
+	n := strings.TrimSuffix(strings.ToLower(awsBareName(name)), "exception")
 	if _, ok := awsExceptions[n]; !ok {
 		return ""
 	}
 	return n
+}
+
+// awsBareName is an exception's name without the namespace AWS may put
+// after it (x-amzn-errortype: ThrottlingException:http://internal.amazon.com/coral/…)
+// or before it (__type: com.amazon.coral.service#ThrottlingException).
+func awsBareName(name string) string {
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, '#'); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.TrimSpace(name)
 }
 
 // awsClass is the class of a Bedrock exception given its message (lower
@@ -174,13 +184,7 @@ func bedrockAnswer(h http.Header, body []byte, info *errInfo) {
 	if awsName(name) == "" {
 		return
 	}
-	if i := strings.IndexByte(name, ':'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, '#'); i >= 0 {
-		name = name[i+1:] // __type: "com.amazon.coral.service#ThrottlingException"
-	}
-	info.typ, info.shape = strings.TrimSpace(name), Bedrock
+	info.typ, info.shape = awsBareName(name), Bedrock
 	if !info.found {
 		info.found = true
 		info.message = firstNonEmpty(str(obj["message"]), str(obj["Message"]))

@@ -46,7 +46,8 @@ var codeClass = map[string]Class{
 	"unsupported_country_region_territory": Auth,
 	"invalid_organization":                 Auth,
 	// model
-	"model_not_found": ModelNotFound,
+	"model_not_found":    ModelNotFound,
+	"deploymentnotfound": ModelNotFound, // Azure OpenAI: the deployment in the URL does not exist
 	// context window
 	"context_length_exceeded": ContextLength,
 	// content

@@ -125,7 +125,8 @@ func fromErrorObject(e map[string]any, info *errInfo) {
 	case string:
 		info.code = c
 	}
-	if s := str(e["status"]); s != "" && strings.ToUpper(s) == s {
+	if s := str(e["status"]); s != "" && strings.ToUpper(s) == s && strings.ToLower(s) != s {
+		// (a word in capitals; Azure's numeric "status": 400 is not one)
 		info.code = s // Gemini RPC status, e.g. UNAVAILABLE
 		info.shape = Gemini
 	}

@@ -420,8 +420,8 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
 		v.Code = PrefillRefused // the model takes no partial assistant turn
 	}
-	if v.Provider == "" || v.Provider == NoGuess {
-		v.Provider = ruleProvider
+	if v.Provider == "" || v.Provider == NoGuess || isCloud(ruleProvider) {
+		v.Provider = ruleProvider // (a cloud's own wording names the cloud that carried a vendor's shape)
 	}
 	if v.Provider == NoGuess {
 		v.Provider = ""

@@ -21,6 +21,8 @@ func TestCloudAdvice(t *testing.T) {
 	}{
 		{"bedrock service unavailable", Input{Status: 503, Header: bedrockH("ServiceUnavailableException"), Body: []byte(`{"message":"Bedrock is unable to process your request."}`)},
 			Capacity, Bedrock, "in this region is full", "another region"},
+		{"bedrock model not ready", Input{Status: 429, Header: bedrockH("ModelNotReadyException"), Body: []byte(`{"message":"Model is not ready to serve inference requests."}`)},
+			Capacity, Bedrock, "not ready to serve requests in this region", "another region"},
 		{"bedrock throttling", Input{Status: 429, Header: bedrockH("ThrottlingException"), Body: []byte(`{"message":"Too many requests, please wait before trying again."}`)},
 			RateLimit, Bedrock, "AWS account's Bedrock quota", "quota increase"},
 		{"bedrock access denied", Input{Status: 403, Header: bedrockH("AccessDeniedException"), Body: []byte(`{"message":"You don't have access to the model with the specified model ID."}`)},

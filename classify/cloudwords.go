@@ -41,6 +41,9 @@ func (v *Verdict) bedrockAdvice(wait string) {
 		v.Summary = "Amazon Bedrock's capacity for this model in this region is full (its on-demand pool is shared; this is not your account's quota)."
 		v.Action = "Spill to the same model in another region (a cross-region inference profile, another bedrock provider) or another cloud" + orWait(wait) +
 			"; spillway serve does it with the model's other deployments. Provisioned Throughput reserves capacity of your own."
+		if strings.Contains(strings.ToLower(v.Code), "modelnotready") {
+			v.Summary = "the model is not ready to serve requests in this region yet (ModelNotReadyException); it is Bedrock's side, not your account's quota."
+		}
 	case RateLimit:
 		v.Summary = "your AWS account's Bedrock quota for this model in this region (requests or tokens per minute, or tokens per day) is used up; the model itself is fine."
 		v.Action = "Slow down and retry" + after(wait) + ", or spill to another region, whose quota is separate (spillway does both); for more, ask AWS for a quota increase (Service Quotas, Amazon Bedrock)."

@@ -125,7 +125,8 @@ func fromErrorObject(e map[string]any, info *errInfo) {
 	case string:
 		info.code = c
 	}
-	if s := str(e["status"]); s != "" && strings.ToUpper(s) == s {
+	if s := str(e["status"]); s != "" && strings.ToUpper(s) == s && strings.ToLower(s) != s {
+		// (a word in capitals; Azure's numeric "status": 400 is not one)
 		info.code = s // Gemini RPC status, e.g. UNAVAILABLE
 		info.shape = Gemini
 	}
@@ -146,6 +147,18 @@ func fromErrorObject(e map[string]any, info *errInfo) {
 	// Gemini details list
 	if ds, ok := e["details"].([]any); ok {
 		fromDetails(ds, info)
+	}
+	// Azure OpenAI's innererror (its content filter's
+	// ResponsibleAIPolicyViolation)
+	if ie, ok := e["innererror"].(map[string]any); ok {
+		if c := str(ie["code"]); c != "" {
+			info.reasons = append(info.reasons, c)
+		}
+	}
+	// a Bedrock exception carried in an error event (the gateway's form of
+	// an event-stream exception frame)
+	if awsName(info.typ) != "" {
+		info.shape = Bedrock
 	}
 	// ChatGPT plan usage limits
 	if ra := num(e["resets_at"]); ra > 0 {

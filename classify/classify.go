@@ -75,6 +75,7 @@ func Classify(in Input) Verdict {
 	if v.Provider == "" {
 		v.Provider = in.Provider
 	}
+	cloudVerdict(&v, in.Provider)
 	if v.Provider == "" {
 		v.Provider = NoGuess
 	}
@@ -168,6 +169,7 @@ func fromHTTP(status int, h http.Header, body []byte, event string, now time.Tim
 		return fromStream(status, h, body, now)
 	}
 	info := parseBody(body)
+	bedrockAnswer(h, body, &info)
 	raw := string(clipBytes(body, 64<<10))
 	if event != "" && !info.found && (event == "error" || event == "response.failed") {
 		info.found = true
@@ -236,6 +238,8 @@ var (
 		regexp.MustCompile(`\b(\d{3})\s+(?:Too Many Requests|Service Unavailable|Internal Server Error|Bad Gateway|Gateway Timeout|Unauthorized|Forbidden|Not Found|Bad Request|Payment Required|Request Timeout|Overloaded)\b`),
 	}
 	rpcStatusRe = regexp.MustCompile(`got status:?\s*([A-Z_]{4,})`) // Gemini CLI
+	// an AWS exception's name in a printed line (awsName says which are Bedrock's)
+	awsExceptionRe = regexp.MustCompile(`\b[A-Za-z]{4,60}Exception\b`)
 	// spillway's own give-up message names the class it decided
 	ownRe    = regexp.MustCompile(`^spillway: ([a-z_]+)[:;]`)
 	noticeRe = regexp.MustCompile(`(?i)\b(?:re-?connecting|retrying)\b[.…\s]*(\d+)\s*/\s*(\d+)(?:\s*\((.*)\))?`)
@@ -248,6 +252,9 @@ func fromText(text string, h http.Header, now time.Time) Verdict {
 	}
 	if sse.LooksLikeSSE([]byte(text)) {
 		return fromStream(0, h, []byte(text), now)
+	}
+	if status, hh, body, ok := pastedAnswer(text, h); ok {
+		return fromHTTP(status, hh, body, "", now)
 	}
 	if text[0] == '{' || text[0] == '[' {
 		if v, ok := fromJSONLine(text, h, now); ok {
@@ -375,6 +382,14 @@ func fromLine(line string, h http.Header, now time.Time) Verdict {
 			}
 		}
 	}
+	if info.typ == "" {
+		for _, m := range awsExceptionRe.FindAllString(line, 8) {
+			if awsName(m) != "" { // botocore: "An error occurred (ThrottlingException) when calling …"
+				info.typ, info.shape = m, Bedrock
+				break
+			}
+		}
+	}
 	if m := rpcStatusRe.FindStringSubmatch(line); m != nil && info.code == "" {
 		info.code = m[1]
 		info.shape = Gemini
@@ -405,8 +420,8 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
 		v.Code = PrefillRefused // the model takes no partial assistant turn
 	}
-	if v.Provider == "" || v.Provider == NoGuess {
-		v.Provider = ruleProvider
+	if v.Provider == "" || v.Provider == NoGuess || isCloud(ruleProvider) {
+		v.Provider = ruleProvider // (a cloud's own wording names the cloud that carried a vendor's shape)
 	}
 	if v.Provider == NoGuess {
 		v.Provider = ""
@@ -414,6 +429,7 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 	if v.Provider == "" {
 		v.Provider = guessText(lowerRaw)
 	}
+	v.Provider = cloudShape(v.Provider, lowerRaw, h)
 
 	// The suggested wait: explicit hints first, reset headers for rate limits.
 	v.Wait = suggestedWait(class, info, raw, h, now)
@@ -443,6 +459,9 @@ func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header)
 	if info.class != "" {
 		class = info.class
 	}
+	if class == "" {
+		class = azureClass(status, h) // x-ms-throttle-reason: the model's capacity
+	}
 	if m := ownRe.FindStringSubmatch(info.message); class == "" && m != nil && slices.Contains(Classes, Class(m[1])) {
 		class = Class(m[1]) // spillway's own answer names the class it decided
 	}
@@ -455,6 +474,9 @@ func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header)
 		}
 	}
 
+	if class == "" {
+		class, _ = awsClass(info.typ, lowerMsg) // Bedrock's exceptions, read with their words
+	}
 	if class == "" {
 		for _, c := range append([]string{info.detailCode}, append(info.reasons, info.code, info.typ)...) {
 			if k, ok := codeClass[strings.ToLower(c)]; ok && c != "" {
@@ -545,6 +567,9 @@ func planWait(class Class, info errInfo, raw string, h http.Header, now time.Tim
 }
 
 func guessHeader(h http.Header) Provider {
+	if p := cloudHeader(h); p != "" {
+		return p
+	}
 	for k, vs := range h {
 		lk := strings.ToLower(k)
 		switch {

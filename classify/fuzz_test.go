@@ -16,6 +16,12 @@ func FuzzClassify(f *testing.F) {
 	f.Add(0, "", "", "", "ERROR: You’ve hit your usage limit. try again at Feb 31st, 2026 12:99 PM.")
 	f.Add(429, "anthropic-ratelimit-unified-status", "rejected", `{"type":"error","error":{"type":"rate_limit_error","message":"Claude usage limit reached|99999999999"}}`, "")
 	f.Add(0, "", "", "", "Claude usage limit reached. Your limit will reset at 9999-12-31T23:59:59Z.")
+	f.Add(429, "x-amzn-errortype", "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/", `{"message":"Too many tokens, please wait before trying again."}`, "")
+	f.Add(0, "", "", `{"type":"error","error":{"type":"throttlingException","message":"x"}}`, "")
+	f.Add(400, "", "", `{"__type":"a#ValidationException","Message":"max_tokens exceed"}`, "")
+	f.Add(429, "x-ms-retry-after-ms", "1e400", `{"error":{"code":"429","status":400,"innererror":{"code":7}}}`, "")
+	f.Add(0, "", "", "", "HTTP/2 429\nx-ms-throttle-reason: ModelCapacityExceeded\n\n{\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\"}}")
+	f.Add(0, "", "", "", "HTTP/1.1 200\r\n\r\n")
 	f.Fuzz(func(t *testing.T, status int, hk, hv, body, text string) {
 		h := http.Header{}
 		if hk != "" {

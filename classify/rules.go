@@ -46,12 +46,15 @@ var codeClass = map[string]Class{
 	"unsupported_country_region_territory": Auth,
 	"invalid_organization":                 Auth,
 	// model
-	"model_not_found": ModelNotFound,
+	"model_not_found":    ModelNotFound,
+	"deploymentnotfound": ModelNotFound, // Azure OpenAI: the deployment in the URL does not exist
 	// context window
 	"context_length_exceeded": ContextLength,
 	// content
 	"content_policy_violation": ContentFilter,
 	"content_filter":           ContentFilter,
+	// Azure OpenAI's content filter, in its innererror
+	"responsibleaipolicyviolation": ContentFilter,
 	// server / timeout
 	"internal_error":    ServerError,
 	"internal":          ServerError,
@@ -89,7 +92,18 @@ var rules = []rule{
 	{Capacity, OpenAI, []string{"selected model is at capacity", "server_is_overloaded", "servers are currently overloaded", "server is overloaded or not ready", "slow_down", "we're currently experiencing high demand"}},
 	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}},
 	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
+	// the clouds' documented wordings (classify/cloud.go says where from)
+	{Capacity, Bedrock, []string{"too many connections, please wait before trying again", "bedrock is unable to process your request"}},
+	{Capacity, Vertex, []string{"resource exhausted, please try again later", "resource exhausted. please try again later"}},
+	{Capacity, Azure, []string{"system is experiencing high demand", "currently experiencing high demand and cannot process your request", "service is temporarily unable to process your request"}},
 	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity", "tier capacity exceeded"}},
+	// Bedrock's ThrottlingException wordings are the account's quota per
+	// region, "per day" included: never a context length ("too many
+	// tokens") nor a plan's daily window
+	{RateLimit, Bedrock, []string{"too many tokens, please wait before trying again", "too many requests, please wait before trying again",
+		"too many tokens per day, please wait", "please wait before trying again", "your request rate is too high"}},
+	{RateLimit, Vertex, []string{"exceeded the provisioned throughput", "quota exceeded for aiplatform.googleapis.com"}},
+	{RateLimit, Azure, []string{"exceeded token rate limit", "exceeded call rate limit", "have been limited", "rate limit is exceeded"}},
 	// Gemini quota ids carry the period: PerDay is a usage limit (it comes
 	// back at the day's reset), PerMinute a rate limit.
 	{UsageLimit, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},

@@ -88,7 +88,7 @@ const (
 	Bedrock Provider = "bedrock"
 	Vertex  Provider = "vertex"
 	Azure   Provider = "azure"
-	NoGuess   Provider = "unknown"
+	NoGuess Provider = "unknown"
 )
 
 // Verdict is what Classify concludes.
@@ -233,6 +233,7 @@ func (v *Verdict) explain() {
 		v.Summary = "this does not look like any failure spillway knows."
 		v.Action = "Pass the HTTP status with --status and the response body, or the full error line, to spillway explain."
 	}
+	v.cloudAdvice(wait)
 	switch {
 	case v.Notice && v.Class == Network && localTarget(v.Message):
 		// Codex waits for minutes on a local base URL that does not answer:

@@ -12,10 +12,16 @@ import (
 // maxWait caps any hint: a wait longer than this is a different problem.
 const maxWait = 31 * 24 * time.Hour
 
-// RetryAfter reads the explicit retry hints of a response: retry-after-ms
-// (milliseconds, OpenAI) first, then retry-after (seconds or an HTTP date).
+// RetryAfter reads the explicit retry hints of a response: the
+// millisecond headers first (Azure OpenAI's x-ms-retry-after-ms, then
+// retry-after-ms, which OpenAI and Azure send), then retry-after (seconds
+// or an HTTP date).
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+	for _, name := range []string{"X-Ms-Retry-After-Ms", "Retry-After-Ms"} {
+		v := strings.TrimSpace(h.Get(name))
+		if v == "" {
+			continue
+		}
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) && ms < float64(maxWait/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond)), true
 		}

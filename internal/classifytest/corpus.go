@@ -23,7 +23,10 @@ type Entry struct {
 	Event   string            `yaml:"event"`
 	Text    string            `yaml:"text"`
 	Now     string            `yaml:"now"`
-	Want    struct {
+	// Hint is the caller's provider hint (classify.Input.Provider): the
+	// cloud a gateway knows it sent the request to.
+	Hint string `yaml:"hint"`
+	Want struct {
 		Class     string  `yaml:"class"`
 		Provider  string  `yaml:"provider"`
 		Retryable *bool   `yaml:"retryable"`
@@ -42,7 +45,7 @@ func (e Entry) Input(t testing.TB) classify.Input {
 	for k, v := range e.Headers {
 		h.Set(k, v)
 	}
-	in := classify.Input{Status: e.Status, Header: h, Body: []byte(e.Body), Event: e.Event, Text: e.Text, Now: DefaultNow}
+	in := classify.Input{Status: e.Status, Header: h, Body: []byte(e.Body), Event: e.Event, Text: e.Text, Now: DefaultNow, Provider: classify.Provider(e.Hint)}
 	if e.Now != "" {
 		now, err := time.Parse(time.RFC3339, e.Now)
 		if err != nil {

@@ -35,6 +35,9 @@ func TestExplainCorpus(t *testing.T) {
 			for k, v := range e.Headers {
 				args = append(args, "--header", k+": "+v)
 			}
+			if e.Hint != "" {
+				args = append(args, "--provider", e.Hint)
+			}
 			stdin := ""
 			switch {
 			case e.Event != "":
@@ -118,7 +121,7 @@ func TestExplainUsageErrors(t *testing.T) {
 		{"empty TEXT", "", []string{"explain", ""}, "nothing to explain: TEXT is empty"},
 		{"blank TEXT", "", []string{"explain", "  ", ""}, "nothing to explain: TEXT is empty"},
 		{"a status that is not a number", "", []string{"explain", "--status", "abc", "x"}, "--status abc: give a whole number (see 'spillway explain --help')"},
-		{"an unknown provider", "", []string{"explain", "--provider", "foo", "x"}, `--provider "foo": give openai, anthropic or gemini`},
+		{"an unknown provider", "", []string{"explain", "--provider", "foo", "x"}, `--provider "foo": give openai, anthropic, gemini, bedrock, vertex or azure`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,14 +33,19 @@ func (a *App) explainCmd() *cobra.Command {
 		Use:   "explain [TEXT | -]",
 		Short: "Tell what kind of failure an error is, and what to do",
 		Long: `explain classifies an error: a line printed by Codex CLI, Claude Code or Gemini
-CLI, a response body (with --status and --header), an SSE error event, or a log
-line. With no TEXT, or with -, it reads standard input.
+CLI, a response body (with --status and --header), a whole HTTP answer with its
+status line and headers (curl -i), an SSE error event, or a log line. With no
+TEXT, or with -, it reads standard input. It knows the clouds' own errors too:
+Amazon Bedrock's exceptions (x-amzn-errortype, or the error events of a
+stream), Vertex AI's 429s and Azure OpenAI's wordings and headers.
 
 Classes: capacity, rate_limit, quota, auth, model_not_found, context_length,
 bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 		Example: `  spillway explain "ERROR: Selected model is at capacity. Please try a different model."
   spillway explain --status 429 --header 'retry-after: 20' '{"error":{"code":"rate_limit_exceeded","message":"..."}}'
-  codex exec "fix the tests" 2>&1 | spillway explain --json -`,
+  codex exec "fix the tests" 2>&1 | spillway explain --json -
+  spillway explain --status 429 --header 'x-amzn-errortype: ThrottlingException' '{"message":"Too many tokens, please wait before trying again."}'
+  curl -si "$URL" -d @request.json | spillway explain -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := a.explainInput(args, cmd.Flags().Changed("status"))
@@ -59,9 +64,9 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 				return fail(ExitUsage, "--status %d: an HTTP status is from 100 to 599", status)
 			}
 			switch classify.Provider(provider) {
-			case "", classify.OpenAI, classify.Anthropic, classify.Gemini:
+			case "", classify.OpenAI, classify.Anthropic, classify.Gemini, classify.Bedrock, classify.Vertex, classify.Azure:
 			default:
-				return fail(ExitUsage, "--provider %q: give openai, anthropic or gemini (or leave it out: the text usually tells)", provider)
+				return fail(ExitUsage, "--provider %q: give openai, anthropic, gemini, bedrock, vertex or azure (or leave it out: the text usually tells)", provider)
 			}
 			in := classify.Input{Header: h, Provider: classify.Provider(provider), Now: time.Now()}
 			if status != 0 {
@@ -84,7 +89,7 @@ bad_request, content_filter, server_error, network, timeout, ok, unknown.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"class","provider","retryable","wait_seconds","summary","action"}`)
 	cmd.Flags().IntVar(&status, "status", 0, "HTTP status of the response; TEXT is then its body")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "a response header 'Name: value' (repeatable), e.g. retry-after")
-	cmd.Flags().StringVar(&provider, "provider", "", "provider hint when the text does not tell: openai, anthropic, gemini")
+	cmd.Flags().StringVar(&provider, "provider", "", "provider hint when the text does not tell: openai, anthropic, gemini, bedrock, vertex, azure")
 	return cmd
 }
 

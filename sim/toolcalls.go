@@ -217,7 +217,7 @@ func (p anthropicProto) callWhole(w http.ResponseWriter, c *call, calls []toolCa
 	for _, tc := range calls {
 		blocks = append(blocks, map[string]any{"type": "tool_use", "id": "toolu_" + tc.id, "name": tc.name, "input": argsObject(tc)})
 	}
-	w.Header().Set("request-id", "req_"+c.id)
+	p.wholeHeaders(w.Header(), c, u)
 	writeJSON(w, http.StatusOK, p.message(c, blocks, "tool_use", u))
 }
 

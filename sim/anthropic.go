@@ -104,7 +104,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 
 func (p anthropicProto) message(c *call, content []any, stop any, u usage) map[string]any {
 	return map[string]any{
-		"id": "msg_" + c.id, "type": "message", "role": "assistant", "model": c.model.name,
+		"id": "msg_" + c.id, "type": "message", "role": "assistant", "model": c.vendorModel(),
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": u.in, "output_tokens": u.out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}

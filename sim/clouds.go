@@ -165,3 +165,14 @@ func receivedPath(r *http.Request) string {
 	}
 	return r.URL.EscapedPath()
 }
+
+// vendorModel is the model an answer names: the vendor's name, without
+// the cloud's pool prefix (Bedrock's and Vertex AI's answers name the
+// model as the vendor does).
+func (c *call) vendorModel() string {
+	if cloudOf(c) == nil {
+		return c.model.name
+	}
+	_, name, _ := strings.Cut(c.model.name, "/")
+	return name
+}

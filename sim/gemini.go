@@ -146,7 +146,7 @@ func (p geminiProto) chunk(c *call, text string, finish string, u *usage) map[st
 	if finish != "" {
 		cand["finishReason"] = finish
 	}
-	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.model.name, "responseId": c.id}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.vendorModel(), "responseId": c.id}
 	if u != nil {
 		out["usageMetadata"] = map[string]any{"promptTokenCount": u.in, "candidatesTokenCount": u.out, "totalTokenCount": u.in + u.out}
 	}

@@ -398,8 +398,8 @@ func TestBedrockSignatures(t *testing.T) {
 			t.Errorf("%s: a secret in the answer: %s", c.name, b)
 		}
 	}
-	if st := srv.Region("us-east-1").Snapshot().Models["bedrock/claude-sonnet-5-5"]; st == nil || st.Served != 1 {
-		t.Errorf("us-east-1 stats %+v, want the one signed request", st)
+	if st := srv.Region("us-east-1").Snapshot().Models["bedrock/claude-sonnet-5-5"]; st == nil || st.Served != 1 || st.Credentials[sim.Fingerprint(good.AccessKeyID, "")] != 1 {
+		t.Errorf("us-east-1 stats %+v, want the one signed request, by its access key", st)
 	}
 }
 

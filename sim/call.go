@@ -220,7 +220,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 // countReceived counts the request, and the credential it came with, in
 // its model's stats.
 func (s *Server) countReceived(r *http.Request, c *call) {
-	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
+	k := keyOf(r)
+	if k == "" && strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+		k = c.key // a SigV4 signature's access key id
+	}
+	fp := Fingerprint(k, r.Header.Get("Chatgpt-Account-Id"))
 	s.count(c.model.name, func(st *ModelStats) {
 		st.Received++
 		if st.Credentials == nil {

@@ -433,3 +433,39 @@ func TestBedrockPathErrors(t *testing.T) {
 		}
 	}
 }
+
+// A scripted tool call through Bedrock: tool_use blocks in chunk frames,
+// the stop reason, and the metrics at the end.
+func TestBedrockToolCalls(t *testing.T) {
+	t.Parallel()
+	_, base := newCloudSim(t, sim.Options{})
+	if code, b := script(t, base, `{"model":"bedrock/claude-opus-5-5","turns":[{"call":[{"tool":"get_weather","arguments":{"city":"Paris"}}]}]}`); code != 200 {
+		t.Fatalf("script: %d %s", code, b)
+	}
+	body := `{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"tools":[{"name":"get_weather","description":"weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}],"messages":[{"role":"user","content":"weather in Paris?"}]}`
+	resp, b := do(t, bedrockReq(t, base, bedrockPath("anthropic.claude-opus-5-5-v1:0", true), body, nil))
+	frames, err := readFrames(t, b)
+	if resp.StatusCode != 200 || err != nil {
+		t.Fatalf("%d %v", resp.StatusCode, err)
+	}
+	var args strings.Builder
+	var tool, stop string
+	for _, f := range frames {
+		switch f.event["type"] {
+		case "content_block_start":
+			if cb := f.event["content_block"].(map[string]any); cb["type"] == "tool_use" {
+				tool = cb["name"].(string)
+			}
+		case "content_block_delta":
+			if d := f.event["delta"].(map[string]any); d["type"] == "input_json_delta" {
+				args.WriteString(d["partial_json"].(string))
+			}
+		case "message_delta":
+			stop = f.event["delta"].(map[string]any)["stop_reason"].(string)
+		}
+	}
+	last := frames[len(frames)-1].event
+	if tool != "get_weather" || args.String() != `{"city":"Paris"}` || stop != "tool_use" || last["type"] != "message_stop" || last["amazon-bedrock-invocationMetrics"] == nil {
+		t.Errorf("tool %q args %q stop %q last %v", tool, args.String(), stop, last)
+	}
+}

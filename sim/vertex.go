@@ -65,8 +65,7 @@ func (s *Server) vertexError(w http.ResponseWriter, c *call, cc *cloudCall, f fa
 	if !ok {
 		return false
 	}
-	retryHeaders(w.Header(), f.retryAfter)
-	writeJSON(w, status, vertexBody(status, rpc, msg))
+	writeJSON(w, status, vertexBody(status, rpc, msg)) // no retry-after: Vertex AI sends none
 	return true
 }
 
@@ -141,7 +140,13 @@ func (s *Server) vertexAnthropic(w http.ResponseWriter, r *http.Request, cc *clo
 		p.writeError(w, c, failure{class: "bad_request", message: msg})
 		return
 	}
-	s.runMessages(w, r, c, m, r.Header.Get("anthropic-beta"))
+	betas := []string{r.Header.Get("anthropic-beta")} // the header, or the body's list
+	if list, ok := m["anthropic_beta"].([]any); ok {
+		for _, b := range list {
+			betas = append(betas, str(b))
+		}
+	}
+	s.runMessages(w, r, c, m, strings.Join(betas, ","))
 }
 
 // vertexGemini serves Gemini's models on Vertex AI, as the Gemini API does.

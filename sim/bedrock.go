@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -157,6 +158,18 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 	s.runMessages(w, r, c, fields, betas)
 }
 
+// apiVersion is an Anthropic API version (2023-06-01): the Anthropic Go
+// SDK (v2.15) in its Bedrock and Vertex AI modes sends its anthropic-version
+// header's date as the body's anthropic_version, and the clouds take it.
+var apiVersion = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// cloudVersion reports whether v is an anthropic_version a cloud takes:
+// its own (cloud) or an API version's date.
+func cloudVersion(v any, cloud string) bool {
+	s, ok := v.(string)
+	return ok && (s == cloud || apiVersion.MatchString(s))
+}
+
 // bedrockBodyCheck checks a Bedrock Messages body as Bedrock's schema
 // does; it returns the betas (anthropic_beta), or the ValidationException's
 // message.
@@ -171,7 +184,7 @@ func bedrockBodyCheck(m map[string]any) (betas string, msg string) {
 	if !ok {
 		return "", "Malformed input request: #: required key [anthropic_version] not found" + reformat
 	}
-	if str(v) != bedrockVersion2023 {
+	if !cloudVersion(v, bedrockVersion2023) {
 		return "", fmt.Sprintf("Malformed input request: #/anthropic_version: %v is not a valid enum value", v) + reformat
 	}
 	if b, ok := m["anthropic_beta"]; ok {

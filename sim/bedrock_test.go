@@ -234,7 +234,7 @@ func TestBedrockBodyRules(t *testing.T) {
 		{"model in the body", id, `{"anthropic_version":"bedrock-2023-05-31","model":"claude-sonnet-5-5","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "extraneous key [model] is not permitted"},
 		{"stream in the body", id, `{"anthropic_version":"bedrock-2023-05-31","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "extraneous key [stream] is not permitted"},
 		{"no anthropic_version", id, `{"max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "required key [anthropic_version] not found"},
-		{"the API's anthropic_version", id, `{"anthropic_version":"2023-06-01","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "2023-06-01 is not a valid enum value"},
+		{"Vertex AI's anthropic_version", id, `{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "vertex-2023-10-16 is not a valid enum value"},
 		{"betas not a list", id, `{"anthropic_version":"bedrock-2023-05-31","anthropic_beta":"x","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "anthropic_beta"},
 		{"not JSON", id, `{"anthropic_version":`, "ValidationException", ""},
 		{"no max_tokens", id, `{"anthropic_version":"bedrock-2023-05-31","messages":[{"role":"user","content":"hi"}]}`, "ValidationException", "max_tokens"},
@@ -250,10 +250,15 @@ func TestBedrockBodyRules(t *testing.T) {
 			t.Errorf("%s: %d %q %s, want 400 %s %q", c.name, resp.StatusCode, resp.Header.Get("x-amzn-errortype"), b, c.typ, c.msg)
 		}
 	}
-	// betas as a list pass, and reach the conversation's rules
-	ok := `{"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14"],"max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`
-	if resp, b := do(t, bedrockReq(t, base, bedrockPath(id, false), ok, nil)); resp.StatusCode != 200 {
-		t.Errorf("betas: %d %s", resp.StatusCode, b)
+	// betas as a list pass; an API version's date passes (the Anthropic
+	// SDK sends its own there)
+	for _, ok := range []string{
+		`{"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14"],"max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"anthropic_version":"2023-06-01","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		if resp, b := do(t, bedrockReq(t, base, bedrockPath(id, false), ok, nil)); resp.StatusCode != 200 {
+			t.Errorf("%s: %d %s", ok, resp.StatusCode, b)
+		}
 	}
 	if st := srv.Snapshot().Models["bedrock/claude-nonesuch"]; st == nil || st.Rejected["model_not_found"] != 1 {
 		t.Errorf("unknown model's stats %+v", st)

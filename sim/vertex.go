@@ -129,7 +129,7 @@ func (s *Server) vertexAnthropic(w http.ResponseWriter, r *http.Request, cc *clo
 	switch v, has := m["anthropic_version"]; {
 	case !has:
 		msg = "anthropic_version: Field required"
-	case str(v) != vertexVersion2023:
+	case !cloudVersion(v, vertexVersion2023):
 		msg = fmt.Sprintf("anthropic_version: Input should be '%s' (not %v)", vertexVersion2023, v)
 	}
 	if _, has := m["model"]; has {

@@ -40,8 +40,8 @@ type Options struct {
 	// Regions serve every model again under a path prefix each (/eu/v1/…,
 	// /eu/_sim/faults), with pools, faults and statistics of their own: one
 	// model as several deployments, as a provider's regions are. Each
-	// region runs the same scenario (its peaks and outages too) with load
-	// noise of its own.
+	// region runs the same scenario (its peaks and outages too, and what
+	// the scenario's regions change for it) with load noise of its own.
 	Regions []string
 	// Clouds are the credentials the Bedrock and Vertex AI endpoints
 	// accept (any when zero).
@@ -149,8 +149,8 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	for _, region := range o.Regions {
-		if !regionName.MatchString(region) || s.regions[region] != nil || region == "v1" || region == "v1beta" || region == "_sim" {
-			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not v1, v1beta or _sim)", region)
+		if !regionName.MatchString(region) || s.regions[region] != nil || slices.Contains(reservedPaths, region) {
+			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not %s)", region, strings.Join(reservedPaths, ", "))
 		}
 		ro := o
 		// its own load noise, the same time; the seed comes from the region's
@@ -177,6 +177,10 @@ func regionSeed(seed int64, region string) int64 {
 }
 
 var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
+// reservedPaths are the first path segments the simulator serves itself:
+// no region's name.
+var reservedPaths = []string{"v1", "v1beta", "_sim", "model", "token"}
 
 // Region is the simulator serving under /region/, nil for a region it does
 // not have.

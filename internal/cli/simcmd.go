@@ -91,7 +91,7 @@ model (Vertex AI) from pools of their own, named bedrock/MODEL and
 vertex/MODEL in faults, stats and scenarios. A Bedrock region is a region
 prefix (base URL http://ADDR/us-east-1); a Vertex AI request's
 locations/R is served by region R when the simulator runs one. A
-scenario's regions: map fills one region's pools only:
+scenario's regions: map changes one region's pools only:
 
   regions:
     us-east-1:

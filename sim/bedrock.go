@@ -115,14 +115,15 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 	// it came
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/model/")
 	i := strings.LastIndexByte(rest, '/')
+	unknown := bedrockError{"UnknownOperationException", 404, "The simulator's Bedrock serves POST /model/MODEL_ID/invoke and /model/MODEL_ID/invoke-with-response-stream (MODEL_ID path-escaped)."}
 	if i < 0 {
-		writeBedrockError(w, c.id, bedrockError{"UnknownOperationException", 404, ""})
+		writeBedrockError(w, c.id, unknown)
 		return
 	}
 	id, err := url.PathUnescape(rest[:i])
 	action := rest[i+1:]
 	if err != nil || (action != "invoke" && action != "invoke-with-response-stream") {
-		writeBedrockError(w, c.id, bedrockError{"UnknownOperationException", 404, ""})
+		writeBedrockError(w, c.id, unknown)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))

@@ -98,6 +98,12 @@ func TestScenarioRegionsChecked(t *testing.T) {
 	if _, err := sim.New(sim.Options{Scenario: scn, Regions: []string{"us-west-2"}}); err == nil || !strings.Contains(err.Error(), "regions.us-east-1") || !strings.Contains(err.Error(), "--regions") {
 		t.Errorf("unknown region: %v", err)
 	}
+	// a region may not take a path the clouds use
+	for _, name := range []string{"model", "token"} {
+		if _, err := sim.New(sim.Options{Regions: []string{name}}); err == nil {
+			t.Errorf("a region named %s was accepted", name)
+		}
+	}
 	// a bad pool in a region, told with its field
 	_, err = sim.ParseScenario("bad.yaml", []byte("regions:\n  eu:\n    models:\n      bedrock/claude-sonnet-5-5: {pool: 0}\n    outages:\n      - for: 0s\n"))
 	var ce *config.Error

@@ -11,21 +11,11 @@ import (
 	"github.com/spillway/spillway/sim"
 )
 
-// One model's pools: the Anthropic API full, Bedrock us-east-1 full,
-// us-west-2 free, Vertex AI free; a scenario file says so.
-const poolsScenario = `
-name: pools
-models:
-  claude-sonnet-5-5: {pool: 1, peak_load: 1, quiet_load: 1}
-regions:
-  us-east-1:
-    models:
-      bedrock/claude-sonnet-5-5: {pool: 1, peak_load: 1, quiet_load: 1}
-`
-
 func TestCloudRegionsHavePoolsOfTheirOwn(t *testing.T) {
 	t.Parallel()
-	scn, err := sim.ParseScenario("pools.yaml", []byte(poolsScenario))
+	// the Anthropic API full, Bedrock us-east-1 full, us-west-2 free,
+	// Vertex AI free
+	scn, err := sim.LoadScenario("../testdata/sim/cloud_pools.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +81,7 @@ func TestCloudRegionsHavePoolsOfTheirOwn(t *testing.T) {
 func TestScenarioRegionsChecked(t *testing.T) {
 	t.Parallel()
 	// a region the simulator does not run
-	scn, err := sim.ParseScenario("pools.yaml", []byte(poolsScenario))
+	scn, err := sim.LoadScenario("../testdata/sim/cloud_pools.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,16 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
-type anthropicProto struct{ s *Server }
+// anthropicProto is the Messages format: the Anthropic API's, or a cloud's
+// (cloud set: Bedrock's envelope, or Vertex AI's).
+type anthropicProto struct {
+	s     *Server
+	cloud *cloudCall
+}
 
 func (p anthropicProto) provider() string { return "anthropic" }
 
@@ -52,6 +59,14 @@ func (p anthropicProto) errorBody(c *call, f failure) (int, map[string]any) {
 }
 
 func (p anthropicProto) writeError(w http.ResponseWriter, c *call, f failure) {
+	switch {
+	case p.cloud == nil:
+	case p.cloud.kind == "bedrock":
+		writeBedrockError(w, c.id, p.s.bedrockErrorOf(c, f))
+		return
+	case p.s.vertexError(w, c, p.cloud, f):
+		return // else an error of the model's own, as Vertex AI relays it
+	}
 	status, body := p.errorBody(c, f)
 	if f.rate != nil {
 		p.s.rateHeaders(w.Header(), c, f.rate)
@@ -66,7 +81,7 @@ func (p anthropicProto) writeError(w http.ResponseWriter, c *call, f failure) {
 }
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
-	p := anthropicProto{s}
+	p := anthropicProto{s: s}
 	key := r.Header.Get("x-api-key")
 	if key == "" {
 		key = bearer(r)
@@ -89,7 +104,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 
 func (p anthropicProto) message(c *call, content []any, stop any, u usage) map[string]any {
 	return map[string]any{
-		"id": "msg_" + c.id, "type": "message", "role": "assistant", "model": c.model.name,
+		"id": "msg_" + c.id, "type": "message", "role": "assistant", "model": c.vendorModel(),
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": u.in, "output_tokens": u.out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}
@@ -118,7 +133,18 @@ func (p anthropicProto) token(sw *stream, _ *call, _ int, tok string) error {
 	return p.ev(sw, "content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": tok}})
 }
 
+// framer is Bedrock's event stream for a Bedrock call, SSE (nil) else.
+func (p anthropicProto) framer(c *call) framer {
+	if p.cloud == nil || p.cloud.kind != "bedrock" {
+		return nil
+	}
+	return &bedrockFrames{enc: eventstream.NewEncoder(), c: c, start: time.Now()}
+}
+
 func (p anthropicProto) streamError(sw *stream, c *call, f failure) error {
+	if p.cloud != nil && p.cloud.kind == "bedrock" {
+		return bedrockStreamError(sw, f)
+	}
 	_, body := p.errorBody(c, f)
 	return sw.event("error", body)
 }
@@ -140,7 +166,16 @@ func (p anthropicProto) close(sw *stream, c *call, _ string, u usage) error {
 	return p.ev(sw, "message_stop", map[string]any{})
 }
 
+// wholeHeaders are the headers of a whole answer.
+func (p anthropicProto) wholeHeaders(h http.Header, c *call, u usage) {
+	if p.cloud != nil && p.cloud.kind == "bedrock" {
+		bedrockHeaders(h, c, u)
+		return
+	}
+	h.Set("request-id", "req_"+c.id)
+}
+
 func (p anthropicProto) complete(w http.ResponseWriter, c *call, text string, u usage) {
-	w.Header().Set("request-id", "req_"+c.id)
+	p.wholeHeaders(w.Header(), c, u)
 	writeJSON(w, http.StatusOK, p.message(c, []any{map[string]any{"type": "text", "text": text}}, "end_turn", u))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -60,16 +61,38 @@ type protocol interface {
 	complete(w http.ResponseWriter, c *call, text string, u usage)
 }
 
-// stream writes SSE frames and flushes each.
+// stream writes SSE frames and flushes each; or, when frames is set,
+// frames of another kind (Bedrock's event stream).
 type stream struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	started bool
 	seq     int
+	frames  framer
+}
+
+// framer writes a stream's events in a framing other than SSE.
+type framer interface {
+	// header sets the stream's headers (its Content-Type).
+	header(h http.Header)
+	// event writes the event name with its JSON data; v is what data was
+	// made of.
+	event(w io.Writer, name string, data []byte, v any) error
+	// corrupt writes a broken frame (the malformed fault).
+	corrupt(w io.Writer) error
 }
 
 func newStream(w http.ResponseWriter) *stream {
 	return &stream{w: w, rc: http.NewResponseController(w)}
+}
+
+// newStream is a stream in c's framing: SSE, or its protocol's framer.
+func (c *call) newStream(w http.ResponseWriter) *stream {
+	sw := newStream(w)
+	if f, ok := c.proto.(interface{ framer(c *call) framer }); ok {
+		sw.frames = f.framer(c)
+	}
+	return sw
 }
 
 func (sw *stream) begin() {
@@ -78,6 +101,11 @@ func (sw *stream) begin() {
 	}
 	sw.started = true
 	h := sw.w.Header()
+	if sw.frames != nil {
+		sw.frames.header(h)
+		sw.w.WriteHeader(http.StatusOK)
+		return
+	}
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
@@ -99,6 +127,13 @@ func (sw *stream) event(name string, v any) error {
 			return err
 		}
 	}
+	if sw.frames != nil {
+		if err := sw.frames.event(sw.w, name, data, v); err != nil {
+			return err
+		}
+		sw.seq++
+		return sw.rc.Flush()
+	}
 	buf := make([]byte, 0, len(data)+len(name)+16)
 	if name != "" {
 		buf = append(buf, "event: "...)
@@ -118,6 +153,12 @@ func (sw *stream) event(name string, v any) error {
 // raw writes bytes as they are (malformed frames).
 func (sw *stream) raw(b string) error {
 	sw.begin()
+	if sw.frames != nil {
+		if err := sw.frames.corrupt(sw.w); err != nil {
+			return err
+		}
+		return sw.rc.Flush()
+	}
 	if _, err := sw.w.Write([]byte(b)); err != nil {
 		return err
 	}
@@ -179,7 +220,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, c *call) {
 // countReceived counts the request, and the credential it came with, in
 // its model's stats.
 func (s *Server) countReceived(r *http.Request, c *call) {
-	fp := Fingerprint(keyOf(r), r.Header.Get("Chatgpt-Account-Id"))
+	k := keyOf(r)
+	if k == "" && strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+		k = c.key // a SigV4 signature's access key id
+	}
+	fp := Fingerprint(k, r.Header.Get("Chatgpt-Account-Id"))
 	s.count(c.model.name, func(st *ModelStats) {
 		st.Received++
 		if st.Credentials == nil {
@@ -226,7 +271,7 @@ func (s *Server) injectFault(ctx context.Context, w http.ResponseWriter, c *call
 		}
 		s.reject(w, c, failure{class: "usage_limit", resetsAt: s.clock.Now().Add(in), message: fault.Message})
 		return fault, true
-	case "rate_limit", "quota", "auth", "server_error", "context_length", "content_filter", "bad_request", "model_not_found":
+	case "rate_limit", "quota", "auth", "server_error", "timeout", "context_length", "content_filter", "bad_request", "model_not_found":
 		if ra == 0 && fault.Kind == "rate_limit" && !fault.NoRetryAfter() {
 			ra = time.Second
 		}
@@ -398,7 +443,7 @@ func (s *Server) served(c *call, u usage) {
 // argument deltas) a delay apart, and its end, or the fault's broken
 // stream; it reports whether the whole stream was served.
 func (s *Server) streamAnswer(ctx context.Context, w http.ResponseWriter, c *call, fault *Fault, body content, u usage, delay, first time.Duration) bool {
-	sw := newStream(w)
+	sw := c.newStream(w)
 	if err := body.open(sw); err != nil {
 		return false
 	}
@@ -452,13 +497,30 @@ func (s *Server) streamFault(ctx context.Context, sw *stream, c *call, fault *Fa
 	case "stall":
 		s.stall(ctx)
 	case "midstream":
-		_ = c.proto.streamError(sw, c, failure{class: "capacity"})
+		class := fault.Error
+		if class == "" {
+			class = "capacity"
+		}
+		_ = c.proto.streamError(sw, c, failure{class: class})
 	case "malformed":
 		_ = sw.raw("data: {\"type\":\"response.output_text.delta\",\"delta\":\"unterminated\n\nevent: \x00garbage\ndata: }{\n\n")
 	case "truncated":
 		// a clean end of the connection with no final event (no [DONE],
 		// no message_stop, no response.completed)
 	}
+}
+
+// cloudOf is the cloud c came through, nil for a vendor's API.
+func cloudOf(c *call) *cloudCall {
+	switch p := c.proto.(type) {
+	case anthropicProto:
+		return p.cloud
+	case geminiProto:
+		return p.cloud
+	case geminiArray:
+		return p.cloud
+	}
+	return nil
 }
 
 func faultClass(kind string) string {
@@ -485,7 +547,7 @@ func (s *Server) capacityError(w http.ResponseWriter, c *call, f failure, style 
 		}
 	}
 	if style == "event" && c.stream {
-		_ = c.proto.failEarly(newStream(w), c, f)
+		_ = c.proto.failEarly(c.newStream(w), c, f)
 		return
 	}
 	c.proto.writeError(w, c, f)
@@ -596,6 +658,9 @@ func (s *Server) rateHeaders(h http.Header, c *call, rv *rateVerdict) {
 		return
 	}
 	resetReq, resetTok := s.toReal(rv.resetReq), s.toReal(rv.resetTok)
+	if cloudOf(c) != nil {
+		return // the clouds send no rate-limit headers
+	}
 	switch c.proto.provider() {
 	case "anthropic":
 		now := time.Now().UTC()

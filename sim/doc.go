@@ -16,6 +16,15 @@
 // Per-key RPM/TPM limits answer 429 with honest retry-after and rate-limit
 // headers; scenario keys can be out of quota or invalid.
 //
+// The clouds: Amazon Bedrock's InvokeModel (bedrock.go: the Messages body
+// in Bedrock's envelope, answers whole or as an AWS event stream, errors
+// with x-amzn-errortype and exception frames, SigV4 signatures verified
+// with the SDK's signer, sigv4.go) and Google Vertex AI (vertex.go:
+// rawPredict and generateContent, Google's errors, bearer tokens its own
+// token endpoint granted for a service account it made, gtoken.go), each
+// model from pools of its own (bedrock/MODEL, vertex/MODEL; clouds.go), a
+// region's (Options.Regions, Scenario.Regions) where the path names one.
+//
 // Faults can be injected on demand through the control API (POST
 // /_sim/faults), and GET /_sim/stats counts everything per model; tests
 // assert on both. Answers are deterministic (see Answer), so a test can check

@@ -13,7 +13,10 @@ import (
 
 // FaultKinds are the faults the control API accepts.
 var FaultKinds = []string{"capacity", "rate_limit", "quota", "usage_limit", "auth", "server_error", "reset", "stall", "slow", "midstream", "malformed",
-	"truncated", "context_length", "content_filter", "bad_request", "model_not_found"}
+	"truncated", "context_length", "content_filter", "bad_request", "model_not_found", "timeout"}
+
+// streamErrors are the errors a midstream fault may send (its error field).
+var streamErrors = []string{"capacity", "rate_limit", "server_error", "timeout"}
 
 // Fault is one injected failure, consumed by matching requests.
 type Fault struct {
@@ -34,6 +37,12 @@ type Fault struct {
 	// FirstDelayMS, for slow, is the wait before the first token (a slow
 	// first token: the headers come at once, the output late).
 	FirstDelayMS int `json:"first_delay_ms,omitempty"`
+	// Error, for midstream, is the class of the error the stream ends
+	// with: capacity (the default), rate_limit, server_error or timeout,
+	// each in the provider's own in-stream form (Bedrock's exception
+	// frames: serviceUnavailableException, throttlingException,
+	// internalServerException, modelStreamErrorException).
+	Error string `json:"error,omitempty"`
 	// Style, for capacity: status (HTTP error) or event (in the stream).
 	Style string `json:"style,omitempty"`
 	// Message replaces the provider's text for the error faults
@@ -82,6 +91,9 @@ func (s *Server) AddFault(f Fault) error {
 	}
 	if f.Style != "" && f.Style != "status" && f.Style != "event" {
 		return fmt.Errorf("sim: fault style %q; allowed: status, event", f.Style)
+	}
+	if f.Error != "" && !slices.Contains(streamErrors, f.Error) {
+		return fmt.Errorf("sim: fault error %q; allowed: %s", f.Error, strings.Join(streamErrors, ", "))
 	}
 	if f.AfterTokens != nil && *f.AfterTokens < 0 {
 		return errors.New("sim: after_tokens must be 0 or more")

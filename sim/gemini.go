@@ -11,13 +11,17 @@ import (
 )
 
 type geminiProto struct {
-	s   *Server
-	sse bool // streamGenerateContent?alt=sse
+	s     *Server
+	sse   bool       // streamGenerateContent?alt=sse
+	cloud *cloudCall // Vertex AI's, when not nil
 }
 
 func (p geminiProto) provider() string { return "gemini" }
 
 func (p geminiProto) writeError(w http.ResponseWriter, c *call, f failure) {
+	if p.cloud != nil && p.s.vertexError(w, c, p.cloud, f) {
+		return // else the model's own, as the Gemini API's
+	}
 	status, rpc, msg := 500, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
 	var details []any
 	switch f.class {
@@ -98,7 +102,13 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.lookup(w, c, model, "gemini") {
 		return
 	}
-	c.stream = action == "streamGenerateContent"
+	s.runGemini(w, r, c, m, action == "streamGenerateContent")
+}
+
+// runGemini answers a Gemini call, streamed or not.
+func (s *Server) runGemini(w http.ResponseWriter, r *http.Request, c *call, m map[string]any, stream bool) {
+	p := c.proto.(geminiProto)
+	c.stream = stream
 	c.prompt = lastUser(m["contents"], "role", "parts", false)
 	c.convo = geminiConvo(m)
 	if !c.stream || p.sse {
@@ -136,7 +146,7 @@ func (p geminiProto) chunk(c *call, text string, finish string, u *usage) map[st
 	if finish != "" {
 		cand["finishReason"] = finish
 	}
-	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.model.name, "responseId": c.id}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.vendorModel(), "responseId": c.id}
 	if u != nil {
 		out["usageMetadata"] = map[string]any{"promptTokenCount": u.in, "candidatesTokenCount": u.out, "totalTokenCount": u.in + u.out}
 	}
@@ -150,6 +160,11 @@ func (p geminiProto) token(sw *stream, c *call, _ int, tok string) error {
 }
 
 func (p geminiProto) streamError(sw *stream, c *call, f failure) error {
+	if p.cloud != nil {
+		if status, rpc, msg, ok := p.s.vertexErrorOf(c, p.cloud, f); ok {
+			return sw.event("", vertexBody(status, rpc, msg))
+		}
+	}
 	return sw.event("", map[string]any{"error": map[string]any{"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})
 }
 

@@ -339,7 +339,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	anthropic := r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != ""
 	var p protocol = chatProto{s}
 	if anthropic {
-		p = anthropicProto{s}
+		p = anthropicProto{s: s}
 	}
 	if s.keyRefused(w, r, p, "") {
 		return

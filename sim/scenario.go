@@ -39,6 +39,37 @@ type Scenario struct {
 	Outages   []Outage         `yaml:"outages" json:"outages,omitempty"`
 	Network   NetworkFaults    `yaml:"network" json:"network"`
 	Extra     map[string]Model `yaml:"extra_models" json:"extra_models,omitempty"`
+	// Regions change pools and outages in one region of the simulator's
+	// (--regions) only, over the scenario's own: Bedrock us-east-1 full
+	// while us-west-2 is free.
+	Regions map[string]RegionScenario `yaml:"regions" json:"regions,omitempty"`
+}
+
+// RegionScenario is what one region changes: its models' pools (over the
+// scenario's models) and outages of its own (besides the scenario's).
+type RegionScenario struct {
+	Models  map[string]Pool `yaml:"models" json:"models,omitempty"`
+	Outages []Outage        `yaml:"outages" json:"outages,omitempty"`
+}
+
+// forRegion is the scenario region name runs: s with the region's pools
+// and outages.
+func (s *Scenario) forRegion(name string) *Scenario {
+	r, ok := s.Regions[name]
+	c := *s
+	c.Regions = nil
+	if !ok {
+		return &c
+	}
+	c.Models = map[string]Pool{}
+	for m, p := range s.Models {
+		c.Models[m] = p
+	}
+	for m, p := range r.Models {
+		c.Models[m] = p
+	}
+	c.Outages = append(append([]Outage(nil), s.Outages...), r.Outages...)
+	return &c
 }
 
 // Pool is one model's (or tier's) capacity.
@@ -234,6 +265,17 @@ func (s *Scenario) check(at func(field, msg string)) {
 	}
 	for _, m := range sortedKeys(s.Models) {
 		checkPool("models."+m, s.Models[m])
+	}
+	for _, name := range sortedKeys(s.Regions) {
+		r := s.Regions[name]
+		for _, m := range sortedKeys(r.Models) {
+			checkPool("regions."+name+".models."+m, r.Models[m])
+		}
+		for i, o := range r.Outages {
+			if o.For <= 0 {
+				at(fmt.Sprintf("regions.%s.outages[%d].for", name, i), "must be more than 0s")
+			}
+		}
 	}
 	for _, k := range sortedKeys(s.Keys) {
 		switch s.Keys[k].State {

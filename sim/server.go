@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,9 +40,14 @@ type Options struct {
 	// Regions serve every model again under a path prefix each (/eu/v1/…,
 	// /eu/_sim/faults), with pools, faults and statistics of their own: one
 	// model as several deployments, as a provider's regions are. Each
-	// region runs the same scenario (its peaks and outages too) with load
-	// noise of its own.
+	// region runs the same scenario (its peaks and outages too, and what
+	// the scenario's regions change for it) with load noise of its own.
 	Regions []string
+	// Clouds are the credentials the Bedrock and Vertex AI endpoints
+	// accept (any when zero).
+	Clouds CloudAuth
+
+	auth *cloudAuth // the root's, shared by its regions
 }
 
 type modelInfo struct {
@@ -75,6 +81,7 @@ type Server struct {
 	once sync.Once
 
 	regions map[string]*Server
+	auth    *cloudAuth
 }
 
 // New builds a Server.
@@ -120,21 +127,37 @@ func New(o Options) (*Server, error) {
 	}
 	for name, m := range cfg.Models {
 		for _, d := range cfg.Deployments(name) {
+			if cfg.Providers[d.Provider].Cloud() != "" {
+				continue // addCloudModels
+			}
 			s.models[d.Upstream] = modelInfo{name: d.Upstream, provider: string(cfg.ProviderType(d.Provider)), tier: string(m.Tier), context: m.Context}
 		}
 	}
 	for name, m := range scn.Extra {
 		s.models[name] = modelInfo{name: name, provider: m.Provider, tier: m.Tier, context: m.Context}
 	}
+	s.addCloudModels(cfg)
+	if s.auth = o.auth; s.auth == nil {
+		var err error
+		if s.auth, err = newCloudAuth(o.Clouds); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range sortedKeys(scn.Regions) {
+		if !slices.Contains(o.Regions, name) {
+			return nil, fmt.Errorf("sim: scenario %s: regions.%s: the simulator serves no region %s; add it to --regions (serving: %q)", scn.Name, name, name, o.Regions)
+		}
+	}
 	for _, region := range o.Regions {
-		if !regionName.MatchString(region) || s.regions[region] != nil || region == "v1" || region == "v1beta" || region == "_sim" {
-			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not v1, v1beta or _sim)", region)
+		if !regionName.MatchString(region) || s.regions[region] != nil || slices.Contains(reservedPaths, region) {
+			return nil, fmt.Errorf("sim: region %q: a name of letters, digits and dashes, each once (not %s)", region, strings.Join(reservedPaths, ", "))
 		}
 		ro := o
 		// its own load noise, the same time; the seed comes from the region's
 		// name, not its place in the list, so a region behaves the same
 		// whichever other regions run beside it
 		ro.Regions, ro.Seed, ro.Clock = nil, regionSeed(o.Seed, region), clock
+		ro.Scenario, ro.auth = scn.forRegion(region), s.auth
 		rs, err := New(ro)
 		if err != nil {
 			return nil, err
@@ -154,6 +177,10 @@ func regionSeed(seed int64, region string) int64 {
 }
 
 var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
+// reservedPaths are the first path segments the simulator serves itself:
+// no region's name.
+var reservedPaths = []string{"v1", "v1beta", "_sim", "model", "token"}
 
 // Region is the simulator serving under /region/, nil for a region it does
 // not have.
@@ -185,6 +212,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1beta/models/{target}", s.handleGemini)
 	mux.HandleFunc("GET /v1beta/models", s.handleGeminiModels)
 	mux.HandleFunc("POST /v1/models/{target}", s.handleGemini)
+	// the clouds (bedrock.go, vertex.go, gtoken.go)
+	mux.HandleFunc("POST /model/{rest...}", s.handleBedrock)
+	mux.HandleFunc("POST /v1/projects/{rest...}", s.handleVertex)
+	mux.HandleFunc("POST /token", s.handleToken)
 	mux.HandleFunc("GET /_sim/faults", s.handleFaultsList)
 	mux.HandleFunc("POST /_sim/faults", s.handleFaultsAdd)
 	mux.HandleFunc("DELETE /_sim/faults", s.handleFaultsClear)
@@ -196,7 +227,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /_sim/scenario", s.handleScenario)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	for name, r := range s.regions {
-		mux.Handle("/"+name+"/", http.StripPrefix("/"+name, r.Handler()))
+		mux.Handle("/"+name+"/", stripRegion(name, r.Handler()))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1internal:") { // Code Assist (codeassist.go)

@@ -217,7 +217,7 @@ func (p anthropicProto) callWhole(w http.ResponseWriter, c *call, calls []toolCa
 	for _, tc := range calls {
 		blocks = append(blocks, map[string]any{"type": "tool_use", "id": "toolu_" + tc.id, "name": tc.name, "input": argsObject(tc)})
 	}
-	w.Header().Set("request-id", "req_"+c.id)
+	p.wholeHeaders(w.Header(), c, u)
 	writeJSON(w, http.StatusOK, p.message(c, blocks, "tool_use", u))
 }
 
@@ -236,7 +236,7 @@ func (p geminiProto) callPart(tc toolCall, j int) map[string]any {
 
 func (p geminiProto) callChunk(c *call, parts []any, u *usage) map[string]any {
 	cand := map[string]any{"content": map[string]any{"parts": parts, "role": "model"}, "index": 0}
-	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.model.name, "responseId": c.id}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": c.vendorModel(), "responseId": c.id}
 	if u != nil {
 		cand["finishReason"] = "STOP"
 		out["usageMetadata"] = map[string]any{"promptTokenCount": u.in, "candidatesTokenCount": u.out, "totalTokenCount": u.in + u.out}

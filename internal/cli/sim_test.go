@@ -165,3 +165,72 @@ func TestDemoIsTheSameForASeed(t *testing.T) {
 		}
 	}
 }
+
+// The cloud flags: the service account is written (its user's only, its
+// token_uri the simulator's), the checks are said without a secret, and
+// SigV4 is required once test credentials are given.
+func TestSimCommandClouds(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: pw, Getenv: func(string) string { return "" }}
+	saFile := filepath.Join(t.TempDir(), "sa.json")
+	done := make(chan int, 1)
+	go func() {
+		done <- app.Run(ctx, []string{"sim", "--listen", "127.0.0.1:0", "--regions", "us-east-1", "--aws-credentials", "AKIDSIM:sim-secret-canary",
+			"--gcp-service-account", saFile, "--token-lifetime", "90s"})
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	var banner strings.Builder
+	for !strings.Contains(banner.String(), "Google service account written") {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("banner %q: %v", banner.String(), err)
+		}
+		banner.WriteString(line)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(banner.String())
+	if m == nil || strings.Contains(banner.String(), "sim-secret-canary") || !strings.Contains(banner.String(), "Bedrock requests SigV4-signed") {
+		t.Fatalf("banner %q", banner.String())
+	}
+	info, err := os.Stat(saFile)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("service account file: %v %v", info, err)
+	}
+	var sa struct {
+		Token string `json:"token_uri"`
+		Type  string `json:"type"`
+	}
+	b, _ := os.ReadFile(saFile)
+	if json.Unmarshal(b, &sa) != nil || sa.Token != m[1]+"/token" || sa.Type != "service_account" {
+		t.Fatalf("service account %s", b)
+	}
+	// an unsigned Bedrock request is refused
+	resp, err := http.Post(m[1]+"/us-east-1/model/anthropic.claude-sonnet-5-5-v1%3A0/invoke", "application/json",
+		strings.NewReader(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("unsigned Bedrock request: %d", resp.StatusCode)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	// bad cloud flags are usage errors that never repeat a secret
+	for name, args := range map[string][]string{
+		"no secret":      {"sim", "--aws-credentials", "AKIDONLY"},
+		"empty key id":   {"sim", "--aws-credentials", ":secret-canary"},
+		"token lifetime": {"sim", "--token-lifetime", "0s"},
+	} {
+		_, errOut, code := run(t, nil, "", args...)
+		if code != ExitUsage || errOut == "" || strings.Contains(errOut, "canary") {
+			t.Errorf("%s: exit %d %q", name, code, errOut)
+		}
+	}
+}

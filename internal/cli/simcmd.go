@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +24,9 @@ type simOptions struct {
 	seed                           int64
 	tokenRate                      float64
 	maxBody                        int64
+	// the clouds' test credentials
+	awsCredentials, bedrockAPIKey, gcpServiceAccount string
+	tokenLifetime                                    time.Duration
 }
 
 func (o *simOptions) flags(f *pflag.FlagSet) {
@@ -34,7 +37,31 @@ func (o *simOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.start, "start", "", "simulated start time (RFC 3339); default the scenario's, else now")
 	f.Float64Var(&o.tokenRate, "token-rate", -1, "tokens per second streamed (0: no delay); default the scenario's")
 	f.Int64Var(&o.maxBody, "max-body", sim.DefaultMaxBody, "largest request body in bytes; larger gets 413")
-	f.StringSliceVar(&o.regions, "regions", nil, "serve every model again under /REGION/ for each, with pools of its own (deployments)")
+	f.StringSliceVar(&o.regions, "regions", nil, "serve every model again under /REGION/ for each, with pools of its own (deployments, cloud regions)")
+	f.StringVar(&o.awsCredentials, "aws-credentials", "", "test AWS credentials ACCESS_KEY_ID:SECRET[:SESSION_TOKEN]: Bedrock requests must be SigV4-signed with them (default: any request)")
+	f.StringVar(&o.bedrockAPIKey, "bedrock-api-key", "", "a test Bedrock API key: Bedrock requests may carry it as Authorization: Bearer (default: any request)")
+	f.StringVar(&o.gcpServiceAccount, "gcp-service-account", "", "write a Google service-account JSON (a fresh key, token_uri this simulator's /token) to FILE: Vertex AI requests then need a token /token granted for it (default: any bearer)")
+	f.DurationVar(&o.tokenLifetime, "token-lifetime", time.Hour, "how long a granted access token lasts, on the simulator's clock")
+}
+
+// clouds are the cloud credentials o's flags configure.
+func (o *simOptions) clouds() (sim.CloudAuth, error) {
+	c := sim.CloudAuth{BedrockAPIKey: o.bedrockAPIKey, GoogleServiceAccount: o.gcpServiceAccount != "", TokenLifetime: o.tokenLifetime}
+	if o.tokenLifetime <= 0 {
+		return c, fail(ExitUsage, "--token-lifetime %s: a duration more than 0, e.g. 1h or 90s", o.tokenLifetime)
+	}
+	if o.awsCredentials != "" {
+		f := strings.SplitN(o.awsCredentials, ":", 3)
+		if len(f) < 2 || f[0] == "" || f[1] == "" {
+			// never the value: it holds a secret
+			return c, fail(ExitUsage, "--aws-credentials: write ACCESS_KEY_ID:SECRET_ACCESS_KEY, or ACCESS_KEY_ID:SECRET_ACCESS_KEY:SESSION_TOKEN")
+		}
+		c.AWS = &sim.AWSCredentials{AccessKeyID: f[0], SecretAccessKey: f[1]}
+		if len(f) == 3 {
+			c.AWS.SessionToken = f[2]
+		}
+	}
+	return c, nil
 }
 
 func (a *App) simCmd() *cobra.Command {
@@ -49,16 +76,33 @@ configured models (the built-in catalog by default) on:
   OpenAI:    POST /v1/chat/completions, POST /v1/responses, POST /v1/embeddings, GET /v1/models
   Anthropic: POST /v1/messages
   Gemini:    POST /v1beta/models/MODEL:generateContent, :streamGenerateContent (?alt=sse)
+  Bedrock:   POST /model/MODEL_ID/invoke, /model/MODEL_ID/invoke-with-response-stream
+  Vertex AI: POST /v1/projects/P/locations/R/publishers/anthropic/models/M:rawPredict,
+             :streamRawPredict, .../publishers/google/models/M:generateContent,
+             :streamGenerateContent; POST /token (the service account's grant)
   Control:   POST|GET|DELETE /_sim/faults, GET|DELETE /_sim/stats, GET /_sim/scenario
 
 With --regions eu,us every model is served again under /eu/ and /us/ (OpenAI
 base URL http://ADDR/eu/v1, the control API at /eu/_sim/faults), with pools,
 faults and statistics of its own: one model as several deployments.
 
+The clouds serve every Anthropic model (Bedrock, Vertex AI) and every Gemini
+model (Vertex AI) from pools of their own, named bedrock/MODEL and
+vertex/MODEL in faults, stats and scenarios. A Bedrock region is a region
+prefix (base URL http://ADDR/us-east-1); a Vertex AI request's
+locations/R is served by region R when the simulator runs one. A
+scenario's regions: map changes one region's pools only:
+
+  regions:
+    us-east-1:
+      models:
+        bedrock/claude-sonnet-5-5: {pool: 1, peak_load: 1, quiet_load: 1}
+
 Scenarios: ` + strings.Join(sim.BuiltinNames, ", ") + `, or a YAML file.`,
 		Example: `  spillway sim --scenario peak
   spillway sim --scenario peak --clock fast:60 --seed 7
   spillway sim --regions eu,us
+  spillway sim --regions us-east-1,us-west-2 --aws-credentials AKIDTEST:secret --gcp-service-account sa.json
   curl -s -X POST localhost:8790/_sim/faults -d '{"model":"gpt-6-astra","fault":"capacity","count":-1}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSim(cmd.Context(), &o) },
@@ -89,10 +133,17 @@ func (a *App) runSim(ctx context.Context, o *simOptions) error {
 	if err != nil {
 		return fail(ExitUsage, "%w", err)
 	}
-	srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: o.seed, Clock: clk, TokenRate: o.tokenRate, MaxBody: o.maxBody, Regions: o.regions})
+	clouds, err := o.clouds()
+	if err != nil {
+		return err
+	}
+	srv, err := sim.New(sim.Options{Scenario: scn, Config: cfg, Seed: o.seed, Clock: clk, TokenRate: o.tokenRate, MaxBody: o.maxBody, Regions: o.regions, Clouds: clouds})
 	if err != nil {
 		return fail(ExitUsage, "%w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var writeErr error
 	err = srv.ListenAndServe(ctx, o.listen, func(addr net.Addr) {
 		fmt.Fprintf(a.Stderr, "spillway sim: scenario %s, clock %s at %s; listening on http://%s\n",
 			scn.Name, clockName(o.clock), clk.Now().Format(time.RFC3339), addr)
@@ -100,7 +151,19 @@ func (a *App) runSim(ctx context.Context, o *simOptions) error {
 		for _, r := range o.regions {
 			fmt.Fprintf(a.Stderr, "  region %s: OpenAI base URL http://%s/%s/v1, Anthropic and Gemini base URL http://%s/%s, pools of its own\n", r, addr, r, addr, r)
 		}
+		fmt.Fprintf(a.Stderr, "  Bedrock base URL http://%s (or /REGION), Vertex AI base URL http://%s; %s\n", addr, addr, cloudAuthNote(o))
+		if o.gcpServiceAccount != "" {
+			writeErr = writeServiceAccount(srv, o.gcpServiceAccount, "http://"+addr.String()+"/token")
+			if writeErr != nil {
+				cancel()
+				return
+			}
+			fmt.Fprintf(a.Stderr, "  Google service account written to %s (token_uri http://%s/token)\n", o.gcpServiceAccount, addr)
+		}
 	})
+	if writeErr != nil {
+		return fail(ExitFail, "--gcp-service-account: %w", writeErr)
+	}
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fail(ExitFail, "%s is in use (another spillway sim, or another program): choose another address with --listen 127.0.0.1:PORT", o.listen)
 	}
@@ -108,6 +171,35 @@ func (a *App) runSim(ctx context.Context, o *simOptions) error {
 		return fail(ExitFail, "%w", err)
 	}
 	return nil
+}
+
+// cloudAuthNote says which cloud credentials the simulator checks (never
+// a secret).
+func cloudAuthNote(o *simOptions) string {
+	var parts []string
+	if o.awsCredentials != "" {
+		parts = append(parts, "Bedrock requests SigV4-signed with the --aws-credentials")
+	}
+	if o.bedrockAPIKey != "" {
+		parts = append(parts, "Bedrock API key accepted")
+	}
+	if o.gcpServiceAccount != "" {
+		parts = append(parts, "Vertex AI tokens from /token")
+	}
+	if len(parts) == 0 {
+		return "any cloud credentials work"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeServiceAccount writes srv's service-account JSON, whose token_uri
+// is tokenURL, to path, readable by its user only (it holds a private key).
+func writeServiceAccount(srv *sim.Server, path, tokenURL string) error {
+	b, err := srv.ServiceAccountJSON(tokenURL)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }
 
 func clockName(c string) string {

@@ -242,6 +242,27 @@ func (p Provider) Cloud() string {
 	return ""
 }
 
+// OwnCredentials reports whether p's requests can go with credentials of
+// spillway's own rather than a caller's: an api_key that is set, or a
+// cloud (whose credentials are always spillway's: the AWS default chain,
+// Google's Application Default Credentials).
+func (p Provider) OwnCredentials() bool { return p.APIKey.Value != "" || p.Cloud() != "" }
+
+// CloudBaseURL is the endpoint of a cloud provider of type typ in region:
+// Bedrock's runtime host of the region, Vertex AI's regional host (the
+// global one for region global); "" for another type.
+func CloudBaseURL(typ, region string) string {
+	switch {
+	case typ == Bedrock:
+		return "https://bedrock-runtime." + region + ".amazonaws.com"
+	case typ == Vertex && region == "global":
+		return "https://aiplatform.googleapis.com"
+	case typ == Vertex:
+		return "https://" + region + "-aiplatform.googleapis.com"
+	}
+	return ""
+}
+
 // VertexPublisher is the Vertex AI publisher of model id upstream:
 // "anthropic" for Claude models, "google" for Gemini's; "" for another.
 func VertexPublisher(upstream string) string {

@@ -66,7 +66,7 @@ func TestCloudWarnings(t *testing.T) {
 
 func TestCloudRegionReportedOnce(t *testing.T) {
 	_, err := Load("../testdata/config/bad/clouds.yaml", env(nil))
-	if err == nil || strings.Contains(err.Error(), "base_url") {
+	if err == nil || strings.Contains(err.Error(), ".base_url:") {
 		t.Fatalf("a missing or bad region is reported once, not as a base_url too:\n%v", err)
 	}
 }

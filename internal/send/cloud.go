@@ -86,8 +86,11 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 		default:
 			return nil, fmt.Errorf("spillway: %s: Vertex AI has no publisher spillway knows for model %q", name, cand.Upstream)
 		}
-		raw = vertex.Path(prov.Project, prov.Region, publisher, cand.Upstream, method)
-		escaped = (&url.URL{Path: raw}).EscapedPath()
+		// (vertex.Path escapes each segment)
+		escaped = vertex.Path(prov.Project, prov.Region, publisher, cand.Upstream, method)
+		if raw, err = url.PathUnescape(escaped); err != nil {
+			return nil, fmt.Errorf("spillway: %s on %s: %w", cand.Model, name, err)
+		}
 	default:
 		return nil, fmt.Errorf("spillway: provider %s (type %s) is not a cloud", name, prov.Type)
 	}

@@ -1,7 +1,7 @@
 package config
 
 import (
-		"strings"
+	"strings"
 	"testing"
 )
 

@@ -1,7 +1,9 @@
 package send
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
@@ -37,6 +41,83 @@ func envelopesReal() (real bool) {
 	_, errB := bedrock.Body([]byte(`{"model":"m"}`), http.Header{})
 	_, errV := vertex.Body([]byte(`{"model":"m"}`))
 	return errB == nil && errV == nil
+}
+
+// framingReal reports whether Bedrock's event-stream framing is more than
+// its stub.
+func framingReal() (real bool) {
+	defer func() {
+		if recover() != nil {
+			real = false
+		}
+	}()
+	bedrock.Framing{}.Events(strings.NewReader(""), Limit(1<<20)).Release()
+	return true
+}
+
+// eventStream is SSE text's events as a Bedrock event stream: each event's
+// JSON in a chunk frame (base64 in {"bytes":...}), encoded with the SDK's
+// encoder (prelude and message CRCs).
+func eventStream(t *testing.T, sseText string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, block := range strings.Split(strings.TrimSpace(sseText), "\n\n") {
+		_, data, _ := strings.Cut(block, "data: ")
+		payload := `{"bytes":"` + base64.StdEncoding.EncodeToString([]byte(data)) + `"}`
+		msg := eventstream.Message{Headers: eventstream.Headers{
+			{Name: ":event-type", Value: eventstream.StringValue("chunk")},
+			{Name: ":content-type", Value: eventstream.StringValue("application/json")},
+			{Name: ":message-type", Value: eventstream.StringValue("event")},
+		}, Payload: []byte(payload)}
+		if err := eventstream.NewEncoder().Encode(&out, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.Bytes()
+}
+
+// A Bedrock stream (an AWS event stream) reaches a Messages caller as the
+// server-sent events the Anthropic API would have sent.
+func TestBedrockEventStreamAnswer(t *testing.T) {
+	if !framingReal() {
+		t.Skip("bedrock.Framing is a stub on this branch")
+	}
+	frames := eventStream(t, messagesStream)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", bedrock.ContentType)
+		w.Write(frames)
+	}))
+	defer hs.Close()
+	cfg := cloudConfig(hs.URL)
+	cfg.Models["claude-on-bedrock"] = config.Model{Tier: config.Heavy, Deployments: []config.Deployment{{Provider: "bedrock-east", Upstream: "anthropic.claude-sonnet-4-5-20250929-v1:0"}}}
+	msgs := wire.EndpointOf(wire.Messages)
+	var st *Stream
+	var ct string
+	out := policy.New(cfg, policy.WithClock(policytest.New(time.Now()))).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "claude-on-bedrock", Type: config.Anthropic, NoFallback: true}, Stream: true,
+		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader("{}"))
+			ans, res := Exchange(a, http.DefaultTransport, req, msgs, Options{})
+			if ans == nil || ans.Stream == nil {
+				return res
+			}
+			st, ct = ans.Stream, ans.Resp.Header.Get("Content-Type")
+			res.Committed, res.Open = true, true
+			return res
+		}})
+	if st == nil {
+		t.Fatalf("no stream: %+v", out)
+	}
+	b := st.Body()
+	got, err := io.ReadAll(b)
+	b.Close()
+	if err != nil || ct != "text/event-stream" {
+		t.Fatalf("%v, content type %q", err, ct)
+	}
+	for _, want := range []string{"event: message_start\n", `"text":"Hi"`, "event: message_stop\n"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the caller read no %q:\n%s", want, got)
+		}
+	}
 }
 
 // awsEscape escapes s as AWS escapes a path label: every byte but the

@@ -442,3 +442,32 @@ func TestAWSEscape(t *testing.T) {
 		t.Fatal(u.EscapedPath())
 	}
 }
+
+// spillway's own one-token probe of a model on a cloud goes in the cloud's
+// envelope, as a request's would.
+func TestCloudProbe(t *testing.T) {
+	if !envelopesReal() {
+		t.Skip("the bedrock and vertex envelopes are stubs on this branch")
+	}
+	hs, last := recorder(t)
+	cfg := cloudConfig(hs.URL)
+	for _, c := range []struct {
+		cand policy.Candidate
+		uri  string
+	}{
+		{policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock},
+			"/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke"},
+		{policy.Candidate{Model: "gemini-3-pro", Upstream: "gemini-2.5-pro", Provider: "vertex-global", Format: config.Gemini, Cloud: config.Vertex},
+			"/v1/projects/proj-1/locations/global/publishers/google/models/gemini-2.5-pro:generateContent"},
+	} {
+		ans, err := Probe(context.Background(), http.DefaultTransport, cfg, c.cand, http.Header{"X-Api-Key": {"caller-secret"}})
+		if err != nil || ans.Status != 200 {
+			t.Fatalf("%s: %v %+v", c.cand.Provider, err, ans)
+		}
+		if s := last(); s.uri != c.uri {
+			t.Errorf("probe sent to %s, want %s", s.uri, c.uri)
+		} else {
+			noCallerCredentials(t, s)
+		}
+	}
+}

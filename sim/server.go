@@ -120,7 +120,7 @@ func New(o Options) (*Server, error) {
 	}
 	for name, m := range cfg.Models {
 		for _, d := range cfg.Deployments(name) {
-			s.models[d.Upstream] = modelInfo{name: d.Upstream, provider: string(cfg.DeploymentType(d)), tier: string(m.Tier), context: m.Context}
+			s.models[d.Upstream] = modelInfo{name: d.Upstream, provider: string(cfg.ProviderType(d.Provider)), tier: string(m.Tier), context: m.Context}
 		}
 	}
 	for name, m := range scn.Extra {

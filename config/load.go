@@ -496,6 +496,12 @@ func (c *Config) resolve(getenv func(string) string) {
 		}
 		if p.Auth == "" {
 			p.Auth = AuthPassthrough
+			if p.Cloud() != "" {
+				p.Auth = AuthKey // a cloud is always sent spillway's own credentials
+			}
+		}
+		if p.BaseURL == "" && p.Region != "" {
+			p.BaseURL = CloudBaseURL(p.Type, p.Region)
 		}
 		if p.APIKey.IsEnv() {
 			p.APIKey.Value = getenv(p.APIKey.EnvVar())

@@ -49,3 +49,20 @@ func CheckPathModel(name string) error {
 	}
 	return nil
 }
+
+// vertexModel is what a Vertex AI model id may be: a path segment, with
+// the version after '@' (claude-sonnet-4-5@20250929).
+var vertexModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+
+// checkVertexModel says why upstream cannot be a model of Vertex AI
+// provider: a name no publisher is known for (VertexPublisher), or one
+// that cannot go in a URL path.
+func checkVertexModel(upstream, provider string) error {
+	if VertexPublisher(upstream) == "" {
+		return fmt.Errorf("%q is not a model spillway knows a Vertex AI publisher for (provider %s): Vertex AI serves Claude models (claude-…, publisher anthropic) and Gemini models (gemini-…, publisher google); write the model's Vertex AI id, like claude-sonnet-4-5@20250929", upstream, provider)
+	}
+	if !vertexModel.MatchString(upstream) {
+		return fmt.Errorf("the model id %q cannot go in a Vertex AI URL: a letter or digit, then up to 127 letters, digits, '.', '_', '-' and '@'", upstream)
+	}
+	return nil
+}

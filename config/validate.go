@@ -1,9 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,12 +100,22 @@ func (l *loader) provider(name string, p Provider) {
 			l.at(fp+".type", fmt.Sprintf("unknown type %q; allowed: %s", p.Type, strings.Join(providerTypes, ", ")))
 		}
 	}
-	if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	_, baseWritten := l.pos[fp+".base_url"]
+	if p.Cloud() != "" && !baseWritten {
+		// a cloud's base URL comes from its region, which l.cloud checks
+	} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		l.at(fp+".base_url", fmt.Sprintf("%q is not an http(s) URL; write it like https://api.openai.com/v1", p.BaseURL))
 	}
+	l.cloud(name, p)
 	switch p.Auth {
 	case AuthPassthrough:
+		if p.Cloud() != "" {
+			l.at(fp+".auth", fmt.Sprintf("a %s provider is always sent spillway's own cloud credentials (a caller's never go to a cloud): leave auth out, or write auth: key", p.Type))
+		}
 	case AuthKey:
+		if p.Cloud() != "" {
+			break // the cloud's credentials: l.cloud checked them
+		}
 		if IsSignIn(name) {
 			l.at(fp+".auth", fmt.Sprintf("provider %q carries the caller's own sign-in: only auth: passthrough", name))
 			break
@@ -123,6 +136,63 @@ func (l *loader) provider(name string, p Provider) {
 	}
 	if p.APIKey.Ref != "" && !p.APIKey.IsEnv() {
 		l.warn(fp+".api_key", "a key written in the file; prefer env:VARIABLE so the file can be shared")
+	}
+}
+
+// region is what a cloud's region may be: it goes in a host name.
+var region = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// cloud checks a cloud provider's own fields (region, project, profile,
+// credentials_file, and the api_key only Bedrock takes), and that a
+// provider of another type sets none of them.
+func (l *loader) cloud(name string, p Provider) {
+	fp := "providers." + name
+	if p.Cloud() == "" {
+		for _, f := range []struct{ field, v string }{{"region", p.Region}, {"project", p.Project}, {"profile", p.Profile}, {"credentials_file", p.CredentialsFile}} {
+			if f.v != "" {
+				l.warn(fp+"."+f.field, fmt.Sprintf("is read only for type bedrock or vertex; a provider of type %s ignores it", p.Type))
+			}
+		}
+		return
+	}
+	switch {
+	case p.Region == "":
+		example := "us-east-1"
+		if p.Type == Vertex {
+			example = "us-east5, or global"
+		}
+		l.at(fp+".region", fmt.Sprintf("a %s provider needs a region (a region is a provider: name one per region), like %s", p.Type, example))
+	case !region.MatchString(p.Region):
+		l.at(fp+".region", fmt.Sprintf("%q is not a region name: lowercase letters, digits and '-', like us-east-1", p.Region))
+	}
+	if p.KeyHeader != "" {
+		l.at(fp+".key_header", fmt.Sprintf("a %s provider is sent its cloud's own credentials, in the cloud's own header: leave key_header out", p.Type))
+	}
+	switch p.Type {
+	case Bedrock:
+		for _, f := range []struct{ field, v string }{{"project", p.Project}, {"credentials_file", p.CredentialsFile}} {
+			if f.v != "" {
+				l.at(fp+"."+f.field, "is a vertex provider's setting; a bedrock provider takes region, profile, api_key (a Bedrock API key) and base_url")
+			}
+		}
+		if p.APIKey.IsEnv() && p.APIKey.Value == "" {
+			l.warn(fp+".api_key", fmt.Sprintf("%s is not set in this environment; requests to %s will fail with auth", p.APIKey.EnvVar(), name))
+		}
+	case Vertex:
+		if p.Project == "" {
+			l.at(fp+".project", "a vertex provider needs the Google Cloud project its requests are billed to (project: my-project)")
+		}
+		if p.APIKey.Ref != "" {
+			l.at(fp+".api_key", "a vertex provider takes no api_key: it signs in with Google's Application Default Credentials, or credentials_file (a service account's JSON)")
+		}
+		if p.Profile != "" {
+			l.at(fp+".profile", "is a bedrock provider's setting (an AWS profile); a vertex provider takes project, region, credentials_file and base_url")
+		}
+		if p.CredentialsFile != "" {
+			if _, err := os.Stat(p.CredentialsFile); err != nil {
+				l.warn(fp+".credentials_file", fmt.Sprintf("%s cannot be read here (%v); requests to %s will fail with auth", p.CredentialsFile, errors.Unwrap(err), name))
+			}
+		}
 	}
 }
 
@@ -176,18 +246,25 @@ func (l *loader) model(c *Config, name string) {
 // Gemini model's name goes in the URL's path (CheckPathModel).
 func (l *loader) upstreamNames(c *Config, name string, m Model, fp string) {
 	for i, d := range c.Deployments(name) {
+		field := fp
+		switch {
+		case len(m.Deployments) > 0 && m.Deployments[i].Upstream != "":
+			field = fmt.Sprintf("%s.deployments[%d].upstream", fp, i)
+		case m.Upstream != "":
+			field = fp + ".upstream"
+		}
+		if p, ok := c.Providers[d.Provider]; ok && p.Type == Vertex {
+			// Vertex AI serves a model under its publisher, in the path
+			if err := checkVertexModel(d.Upstream, d.Provider); err != nil {
+				l.at(field, err.Error())
+			}
+			continue
+		}
 		// a Gemini model's name goes in the URL's path
-		if !c.ProviderType(d.Provider).ModelInPath() {
+		if !c.DeploymentType(d).ModelInPath() {
 			continue
 		}
 		if err := CheckPathModel(d.Upstream); err != nil {
-			field := fp
-			switch {
-			case len(m.Deployments) > 0 && m.Deployments[i].Upstream != "":
-				field = fmt.Sprintf("%s.deployments[%d].upstream", fp, i)
-			case m.Upstream != "":
-				field = fp + ".upstream"
-			}
 			l.at(field, err.Error())
 		}
 	}
@@ -503,7 +580,7 @@ func (l *loader) crossVendor(c *Config, from, to []string, at string) {
 func keyless(c *Config, model string) string {
 	var names []string
 	for _, d := range c.Deployments(model) {
-		if c.Providers[d.Provider].APIKey.Value != "" {
+		if c.Providers[d.Provider].OwnCredentials() {
 			return ""
 		}
 		if !slices.Contains(names, d.Provider) {
@@ -553,7 +630,9 @@ func (l *loader) deployments(c *Config, name string, m Model) {
 			l.at(dp+".provider", modelProviderProblem(c, d.Provider))
 			continue
 		}
-		if t := c.ProviderType(d.Provider); format == "" {
+		if t := c.DeploymentType(d); t == "" {
+			continue // a model Vertex AI has no publisher for: upstreamNames says so
+		} else if format == "" {
 			format = t
 		} else if t != format {
 			l.at(dp+".provider", fmt.Sprintf("%s speaks %s but the model's first deployment speaks %s; a model's deployments share one wire format", d.Provider, t, format))

@@ -26,6 +26,10 @@ type Candidate struct {
 	// Empty when the caller's credentials go through. Rate limits are per
 	// key: deployments of a model that share one share its pace.
 	KeyID string
+	// Cloud names the cloud whose envelope and error shapes the
+	// candidate's answers come in (classify.Bedrock, Vertex, Azure: the
+	// provider's), "" for a vendor's own API.
+	Cloud string
 }
 
 // Name is the candidate's name in routes and messages: the model, and its
@@ -96,8 +100,9 @@ func (e *Engine) candidates(r Request) []Candidate {
 			deps = []config.Deployment{{Provider: deps[0].Provider, Upstream: deps[0].Upstream, Weight: 1}}
 		}
 		for _, d := range deps {
-			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: e.cfg.ProviderType(d.Provider),
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, r.Type)})
+			f := e.cfg.DeploymentType(d)
+			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: f,
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r.Type), Cloud: e.cloudOf(d.Provider)})
 		}
 	}
 	return out
@@ -132,16 +137,16 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 		for _, d := range e.cfg.Deployments(mn) {
 			// another vendor's step is sent with its provider's own key
 			// whatever its auth (Call.Cross passes over one without)
-			f := e.cfg.ProviderType(d.Provider)
+			f := e.cfg.DeploymentType(d)
 			// (for a usage limit only with a key it has: a step passed over
 			// for none would end the request before its wait for the reset)
-			cross := f != r.Type && r.Type != "" && (!forLimit || e.cfg.Providers[d.Provider].APIKey.Value != "")
+			cross := f != r.Type && r.Type != "" && (!forLimit || e.cfg.Providers[d.Provider].OwnCredentials())
 			own := e.cfg.Providers[d.Provider].Auth == config.AuthKey || cross
 			if forLimit && !own || !forLimit && !own && (d.Provider != from.Provider || r.SignIn && from.KeyID != "") {
 				continue
 			}
 			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: f,
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, r.Type)})
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r.Type), Cloud: e.cloudOf(d.Provider)})
 		}
 	}
 	return out

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -235,24 +237,47 @@ func (e *Engine) keyID(provider string) string {
 	return e.ownKeyID(provider)
 }
 
-// idFor is the KeyID of a candidate on provider for a request of format
-// t: keyID, but another vendor's step always goes with its provider's own
-// key (whatever its auth).
-func (e *Engine) idFor(provider string, t config.Format) string {
-	if f := e.cfg.ProviderType(provider); t != "" && f != t {
+// idFor is the KeyID of a candidate of format f on provider for a request
+// of format t: keyID, but another vendor's step always goes with its
+// provider's own key (whatever its auth).
+func (e *Engine) idFor(provider string, f, t config.Format) string {
+	if t != "" && f != t {
 		return e.ownKeyID(provider)
 	}
 	return e.keyID(provider)
 }
 
-// ownKeyID is the id of provider's own key, "" when it has none.
+// ownKeyID is the id of provider's own credentials, "" when it has none:
+// its key's hash, or for a cloud without a key, the cloud's credentials
+// the provider resolves (its region is a provider of its own: limits are
+// per account and region).
 func (e *Engine) ownKeyID(provider string) string {
 	p := e.cfg.Providers[provider]
 	if p.APIKey.Value == "" {
+		if p.Cloud() != "" {
+			return "cloud:" + provider
+		}
 		return ""
 	}
 	sum := sha256.Sum256([]byte(p.APIKey.Value))
 	return "key:" + hex.EncodeToString(sum[:6])
+}
+
+// cloudOf names the cloud whose error shapes provider's answers come in
+// (Candidate.Cloud): Bedrock, Vertex AI, or Azure OpenAI (a type openai
+// provider at an Azure host); "" for a vendor's own API.
+func (e *Engine) cloudOf(provider string) string {
+	p := e.cfg.Providers[provider]
+	if c := p.Cloud(); c != "" {
+		return c
+	}
+	if u, err := url.Parse(p.BaseURL); err == nil && p.Type == string(config.OpenAI) {
+		host := strings.ToLower(u.Hostname())
+		if strings.HasSuffix(host, ".openai.azure.com") || strings.HasSuffix(host, ".cognitiveservices.azure.com") {
+			return string(classify.Azure)
+		}
+	}
+	return ""
 }
 
 // allow asks key's breaker for one attempt. done must be called with the

@@ -14,6 +14,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/cloud"
 	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/format/gemini"
 	"github.com/spillway/spillway/internal/format/responses"
@@ -27,7 +28,8 @@ import (
 // for concurrent use; make one and share it, like http.Transport.
 type Transport struct {
 	cfg      *config.Config
-	base     http.RoundTripper
+	base     http.RoundTripper // sends attempts: conn, under cloud.Transport
+	conn     http.RoundTripper // the connections: WithBase's, or a clone of http.DefaultTransport
 	engine   *policy.Engine
 	events   events.Sink
 	opts     send.Asks
@@ -42,7 +44,9 @@ var _ http.RoundTripper = (*Transport)(nil)
 type Option func(*Transport)
 
 // WithBase sets the transport that sends each attempt; a clone of
-// http.DefaultTransport when not set.
+// http.DefaultTransport when not set. A cloud provider's (Bedrock, Vertex
+// AI) attempts are signed with spillway's cloud credentials before they
+// reach it.
 func WithBase(rt http.RoundTripper) Option { return func(t *Transport) { t.base = rt } }
 
 // WithEngine shares a policy engine (its breakers, pacer and classifier)
@@ -119,6 +123,12 @@ func New(cfg *config.Config, opts ...Option) *Transport {
 	if t.events == nil {
 		t.events = events.Nop{}
 	}
+	t.conn = t.base
+	if _, ok := t.base.(*cloud.Transport); !ok {
+		// a cloud provider's requests are signed with spillway's own
+		// cloud credentials as they leave
+		t.base = cloud.NewTransport(t.base, t.engine.Clock())
+	}
 	return t
 }
 
@@ -128,7 +138,7 @@ func (t *Transport) Engine() *policy.Engine { return t.engine }
 // CloseIdleConnections closes the base transport's idle connections, when
 // it has any (http.Client.CloseIdleConnections calls it).
 func (t *Transport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+	if c, ok := t.conn.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
@@ -284,7 +294,7 @@ func (t *Transport) send(ctx context.Context, req *http.Request, ep wire.Endpoin
 func (t *Transport) request(ctx context.Context, req *http.Request, ep wire.Endpoint, body *wire.Body, cand policy.Candidate) (*http.Request, error) {
 	prov := t.cfg.Providers[cand.Provider]
 	addressed := t.addressed(req.URL)
-	if cand.Deployment != "" || addressed != "" && addressed != cand.Provider {
+	if cand.Deployment != "" || prov.Cloud() != "" || addressed != "" && addressed != cand.Provider {
 		out, err := send.NewRequest(ctx, t.cfg, ep, body, cand, req.Header, req.URL.RawQuery)
 		if err == nil {
 			send.SetCredentialsOrOwn(out.Header, prov, cand.Format)

@@ -13,6 +13,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/cloud"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/send"
 	"github.com/spillway/spillway/policy"
@@ -35,6 +36,9 @@ type execution struct {
 	session         string         // the session the last run used, to resume
 	stopCountdown   func()         // ends the countdown of the wait under way
 	lastClass       classify.Class // the class of the last run
+	// rt sends the checks of a long rung: a cloud provider's signed with
+	// spillway's own cloud credentials
+	rt http.RoundTripper
 }
 
 // newExecution is the execution of o: the child's environment without
@@ -42,6 +46,9 @@ type execution struct {
 // sign-in.
 func newExecution(o Options) *execution {
 	x := &execution{kind: KindOf(o.Command[0]), stopCountdown: func() {}}
+	if o.Engine != nil {
+		x.rt = cloud.NewTransport(http.DefaultTransport, o.Engine.Clock())
+	}
 	o.Env = withoutOwnSecrets(o.Env, o.Config)
 	x.sec = signInSecrets(x.kind, o)
 	x.res = Result{Command: x.sec.String(strings.Join(o.Command, " "))}
@@ -162,7 +169,7 @@ func (x *execution) onWait(d time.Duration, next policy.Candidate, why classify.
 // smallest request to the model; else (a ChatGPT login, say) the agent is
 // run again, and fails fast at capacity.
 func (x *execution) check(ctx context.Context, cand policy.Candidate) (room, checked bool) {
-	return send.Room(ctx, http.DefaultTransport, x.o.Config, cand, x.o.Engine.Classify)
+	return send.Room(ctx, x.rt, x.o.Config, cand, x.o.Engine.Classify)
 }
 
 // fresh is the command run from the start on model (Gemini CLI given a

@@ -184,6 +184,13 @@ func TestConfigCheck(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "# gpt-6-astra: openai (openai, weight 3), azure (azure as astra-prod, weight 1)") {
 		t.Fatalf("deployments: exit %d\n%s", code, out)
 	}
+	// a model's pools on the clouds: the cloud, its region, the cloud's own id
+	out, _, code = run(t, map[string]string{"BEDROCK_KEY": "k"}, "", "config", "check", "../../testdata/config/good/clouds_all.yaml")
+	if code != 0 || !strings.Contains(out, "bedrock-east (bedrock-east: bedrock us-east-1 as arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0, weight 1)") ||
+		!strings.Contains(out, "# gemini-3-pro: vertex-east (vertex-east: vertex us-east5 as gemini-2.5-pro, weight 1)") ||
+		!strings.Contains(out, "vertex-global (vertex-global: vertex global as claude-sonnet-4-5@20250929, weight 1)") {
+		t.Fatalf("pools: exit %d\n%s", code, out)
+	}
 	// --config and SPILLWAY_CONFIG are honoured
 	out, _, code = run(t, map[string]string{"SPILLWAY_CONFIG": "../../testdata/config/good/custom.yaml"}, "", "config", "check", "-q")
 	if code != 0 || !strings.Contains(out, "ok: ../../testdata/config/good/custom.yaml") {

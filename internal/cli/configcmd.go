@@ -192,27 +192,38 @@ func overflowWalk(c *config.Config, model string, chain []string) []string {
 	return out
 }
 
-// deploymentLines say, for each model served by several deployments, where
-// a request for it goes, in the order it spills: "# gpt-6-astra: us (openai,
-// weight 2), eu (openai-eu as gpt-6-astra-eu, weight 1)".
+// deploymentLines say, for each model served by several deployments or by
+// a cloud, its pools: where a request for it goes, in the order it spills,
+// each with its provider (a cloud's with the cloud and region) and the id
+// it goes upstream as: "# gpt-6-astra: us (openai, weight 2), eu
+// (openai-eu as gpt-6-astra-eu, weight 1)", "# claude-sonnet-5-5: east
+// (bedrock-east: bedrock us-east-1 as anthropic.claude-…, weight 1)".
 func deploymentLines(c *config.Config) []string {
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
-		if len(c.Models[name].Deployments) == 0 {
+		deps := c.Deployments(name)
+		if len(c.Models[name].Deployments) == 0 && (len(deps) == 0 || c.Providers[deps[0].Provider].Cloud() == "") {
 			continue
 		}
 		var ds []string
-		for _, d := range c.Deployments(name) {
-			as := ""
-			if d.Upstream != name {
-				as = " as " + d.Upstream
+		for _, d := range deps {
+			where := d.Provider
+			if p := c.Providers[d.Provider]; p.Cloud() != "" {
+				where += ": " + p.Cloud() + " " + p.Region
 			}
-			ds = append(ds, fmt.Sprintf("%s (%s%s, weight %d)", d.Name, d.Provider, as, d.Weight))
+			if d.Upstream != name {
+				where += " as " + d.Upstream
+			}
+			pool := fmt.Sprintf("(%s, weight %d)", where, d.Weight)
+			if d.Name != "" {
+				pool = d.Name + " " + pool
+			}
+			ds = append(ds, pool)
 		}
 		lines = append(lines, fmt.Sprintf("# %s: %s", name, strings.Join(ds, ", ")))
 	}
 	if len(lines) > 0 {
-		lines = append([]string{"# deployments (healthy ones share traffic by weight; a full one spills to the next):"}, lines...)
+		lines = append([]string{"# each model's pools (deployments; healthy ones share traffic by weight; a full one spills to the next):"}, lines...)
 	}
 	return lines
 }

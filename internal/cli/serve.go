@@ -377,7 +377,7 @@ func newBanner(addr net.Addr, cfg *config.Config, events, fleet string) banner {
 func answers(cfg *config.Config, format config.Format) bool {
 	for name := range cfg.Models {
 		for _, d := range cfg.Deployments(name) {
-			if !config.IsSignIn(d.Provider) && cfg.ProviderType(d.Provider) == format {
+			if !config.IsSignIn(d.Provider) && cfg.DeploymentType(d) == format {
 				return true
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/cloud"
 	"github.com/spillway/spillway/internal/redact"
 	"github.com/spillway/spillway/internal/words"
 )
@@ -129,8 +130,16 @@ func (o Options) transport() http.RoundTripper {
 		t.TLSClientConfig = o.TLS.Clone() // the transport writes to its own (HTTP/2 protocols)
 	}
 	t.ResponseHeaderTimeout = o.Timeout
-	return t
+	// a cloud provider's probes are signed with spillway's own cloud
+	// credentials as they leave
+	return cloud.NewTransport(t, nowFunc(o.Now))
 }
+
+// nowFunc is a clock of a time function (Options.Now).
+type nowFunc func() time.Time
+
+// Now is f's time.
+func (f nowFunc) Now() time.Time { return f() }
 
 // Run checks everything and returns the report.
 func Run(ctx context.Context, o Options) Report {

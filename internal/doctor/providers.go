@@ -23,6 +23,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // provider is a configured provider that some model uses.
 type provider struct {
 	name, typ, base string
+	cloud           string // bedrock, vertex: the provider's cloud (config.Provider.Cloud)
 	key, keyFrom    string // the key to check with, and where it came from (never the key)
 	keyMissing      string // auth: key with no key: what the configuration says
 	models          []policy.Candidate
@@ -41,7 +42,7 @@ func usedProviders(cfg *config.Config) []provider {
 			p := byName[d.Provider]
 			if p == nil {
 				pc := cfg.Providers[d.Provider]
-				p = &provider{name: d.Provider, typ: string(cfg.ProviderType(d.Provider)), base: pc.BaseURL}
+				p = &provider{name: d.Provider, typ: string(cfg.ProviderType(d.Provider)), base: pc.BaseURL, cloud: pc.Cloud()}
 				byName[d.Provider] = p
 			}
 			up := d.Upstream
@@ -49,7 +50,7 @@ func usedProviders(cfg *config.Config) []provider {
 				up = model
 			}
 			if !slices.ContainsFunc(p.models, func(c policy.Candidate) bool { return c.Upstream == up }) {
-				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: config.Format(p.typ)})
+				p.models = append(p.models, policy.Candidate{Model: model, Upstream: up, Provider: d.Provider, Format: cfg.DeploymentType(d), Cloud: p.cloud})
 			}
 		}
 	}
@@ -85,6 +86,9 @@ func (p *provider) findKey(o Options) {
 // with o.Probe sends each model the smallest request. It returns the
 // findings and how many probes it sent.
 func checkProvider(ctx context.Context, o Options, rt http.RoundTripper, p provider) ([]Finding, int) {
+	if p.cloud != "" {
+		return checkCloud(ctx, o, rt, p)
+	}
 	p.findKey(o)
 	if p.keyMissing != "" {
 		return []Finding{{Area: "key", Subject: p.name, Status: Broken, Class: string(classify.Auth),
@@ -177,7 +181,11 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		return f, v.Class == classify.Timeout
 	}
 	sent = true
-	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)})
+	prov := classify.Provider(cand.Format)
+	if cand.Cloud != "" {
+		prov = classify.Provider(cand.Cloud) // the cloud's error shapes
+	}
+	v := classify.Classify(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: prov})
 	f.Evidence = fmt.Sprintf("1-token request: %d in %s", ans.Status, ms(ans.Elapsed))
 	if v.Code != "" || v.Message != "" {
 		f.Evidence += ": " + strings.TrimSpace(v.Code+" "+v.Message)
@@ -203,6 +211,46 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 		f.Class = string(v.Class)
 	}
 	return f, sent
+}
+
+// credentialSource is what says which credentials a cloud provider
+// resolves (cloud.Transport).
+type credentialSource interface {
+	Source(ctx context.Context, name string, p config.Provider) (string, error)
+}
+
+// checkCloud checks a cloud provider (Bedrock, Vertex AI): which of
+// spillway's own cloud credentials it resolves (never the secret), and with
+// o.Probe each model's smallest request. A cloud has no list of models to
+// ask for free (send.ListModels refuses one).
+func checkCloud(ctx context.Context, o Options, rt http.RoundTripper, p provider) ([]Finding, int) {
+	pc := o.Config.Providers[p.name]
+	var fs []Finding
+	if src, ok := rt.(credentialSource); ok {
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		from, err := src.Source(sctx, p.name, pc)
+		cancel()
+		switch {
+		case err != nil:
+			fs = append(fs, Finding{Area: "key", Subject: p.name, Status: Broken, Class: string(classify.Auth),
+				Summary: fmt.Sprintf("no %s credentials: every request to %s fails", p.cloud, p.name), Evidence: err.Error()})
+			return fs, 0
+		case from != "":
+			fs = append(fs, Finding{Area: "key", Subject: p.name, Status: Healthy, Summary: p.cloud + " credentials: " + from})
+		}
+	}
+	if !o.Probe {
+		return fs, 0
+	}
+	n := 0
+	for _, cand := range p.models {
+		f, sent := probe(ctx, o, rt, cand, http.Header{})
+		if sent {
+			n++
+		}
+		fs = append(fs, f)
+	}
+	return fs, n
 }
 
 func waitText(d time.Duration) string {

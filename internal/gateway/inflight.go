@@ -235,3 +235,10 @@ func (t planTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// clockOf is the clock the engine of the moment has (a reload may bring
+// another): what the cloud transport judges cached credentials by.
+type clockOf func() policy.Clock
+
+// Now is the engine's clock's time.
+func (c clockOf) Now() time.Time { return c().Now() }

@@ -26,6 +26,7 @@ import (
 	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/cloud"
 	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/format/gemini"
 	respfmt "github.com/spillway/spillway/internal/format/responses"
@@ -157,7 +158,9 @@ func New(o Options) (*Server, error) {
 	// and no client timeout (streams last; the driver's watchdogs bound
 	// them).
 	s.plans = &planLimits{now: func() time.Time { return s.Engine().Clock().Now() }}
-	s.rt = planTransport{rt: tr, plans: s.plans}
+	// a cloud provider's attempts are signed with spillway's own cloud
+	// credentials as they leave, judged by the engine's clock
+	s.rt = planTransport{rt: cloud.NewTransport(tr, clockOf(func() policy.Clock { return s.Engine().Clock() })), plans: s.plans}
 	dropped := o.Dropped
 	if dropped == nil {
 		dropped = func() uint64 { return 0 }

@@ -698,7 +698,7 @@ func (w *worker) runStep(ctx context.Context, id int64, task Task, step Step, sn
 	if len(deps) == 0 {
 		return "", "", &stepFailure{class: classify.ModelNotFound, final: true, err: fmt.Errorf("model %q is not configured (spillway config check lists the models)", model)}
 	}
-	format := wire.Format(cfg.ProviderType(deps[0].Provider))
+	format := wire.Format(cfg.DeploymentType(deps[0]))
 	env, ok := formats.EnvelopeOf(format)
 	ep := env.PromptEndpoint()
 	if !ok {

@@ -289,7 +289,7 @@ func noKey(cfg *config.Config, model string) string {
 	}
 	name := deps[0].Provider
 	prov, ok := cfg.Providers[name]
-	if !ok || prov.APIKey.Value != "" || config.IsSignIn(name) {
+	if !ok || prov.OwnCredentials() || config.IsSignIn(name) {
 		return ""
 	}
 	fix := "give it an api_key in the configuration"

@@ -192,14 +192,18 @@ func Open(a *policy.Attempt, resp *http.Response, client, from wire.Endpoint, o 
 func (s *Stream) hold() (policy.Result, bool) {
 	s.body = s.resp.Body
 	// a large event's buffer is the request's to hold
-	s.rd = formats.Envelope(s.from.Format).Framing().Events(s.body, s.mem.b)
+	framing := formats.Framing(s.resp.Header) // an AWS event stream, or SSE
+	if framing == nil {
+		framing = formats.Envelope(s.from.Format).Framing()
+	}
+	s.rd = framing.Events(s.body, s.mem.b)
 	s.open = -1
 	if sp := s.o.Splice; sp != nil {
 		s.keepText(sp.Text)
 		s.open, s.openText = sp.Index, true
 		s.trim = sp.Text[len(strings.TrimRight(sp.Text, " \t\r\n")):]
 	}
-	prov := classify.Provider(s.a.Candidate.Format)
+	prov := classifyAs(s.a.Candidate)
 	fail := func(v classify.Verdict, detail any) (policy.Result, bool) {
 		return policy.Result{Verdict: v, Status: s.resp.StatusCode, Detail: detail}, false
 	}
@@ -478,7 +482,7 @@ func (s *Stream) note(ev sse.Event, fa wire.Facts, f wire.Frame) {
 	case f == wire.Error:
 		// after output: the caller sees it (or, continuable, the driver
 		// goes on from it); the attempt is over
-		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classify.Provider(s.a.Candidate.Format)})
+		s.verdict = s.a.Classify(classify.Input{Event: ev.Name, Body: ev.Data, Provider: classifyAs(s.a.Candidate)})
 		s.terminal = true
 	case fa.Finished:
 		// a Chat chunk with a finish_reason: some providers end there

@@ -49,7 +49,7 @@ type Answer struct {
 // answer comes in its format, or, for another vendor's model, in o.Turn's
 // target's, and is translated back.
 func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client wire.Endpoint, o Options) (*Answer, policy.Result) {
-	prov := classify.Provider(a.Candidate.Format)
+	prov := classifyAs(a.Candidate)
 	from := client
 	if o.Turn != nil {
 		from, o.Turn.Now = o.Turn.Target, a.Now
@@ -58,7 +58,8 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 	if err != nil {
 		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
 	}
-	a.Headers(wire.IsSSE(resp.Header))
+	framing := formats.Framing(resp.Header) // nil: a whole answer
+	a.Headers(framing != nil)
 	if o.Turn != nil && resp.StatusCode/100 == 2 {
 		translatedHeader(resp.Header) // another vendor's own headers are not the client's vendor's
 	}
@@ -79,11 +80,14 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 		}
 		return nil, res
 	}
-	if wire.IsSSE(resp.Header) {
+	if framing != nil {
 		st, held := Open(a, resp, client, from, o)
 		if st == nil {
 			return nil, held
 		}
+		// what the caller reads is server-sent events, whatever framed
+		// them upstream (an AWS event stream's frames become events)
+		resp.Header.Set("Content-Type", "text/event-stream")
 		return &Answer{Resp: resp, Stream: st}, res
 	}
 	// A whole answer: read it all before the caller sees any of it (a body
@@ -221,7 +225,7 @@ func (x *Crossing) Check(c policy.Candidate) (string, string) {
 		return policy.OtherVendor, c.Provider + " is a sign-in's own backend"
 	case x.array:
 		return policy.Untranslatable, "a Gemini stream without alt=sse (a JSON array) is not translated: ask for ?alt=sse"
-	case prov.APIKey.Value == "":
+	case !prov.OwnCredentials():
 		return policy.NoKey, fmt.Sprintf("%s is %s's model, and provider %s has no api_key of its own (a caller's credentials never go to another vendor)", c.Model, c.Format, c.Provider)
 	}
 	if err := x.parsed().Check(c.Format, Takes(x.cfg, c.Model)); err != nil {
@@ -260,12 +264,22 @@ func (x *Crossing) Attempt(ctx context.Context, cand policy.Candidate, header ht
 	if !ok {
 		return nil, nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
 	}
-	if prov.APIKey.Value == "" {
+	if !prov.OwnCredentials() {
 		return nil, nil, fmt.Errorf("spillway: provider %s has no api_key of its own for %s", cand.Provider, cand.Model)
 	}
 	turn, err := x.parsed().New(cand.Format, Takes(cfg, cand.Model), cand.Model, cand.Upstream)
 	if err != nil {
 		return nil, nil, err
+	}
+	if prov.Cloud() != "" {
+		// the translation, carried in the cloud's envelope: what the
+		// target requires of its headers (its betas) goes as the cloud
+		// takes it
+		h := http.Header{}
+		turn.Header(h)
+		q, _ := url.ParseQuery(turn.Query())
+		up, err := cloudRequest(ctx, cand.Provider, prov, cand, cloudCall{ep: turn.Target, payload: turn.Body, stream: turn.Stream, header: h, query: q})
+		return up, turn, err
 	}
 	target := turn.Target.URL(prov.BaseURL, cand.Upstream)
 	q, _ := url.ParseQuery(strings.TrimPrefix(prov.Query, "?"))
@@ -336,6 +350,12 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 	if cand.Format != "" && cand.Format != ep.Format {
 		return nil, fmt.Errorf("spillway: model %s speaks %s, not %s", cand.Model, cand.Format, ep.Format)
 	}
+	if prov.Cloud() != "" {
+		// the cloud's envelope takes the body without its model (the path
+		// names it): the caller's bytes go in as they came
+		q, _ := url.ParseQuery(rawQuery)
+		return cloudRequest(ctx, cand.Provider, prov, cand, cloudCall{ep: ep, payload: body.Raw, stream: body.Stream, header: header, query: q})
+	}
 	payload, err := body.For(ep, cand.Upstream)
 	if err != nil {
 		return nil, err
@@ -367,9 +387,10 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 
 // SetCredentials sets the credentials of a request to prov with auth: key: its own
 // key, in place of any the caller sent (in its key_header when it names
-// one). With passthrough the caller's go through.
+// one). With passthrough the caller's go through. A cloud's request
+// carries none here: the cloud transport signs it as it leaves.
 func SetCredentials(h http.Header, prov config.Provider, f wire.Format) {
-	if prov.Auth == config.AuthKey {
+	if prov.Auth == config.AuthKey && prov.Cloud() == "" {
 		setKey(h, prov, f)
 	}
 }
@@ -378,6 +399,9 @@ func SetCredentials(h http.Header, prov config.Provider, f wire.Format) {
 // credentials, the provider's own key: what a library caller that names no
 // key (the queue) wants, so that each provider's key goes to it alone.
 func SetCredentialsOrOwn(h http.Header, prov config.Provider, f wire.Format) {
+	if prov.Cloud() != "" {
+		return // the cloud transport signs it as it leaves
+	}
 	if prov.Auth == config.AuthKey || prov.APIKey.Value != "" && !wire.HasKey(h) {
 		setKey(h, prov, f)
 	}
@@ -406,14 +430,15 @@ func (p progress) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// Room asks cand's provider, with the provider's own key, for the smallest
-// answer (one token) and reports whether the model has room: false when
-// judge (the engine's classifier) calls the answer capacity. checked is
-// false when it could not ask (the provider has no key of its own, or
-// speaks no prompt endpoint): the caller must try.
+// Room asks cand's provider, with the provider's own credentials, for the
+// smallest answer (one token) and reports whether the model has room: false
+// when judge (the engine's classifier) calls the answer capacity. checked
+// is false when it could not ask (the provider has no credentials of its
+// own, or speaks no prompt endpoint): the caller must try. rt must
+// authorize cloud requests (cloud.NewTransport).
 func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, judge func(classify.Input) classify.Verdict) (room, checked bool) {
 	prov, ok := cfg.Providers[cand.Provider]
-	if !ok || prov.Auth != config.AuthKey || prov.APIKey.Value == "" {
+	if !ok || prov.Auth != config.AuthKey || !prov.OwnCredentials() {
 		return false, false
 	}
 	ans, err := Probe(ctx, rt, cfg, cand, http.Header{})
@@ -423,7 +448,7 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	if ans.Status/100 == 2 {
 		return true, true
 	}
-	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classify.Provider(cand.Format)}).Class != classify.Capacity, true
+	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classifyAs(cand)}).Class != classify.Capacity, true
 }
 
 // Probed is a provider's answer to a probe: its status, headers, the start
@@ -476,6 +501,9 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	prov, ok := cfg.Providers[provider]
 	if !ok {
 		return nil, fmt.Errorf("spillway: no provider %q configured", provider)
+	}
+	if c := prov.Cloud(); c != "" {
+		return nil, fmt.Errorf("spillway: provider %s is a %s region: it has no list of models to ask (probe one of its models instead)", provider, c)
 	}
 	f := wire.Format(cfg.ProviderType(provider))
 	env := formats.Envelope(f)

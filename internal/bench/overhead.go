@@ -202,6 +202,11 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		return nil, err
 	}
 	defer cleanup()
+	if o.Bedrock { // the gateway loads its AWS configuration at its first Bedrock request: not in the warm-up's 300 ms
+		if err := run.firstBedrock(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// warm up every path's connections and code
 	for _, n := range run.names {
 		if _, err := closedLoop(ctx, run.senders[n], 8, 300*time.Millisecond); err != nil {

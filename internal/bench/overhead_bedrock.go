@@ -101,6 +101,18 @@ func (r *overheadRun) addBedrock() {
 	}
 }
 
+// firstBedrock sends each Bedrock path's first request, untimed: the
+// gateway loads its AWS configuration (the default chain) then, which can
+// take longer than the warm-up allows (under the race detector).
+func (r *overheadRun) firstBedrock(ctx context.Context) error {
+	for _, n := range []string{DirectBedrock, BedrockPath} {
+		if _, _, ok := r.senders[n](ctx, time.Now()); !ok {
+			return fmt.Errorf("bench: %s path: its first request got no answer (a signature the simulator refused, or a gateway that found no AWS credentials in its environment)", n)
+		}
+	}
+	return nil
+}
+
 // directBedrock is the Bedrock baseline's sender: the request the gateway
 // sends to Bedrock for the Bedrock path, signed with SigV4 (as a client
 // of Bedrock signs each request: over the exact bytes, at the time it

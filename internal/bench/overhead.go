@@ -24,7 +24,6 @@ import (
 	"github.com/spillway/spillway/events"
 	"github.com/spillway/spillway/internal/dash"
 	"github.com/spillway/spillway/internal/fleet"
-	"github.com/spillway/spillway/internal/format/messages"
 	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/internal/serve"
 	"github.com/spillway/spillway/policy"
@@ -92,6 +91,13 @@ type OverheadOptions struct {
 	// from another vendor's model (translated both ways), to measure what
 	// a cross-vendor step adds over a same-format one.
 	Translated bool
+	// Bedrock adds Bedrock's event stream (Procs and Stream only): a
+	// Messages client's stream answered through the gateway by the
+	// simulator's Bedrock (InvokeModelWithResponseStream, SigV4-signed by
+	// the gateway's cloud transport) against the same request answered by
+	// the simulator's Messages endpoint (SSE), each over its own direct
+	// baseline (BedrockPath, MessagesPath).
+	Bedrock bool
 	// Procs runs the upstream, the bare proxy and the gateway as processes
 	// of their own (this one only generates load), measures each proxy's
 	// CPU per request, and then the peak RSS of each with OpenStreams
@@ -150,6 +156,12 @@ type OverheadReport struct {
 	// first byte over the same-format one's (both over direct), with
 	// Translated.
 	TranslatedTTFBRatio map[string]float64 `json:"translated_ttfb_ratio,omitempty"`
+	// With Bedrock, by rate: the Bedrock path's added time to first byte
+	// p50 over its direct baseline (µs), the same-format Messages SSE
+	// path's over its own, and the first divided by the second.
+	BedrockAddedTTFBUS  map[string]float64 `json:"bedrock_added_ttfb_p50_us,omitempty"`
+	MessagesAddedTTFBUS map[string]float64 `json:"messages_added_ttfb_p50_us,omitempty"`
+	BedrockTTFBRatio    map[string]float64 `json:"bedrock_ttfb_ratio,omitempty"`
 	MaxThroughput       []Throughput       `json:"max_throughput,omitempty"`
 	PeakRSSMB           float64            `json:"peak_rss_mb"`
 	// With Procs, by rate: spillway's over the bare proxy's CPU per
@@ -179,6 +191,9 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	if o.Procs && o.State != "" {
 		return nil, fmt.Errorf("bench: --procs and --state together are not measured yet: run them apart")
 	}
+	if o.Bedrock && (!o.Procs || !o.Stream) {
+		return nil, fmt.Errorf("bench: --bedrock measures streams through a gateway process given AWS test credentials in its environment: add --procs and --stream")
+	}
 	if o.Procs && runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("bench: --procs reads each process's CPU and memory from /proc: Linux only")
 	}
@@ -187,9 +202,14 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		return nil, err
 	}
 	defer cleanup()
+	if o.Bedrock { // the gateway loads its AWS configuration at its first Bedrock request: not in the warm-up's 300 ms
+		if err := run.firstBedrock(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// warm up every path's connections and code
 	for _, n := range run.names {
-		if _, err := closedLoop(ctx, run.clients[n], run.urls[n], run.bodies[n], 8, 300*time.Millisecond); err != nil {
+		if _, err := closedLoop(ctx, run.senders[n], 8, 300*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("bench: %s path: %w", n, err)
 		}
 	}
@@ -207,7 +227,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	if o.ThroughputFor > 0 {
 		for _, n := range run.names {
-			rate, err := closedLoop(ctx, run.clients[n], run.urls[n], run.bodies[n], o.Conns, o.ThroughputFor)
+			rate, err := closedLoop(ctx, run.senders[n], o.Conns, o.ThroughputFor)
 			if err != nil {
 				return nil, err
 			}
@@ -248,14 +268,14 @@ func (o *OverheadOptions) defaults() {
 }
 
 // overheadRun is the overhead bench's paths, each by name: its URL, its
-// client and the body it sends, and (with Procs) its proxy's process.
+// sender (its own client, the body it sends), and (with Procs) its proxy's
+// process.
 type overheadRun struct {
 	o       OverheadOptions
 	names   []string // Direct first
 	urls    map[string]string
 	procs   map[string]*proc
-	clients map[string]*http.Client
-	bodies  map[string]string
+	senders map[string]sender
 }
 
 // startOverhead starts the paths o asks for; the func stops them.
@@ -292,10 +312,16 @@ func startOverhead(ctx context.Context, o OverheadOptions) (*overheadRun, func()
 			r.procs[Translated] = p
 		}
 	}
-	r.clients, r.bodies = map[string]*http.Client{}, map[string]string{}
+	if o.Bedrock {
+		r.addBedrock()
+	}
+	r.senders = map[string]sender{}
 	for _, n := range r.names {
-		r.clients[n] = &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
-		r.bodies[n] = overheadBody(n, o.Stream)
+		c := &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
+		r.senders[n] = sendTo(c, r.urls[n], overheadBody(n, o.Stream))
+		if n == DirectBedrock {
+			r.senders[n] = directBedrock(c, r.urls[n])
+		}
 	}
 	return r, cleanup, nil
 }
@@ -309,8 +335,13 @@ func overheadBody(n string, stream bool) string {
 	case Failover, FailoverSkip:
 		model = "bench-full"
 	}
-	if n == DirectTranslated { // what the gateway sends for the translated path
-		return fmt.Sprintf(`{"model":"claude-haiku-5-5","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":[{"type":"text","text":"say hi"}]}]}`, messages.DefaultMaxTokens, stream)
+	switch n {
+	case DirectTranslated: // what the gateway sends for the translated path and for Messages
+		return messagesBody("claude-haiku-5-5", stream)
+	case MessagesPath:
+		return messagesBody(translatedModel, true)
+	case BedrockPath:
+		return messagesBody(bedrockModel, true)
 	}
 	if stream {
 		return fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"say hi"}]}`, model)
@@ -333,7 +364,7 @@ func (r *overheadRun) measure(ctx context.Context, rps int, rep *OverheadReport)
 			if p := r.procs[n]; p != nil {
 				cpu0 = p.cpu()
 			}
-			if err := openLoop(ctx, r.clients[n], r.urls[n], r.bodies[n], rps, r.o.Slice, samples[n]); err != nil {
+			if err := openLoop(ctx, r.senders[n], rps, r.o.Slice, samples[n]); err != nil {
 				return nil, err
 			}
 			if p := r.procs[n]; p != nil {
@@ -389,6 +420,7 @@ func (rep *OverheadReport) addRate(o OverheadOptions, rps int, at map[string]Pat
 			o.Progress("%d req/s: added TTFB p50, translated ÷ same format: %.2f", rps, rep.TranslatedTTFBRatio[k])
 		}
 	}
+	rep.addBedrock(o, k, at)
 	ratio := 0.0
 	if bare.AddedP50US > 0 {
 		ratio = sw.AddedP50US / bare.AddedP50US
@@ -554,7 +586,9 @@ func startUpstream(ctx context.Context, tokenRate float64) (string, error) {
 		p.Size, p.PeakLoad, p.QuietLoad = 1_000_000, 0, 0
 		scn.Tiers[t] = p
 	}
-	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: tokenRate})
+	// its Bedrock takes only requests signed with the bench's AWS test
+	// credentials (the Bedrock path's)
+	srv, err := sim.New(sim.Options{Scenario: scn, Seed: 1, TokenRate: tokenRate, Clouds: sim.CloudAuth{AWS: &benchAWS}})
 	if err != nil {
 		return "", err
 	}
@@ -613,6 +647,11 @@ func startGateway(ctx context.Context, target string, pacingOff bool, state, fai
 	cfg.Models["bench-openai"] = config.Model{Provider: "openai", Tier: config.Light, Upstream: "gpt-6-luna"}
 	cfg.Models[translatedModel] = config.Model{Provider: "anthropic", Tier: config.Light, Upstream: "claude-haiku-5-5"}
 	cfg.Chains["bench-translated"] = []string{"bench-openai", translatedModel}
+	// the Bedrock path's: the same Anthropic model on the simulator's
+	// Bedrock, signed with the AWS credentials of the environment
+	// (benchAWSEnv, in the gateway's own process)
+	cfg.Providers[bedrockProvider] = config.Provider{Type: config.Bedrock, Region: bedrockRegion, BaseURL: target}
+	cfg.Models[bedrockModel] = config.Model{Provider: bedrockProvider, Tier: config.Light, Upstream: bedrockUpstream}
 	if failover != "" { // the failover paths': a full model, then the one that answers
 		cfg.Models["bench-full"] = config.Model{Provider: "openai", Tier: config.Heavy, Upstream: fullModel}
 		cfg.Models["bench-answer"] = config.Model{Provider: "openai", Tier: config.Heavy, Upstream: "gpt-6-luna"}
@@ -685,9 +724,9 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 		kind = "SSE streams"
 	}
 	fmt.Fprintf(out, "overhead: %s from a zero-delay simulator, open loop, paths interleaved; gateway pacing %s; %d CPUs, %s\n\n", kind, r.Pacing, r.CPUs, r.GoVersion)
-	fmt.Fprintf(out, "%6s  %-9s %9s %9s %9s %11s %11s %9s %8s\n", "req/s", "path", "p50", "p99", "ttfb p50", "added p50", "added p99", "allocs/req", "errors")
+	fmt.Fprintf(out, "%6s  %-15s %9s %9s %9s %11s %11s %9s %8s\n", "req/s", "path", "p50", "p99", "ttfb p50", "added p50", "added p99", "allocs/req", "errors")
 	for _, p := range r.Paths {
-		fmt.Fprintf(out, "%6d  %-9s %8.0fµs %8.0fµs %8.0fµs %10.0fµs %10.0fµs %9.0f %8d\n", p.RPS, p.Name, p.P50US, p.P99US, p.TTFBP50US, p.AddedP50US, p.AddedP99US, p.AllocsPerReq, p.Errors)
+		fmt.Fprintf(out, "%6d  %-15s %8.0fµs %8.0fµs %8.0fµs %10.0fµs %10.0fµs %9.0f %8d\n", p.RPS, p.Name, p.P50US, p.P99US, p.TTFBP50US, p.AddedP50US, p.AddedP99US, p.AllocsPerReq, p.Errors)
 	}
 	fmt.Fprintln(out)
 	rates := make([]string, 0, len(r.Ratios))
@@ -714,6 +753,11 @@ func (r *OverheadReport) WriteText(out io.Writer) {
 	for _, k := range rates {
 		if v, ok := r.TranslatedTTFBRatio[k]; ok {
 			fmt.Fprintf(out, "added TTFB p50, translated (Chat → Messages → Chat) ÷ same format at %s req/s: %.2f\n", k, v)
+		}
+	}
+	for _, k := range rates {
+		if v, ok := r.BedrockAddedTTFBUS[k]; ok {
+			fmt.Fprintf(out, "added TTFB p50 at %s req/s, Messages stream: Bedrock's event stream %.0fµs, the same format's SSE %.0fµs: %s×\n", k, v, r.MessagesAddedTTFBUS[k], ratio(r.BedrockTTFBRatio, k))
 		}
 	}
 	for _, t := range r.MaxThroughput {

@@ -67,10 +67,23 @@ func usQuantile(ds []time.Duration, q float64) float64 {
 	return float64(s[min(int(q*float64(len(s))), len(s)-1)]) / float64(time.Microsecond)
 }
 
+// sender sends one request of a path, due at due, and reads its whole
+// answer: the latency runs from due to the last byte, the time to first
+// byte from due to the answer's first byte (request, and directBedrock's
+// first event).
+type sender func(ctx context.Context, due time.Time) (lat, ttfb time.Duration, ok bool)
+
+// sendTo is the sender of body to u with c (request).
+func sendTo(c *http.Client, u, body string) sender {
+	return func(ctx context.Context, due time.Time) (time.Duration, time.Duration, bool) {
+		return request(ctx, c, u, body, due)
+	}
+}
+
 // openLoop sends requests at a fixed rate for d, each on its own goroutine
 // at its due time whether or not earlier ones are done, and waits for the
 // last to finish. The allocations of the slice are counted to the path.
-func openLoop(ctx context.Context, c *http.Client, u, body string, rps int, d time.Duration, s *pathSamples) error {
+func openLoop(ctx context.Context, send sender, rps int, d time.Duration, s *pathSamples) error {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	interval := time.Second / time.Duration(rps)
@@ -87,7 +100,7 @@ func openLoop(ctx context.Context, c *http.Client, u, body string, rps int, d ti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lat, ttfb, ok := request(ctx, c, u, body, due)
+			lat, ttfb, ok := send(ctx, due)
 			s.add(lat, ttfb, ok)
 		}()
 	}
@@ -130,7 +143,7 @@ func request(ctx context.Context, c *http.Client, u, body string, due time.Time)
 
 // closedLoop runs conns workers back to back for d and returns the rate of
 // good answers.
-func closedLoop(ctx context.Context, c *http.Client, u, body string, conns int, d time.Duration) (float64, error) {
+func closedLoop(ctx context.Context, send sender, conns int, d time.Duration) (float64, error) {
 	var good, bad atomic.Int64
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -141,7 +154,7 @@ func closedLoop(ctx context.Context, c *http.Client, u, body string, conns int, 
 		go func() {
 			defer wg.Done()
 			for cctx.Err() == nil {
-				if _, _, ok := request(cctx, c, u, body, time.Now()); ok {
+				if _, _, ok := send(cctx, time.Now()); ok {
 					good.Add(1)
 				} else if cctx.Err() == nil {
 					bad.Add(1)

@@ -106,6 +106,9 @@ func startPart(ctx context.Context, kind, target string, tokenRate float64, paci
 	cmd.SysProcAttr = partAttr() // the part goes when this process dies
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Stderr = os.Stderr
+	if kind != PartUpstream && kind != PartBare { // a gateway: the Bedrock path's AWS test credentials
+		cmd.Env = append(os.Environ(), benchAWSEnv()...)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

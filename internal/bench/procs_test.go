@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,5 +57,66 @@ func TestOverheadProcsSmoke(t *testing.T) {
 	}
 	if !rep.Procs || rep.CPURatio["200"] <= 0 || rep.OpenStreams != 50 || rep.BareRSSMB <= 0 || rep.SpillwayRSSMB <= 0 {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// With Bedrock, a Messages stream goes through the gateway's process to
+// the simulator's Bedrock (signed by the gateway's cloud transport with
+// the test credentials of its environment, which the simulator checks)
+// and to its Messages endpoint, each also direct: every request of the
+// four paths answered, and the added times and their ratio in the report
+// (their values not checked: wall-clock differences).
+func TestOverheadBedrockSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts six processes")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED: --procs reads /proc (Linux only)")
+	}
+	rep, err := Overhead(context.Background(), OverheadOptions{RPS: []int{100}, Duration: 600 * time.Millisecond, Slice: 200 * time.Millisecond,
+		Stream: true, Procs: true, Bedrock: true, OpenStreams: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range rep.Paths {
+		seen[p.Name] = true
+		if p.Errors != 0 || p.Sent < 10 || p.TTFBP50US <= 0 || p.P50US < p.TTFBP50US {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+	for _, n := range []string{MessagesPath, BedrockPath, DirectBedrock, DirectTranslated} {
+		if !seen[n] {
+			t.Errorf("no %s path: %v", n, seen)
+		}
+	}
+	if _, ok := rep.BedrockAddedTTFBUS["100"]; !ok {
+		t.Errorf("no Bedrock added TTFB: %+v", rep)
+	}
+	if _, ok := rep.MessagesAddedTTFBUS["100"]; !ok {
+		t.Errorf("no Messages added TTFB: %+v", rep)
+	}
+	m := rep.metrics()
+	for _, name := range []string{"bedrock100", "bedrock100_us", "messages100_us"} {
+		if _, ok := m[name]; !ok {
+			t.Errorf("metric %s not in the report: %v", name, m)
+		}
+	}
+	var out bytes.Buffer
+	rep.WriteText(&out)
+	if !strings.Contains(out.String(), "Bedrock's event stream") {
+		t.Errorf("the text report does not give the Bedrock path's figures:\n%s", out.String())
+	}
+}
+
+// The Bedrock paths need the gateway's own process (its environment holds
+// the AWS test credentials) and streams: asked for without them, the run
+// says so before it starts anything.
+func TestOverheadBedrockNeedsProcsAndStream(t *testing.T) {
+	for _, o := range []OverheadOptions{{Bedrock: true, Stream: true}, {Bedrock: true, Procs: true}} {
+		_, err := Overhead(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), "--procs and --stream") {
+			t.Errorf("%+v: %v", o, err)
+		}
 	}
 }

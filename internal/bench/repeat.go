@@ -62,18 +62,21 @@ type Goal struct {
 // goals"): what a run judges when it is given no --goal.
 var speedGoals = []struct {
 	goal, what string
-	stream     int // 1: streams only, -1: whole answers only, 0: both
+	stream     int  // 1: streams only, -1: whole answers only, 0: both
+	bedrock    bool // with OverheadOptions.Bedrock only
 }{
-	{"ttfb500<=1.2", "streams: added time to first byte p50 @500 req/s", 1},
-	{"ttfb1000<=1.3", "streams: added time to first byte p50 @1000 req/s", 1},
-	{"cpu500<=1.2", "streams: CPU per request @500 req/s", 1},
-	{"cpu1000<=1.2", "streams: CPU per request @1000 req/s", 1},
-	{"rss<=1.2", "streams: peak RSS with the open streams", 1},
-	{"throughput>=0.95", "streams: max throughput", 1},
-	{"added1000<=1.2", "whole answers: added p50 @1000 req/s", -1},
-	{"throughput>=0.9", "whole answers: max throughput", -1},
-	{"failover50_p50<=1000", "failover: added p50 over the answering model's direct time, µs @50 req/s", 0},
-	{"failover50_p99<=3000", "failover: added p99 over the answering model's direct time, µs @50 req/s", 0},
+	{"ttfb500<=1.2", "streams: added time to first byte p50 @500 req/s", 1, false},
+	{"ttfb1000<=1.3", "streams: added time to first byte p50 @1000 req/s", 1, false},
+	{"cpu500<=1.2", "streams: CPU per request @500 req/s", 1, false},
+	{"cpu1000<=1.2", "streams: CPU per request @1000 req/s", 1, false},
+	{"rss<=1.2", "streams: peak RSS with the open streams", 1, false},
+	{"throughput>=0.95", "streams: max throughput", 1, false},
+	{"added1000<=1.2", "whole answers: added p50 @1000 req/s", -1, false},
+	{"throughput>=0.9", "whole answers: max throughput", -1, false},
+	{"bedrock500<=1.3", "Bedrock's event stream: added TTFB p50 ÷ the same-format SSE path's @500 req/s", 1, true},
+	{"bedrock1000<=1.3", "Bedrock's event stream: added TTFB p50 ÷ the same-format SSE path's @1000 req/s", 1, true},
+	{"failover50_p50<=1000", "failover: added p50 over the answering model's direct time, µs @50 req/s", 0, false},
+	{"failover50_p99<=3000", "failover: added p99 over the answering model's direct time, µs @50 req/s", 0, false},
 }
 
 // SpeedGoals are the speed goals that apply to runs with o's answers
@@ -81,7 +84,7 @@ var speedGoals = []struct {
 func SpeedGoals(o OverheadOptions) []Goal {
 	var out []Goal
 	for _, s := range speedGoals {
-		if s.stream == 1 && !o.Stream || s.stream == -1 && o.Stream {
+		if s.stream == 1 && !o.Stream || s.stream == -1 && o.Stream || s.bedrock && !o.Bedrock {
 			continue
 		}
 		g, err := ParseGoal(s.goal)
@@ -107,7 +110,7 @@ func ParseGoal(s string) (Goal, error) {
 }
 
 // goalNames says what ratios there are, for messages.
-const goalNames = "addedRPS (added p50), p99_RPS (added p99), ttfbRPS and cpuRPS (with --procs), rss (with --procs), throughput"
+const goalNames = "addedRPS (added p50), p99_RPS (added p99), ttfbRPS and cpuRPS (with --procs), rss (with --procs), throughput, bedrockRPS (with --bedrock)"
 
 // RepeatedReport is Repeat's: every run's report, each ratio over them,
 // and the goals' verdicts.
@@ -233,6 +236,13 @@ func (r *OverheadReport) metrics() map[string]metric {
 		}
 		if tr, ok := at[Translated]; ok {
 			out["translated"+k] = over(tr.TTFBP50US-at[DirectTranslated].TTFBP50US, sw.TTFBP50US-direct.TTFBP50US)
+		}
+		if _, ok := at[BedrockPath]; ok {
+			// the ratio over the Messages path's added time, and both
+			// added times in µs (bedrock500_us, messages500_us)
+			b, m := bedrockAdded(at)
+			out["bedrock"+k] = over(b, m)
+			out["bedrock"+k+"_us"], out["messages"+k+"_us"] = metric{value: b, ok: true}, metric{value: m, ok: true}
 		}
 		if r.Procs {
 			out["ttfb"+k] = over(sw.TTFBP50US-direct.TTFBP50US, bare.TTFBP50US-direct.TTFBP50US)

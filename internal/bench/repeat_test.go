@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +108,24 @@ func TestSpeedGoals(t *testing.T) {
 	whole := SpeedGoals(OverheadOptions{})
 	if len(whole) != 4 || whole[0].Name != "added1000" || whole[1].Bound != 0.9 {
 		t.Fatalf("whole-answer goals %+v", whole)
+	}
+}
+
+// The Bedrock goals (issue 48: at most 1.3×) are judged by default only
+// when the runs measure the Bedrock paths; other stream runs do not name
+// them.
+func TestSpeedGoalsBedrock(t *testing.T) {
+	t.Parallel()
+	names := func(o OverheadOptions) (out []string) {
+		for _, g := range SpeedGoals(o) {
+			out = append(out, g.Name+g.Op+strconv.FormatFloat(g.Bound, 'f', -1, 64))
+		}
+		return out
+	}
+	if got := names(OverheadOptions{Stream: true, Procs: true, Bedrock: true}); !slices.Contains(got, "bedrock500<=1.3") || !slices.Contains(got, "bedrock1000<=1.3") {
+		t.Errorf("with Bedrock: %v", got)
+	}
+	if got := names(OverheadOptions{Stream: true, Procs: true}); slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "bedrock") }) {
+		t.Errorf("without Bedrock: %v", got)
 	}
 }

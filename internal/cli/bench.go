@@ -214,6 +214,7 @@ func (bo *benchOverheadOptions) flags(f *pflag.FlagSet) {
 	f.IntVar(&o.OpenStreams, "open-streams", 1000, "with --procs: slow streams open at once for the peak RSS")
 	f.BoolVar(&o.Failover, "failover", false, "also measure failover: a request whose first model answers 529 at once (its breaker held closed), and the same with that breaker open, each added over the answering model's direct time (goals failoverRATE_p50, _p99, skipRATE_p50, in µs)")
 	f.BoolVar(&o.Translated, "translated", false, "also measure a translated path: the Chat request answered by another vendor's model (Messages), its added TTFB over the same-format path's (goal translatedRATE)")
+	f.BoolVar(&o.Bedrock, "bedrock", false, "with --procs --stream: also measure Bedrock's event stream: a Messages stream through the gateway answered by the simulator's Bedrock (SigV4-signed), its added TTFB over the same request answered by the simulator's Messages SSE, each over its own direct call (goal bedrockRATE)")
 	f.StringVar(&o.State, "state", "", "also measure a gateway in a fleet on this Redis (redis://HOST:PORT/DB): its p50/p99 against the local one's")
 	f.BoolVar(&o.PacingOff, "pacing-off", false, "turn the gateway's pacing off (by default it runs the shipped pacing: only under pressure)")
 	f.StringVar(&bo.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); with --procs, each proxy's process writes its own, to FILE.bare and FILE.spillway")
@@ -248,12 +249,15 @@ throughput>=0.9; with --failover failover50_p50<=1000 and failover50_p99<=3000
 (µs). --goal NAME<=X (or >=), repeatable, judges those instead: added500,
 p99_500, ttfb500, cpu500 (rates as run), rss, throughput, with --translated
 translated500 (the translated path's added TTFB p50 over the same-format
-path's), with --failover failover50_p50, failover50_p99, skip50_p50.`,
+path's), with --bedrock bedrock500 (Bedrock's event stream's added TTFB p50 over
+the same Messages request's over SSE; judged by default: bedrock500<=1.3,
+bedrock1000<=1.3), with --failover failover50_p50, failover50_p99, skip50_p50.`,
 		Example: `  spillway bench overhead
   spillway bench overhead --rps 1000 --duration 10s --stream --json
   spillway bench overhead --procs --stream --rps 500,1000 --reps 5 --goal ttfb500<=1.2 --goal rss<=1.2
   spillway bench overhead --state redis://127.0.0.1:6379/0 --rps 500,1000 --throughput-for 0s
-  spillway bench overhead --procs --stream --translated --rps 500,1000 --reps 5 --goal translated500<=1.3`,
+  spillway bench overhead --procs --stream --translated --rps 500,1000 --reps 5 --goal translated500<=1.3
+  spillway bench overhead --procs --stream --bedrock --rps 500 --reps 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchOverhead(cmd, &bo) },
 	}

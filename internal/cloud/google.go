@@ -52,8 +52,17 @@ type googleCreds struct {
 
 	mu        sync.Mutex
 	token     string
-	refreshAt time.Time // on the Transport's clock; zero: no token yet
+	expiry    time.Time // on the Transport's clock; zero: no token yet
+	refreshAt time.Time // when a refresh is due, before expiry
+	retryAt   time.Time // after a failed refresh, when to try again
 }
+
+// retryAfter is how long after a failed refresh (on the Transport's
+// clock) the held token, still valid, is used without asking the
+// endpoint again: 15 s, so that a burst of requests makes one token call,
+// not one each, and the refresh is still tried about twenty times within
+// the margin before the token expires.
+const retryAfter = 15 * time.Second
 
 func newGoogleCreds(name, file string, base http.RoundTripper) *googleCreds {
 	return &googleCreds{name: name, file: file, base: base, refreshing: make(chan struct{}, 1)}
@@ -61,7 +70,10 @@ func newGoogleCreds(name, file string, base http.RoundTripper) *googleCreds {
 
 // accessToken is a valid access token: the one held, or a new one when it
 // is near its expiry. Concurrent callers wait (as long as their ctx lets
-// them) for the one refresh under way.
+// them) for the one refresh under way. When a refresh fails while the
+// held token is still valid, that token is used, and no refresh is tried
+// again for retryAfter; the failure is returned only once the token has
+// expired.
 func (g *googleCreds) accessToken(ctx context.Context, clock Clock) (string, error) {
 	if tok, ok := g.held(clock.Now()); ok {
 		return tok, nil
@@ -73,29 +85,51 @@ func (g *googleCreds) accessToken(ctx context.Context, clock Clock) (string, err
 	}
 	defer func() { <-g.refreshing }()
 	if tok, ok := g.held(clock.Now()); ok {
-		return tok, nil // another caller refreshed it meanwhile
+		return tok, nil // another caller refreshed it (or failed to) meanwhile
 	}
 	start := clock.Now()
 	tok, err := g.fetch(ctx)
 	if err != nil {
-		return "", err
+		if ctx.Err() != nil {
+			return "", err // the caller's end, not the endpoint's failure
+		}
+		return g.heldAfterFailure(clock.Now(), err)
 	}
 	life := lifetime(tok)
 	g.mu.Lock()
 	g.token = tok.AccessToken
+	g.expiry = start.Add(life)
 	g.refreshAt = start.Add(life - min(refreshMargin, life/2))
+	g.retryAt = time.Time{}
 	g.mu.Unlock()
 	return tok.AccessToken, nil
 }
 
-// held is the token held, if it is not yet due for refresh at now.
+// held is the token held, if it is not yet due for refresh at now, or it
+// is still valid and a refresh failed less than retryAfter ago.
 func (g *googleCreds) held(now time.Time) (string, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.token == "" || !now.Before(g.refreshAt) {
+	if g.token == "" || !now.Before(g.expiry) {
 		return "", false
 	}
-	return g.token, true
+	if now.Before(g.refreshAt) || now.Before(g.retryAt) {
+		return g.token, true
+	}
+	return "", false
+}
+
+// heldAfterFailure is the token held, while it is valid at now, after a
+// refresh failed with err (no refresh is tried again for retryAfter);
+// else err.
+func (g *googleCreds) heldAfterFailure(now time.Time, err error) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.token == "" || !now.Before(g.expiry) {
+		return "", err
+	}
+	g.retryAt = now.Add(retryAfter)
+	return g.token, nil
 }
 
 // lifetime is how long tok lives from when it was asked for: the

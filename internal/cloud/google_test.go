@@ -73,6 +73,7 @@ type fakeGoogle struct {
 
 	tokenCalls atomic.Int32
 	fail       atomic.Bool    // the token endpoint refuses
+	down       atomic.Bool    // the token endpoint answers 500
 	gate       chan chan bool // when set, each token call waits for a release
 	grants     sync.Map       // grant type → count
 	mu         sync.Mutex
@@ -98,6 +99,10 @@ func (g *fakeGoogle) token(w http.ResponseWriter, r *http.Request) {
 		<-release
 	}
 	n := g.tokenCalls.Add(1)
+	if g.down.Load() {
+		http.Error(w, "backend error", http.StatusInternalServerError)
+		return
+	}
 	r.ParseForm()
 	grant := r.PostForm.Get("grant_type")
 	var err error
@@ -259,6 +264,72 @@ func TestVertexRefreshedBeforeExpiry(t *testing.T) {
 	}
 	if n := g.tokenCalls.Load(); n != 3 {
 		t.Fatalf("%d token calls, want 3", n)
+	}
+}
+
+func TestVertexFailedRefreshKeepsTheValidToken(t *testing.T) {
+	g := newFakeGoogle(t)
+	p := vertexProvider(g, credentialsFile(t, g, "service_account"))
+	clock := newClock()
+	tr := NewTransport(nil, clock)
+	if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-1" {
+		t.Fatalf("first: %d %s", status, body)
+	}
+	clock.Advance(58 * time.Minute) // 2 minutes left: due for refresh
+	g.down.Store(true)
+	burst := func(step string) {
+		t.Helper()
+		for range 5 {
+			if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-1" {
+				t.Fatalf("%s: %d %s, want the held token", step, status, body)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 10)
+		for range 10 {
+			wg.Go(func() {
+				resp, err := tr.RoundTrip(vertexRequest(t, p))
+				if err == nil {
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+					resp.Body.Close()
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+		}
+	}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		calls   int32
+	}{
+		{"the first failure", 0, 2},
+		{"within the back-off", retryAfter - time.Second, 2},
+		{"after the back-off", time.Second, 3},
+	}
+	for _, s := range steps {
+		clock.Advance(s.advance)
+		burst(s.name)
+		if n := g.tokenCalls.Load(); n != s.calls {
+			t.Fatalf("%s: %d token calls, want %d", s.name, n, s.calls)
+		}
+	}
+	clock.Advance(2*time.Minute - retryAfter) // the token has expired
+	_, err := tr.RoundTrip(vertexRequest(t, p))
+	if err == nil || classify.Err(err).Class != classify.Auth {
+		t.Fatalf("after the expiry: %v, want the endpoint's failure", err)
+	}
+	g.down.Store(false)
+	if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-5" {
+		t.Fatalf("the endpoint back: %d %s", status, body)
 	}
 }
 

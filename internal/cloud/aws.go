@@ -37,13 +37,14 @@ const maxSignedBody = 256 << 20
 type awsCreds struct {
 	name, region, profile string
 	signer                *v4.Signer
+	loading               chan struct{} // one load at a time: a load takes the turn
 
-	mu  sync.Mutex
+	mu  sync.Mutex // guards cfg only, never held across a load
 	cfg *aws.Config
 }
 
 func newAWSCreds(name, region, profile string) *awsCreds {
-	return &awsCreds{name: name, region: region, profile: profile, signer: v4.NewSigner()}
+	return &awsCreds{name: name, region: region, profile: profile, signer: v4.NewSigner(), loading: make(chan struct{}, 1)}
 }
 
 // where names the credential chain in errors: the provider and its
@@ -56,11 +57,21 @@ func (a *awsCreds) where() string {
 }
 
 // config is the provider's AWS configuration, loaded at its first use.
+// Concurrent callers wait (as long as their ctx lets them) for the one
+// load under way; a load that fails because its ctx ended returns ctx's
+// error, not an auth failure.
 func (a *awsCreds) config(ctx context.Context) (aws.Config, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cfg != nil {
-		return *a.cfg, nil
+	if cfg, ok := a.loaded(); ok {
+		return cfg, nil
+	}
+	select {
+	case a.loading <- struct{}{}:
+	case <-ctx.Done():
+		return aws.Config{}, ctx.Err()
+	}
+	defer func() { <-a.loading }()
+	if cfg, ok := a.loaded(); ok {
+		return cfg, nil // another caller loaded it meanwhile
 	}
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(a.region)}
 	if a.profile != "" {
@@ -68,10 +79,25 @@ func (a *awsCreds) config(ctx context.Context) (aws.Config, error) {
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return aws.Config{}, ctx.Err()
+		}
 		return aws.Config{}, authError(classify.Bedrock, redact.Secrets{}, "%s: loading the AWS configuration: %v", a.where(), err)
 	}
+	a.mu.Lock()
 	a.cfg = &cfg
+	a.mu.Unlock()
 	return cfg, nil
+}
+
+// loaded is the configuration, once loaded.
+func (a *awsCreds) loaded() (aws.Config, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg == nil {
+		return aws.Config{}, false
+	}
+	return *a.cfg, true
 }
 
 // credentials are the provider's current AWS credentials, from the SDK's

@@ -173,8 +173,26 @@ func (g *googleCreds) fetch(ctx context.Context) (*oauth2.Token, error) {
 // the secrets their file holds (to take out of errors).
 type found struct {
 	creds   *google.Credentials
+	kind    string // the JSON's "type"
 	source  string
 	secrets redact.Secrets
+}
+
+// fileType refuses a credentials_file of a kind other than a service
+// account key or a user's credentials (gcloud's). Other kinds, such as
+// external_account (workload identity federation) and
+// impersonated_service_account, name URLs that oauth2 fetches, or sends
+// tokens to, without validating them (its documentation warns so): a file
+// of those kinds is for Application Default Credentials, which load it
+// as any Google client on the machine would.
+func fileType(kind string) error {
+	switch google.CredentialsType(kind) {
+	case google.ServiceAccount, google.AuthorizedUser:
+		return nil
+	case "":
+		return fmt.Errorf("not a Google credentials JSON with a \"type\" (%s or %s)", google.ServiceAccount, google.AuthorizedUser)
+	}
+	return fmt.Errorf("its type is %q; spillway takes a %s or %s file (for other kinds, use Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS)", kind, google.ServiceAccount, google.AuthorizedUser)
 }
 
 // find reads the provider's credentials: its credentials file, or
@@ -188,7 +206,10 @@ func (g *googleCreds) find(ctx context.Context) (found, error) {
 			return found{}, authError(classify.Vertex, redact.Secrets{}, "vertex provider %q: credentials_file: %v", g.name, err)
 		}
 		f := describe(b, g.file)
-		c, err := google.CredentialsFromJSONWithParams(ctx, b, params)
+		if err := fileType(f.kind); err != nil {
+			return found{}, authError(classify.Vertex, f.secrets, "vertex provider %q: credentials_file %s: %v", g.name, g.file, err)
+		}
+		c, err := google.CredentialsFromJSONWithTypeAndParams(ctx, b, google.CredentialsType(f.kind), params)
 		if err != nil {
 			return found{}, authError(classify.Vertex, f.secrets, "vertex provider %q (%s): %s", g.name, f.source, err)
 		}
@@ -232,7 +253,7 @@ func describe(b []byte, path string) found {
 		RefreshToken string `json:"refresh_token"`
 	}
 	_ = json.Unmarshal(b, &j) // a file that does not parse is told by oauth2
-	f := found{secrets: redact.NewSecrets(j.PrivateKey, j.PrivateKeyID, j.ClientSecret, j.RefreshToken)}
+	f := found{kind: j.Type, secrets: redact.NewSecrets(j.PrivateKey, j.PrivateKeyID, j.ClientSecret, j.RefreshToken)}
 	switch j.Type {
 	case "service_account":
 		f.source = fmt.Sprintf("service account %s (file %s)", j.ClientEmail, path)

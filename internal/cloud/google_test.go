@@ -490,3 +490,36 @@ func TestVertexReloadWithAnotherFile(t *testing.T) {
 		t.Fatalf("the settings before: %d, %d token calls; want their own token, no new call", status, g.tokenCalls.Load())
 	}
 }
+
+func TestVertexCredentialsFileOfAnotherTypeIsRefused(t *testing.T) {
+	g := newFakeGoogle(t)
+	dir := t.TempDir()
+	subject := filepath.Join(dir, "subject-token")
+	os.WriteFile(subject, []byte("a-subject-token"), 0o600)
+	for _, c := range []struct {
+		name string
+		json map[string]any
+		want string
+	}{
+		{"external_account", map[string]any{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q",
+			"subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": g.URL + "/token", "credential_source": map[string]string{"file": subject}}, `its type is "external_account"`},
+		{"impersonated_service_account", map[string]any{"type": "impersonated_service_account", "service_account_impersonation_url": g.URL + "/token",
+			"source_credentials": map[string]string{"type": "authorized_user", "client_id": "client-id.apps", "client_secret": clientSecret, "refresh_token": refreshToken, "token_uri": g.URL + "/token"}},
+			`its type is "impersonated_service_account"`},
+		{"no type", map[string]any{"client_email": saEmail}, `not a Google credentials JSON with a "type"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, _ := json.Marshal(c.json)
+			file := filepath.Join(dir, c.name+".json")
+			os.WriteFile(file, b, 0o600)
+			_, err := NewTransport(nil, newClock()).RoundTrip(vertexRequest(t, vertexProvider(g, file)))
+			if err == nil || classify.Err(err).Class != classify.Auth || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file) {
+				t.Fatalf("%v, want an auth error saying %s", err, c.want)
+			}
+			noSecret(t, err.Error())
+			if n := g.tokenCalls.Load(); n != 0 {
+				t.Fatalf("%d calls to the file's token URL", n)
+			}
+		})
+	}
+}

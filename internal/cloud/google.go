@@ -221,6 +221,15 @@ func (g *googleCreds) find(ctx context.Context) (found, error) {
 		return found{}, authError(classify.Vertex, redact.Secrets{}, "vertex provider %q: no Google Application Default Credentials (set credentials_file, GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth application-default login`): %s", g.name, err)
 	}
 	if c.JSON == nil {
+		// The metadata server's token source (oauth2's computeSource,
+		// over cloud.google.com/go/compute/metadata) takes no context and
+		// reads its answer without a bound: a token request there does not
+		// end with the caller's ctx, and its size is not limited. It is
+		// accepted as it is: the server is the local, trusted
+		// 169.254.169.254 of the instance spillway runs on (the library
+		// uses it only when it finds itself on GCE), its client dials with
+		// a timeout, and its answers are small; bounding it would mean
+		// writing the metadata client again.
 		return found{creds: c, source: "metadata server"}, nil
 	}
 	path := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")

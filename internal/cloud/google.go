@@ -227,10 +227,10 @@ func (g *googleCreds) find(ctx context.Context) (found, error) {
 		// end with the caller's ctx, and its size is not limited. It is
 		// accepted as it is: the server is the local, trusted
 		// 169.254.169.254 of the instance spillway runs on, or the
-		// operator's GCE_METADATA_HOST (the library
-		// uses it only when it finds itself on GCE), its client dials with
-		// a timeout, and its answers are small; bounding it would mean
-		// writing the metadata client again.
+		// operator's GCE_METADATA_HOST (the library uses it only when it
+		// finds itself on GCE), its client dials with a timeout, and its
+		// answers are small; bounding it would mean writing the metadata
+		// client again.
 		return found{creds: c, source: "metadata server"}, nil
 	}
 	path := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")

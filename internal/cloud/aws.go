@@ -37,13 +37,14 @@ const maxSignedBody = 256 << 20
 type awsCreds struct {
 	name, region, profile string
 	signer                *v4.Signer
+	loading               chan struct{} // one load at a time: a load takes the turn
 
-	mu  sync.Mutex
+	mu  sync.Mutex // guards cfg only, never held across a load
 	cfg *aws.Config
 }
 
 func newAWSCreds(name, region, profile string) *awsCreds {
-	return &awsCreds{name: name, region: region, profile: profile, signer: v4.NewSigner()}
+	return &awsCreds{name: name, region: region, profile: profile, signer: v4.NewSigner(), loading: make(chan struct{}, 1)}
 }
 
 // where names the credential chain in errors: the provider and its
@@ -56,11 +57,21 @@ func (a *awsCreds) where() string {
 }
 
 // config is the provider's AWS configuration, loaded at its first use.
+// Concurrent callers wait (as long as their ctx lets them) for the one
+// load under way; a load that fails because its ctx ended returns ctx's
+// error, not an auth failure.
 func (a *awsCreds) config(ctx context.Context) (aws.Config, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cfg != nil {
-		return *a.cfg, nil
+	if cfg, ok := a.loaded(); ok {
+		return cfg, nil
+	}
+	select {
+	case a.loading <- struct{}{}:
+	case <-ctx.Done():
+		return aws.Config{}, ctx.Err()
+	}
+	defer func() { <-a.loading }()
+	if cfg, ok := a.loaded(); ok {
+		return cfg, nil // another caller loaded it meanwhile
 	}
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(a.region)}
 	if a.profile != "" {
@@ -68,10 +79,25 @@ func (a *awsCreds) config(ctx context.Context) (aws.Config, error) {
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return aws.Config{}, ctx.Err()
+		}
 		return aws.Config{}, authError(classify.Bedrock, redact.Secrets{}, "%s: loading the AWS configuration: %v", a.where(), err)
 	}
+	a.mu.Lock()
 	a.cfg = &cfg
+	a.mu.Unlock()
 	return cfg, nil
+}
+
+// loaded is the configuration, once loaded.
+func (a *awsCreds) loaded() (aws.Config, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg == nil {
+		return aws.Config{}, false
+	}
+	return *a.cfg, true
 }
 
 // credentials are the provider's current AWS credentials, from the SDK's
@@ -95,50 +121,80 @@ func (a *awsCreds) credentials(ctx context.Context) (aws.Credentials, error) {
 }
 
 // sign signs req with SigV4 for Bedrock in the provider's region at now,
-// over the exact bytes of its body, which it sets again as a replayable
-// body (Body and GetBody over those bytes, ContentLength their length).
+// over the hash of the exact bytes of its body.
 func (a *awsCreds) sign(req *http.Request, now time.Time) error {
-	body, err := readBody(req)
+	sum, err := bodyHash(req)
 	if err != nil {
 		return fmt.Errorf("cloud: bedrock provider %q: reading the body to sign: %w", a.name, err)
 	}
-	setBody(req, body)
 	c, err := a.credentials(req.Context())
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(body)
-	if err := a.signer.SignHTTP(req.Context(), c, req, hex.EncodeToString(sum[:]), signingName, a.region, now); err != nil {
+	if err := a.signer.SignHTTP(req.Context(), c, req, sum, signingName, a.region, now); err != nil {
 		s := redact.NewSecrets(c.SecretAccessKey, c.SessionToken)
 		return authError(classify.Bedrock, s, "%s: signing the request: %v", a.where(), err)
 	}
 	return nil
 }
 
-// readBody is req's body, read once (from GetBody when set, so that req's
-// own Body is left for the caller to close), at most maxSignedBody bytes.
-func readBody(req *http.Request) ([]byte, error) {
+// bodyHash is the hex SHA-256 of req's body, at most maxSignedBody bytes.
+// A body with GetBody is hashed as GetBody streams it, and req keeps its
+// own Body and GetBody, which give the same bytes again: the body is not
+// copied. A plain Body (no GetBody) can be read only once: it is read
+// into memory (bounded), hashed, and set again as a replayable body.
+func bodyHash(req *http.Request) (string, error) {
 	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
+		setBody(req, nil)
+		return hashOf(nil), nil
 	}
-	rc := req.Body
-	if req.GetBody != nil {
-		b, err := req.GetBody()
+	if req.GetBody == nil {
+		b, err := readBounded(req.Body)
+		req.Body.Close()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		rc = b
-		defer closeBody(req)
+		setBody(req, b)
+		return hashOf(b), nil
+	}
+	rc, err := req.GetBody()
+	if err != nil {
+		return "", err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxSignedBody+1))
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(rc, maxSignedBody+1))
+	switch {
+	case err != nil:
+		return "", err
+	case n > maxSignedBody:
+		return "", tooLarge()
+	case req.ContentLength > 0 && n != req.ContentLength:
+		return "", fmt.Errorf("GetBody gave %d bytes, the request's ContentLength says %d", n, req.ContentLength)
+	}
+	req.ContentLength = n
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readBounded is all of r, at most maxSignedBody bytes.
+func readBounded(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSignedBody+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > maxSignedBody {
-		return nil, fmt.Errorf("a body over %d MiB, more than spillway signs", maxSignedBody>>20)
+		return nil, tooLarge()
 	}
 	return b, nil
+}
+
+func tooLarge() error {
+	return fmt.Errorf("a body over %d MiB, more than spillway signs", maxSignedBody>>20)
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // setBody makes b req's body, replayable.

@@ -290,6 +290,65 @@ func TestSigV4BodyIsReplayable(t *testing.T) {
 	}
 }
 
+// onceBody is a body that may be read once: a second read (after EOF)
+// fails, so a signer that copied it and then sent it would be caught.
+type onceBody struct {
+	r    io.Reader
+	done bool
+}
+
+func (b *onceBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, errors.New("body read again")
+	}
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.done = true
+	}
+	return n, err
+}
+
+func (b *onceBody) Close() error { return nil }
+
+// seeBody records the body each request is sent with, then sends it on.
+type seeBody struct {
+	base   http.RoundTripper
+	bodies []io.ReadCloser
+}
+
+func (s *seeBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.bodies = append(s.bodies, req.Body)
+	return s.base.RoundTrip(req)
+}
+
+func TestSigV4HashesGetBodyWithoutACopy(t *testing.T) {
+	awsEnv(t, testKeyID, testSecret, testToken)
+	srv := newSigV4Server(t, aws.Credentials{AccessKeyID: testKeyID, SecretAccessKey: testSecret, SessionToken: testToken})
+	p := config.Provider{Type: config.Bedrock, Region: testRegion, BaseURL: srv.URL}
+	see := &seeBody{base: http.DefaultTransport}
+	tr := NewTransport(see, newClock())
+	req := bedrockRequest(t, srv.URL, p, requestBody)
+	own := &onceBody{r: strings.NewReader(requestBody)}
+	calls := 0
+	req.Body = own
+	req.GetBody = func() (io.ReadCloser, error) {
+		calls++
+		return &onceBody{r: strings.NewReader(requestBody)}, nil
+	}
+	if status, body := send(t, tr, req); status != 200 || body != testKeyID {
+		t.Fatalf("%d %s", status, body)
+	}
+	if calls != 1 {
+		t.Errorf("GetBody called %d times, want once (to hash)", calls)
+	}
+	if len(see.bodies) != 1 || see.bodies[0] != io.ReadCloser(own) {
+		t.Errorf("the request was sent with another body than its own: a copy")
+	}
+	if !own.done {
+		t.Error("the request's own body was not sent")
+	}
+}
+
 func TestBedrockAPIKeyIsABearerUnsigned(t *testing.T) {
 	awsEnv(t, testKeyID, testSecret, testToken)
 	rec := &recorder{}

@@ -52,8 +52,17 @@ type googleCreds struct {
 
 	mu        sync.Mutex
 	token     string
-	refreshAt time.Time // on the Transport's clock; zero: no token yet
+	expiry    time.Time // on the Transport's clock; zero: no token yet
+	refreshAt time.Time // when a refresh is due, before expiry
+	retryAt   time.Time // after a failed refresh, when to try again
 }
+
+// retryAfter is how long after a failed refresh (on the Transport's
+// clock) the held token, still valid, is used without asking the
+// endpoint again: 15 s, so that a burst of requests makes one token call,
+// not one each, and the refresh is still tried about twenty times within
+// the margin before the token expires.
+const retryAfter = 15 * time.Second
 
 func newGoogleCreds(name, file string, base http.RoundTripper) *googleCreds {
 	return &googleCreds{name: name, file: file, base: base, refreshing: make(chan struct{}, 1)}
@@ -61,7 +70,10 @@ func newGoogleCreds(name, file string, base http.RoundTripper) *googleCreds {
 
 // accessToken is a valid access token: the one held, or a new one when it
 // is near its expiry. Concurrent callers wait (as long as their ctx lets
-// them) for the one refresh under way.
+// them) for the one refresh under way. When a refresh fails while the
+// held token is still valid, that token is used, and no refresh is tried
+// again for retryAfter; the failure is returned only once the token has
+// expired.
 func (g *googleCreds) accessToken(ctx context.Context, clock Clock) (string, error) {
 	if tok, ok := g.held(clock.Now()); ok {
 		return tok, nil
@@ -73,29 +85,51 @@ func (g *googleCreds) accessToken(ctx context.Context, clock Clock) (string, err
 	}
 	defer func() { <-g.refreshing }()
 	if tok, ok := g.held(clock.Now()); ok {
-		return tok, nil // another caller refreshed it meanwhile
+		return tok, nil // another caller refreshed it (or failed to) meanwhile
 	}
 	start := clock.Now()
 	tok, err := g.fetch(ctx)
 	if err != nil {
-		return "", err
+		if ctx.Err() != nil {
+			return "", err // the caller's end, not the endpoint's failure
+		}
+		return g.heldAfterFailure(clock.Now(), err)
 	}
 	life := lifetime(tok)
 	g.mu.Lock()
 	g.token = tok.AccessToken
+	g.expiry = start.Add(life)
 	g.refreshAt = start.Add(life - min(refreshMargin, life/2))
+	g.retryAt = time.Time{}
 	g.mu.Unlock()
 	return tok.AccessToken, nil
 }
 
-// held is the token held, if it is not yet due for refresh at now.
+// held is the token held, if it is not yet due for refresh at now, or it
+// is still valid and a refresh failed less than retryAfter ago.
 func (g *googleCreds) held(now time.Time) (string, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.token == "" || !now.Before(g.refreshAt) {
+	if g.token == "" || !now.Before(g.expiry) {
 		return "", false
 	}
-	return g.token, true
+	if now.Before(g.refreshAt) || now.Before(g.retryAt) {
+		return g.token, true
+	}
+	return "", false
+}
+
+// heldAfterFailure is the token held, while it is valid at now, after a
+// refresh failed with err (no refresh is tried again for retryAfter);
+// else err.
+func (g *googleCreds) heldAfterFailure(now time.Time, err error) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.token == "" || !now.Before(g.expiry) {
+		return "", err
+	}
+	g.retryAt = now.Add(retryAfter)
+	return g.token, nil
 }
 
 // lifetime is how long tok lives from when it was asked for: the
@@ -139,8 +173,26 @@ func (g *googleCreds) fetch(ctx context.Context) (*oauth2.Token, error) {
 // the secrets their file holds (to take out of errors).
 type found struct {
 	creds   *google.Credentials
+	kind    string // the JSON's "type"
 	source  string
 	secrets redact.Secrets
+}
+
+// fileType refuses a credentials_file of a kind other than a service
+// account key or a user's credentials (gcloud's). Other kinds, such as
+// external_account (workload identity federation) and
+// impersonated_service_account, name URLs that oauth2 fetches, or sends
+// tokens to, without validating them (its documentation warns so): a file
+// of those kinds is for Application Default Credentials, which load it
+// as any Google client on the machine would.
+func fileType(kind string) error {
+	switch google.CredentialsType(kind) {
+	case google.ServiceAccount, google.AuthorizedUser:
+		return nil
+	case "":
+		return fmt.Errorf("not a Google credentials JSON with a \"type\" (%s or %s)", google.ServiceAccount, google.AuthorizedUser)
+	}
+	return fmt.Errorf("its type is %q; spillway takes a %s or %s file (for other kinds, use Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS)", kind, google.ServiceAccount, google.AuthorizedUser)
 }
 
 // find reads the provider's credentials: its credentials file, or
@@ -154,7 +206,10 @@ func (g *googleCreds) find(ctx context.Context) (found, error) {
 			return found{}, authError(classify.Vertex, redact.Secrets{}, "vertex provider %q: credentials_file: %v", g.name, err)
 		}
 		f := describe(b, g.file)
-		c, err := google.CredentialsFromJSONWithParams(ctx, b, params)
+		if err := fileType(f.kind); err != nil {
+			return found{}, authError(classify.Vertex, f.secrets, "vertex provider %q: credentials_file %s: %v", g.name, g.file, err)
+		}
+		c, err := google.CredentialsFromJSONWithTypeAndParams(ctx, b, google.CredentialsType(f.kind), params)
 		if err != nil {
 			return found{}, authError(classify.Vertex, f.secrets, "vertex provider %q (%s): %s", g.name, f.source, err)
 		}
@@ -166,6 +221,16 @@ func (g *googleCreds) find(ctx context.Context) (found, error) {
 		return found{}, authError(classify.Vertex, redact.Secrets{}, "vertex provider %q: no Google Application Default Credentials (set credentials_file, GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth application-default login`): %s", g.name, err)
 	}
 	if c.JSON == nil {
+		// The metadata server's token source (oauth2's computeSource,
+		// over cloud.google.com/go/compute/metadata) takes no context and
+		// reads its answer without a bound: a token request there does not
+		// end with the caller's ctx, and its size is not limited. It is
+		// accepted as it is: the server is the local, trusted
+		// 169.254.169.254 of the instance spillway runs on, or the
+		// operator's GCE_METADATA_HOST (the library uses it only when it
+		// finds itself on GCE), its client dials with a timeout, and its
+		// answers are small; bounding it would mean writing the metadata
+		// client again.
 		return found{creds: c, source: "metadata server"}, nil
 	}
 	path := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")
@@ -198,7 +263,7 @@ func describe(b []byte, path string) found {
 		RefreshToken string `json:"refresh_token"`
 	}
 	_ = json.Unmarshal(b, &j) // a file that does not parse is told by oauth2
-	f := found{secrets: redact.NewSecrets(j.PrivateKey, j.PrivateKeyID, j.ClientSecret, j.RefreshToken)}
+	f := found{kind: j.Type, secrets: redact.NewSecrets(j.PrivateKey, j.PrivateKeyID, j.ClientSecret, j.RefreshToken)}
 	switch j.Type {
 	case "service_account":
 		f.source = fmt.Sprintf("service account %s (file %s)", j.ClientEmail, path)

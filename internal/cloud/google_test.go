@@ -73,6 +73,7 @@ type fakeGoogle struct {
 
 	tokenCalls atomic.Int32
 	fail       atomic.Bool    // the token endpoint refuses
+	down       atomic.Bool    // the token endpoint answers 500
 	gate       chan chan bool // when set, each token call waits for a release
 	grants     sync.Map       // grant type → count
 	mu         sync.Mutex
@@ -98,6 +99,10 @@ func (g *fakeGoogle) token(w http.ResponseWriter, r *http.Request) {
 		<-release
 	}
 	n := g.tokenCalls.Add(1)
+	if g.down.Load() {
+		http.Error(w, "backend error", http.StatusInternalServerError)
+		return
+	}
 	r.ParseForm()
 	grant := r.PostForm.Get("grant_type")
 	var err error
@@ -262,6 +267,72 @@ func TestVertexRefreshedBeforeExpiry(t *testing.T) {
 	}
 }
 
+func TestVertexFailedRefreshKeepsTheValidToken(t *testing.T) {
+	g := newFakeGoogle(t)
+	p := vertexProvider(g, credentialsFile(t, g, "service_account"))
+	clock := newClock()
+	tr := NewTransport(nil, clock)
+	if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-1" {
+		t.Fatalf("first: %d %s", status, body)
+	}
+	clock.Advance(58 * time.Minute) // 2 minutes left: due for refresh
+	g.down.Store(true)
+	burst := func(step string) {
+		t.Helper()
+		for range 5 {
+			if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-1" {
+				t.Fatalf("%s: %d %s, want the held token", step, status, body)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 10)
+		for range 10 {
+			wg.Go(func() {
+				resp, err := tr.RoundTrip(vertexRequest(t, p))
+				if err == nil {
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+					resp.Body.Close()
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+		}
+	}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		calls   int32
+	}{
+		{"the first failure", 0, 2},
+		{"within the back-off", retryAfter - time.Second, 2},
+		{"after the back-off", time.Second, 3},
+	}
+	for _, s := range steps {
+		clock.Advance(s.advance)
+		burst(s.name)
+		if n := g.tokenCalls.Load(); n != s.calls {
+			t.Fatalf("%s: %d token calls, want %d", s.name, n, s.calls)
+		}
+	}
+	clock.Advance(2*time.Minute - retryAfter) // the token has expired
+	_, err := tr.RoundTrip(vertexRequest(t, p))
+	if err == nil || classify.Err(err).Class != classify.Auth {
+		t.Fatalf("after the expiry: %v, want the endpoint's failure", err)
+	}
+	g.down.Store(false)
+	if status, body := send(t, tr, vertexRequest(t, p)); status != 200 || body != "ya29.test-token-5" {
+		t.Fatalf("the endpoint back: %d %s", status, body)
+	}
+}
+
 func TestVertexConcurrentCallersRefreshOnce(t *testing.T) {
 	g := newFakeGoogle(t)
 	p := vertexProvider(g, credentialsFile(t, g, "service_account"))
@@ -417,5 +488,38 @@ func TestVertexReloadWithAnotherFile(t *testing.T) {
 	// token is the user's: Vertex refuses the older one, which was sent)
 	if status, _ := send(t, tr, vertexRequest(t, sa)); status != http.StatusUnauthorized || g.tokenCalls.Load() != 2 {
 		t.Fatalf("the settings before: %d, %d token calls; want their own token, no new call", status, g.tokenCalls.Load())
+	}
+}
+
+func TestVertexCredentialsFileOfAnotherTypeIsRefused(t *testing.T) {
+	g := newFakeGoogle(t)
+	dir := t.TempDir()
+	subject := filepath.Join(dir, "subject-token")
+	os.WriteFile(subject, []byte("a-subject-token"), 0o600)
+	for _, c := range []struct {
+		name string
+		json map[string]any
+		want string
+	}{
+		{"external_account", map[string]any{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q",
+			"subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": g.URL + "/token", "credential_source": map[string]string{"file": subject}}, `its type is "external_account"`},
+		{"impersonated_service_account", map[string]any{"type": "impersonated_service_account", "service_account_impersonation_url": g.URL + "/token",
+			"source_credentials": map[string]string{"type": "authorized_user", "client_id": "client-id.apps", "client_secret": clientSecret, "refresh_token": refreshToken, "token_uri": g.URL + "/token"}},
+			`its type is "impersonated_service_account"`},
+		{"no type", map[string]any{"client_email": saEmail}, `not a Google credentials JSON with a "type"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, _ := json.Marshal(c.json)
+			file := filepath.Join(dir, c.name+".json")
+			os.WriteFile(file, b, 0o600)
+			_, err := NewTransport(nil, newClock()).RoundTrip(vertexRequest(t, vertexProvider(g, file)))
+			if err == nil || classify.Err(err).Class != classify.Auth || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file) {
+				t.Fatalf("%v, want an auth error saying %s", err, c.want)
+			}
+			noSecret(t, err.Error())
+			if n := g.tokenCalls.Load(); n != 0 {
+				t.Fatalf("%d calls to the file's token URL", n)
+			}
+		})
 	}
 }

@@ -229,8 +229,13 @@ func vertexClass(lowerMsg string) Class {
 // Azure's capacity for the model is full, not the deployment's TPM.
 var azureCapacityReasons = []string{"modelcapacityexceeded", "capacity"}
 
-// azurePhrases say an answer came from Azure OpenAI.
-var azurePhrases = []string{"azure openai", "aka.ms/oai", "responsibleaipolicyviolation", "azure.com"}
+// azurePhrases say an answer came from Azure OpenAI: its name and links,
+// and its capacity sentence, which OpenAI's own API does not use (its
+// "We're currently experiencing high demand" differs). Azure's generic
+// wordings ("Rate limit is exceeded", "The service is temporarily unable
+// to process your request") say nothing of where an answer came from.
+var azurePhrases = []string{"azure openai", "aka.ms/oai", "responsibleaipolicyviolation", "azure.com",
+	"system is currently experiencing high demand and cannot process your request", "system is experiencing high demand"}
 
 func isAzure(lower string) bool {
 	for _, p := range azurePhrases {
@@ -300,6 +305,19 @@ func cloudHeader(h http.Header) Provider {
 		return Bedrock
 	case azure:
 		return Azure
+	}
+	return ""
+}
+
+// answerCloud is the cloud an answer is known to come from, "" for none:
+// the caller's hint when it is a cloud, else the cloud the answer's shape,
+// headers or words show (cloudShape).
+func answerCloud(hint, shape Provider, lowerRaw string, h http.Header) Provider {
+	if isCloud(hint) {
+		return hint
+	}
+	if c := cloudShape(shape, lowerRaw, h); isCloud(c) {
+		return c
 	}
 	return ""
 }

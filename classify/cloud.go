@@ -99,6 +99,8 @@ func awsClass(name, lowerMsg string) (Class, bool) {
 		return awsThrottleClass(lowerMsg), true
 	case c == BadRequest:
 		return awsValidationClass(lowerMsg), true
+	case n == "modelerror" || n == "modelstreamerror":
+		return awsModelErrorClass(lowerMsg), true
 	default:
 		return c, true
 	}
@@ -113,8 +115,10 @@ func awsClass(name, lowerMsg string) (Class, bool) {
 // please wait before trying again.", "Too many tokens, please wait before
 // trying again.", "Too many tokens per day, ...", "Your request rate is
 // too high.": rate limits per account and region, which AWS raises on
-// request.
-var awsCapacityPhrases = []string{"capacity", "high demand", "too many connections", "unable to process your request",
+// request. "capacity" alone is not among them: an account's quota is
+// also spoken of as its capacity.
+var awsCapacityPhrases = []string{"at capacity", "insufficient capacity", "out of capacity", "capacity is ", "capacity constraints",
+	"capacity exhausted", "capacity exceeded", "high demand", "too many connections", "unable to process your request",
 	"temporarily unable", "service-wide", "service wide", "not related to your account"}
 
 func awsThrottleClass(lowerMsg string) Class {
@@ -124,6 +128,18 @@ func awsThrottleClass(lowerMsg string) Class {
 		}
 	}
 	return RateLimit
+}
+
+// awsModelErrorClass is the class of a ModelErrorException or
+// ModelStreamErrorException, which pass on the model's own failure: a
+// model that says it is overloaded (Anthropic's 529 overloaded_error,
+// "Overloaded") has no capacity for the request, which another region or
+// cloud may have; any other failure of the model is a server error.
+func awsModelErrorClass(lowerMsg string) Class {
+	if strings.Contains(lowerMsg, "overloaded") || strings.Contains(lowerMsg, " 529") {
+		return Capacity
+	}
+	return ServerError
 }
 
 // awsContextPhrases, in a ValidationException's message, say the request

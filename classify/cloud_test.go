@@ -173,3 +173,27 @@ func TestCloudWordsNeedTheCloud(t *testing.T) {
 		})
 	}
 }
+
+// A Bedrock ModelErrorException passes on the model's own failure: an
+// overloaded model is capacity, not a server error.
+func TestBedrockModelErrorOverloaded(t *testing.T) {
+	cases := []struct {
+		name, msg string
+		want      Class
+	}{
+		{"ModelErrorException", `The model returned the following errors: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, Capacity},
+		{"ModelErrorException", "Received error code 529 from the model: Overloaded", Capacity},
+		{"modelStreamErrorException", "The model is overloaded. Try again later.", Capacity},
+		{"ModelErrorException", "The system encountered an unexpected error during processing. Try your request again.", ServerError},
+		// "capacity" alone is not the service's limit
+		{"ThrottlingException", "You have exceeded the capacity of your account's quota of tokens per minute.", RateLimit},
+		{"ThrottlingException", "Your account's capacity reservation limit is reached, please wait before trying again.", RateLimit},
+		{"ThrottlingException", "Bedrock has insufficient capacity for this model.", Capacity},
+		{"ThrottlingException", "The model's capacity is exhausted in this region.", Capacity},
+	}
+	for _, c := range cases {
+		if got, _ := awsClass(c.name, strings.ToLower(c.msg)); got != c.want {
+			t.Errorf("awsClass(%q, %q) = %s, want %s", c.name, c.msg, got, c.want)
+		}
+	}
+}

@@ -65,9 +65,9 @@ func Classify(in Input) Verdict {
 	case in.Err != nil:
 		v = fromError(in.Err)
 	case in.Status == 0 && len(in.Body) == 0:
-		v = fromText(in.Text, in.Header, now)
+		v = fromText(in.Text, in.Header, now, in.Provider)
 	default:
-		v = fromHTTP(in.Status, in.Header, in.Body, in.Event, now)
+		v = fromHTTP(in.Status, in.Header, in.Body, in.Event, now, in.Provider)
 	}
 	if v.Provider == "" {
 		v.Provider = guessHeader(in.Header)
@@ -148,7 +148,7 @@ func fromError(err error) Verdict {
 	default:
 		// An error we have no type for: read its words, but only transport
 		// classes may come out of a transport error.
-		c, _, ok := matchRules(strings.ToLower(err.Error()))
+		c, _, ok := matchRules(strings.ToLower(err.Error()), "")
 		switch {
 		case ok && (c == Network || c == Timeout):
 			v.Class = c
@@ -164,9 +164,9 @@ func fromError(err error) Verdict {
 	return v
 }
 
-func fromHTTP(status int, h http.Header, body []byte, event string, now time.Time) Verdict {
+func fromHTTP(status int, h http.Header, body []byte, event string, now time.Time, hint Provider) Verdict {
 	if event == "" && sse.LooksLikeSSE(body) {
-		return fromStream(status, h, body, now)
+		return fromStream(status, h, body, now, hint)
 	}
 	info := parseBody(body)
 	bedrockAnswer(h, body, &info)
@@ -185,12 +185,12 @@ func fromHTTP(status int, h http.Header, body []byte, event string, now time.Tim
 	if st >= 200 && st < 300 { // an error carried inside a 200 stream
 		st = info.httpCode
 	}
-	return decide(st, info, raw, h, now)
+	return decide(st, info, raw, h, now, hint)
 }
 
 // fromStream classifies a pasted or captured event stream: the first error
 // frame decides; a stream without one is ok if it completed, else cut short.
-func fromStream(status int, h http.Header, body []byte, now time.Time) Verdict {
+func fromStream(status int, h http.Header, body []byte, now time.Time, hint Provider) Verdict {
 	r := sse.NewReader(bytes.NewReader(body))
 	completed := false
 	for done := false; !done; {
@@ -212,10 +212,10 @@ func fromStream(status int, h http.Header, body []byte, now time.Time) Verdict {
 			completed = true
 			continue
 		case ev.Name == "error" || ev.Name == "response.failed":
-			return fromHTTP(0, h, d, ev.Name, now)
+			return fromHTTP(0, h, d, ev.Name, now, hint)
 		}
 		if info := parseBody(d); info.found {
-			return decide(info.httpCode, info, string(d), h, now)
+			return decide(info.httpCode, info, string(d), h, now, hint)
 		}
 		// Gemini streams end with a candidate carrying finishReason and no marker.
 		if bytes.Contains(d, []byte(`"finishReason"`)) {
@@ -245,38 +245,38 @@ var (
 	noticeRe = regexp.MustCompile(`(?i)\b(?:re-?connecting|retrying)\b[.…\s]*(\d+)\s*/\s*(\d+)(?:\s*\((.*)\))?`)
 )
 
-func fromText(text string, h http.Header, now time.Time) Verdict {
+func fromText(text string, h http.Header, now time.Time, hint Provider) Verdict {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return Verdict{Class: Unknown}
 	}
 	if sse.LooksLikeSSE([]byte(text)) {
-		return fromStream(0, h, []byte(text), now)
+		return fromStream(0, h, []byte(text), now, hint)
 	}
 	if status, hh, body, ok := pastedAnswer(text, h); ok {
-		return fromHTTP(status, hh, body, "", now)
+		return fromHTTP(status, hh, body, "", now, hint)
 	}
 	if text[0] == '{' || text[0] == '[' {
-		if v, ok := fromJSONLine(text, h, now); ok {
+		if v, ok := fromJSONLine(text, h, now, hint); ok {
 			return v
 		}
 	}
 	if strings.Contains(text, "\n") {
-		return fromLines(text, h, now)
+		return fromLines(text, h, now, hint)
 	}
-	return fromLine(text, h, now)
+	return fromLine(text, h, now, hint)
 }
 
 // fromLines classifies each line and keeps the last real failure: client
 // output usually ends with the error that stopped it, after retry notices.
-func fromLines(text string, h http.Header, now time.Time) Verdict {
+func fromLines(text string, h http.Header, now time.Time, hint Provider) Verdict {
 	var last, lastNotice *Verdict
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		v := fromText(line, h, now)
+		v := fromText(line, h, now, hint)
 		switch {
 		case v.Class == Unknown:
 		case v.Notice:
@@ -294,7 +294,7 @@ func fromLines(text string, h http.Header, now time.Time) Verdict {
 	return Verdict{Class: Unknown, Message: clip(text, 400)}
 }
 
-func fromJSONLine(text string, h http.Header, now time.Time) (Verdict, bool) {
+func fromJSONLine(text string, h http.Header, now time.Time, hint Provider) (Verdict, bool) {
 	var probe struct {
 		Type           string `json:"type"`
 		Subtype        string `json:"subtype"`
@@ -311,22 +311,22 @@ func fromJSONLine(text string, h http.Header, now time.Time) (Verdict, bool) {
 		probe.Type = ""
 	}
 	if info := parseBody([]byte(text)); info.found && probe.Type != "result" && probe.Type != "system" {
-		return decide(info.httpCode, info, text, h, now), true
+		return decide(info.httpCode, info, text, h, now, hint), true
 	}
 	switch {
 	case probe.Type == "result" && probe.IsError: // Claude Code --output-format json
 		var v Verdict
 		if probe.APIErrorStatus > 0 || probe.APIErrorType != "" {
-			v = decide(probe.APIErrorStatus, errInfo{found: true, typ: probe.APIErrorType, message: probe.Result, shape: Anthropic}, probe.Result, h, now)
+			v = decide(probe.APIErrorStatus, errInfo{found: true, typ: probe.APIErrorType, message: probe.Result, shape: Anthropic}, probe.Result, h, now, hint)
 		} else {
-			v = fromLine(probe.Result, h, now)
+			v = fromLine(probe.Result, h, now, hint)
 		}
 		if v.Provider == "" {
 			v.Provider = Anthropic
 		}
 		return v, true
 	case probe.Type == "system" && probe.Subtype == "api_retry": // Claude Code retrying by itself
-		v := decide(probe.ErrorStatus, errInfo{found: true, message: probe.Error, shape: Anthropic}, probe.Error, h, now)
+		v := decide(probe.ErrorStatus, errInfo{found: true, message: probe.Error, shape: Anthropic}, probe.Error, h, now, hint)
 		v.Notice = true
 		if probe.RetryDelayMS > 0 {
 			v.Wait = time.Duration(probe.RetryDelayMS * float64(time.Millisecond))
@@ -339,7 +339,7 @@ func fromJSONLine(text string, h http.Header, now time.Time) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-func fromLine(line string, h http.Header, now time.Time) Verdict {
+func fromLine(line string, h http.Header, now time.Time, hint Provider) Verdict {
 	if m := ownRe.FindStringSubmatch(line); m != nil && slices.Contains(Classes, Class(m[1])) {
 		v := Verdict{Class: Class(m[1]), Message: line, Provider: guessText(strings.ToLower(line))}
 		return v
@@ -351,7 +351,7 @@ func fromLine(line string, h http.Header, now time.Time) Verdict {
 		inner := strings.TrimSpace(m[3])
 		v := Verdict{Class: Network, Message: line}
 		if inner != "" {
-			iv := fromLine(inner, h, now)
+			iv := fromLine(inner, h, now, hint)
 			if iv.Class != Unknown {
 				v = iv
 				v.Message = line
@@ -400,7 +400,7 @@ func fromLine(line string, h http.Header, now time.Time) Verdict {
 	if status == 0 {
 		status = info.httpCode
 	}
-	v := decide(status, info, line, h, now)
+	v := decide(status, info, line, h, now, hint)
 	if v.Provider == "" {
 		v.Provider = guessText(strings.ToLower(line))
 	}
@@ -411,17 +411,20 @@ func fromLine(line string, h http.Header, now time.Time) Verdict {
 }
 
 // decide turns the evidence into a class, provider and wait.
-func decide(status int, info errInfo, raw string, h http.Header, now time.Time) Verdict {
+func decide(status int, info errInfo, raw string, h http.Header, now time.Time, hint Provider) Verdict {
 	v := Verdict{Status: status, Provider: info.shape, Message: info.message, Code: firstNonEmpty(info.detailCode, info.code, info.typ)}
 	lowerMsg := strings.ToLower(info.message)
 	lowerRaw := strings.ToLower(raw)
-	class, ruleProvider := classOf(status, info, lowerMsg, lowerRaw, h)
+	class, ruleProvider := classOf(status, info, lowerMsg, lowerRaw, h, answerCloud(hint, info.shape, lowerRaw, h))
 	v.Class = class
 	if class == BadRequest && strings.Contains(lowerMsg, "prefill") {
 		v.Code = PrefillRefused // the model takes no partial assistant turn
 	}
-	if v.Provider == "" || v.Provider == NoGuess || isCloud(ruleProvider) {
-		v.Provider = ruleProvider // (a cloud's own wording names the cloud that carried a vendor's shape)
+	if v.Provider == "" || v.Provider == NoGuess {
+		// a rule's provider is a guess: it never replaces the provider the
+		// answer's shape names (cloudShape below names the cloud that
+		// carried a vendor's shape, from the cloud's headers or words)
+		v.Provider = ruleProvider
 	}
 	if v.Provider == NoGuess {
 		v.Provider = ""
@@ -454,8 +457,10 @@ func decide(status int, info errInfo, raw string, h http.Header, now time.Time) 
 // classOf is the class the evidence says, and the provider of the rule
 // that matched, if one did: the class the answer names (its own, spillway's,
 // Gemini's quota ids, its codes), a plan's usage window, the rules on the
-// message (or the raw text), weak codes, and last the HTTP status.
-func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header) (class Class, ruleProvider Provider) {
+// message (or the raw text), weak codes, and last the HTTP status. cloud
+// is the cloud the answer is known to come from ("" for none): only its
+// own wordings count among the clouds' (matchRules).
+func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header, cloud Provider) (class Class, ruleProvider Provider) {
 	if info.class != "" {
 		class = info.class
 	}
@@ -490,7 +495,7 @@ func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header)
 	if class == RateLimit || class == "" {
 		if status == http.StatusTooManyRequests && h != nil && strings.EqualFold(h.Get("anthropic-ratelimit-unified-status"), "rejected") {
 			class = UsageLimit
-		} else if c, p, ok := matchRules(lowerMsg); ok && c == UsageLimit && p != Gemini {
+		} else if c, p, ok := matchRules(lowerMsg, cloud); ok && c == UsageLimit && p != Gemini {
 			// (a plan's words only: "per day" in a rate limit's message is
 			// the key's daily rate, which another model may not share)
 			class, ruleProvider = c, p
@@ -501,7 +506,7 @@ func classOf(status int, info errInfo, lowerMsg, lowerRaw string, h http.Header)
 		if text == "" {
 			text = lowerRaw
 		}
-		if c, p, ok := matchRules(text); ok {
+		if c, p, ok := matchRules(text, cloud); ok {
 			class, ruleProvider = c, p
 		}
 	}

@@ -99,6 +99,8 @@ func awsClass(name, lowerMsg string) (Class, bool) {
 		return awsThrottleClass(lowerMsg), true
 	case c == BadRequest:
 		return awsValidationClass(lowerMsg), true
+	case n == "modelerror" || n == "modelstreamerror":
+		return awsModelErrorClass(lowerMsg), true
 	default:
 		return c, true
 	}
@@ -113,8 +115,10 @@ func awsClass(name, lowerMsg string) (Class, bool) {
 // please wait before trying again.", "Too many tokens, please wait before
 // trying again.", "Too many tokens per day, ...", "Your request rate is
 // too high.": rate limits per account and region, which AWS raises on
-// request.
-var awsCapacityPhrases = []string{"capacity", "high demand", "too many connections", "unable to process your request",
+// request. "capacity" alone is not among them: an account's quota is
+// also spoken of as its capacity.
+var awsCapacityPhrases = []string{"at capacity", "insufficient capacity", "out of capacity", "capacity is ", "capacity constraints",
+	"capacity exhausted", "capacity exceeded", "high demand", "too many connections", "unable to process your request",
 	"temporarily unable", "service-wide", "service wide", "not related to your account"}
 
 func awsThrottleClass(lowerMsg string) Class {
@@ -124,6 +128,18 @@ func awsThrottleClass(lowerMsg string) Class {
 		}
 	}
 	return RateLimit
+}
+
+// awsModelErrorClass is the class of a ModelErrorException or
+// ModelStreamErrorException, which pass on the model's own failure: a
+// model that says it is overloaded (Anthropic's 529 overloaded_error,
+// "Overloaded") has no capacity for the request, which another region or
+// cloud may have; any other failure of the model is a server error.
+func awsModelErrorClass(lowerMsg string) Class {
+	if strings.Contains(lowerMsg, "overloaded") || strings.Contains(lowerMsg, " 529") {
+		return Capacity
+	}
+	return ServerError
 }
 
 // awsContextPhrases, in a ValidationException's message, say the request
@@ -229,8 +245,13 @@ func vertexClass(lowerMsg string) Class {
 // Azure's capacity for the model is full, not the deployment's TPM.
 var azureCapacityReasons = []string{"modelcapacityexceeded", "capacity"}
 
-// azurePhrases say an answer came from Azure OpenAI.
-var azurePhrases = []string{"azure openai", "aka.ms/oai", "responsibleaipolicyviolation", "azure.com"}
+// azurePhrases say an answer came from Azure OpenAI: its name and links,
+// and its capacity sentence, which OpenAI's own API does not use (its
+// "We're currently experiencing high demand" differs). Azure's generic
+// wordings ("Rate limit is exceeded", "The service is temporarily unable
+// to process your request") say nothing of where an answer came from.
+var azurePhrases = []string{"azure openai", "aka.ms/oai", "responsibleaipolicyviolation", "azure.com",
+	"system is currently experiencing high demand and cannot process your request", "system is experiencing high demand"}
 
 func isAzure(lower string) bool {
 	for _, p := range azurePhrases {
@@ -300,6 +321,19 @@ func cloudHeader(h http.Header) Provider {
 		return Bedrock
 	case azure:
 		return Azure
+	}
+	return ""
+}
+
+// answerCloud is the cloud an answer is known to come from, "" for none:
+// the caller's hint when it is a cloud, else the cloud the answer's shape,
+// headers or words show (cloudShape).
+func answerCloud(hint, shape Provider, lowerRaw string, h http.Header) Provider {
+	if isCloud(hint) {
+		return hint
+	}
+	if c := cloudShape(shape, lowerRaw, h); isCloud(c) {
+		return c
 	}
 	return ""
 }

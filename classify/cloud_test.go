@@ -131,3 +131,69 @@ func TestPastedAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A cloud's wordings count only on that cloud's answers: a vendor's answer
+// that happens to share a phrase keeps its vendor and its own class.
+func TestCloudWordsNeedTheCloud(t *testing.T) {
+	openaiH := http.Header{"Openai-Processing-Ms": {"12"}}
+	cases := []struct {
+		name     string
+		in       Input
+		class    Class
+		provider Provider
+	}{
+		{"anthropic 500 asking to wait", Input{Status: 500, Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Internal server error, please wait before trying again"}}`)},
+			ServerError, Anthropic},
+		{"openai 429 rate limit is exceeded", Input{Status: 429, Header: openaiH, Body: []byte(`{"error":{"message":"Rate limit is exceeded. Try again in 10 seconds.","type":"requests","code":"rate_limit_exceeded"}}`)},
+			RateLimit, OpenAI},
+		{"openai 429 rate limit is exceeded, no code", Input{Status: 429, Header: openaiH, Body: []byte(`{"error":{"message":"Rate limit is exceeded. Try again in 10 seconds.","type":null}}`)},
+			RateLimit, OpenAI},
+		{"openai 503 temporarily unable", Input{Status: 503, Body: []byte(`{"error":{"message":"The service is temporarily unable to process your request","type":"server_error"}}`)},
+			Capacity, OpenAI},
+		{"openai 429 have been limited", Input{Status: 429, Header: openaiH, Body: []byte(`{"error":{"message":"Your requests have been limited.","type":null}}`)},
+			RateLimit, OpenAI},
+		{"anthropic 429 too many requests (Bedrock's full phrase: any provider)", Input{Status: 429, Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Too many requests, please wait before trying again."}}`)},
+			RateLimit, Anthropic},
+		{"anthropic 500 too many tokens (Bedrock's full phrase: any provider)", Input{Status: 500, Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Too many tokens, please wait before trying again."}}`)},
+			RateLimit, Anthropic},
+		// the same wordings on the cloud's own answers still count
+		{"azure 429 rate limit is exceeded by header", Input{Status: 429, Header: http.Header{"X-Ms-Region": {"East US"}}, Body: []byte(`{"error":{"code":"429","message":"Rate limit is exceeded. Try again in 10 seconds."}}`)},
+			RateLimit, Azure},
+		{"azure 503 temporarily unable by hint", Input{Status: 429, Provider: Azure, Body: []byte(`{"error":{"code":"429","message":"The service is temporarily unable to process your request."}}`)},
+			Capacity, Azure},
+		{"bedrock too many connections by header", Input{Status: 429, Header: http.Header{"X-Amzn-Bedrock-Invocation-Latency": {"1"}}, Body: []byte(`{"message":"Too many connections, please wait before trying again."}`)},
+			Capacity, Bedrock},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Classify(c.in)
+			if v.Class != c.class || v.Provider != c.provider {
+				t.Errorf("got %s from %s, want %s from %s (code %q)", v.Class, v.Provider, c.class, c.provider, v.Code)
+			}
+		})
+	}
+}
+
+// A Bedrock ModelErrorException passes on the model's own failure: an
+// overloaded model is capacity, not a server error.
+func TestBedrockModelErrorOverloaded(t *testing.T) {
+	cases := []struct {
+		name, msg string
+		want      Class
+	}{
+		{"ModelErrorException", `The model returned the following errors: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, Capacity},
+		{"ModelErrorException", "Received error code 529 from the model: Overloaded", Capacity},
+		{"modelStreamErrorException", "The model is overloaded. Try again later.", Capacity},
+		{"ModelErrorException", "The system encountered an unexpected error during processing. Try your request again.", ServerError},
+		// "capacity" alone is not the service's limit
+		{"ThrottlingException", "You have exceeded the capacity of your account's quota of tokens per minute.", RateLimit},
+		{"ThrottlingException", "Your account's capacity reservation limit is reached, please wait before trying again.", RateLimit},
+		{"ThrottlingException", "Bedrock has insufficient capacity for this model.", Capacity},
+		{"ThrottlingException", "The model's capacity is exhausted in this region.", Capacity},
+	}
+	for _, c := range cases {
+		if got, _ := awsClass(c.name, strings.ToLower(c.msg)); got != c.want {
+			t.Errorf("awsClass(%q, %q) = %s, want %s", c.name, c.msg, got, c.want)
+		}
+	}
+}

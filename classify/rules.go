@@ -81,6 +81,10 @@ type rule struct {
 	class    Class
 	provider Provider
 	phrases  []string
+	// anyShape marks a cloud's rule whose phrases are specific enough to
+	// mean the same on any provider's answer; a cloud's other rules count
+	// only on that cloud's answers (matchRules).
+	anyShape bool
 }
 
 // rules are tried in order on the lower-cased message or line. Order encodes
@@ -89,54 +93,72 @@ type rule struct {
 // completion: Our servers are currently overloaded" is capacity, while a bare
 // "connection reset by peer" stays network.
 var rules = []rule{
-	{Capacity, OpenAI, []string{"selected model is at capacity", "server_is_overloaded", "servers are currently overloaded", "server is overloaded or not ready", "slow_down", "we're currently experiencing high demand"}},
-	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}},
-	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}},
-	// the clouds' documented wordings (classify/cloud.go says where from)
-	{Capacity, Bedrock, []string{"too many connections, please wait before trying again", "bedrock is unable to process your request"}},
-	{Capacity, Vertex, []string{"resource exhausted, please try again later", "resource exhausted. please try again later"}},
-	{Capacity, Azure, []string{"system is experiencing high demand", "currently experiencing high demand and cannot process your request", "service is temporarily unable to process your request"}},
-	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity", "tier capacity exceeded"}},
+	{Capacity, OpenAI, []string{"selected model is at capacity", "server_is_overloaded", "servers are currently overloaded", "server is overloaded or not ready", "slow_down", "we're currently experiencing high demand"}, false},
+	{Capacity, Anthropic, []string{"overloaded_error", "529 overloaded", "\"overloaded\""}, false},
+	{Capacity, Gemini, []string{"the model is overloaded", "model_capacity_exhausted", "no capacity available for model", "this model is currently experiencing high demand"}, false},
+	// the clouds' documented wordings (classify/cloud.go says where from):
+	// they count only on that cloud's answers (its hint, headers or
+	// words), as the generic ones among them ("rate limit is exceeded",
+	// "service is temporarily unable to process your request") mean
+	// nothing about a cloud on another provider's answer
+	// (Bedrock's full ServiceUnavailable sentences: no vendor says them
+	// meaning anything else, so they count on any answer, as the
+	// ThrottlingException's below)
+	{Capacity, Bedrock, []string{"too many connections, please wait before trying again", "bedrock is unable to process your request"}, true},
+	{Capacity, Vertex, []string{"resource exhausted, please try again later", "resource exhausted. please try again later"}, false},
+	{Capacity, Azure, []string{"system is experiencing high demand", "currently experiencing high demand and cannot process your request", "service is temporarily unable to process your request"}, false},
+	{Capacity, NoGuess, []string{"at capacity", "overloaded", "high demand", "capacity exhausted", "insufficient capacity", "out of capacity", "tier capacity exceeded",
+		"service is temporarily unable to process your request"}, false},
 	// Bedrock's ThrottlingException wordings are the account's quota per
 	// region, "per day" included: never a context length ("too many
-	// tokens") nor a plan's daily window
+	// tokens") nor a plan's daily window. These full sentences are a rate
+	// limit on any provider's answer (no vendor says them meaning anything
+	// else), so they count whatever the shape; they name Bedrock only when
+	// nothing else names the provider. The bare "please wait before trying
+	// again" is no marker: vendors add it to any failure.
 	{RateLimit, Bedrock, []string{"too many tokens, please wait before trying again", "too many requests, please wait before trying again",
-		"too many tokens per day, please wait", "please wait before trying again", "your request rate is too high"}},
-	{RateLimit, Vertex, []string{"exceeded the provisioned throughput", "quota exceeded for aiplatform.googleapis.com"}},
-	{RateLimit, Azure, []string{"exceeded token rate limit", "exceeded call rate limit", "have been limited", "rate limit is exceeded"}},
+		"too many tokens per day, please wait"}, true},
+	{RateLimit, Bedrock, []string{"your request rate is too high"}, false},
+	{RateLimit, Vertex, []string{"exceeded the provisioned throughput", "quota exceeded for aiplatform.googleapis.com"}, false},
+	{RateLimit, Azure, []string{"exceeded token rate limit", "exceeded call rate limit", "have been limited", "rate limit is exceeded"}, false},
 	// Gemini quota ids carry the period: PerDay is a usage limit (it comes
 	// back at the day's reset), PerMinute a rate limit.
-	{UsageLimit, Gemini, []string{"perday", "per day", "exhausted your daily quota"}},
-	{RateLimit, Gemini, []string{"perminute", "per minute"}},
+	{UsageLimit, Gemini, []string{"perday", "per day", "exhausted your daily quota"}, false},
+	{RateLimit, Gemini, []string{"perminute", "per minute"}, false},
 	// a plan's usage window: it resets by itself
-	{UsageLimit, OpenAI, []string{"you've hit your usage limit", "you’ve hit your usage limit", "usage_limit_reached"}},
-	{UsageLimit, Anthropic, []string{"claude usage limit reached", "claude ai usage limit reached", "5-hour limit reached", "weekly limit reached"}},
-	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}},
-	{Quota, Anthropic, []string{"credit balance is too low", "enforced_spend_limit_reached", "billing_error"}},
-	{Quota, NoGuess, []string{"quota exceeded", "exceeded your current quota", "check your plan and billing", "usage limit", "spend limit", "out of credits", "insufficient credits", "billing"}},
-	{RateLimit, OpenAI, []string{"rate_limit_exceeded", "rate limit reached for", "requests per min", "tokens per min"}},
-	{RateLimit, Anthropic, []string{"rate_limit_error", "would exceed the rate limit", "would exceed your organization's rate limit"}},
-	{RateLimit, NoGuess, []string{"rate limit", "rate-limit", "ratelimit", "too many requests", "resource has been exhausted", "resource_exhausted"}},
-	{Auth, OpenAI, []string{"incorrect api key provided", "invalid_api_key", "you didn't provide an api key", "codex login"}},
-	{Auth, Anthropic, []string{"invalid x-api-key", "authentication_error", "oauth token has expired", "please run /login", "invalid bearer token"}},
-	{Auth, Gemini, []string{"api key not valid", "api_key_invalid"}},
-	{Auth, NoGuess, []string{"invalid api key", "api key is invalid", "missing api key", "no api key", "unauthorized", "unauthenticated", "authentication failed", "not logged in", "permission denied", "permission_denied", "does not have permission", "forbidden", "token expired", "access denied"}},
-	{ContextLength, OpenAI, []string{"context_length_exceeded", "maximum context length", "exceeds the context window", "ran out of room in the model's context window"}},
-	{ContextLength, Anthropic, []string{"prompt is too long"}},
-	{ContextLength, Gemini, []string{"input token count"}},
-	{ContextLength, NoGuess, []string{"context window", "context length", "too many tokens", "maximum number of tokens"}},
-	{ModelNotFound, OpenAI, []string{"model_not_found", "does not exist or you do not have access to it"}},
-	{ModelNotFound, Gemini, []string{"is not found for api version"}},
-	{ModelNotFound, NoGuess, []string{"model not found", "unknown model", "no such model", "invalid model", "model does not exist"}},
-	{ContentFilter, NoGuess, []string{"content_policy_violation", "content policy", "content filter", "content_filter", "safety system", "flagged as potentially violating"}},
-	{Timeout, NoGuess, []string{"idle timeout", "timed out", "timeout", "deadline exceeded", "deadline_exceeded", "etimedout"}},
-	{Network, NoGuess, []string{"stream disconnected", "model stream ended without a finish reason", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}},
-	{ServerError, NoGuess, []string{"server had an error", "internal server error", "internal error", "bad gateway", "api_error"}},
+	{UsageLimit, OpenAI, []string{"you've hit your usage limit", "you’ve hit your usage limit", "usage_limit_reached"}, false},
+	{UsageLimit, Anthropic, []string{"claude usage limit reached", "claude ai usage limit reached", "5-hour limit reached", "weekly limit reached"}, false},
+	{Quota, OpenAI, []string{"insufficient_quota", "you exceeded your current quota, please check your plan and billing details. for more information", "quota exceeded. check your plan and billing", "credit_balance_exhausted", "spend_limit_exceeded", "usage_limit_exceeded"}, false},
+	{Quota, Anthropic, []string{"credit balance is too low", "enforced_spend_limit_reached", "billing_error"}, false},
+	{Quota, NoGuess, []string{"quota exceeded", "exceeded your current quota", "check your plan and billing", "usage limit", "spend limit", "out of credits", "insufficient credits", "billing"}, false},
+	{RateLimit, OpenAI, []string{"rate_limit_exceeded", "rate limit reached for", "requests per min", "tokens per min"}, false},
+	{RateLimit, Anthropic, []string{"rate_limit_error", "would exceed the rate limit", "would exceed your organization's rate limit"}, false},
+	{RateLimit, NoGuess, []string{"rate limit", "rate-limit", "ratelimit", "too many requests", "resource has been exhausted", "resource_exhausted"}, false},
+	{Auth, OpenAI, []string{"incorrect api key provided", "invalid_api_key", "you didn't provide an api key", "codex login"}, false},
+	{Auth, Anthropic, []string{"invalid x-api-key", "authentication_error", "oauth token has expired", "please run /login", "invalid bearer token"}, false},
+	{Auth, Gemini, []string{"api key not valid", "api_key_invalid"}, false},
+	{Auth, NoGuess, []string{"invalid api key", "api key is invalid", "missing api key", "no api key", "unauthorized", "unauthenticated", "authentication failed", "not logged in", "permission denied", "permission_denied", "does not have permission", "forbidden", "token expired", "access denied"}, false},
+	{ContextLength, OpenAI, []string{"context_length_exceeded", "maximum context length", "exceeds the context window", "ran out of room in the model's context window"}, false},
+	{ContextLength, Anthropic, []string{"prompt is too long"}, false},
+	{ContextLength, Gemini, []string{"input token count"}, false},
+	{ContextLength, NoGuess, []string{"context window", "context length", "too many tokens", "maximum number of tokens"}, false},
+	{ModelNotFound, OpenAI, []string{"model_not_found", "does not exist or you do not have access to it"}, false},
+	{ModelNotFound, Gemini, []string{"is not found for api version"}, false},
+	{ModelNotFound, NoGuess, []string{"model not found", "unknown model", "no such model", "invalid model", "model does not exist"}, false},
+	{ContentFilter, NoGuess, []string{"content_policy_violation", "content policy", "content filter", "content_filter", "safety system", "flagged as potentially violating"}, false},
+	{Timeout, NoGuess, []string{"idle timeout", "timed out", "timeout", "deadline exceeded", "deadline_exceeded", "etimedout"}, false},
+	{Network, NoGuess, []string{"stream disconnected", "model stream ended without a finish reason", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}, false},
+	{ServerError, NoGuess, []string{"server had an error", "internal server error", "internal error", "bad gateway", "api_error"}, false},
 }
 
-// matchRules returns the first rule matching the lower-cased text.
-func matchRules(lower string) (Class, Provider, bool) {
+// matchRules returns the first rule matching the lower-cased text. A
+// cloud's rule counts only when cloud (the cloud the answer is known to
+// come from, "" for none) is that cloud, or the rule is anyShape.
+func matchRules(lower string, cloud Provider) (Class, Provider, bool) {
 	for _, r := range rules {
+		if isCloud(r.provider) && r.provider != cloud && !r.anyShape {
+			continue
+		}
 		for _, p := range r.phrases {
 			if strings.Contains(lower, p) {
 				return r.class, r.provider, true

@@ -131,7 +131,7 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 		p.writeError(w, c, failure{class: "too_large", message: fmt.Sprintf("Request body is larger than the limit of %d bytes.", s.maxBody)})
 		return
 	}
-	key, refused := s.auth.bedrock(r, body)
+	key, refused := s.auth.bedrock(r, body, s.servesRegion)
 	if refused != nil {
 		writeBedrockError(w, c.id, *refused)
 		return

@@ -474,3 +474,66 @@ func TestBedrockToolCalls(t *testing.T) {
 		t.Errorf("tool %q args %q stop %q last %v", tool, args.String(), stop, last)
 	}
 }
+
+// A signature must be scoped to the region the request is for and to the
+// date it says it was made, and must cover host and x-amz-date: AWS
+// refuses any other, however well it is signed.
+func TestBedrockSignatureScope(t *testing.T) {
+	t.Parallel()
+	good := aws.Credentials{AccessKeyID: "AKIDSIMTEST", SecretAccessKey: "sim-secret-key"}
+	clouds := sim.CloudAuth{AWS: &sim.AWSCredentials{AccessKeyID: good.AccessKeyID, SecretAccessKey: good.SecretAccessKey}}
+	_, base := newCloudSim(t, sim.Options{Regions: []string{"us-east-1", "us-west-2"}, Clouds: clouds})
+	_, anyBase := newCloudSim(t, sim.Options{Clouds: clouds}) // no --regions: any region
+	path := bedrockPath("anthropic.claude-sonnet-5-5-v1:0", false)
+
+	signed := func(base, region, service string, edit func(authz string) string) *http.Request {
+		req, err := http.NewRequest("POST", base+path, strings.NewReader(bedrockBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		sum := sha256.Sum256([]byte(bedrockBody))
+		if err := v4.NewSigner().SignHTTP(context.Background(), good, req, hex.EncodeToString(sum[:]), service, region, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			req.Header.Set("Authorization", edit(req.Header.Get("Authorization")))
+		}
+		return req
+	}
+	yesterday := func(authz string) string {
+		today := time.Now().UTC().Format("20060102")
+		return strings.Replace(authz, "/"+today+"/", "/"+time.Now().UTC().AddDate(0, 0, -1).Format("20060102")+"/", 1)
+	}
+	unsign := func(h string) func(string) string {
+		return func(authz string) string {
+			authz = strings.Replace(authz, "SignedHeaders="+h+";", "SignedHeaders=", 1)
+			return strings.Replace(authz, ";"+h, "", 1)
+		}
+	}
+	cases := []struct {
+		name   string
+		req    *http.Request
+		status int
+		words  string // in the refusal's message
+	}{
+		{"the prefix's region", signed(base+"/us-west-2", "us-west-2", "bedrock", nil), 200, ""},
+		{"another region than the prefix's", signed(base+"/us-west-2", "us-east-1", "bedrock", nil), 403, "Credential should be scoped to a valid region"},
+		{"a served region without a prefix", signed(base, "us-west-2", "bedrock", nil), 200, ""},
+		{"a region not served, without a prefix", signed(base, "eu-west-3", "bedrock", nil), 403, "Credential should be scoped to a valid region"},
+		{"any region when the sim runs none", signed(anyBase, "eu-west-3", "bedrock", nil), 200, ""},
+		{"another service", signed(base, "us-west-2", "s3", nil), 403, "Credential should be scoped to correct service: 'bedrock'"},
+		{"a scope dated another day", signed(base, "us-west-2", "bedrock", yesterday), 403, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP"},
+		{"host unsigned", signed(base, "us-west-2", "bedrock", unsign("host")), 403, "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."},
+		{"x-amz-date unsigned", signed(base, "us-west-2", "bedrock", unsign("x-amz-date")), 403, "'X-Amz-Date' must be a 'SignedHeader' in the AWS Authorization."},
+	}
+	for _, c := range cases {
+		resp, b := do(t, c.req)
+		if resp.StatusCode != c.status || (c.words != "" && (!strings.HasPrefix(resp.Header.Get("x-amzn-errortype"), "InvalidSignatureException:") || !strings.Contains(string(b), c.words))) {
+			t.Errorf("%s: %d %q %s, want %d InvalidSignatureException saying %q", c.name, resp.StatusCode, resp.Header.Get("x-amzn-errortype"), b, c.status, c.words)
+		}
+		if strings.Contains(string(b), good.SecretAccessKey) {
+			t.Errorf("%s: the secret in the answer: %s", c.name, b)
+		}
+	}
+}

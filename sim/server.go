@@ -47,7 +47,8 @@ type Options struct {
 	// accept (any when zero).
 	Clouds CloudAuth
 
-	auth *cloudAuth // the root's, shared by its regions
+	auth   *cloudAuth // the root's, shared by its regions
+	region string     // the region's name, for a region's server
 }
 
 type modelInfo struct {
@@ -82,6 +83,7 @@ type Server struct {
 
 	regions map[string]*Server
 	auth    *cloudAuth
+	region  string // the region this server is, "" for the root
 }
 
 // New builds a Server.
@@ -137,6 +139,7 @@ func New(o Options) (*Server, error) {
 		s.models[name] = modelInfo{name: name, provider: m.Provider, tier: m.Tier, context: m.Context}
 	}
 	s.addCloudModels(cfg)
+	s.region = o.region
 	if s.auth = o.auth; s.auth == nil {
 		var err error
 		if s.auth, err = newCloudAuth(o.Clouds); err != nil {
@@ -157,7 +160,7 @@ func New(o Options) (*Server, error) {
 		// name, not its place in the list, so a region behaves the same
 		// whichever other regions run beside it
 		ro.Regions, ro.Seed, ro.Clock = nil, regionSeed(o.Seed, region), clock
-		ro.Scenario, ro.auth = scn.forRegion(region), s.auth
+		ro.Scenario, ro.auth, ro.region = scn.forRegion(region), s.auth, region
 		rs, err := New(ro)
 		if err != nil {
 			return nil, err
@@ -181,6 +184,20 @@ var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 // reservedPaths are the first path segments the simulator serves itself:
 // no region's name.
 var reservedPaths = []string{"v1", "v1beta", "_sim", "model", "token"}
+
+// servesRegion reports whether a request this server answers may be
+// scoped (SigV4) to region: a region's server is that region only; the
+// root is any region it runs under a prefix, or any region at all when
+// it runs none (a simulator without --regions stands for every region).
+func (s *Server) servesRegion(region string) bool {
+	switch {
+	case s.region != "":
+		return region == s.region
+	case len(s.regions) > 0:
+		return s.regions[region] != nil
+	}
+	return true
+}
 
 // Region is the simulator serving under /region/, nil for a region it does
 // not have.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,11 +41,13 @@ var (
 )
 
 // bedrock authenticates a Bedrock request with body: a SigV4 signature by
-// the configured credentials, or the configured Bedrock API key; any
-// request when neither is configured. It returns the caller's key (the
-// access key id, or the API key) for the scenario's keys and limits, or
-// AWS's refusal.
-func (a *cloudAuth) bedrock(r *http.Request, body []byte) (key string, refused *bedrockError) {
+// the configured credentials, scoped to service bedrock, to a region
+// servesRegion accepts and to the date of its X-Amz-Date, over host and
+// x-amz-date at least; or the configured Bedrock API key; any request
+// when neither is configured. It returns the caller's key (the access key
+// id, or the API key) for the scenario's keys and limits, or AWS's
+// refusal.
+func (a *cloudAuth) bedrock(r *http.Request, body []byte, servesRegion func(string) bool) (key string, refused *bedrockError) {
 	authz := r.Header.Get("Authorization")
 	open := a.opts.AWS == nil && a.opts.BedrockAPIKey == ""
 	if b := bearer(r); b != "" {
@@ -74,9 +77,9 @@ func (a *cloudAuth) bedrock(r *http.Request, body []byte) (key string, refused *
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Amz-Security-Token")), []byte(a.opts.AWS.SessionToken)) != 1 {
 		return "", &awsUnknownKey
 	}
-	if sig.service != "bedrock" {
+	if msg := sig.scopeError(r.Header.Get("X-Amz-Date"), servesRegion); msg != "" {
 		e := awsBadSig
-		e.message = fmt.Sprintf("Credential should be scoped to correct service: 'bedrock'. (not %q)", sig.service)
+		e.message = msg
 		return "", &e
 	}
 	want, err := a.sign(r, body, sig)
@@ -96,6 +99,30 @@ type sigV4 struct {
 	accessKeyID, date, region, service string
 	signedHeaders                      []string
 	signature                          string
+}
+
+// scopeError is AWS's words for what is wrong with the signature's scope
+// and signed headers given the request's X-Amz-Date (amzDate) and the
+// regions the request may be for, "" when nothing is: AWS signs nothing
+// it cannot place (a signature must say which service, region and day it
+// is for, and cover the host and the time), so neither does the
+// simulator, however well the rest is signed.
+func (s sigV4) scopeError(amzDate string, servesRegion func(string) bool) string {
+	switch {
+	case s.service != "bedrock":
+		return fmt.Sprintf("Credential should be scoped to correct service: 'bedrock'. (not %q)", s.service)
+	case !servesRegion(s.region):
+		return fmt.Sprintf("Credential should be scoped to a valid region, not '%.64s'. ", s.region)
+	case !slices.Contains(s.signedHeaders, "host"):
+		return "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."
+	case amzDate == "":
+		return "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."
+	case !slices.Contains(s.signedHeaders, "x-amz-date"):
+		return "'X-Amz-Date' must be a 'SignedHeader' in the AWS Authorization."
+	case len(amzDate) < 8 || s.date != amzDate[:8]:
+		return fmt.Sprintf("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '%.16s' != '%.8s', from '%.32s'.", s.date, amzDate, amzDate)
+	}
+	return ""
 }
 
 // parseSigV4 reads "AWS4-HMAC-SHA256 Credential=AKID/DATE/REGION/SERVICE/aws4_request,
@@ -160,7 +187,7 @@ func (a *cloudAuth) sign(r *http.Request, body []byte, sig sigV4) (string, error
 		return "", err
 	}
 	if strings.Join(mine.signedHeaders, ";") != strings.Join(sig.signedHeaders, ";") {
-		return "", fmt.Errorf("The request signature we calculated does not match the signature you provided: signed headers %s, received %s", strings.Join(sig.signedHeaders, ";"), strings.Join(mine.signedHeaders, ";"))
+		return "", fmt.Errorf("The request signature we calculated does not match the signature you provided: signed headers %s, received %s", strings.Join(mine.signedHeaders, ";"), strings.Join(sig.signedHeaders, ";"))
 	}
 	return mine.signature, nil
 }

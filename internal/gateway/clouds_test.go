@@ -116,7 +116,7 @@ type cloudRig struct {
 	answers bytes.Buffer // every answer's bytes, as clients read them
 }
 
-func newCloudRig(t *testing.T) *cloudRig {
+func newCloudRig(t *testing.T, opt func(*gateway.Options)) *cloudRig {
 	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", cloudKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", cloudSecret)
@@ -182,6 +182,9 @@ func newCloudRig(t *testing.T) *cloudRig {
 	}, func(o *gateway.Options) {
 		mem := o.Events
 		o.Events = events.SinkFunc(func(rec events.Record) { mem.Write(rec); cr.evw.Write(rec) })
+		if opt != nil {
+			opt(o)
+		}
 	})
 	return cr
 }
@@ -340,7 +343,7 @@ func chatParams(prompt string) openai.ChatCompletionNewParams {
 // token is refreshed before it expires on the gateway's clock, and no
 // cloud secret is anywhere the gateway writes or shows.
 func TestClaudeSpillsAcrossCloudPools(t *testing.T) {
-	cr := newCloudRig(t)
+	cr := newCloudRig(t, nil)
 	fullVendor(t, cr.rig, "gpt-")
 	cr.fault(t, sim.Fault{Model: cloudModel, Kind: "capacity", Count: -1})
 	east, west := cr.sim.Region("us-east-1"), cr.sim.Region("us-west-2")
@@ -594,5 +597,50 @@ func noCloudSecret(t *testing.T, cr *cloudRig) {
 				t.Errorf("%s holds the %s", where, what)
 			}
 		}
+	}
+}
+
+// tamperEast changes one byte of each us-east-1 Bedrock request's body
+// after the gateway signed it.
+type tamperEast struct{ base http.RoundTripper }
+
+func (tp tamperEast) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(req.URL.Path, "/us-east-1/model/") {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		b[len(b)-2] ^= 1
+		req.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	return tp.base.RoundTrip(req)
+}
+
+// A signed Bedrock request with one byte changed after the gateway signed
+// it is refused by the simulator (Bedrock's InvalidSignatureException, an
+// auth answer, which fails fast): the route says where, and the client
+// gets the refusal in its own format (Anthropic's error envelope), not
+// Bedrock's.
+func TestTamperedBedrockRequestRefused(t *testing.T) {
+	cr := newCloudRig(t, func(o *gateway.Options) { o.Transport = tamperEast{http.DefaultTransport} })
+	cr.fault(t, sim.Fault{Model: cloudModel, Kind: "capacity", Count: -1})
+	for _, stream := range []bool{false, true} {
+		resp, body := cr.do(t, messages(cloudModel, "tampered", stream))
+		var e struct {
+			Type  string `json:"type"`
+			Error struct{ Type, Message string }
+		}
+		want := cloudModel + "@anthropic:capacity > " + cloudModel + "@bedrock-east:auth"
+		if route := resp.Header.Get("X-Spillway-Route"); route != want || resp.StatusCode/100 != 4 {
+			t.Fatalf("stream %v: %d route %q, want %q\n%s", stream, resp.StatusCode, route, want, body)
+		}
+		if json.Unmarshal(body, &e) != nil || e.Type != "error" || e.Error.Type == "" || !strings.Contains(e.Error.Message, "signature we calculated does not match") ||
+			resp.Header.Get("X-Amzn-Errortype") != "" {
+			t.Fatalf("stream %v: not Anthropic's error envelope with Bedrock's message: %v\n%s", stream, resp.Header, body)
+		}
+	}
+	if st := cr.sim.Region("us-east-1").Snapshot().Models["bedrock/"+cloudModel]; st != nil && st.Served != 0 {
+		t.Fatalf("us-east-1 served a tampered request: %+v", st)
 	}
 }

@@ -511,18 +511,6 @@ func tokensRefreshed(t *testing.T, ctx context.Context, cr *cloudRig) {
 	}
 	cr.clk.Advance(10 * time.Minute) // the first token expired
 	ask()
-	// the simulator refuses the first token now: the refresh was needed
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cr.simURL+"/v1/projects/spillway-e2e/locations/global/publishers/anthropic/models/"+vertexClaude+":rawPredict",
-		strings.NewReader(`{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("Authorization", "Bearer "+first)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("the expired token: %d, want 401", resp.StatusCode)
-	}
 	granted, bearers = cr.watch.seen()
 	for _, b := range bearers {
 		if b != granted[0] && b != granted[1] {
@@ -531,6 +519,21 @@ func tokensRefreshed(t *testing.T, ctx context.Context, cr *cloudRig) {
 	}
 	if len(granted) != 2 {
 		t.Fatalf("%d tokens granted, want 2", len(granted))
+	}
+	// the simulator refuses the first token now (the refresh was needed),
+	// and a token it never granted
+	for _, tok := range []string{first, "ya29.never-granted"} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cr.simURL+"/v1/projects/spillway-e2e/locations/global/publishers/anthropic/models/"+vertexClaude+":rawPredict",
+			strings.NewReader(`{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Fatalf("a token expired or never granted: %d, want 401", resp.StatusCode)
+		}
 	}
 }
 

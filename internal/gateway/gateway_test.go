@@ -57,7 +57,16 @@ func newRigWith(t testing.TB, scn *sim.Scenario, mut func(*config.Config), opt f
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
 	r.sim, r.simURL = srv, hs.URL
-	cfg := simtest.Config(hs.URL)
+	r.clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	r.start(t, mut, opt)
+	return r
+}
+
+// start runs the rig's gateway in front of its simulator (r.sim at
+// r.simURL), its engine on r.clk.
+func (r *rig) start(t testing.TB, mut func(*config.Config), opt func(*gateway.Options)) {
+	t.Helper()
+	cfg := simtest.Config(r.simURL)
 	cfg.Pacing = config.Pacing{MaxConcurrency: 8}
 	cfg.Retry.Budget = config.Duration(5 * time.Second)
 	cfg.Retry.BackoffBase = config.Duration(20 * time.Millisecond)
@@ -68,7 +77,6 @@ func newRigWith(t testing.TB, scn *sim.Scenario, mut func(*config.Config), opt f
 		mut(cfg)
 	}
 	logger := newTestLogger(&r.logs, &r.mu)
-	r.clk = policytest.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	engine := policy.New(cfg, policy.WithClock(r.clk))
 	o := gateway.Options{Config: cfg, Engine: engine, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()
@@ -85,7 +93,6 @@ func newRigWith(t testing.TB, scn *sim.Scenario, mut func(*config.Config), opt f
 	gs := httptest.NewServer(gw.Handler())
 	t.Cleanup(gs.Close)
 	r.gw, r.url = gw, gs.URL
-	return r
 }
 
 func (r *rig) fault(t *testing.T, f sim.Fault) {

@@ -77,6 +77,8 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 				// over, and the chain goes on
 				res.Verdict.Code = policy.Untranslatable
 			}
+		} else if a.Candidate.Cloud != "" {
+			res.Detail = cloudFailure(client, a.Candidate, res.Verdict)
 		}
 		return nil, res
 	}
@@ -164,6 +166,15 @@ func readWhole(r io.Reader, b Budget) (body []byte, taken int64, err error) {
 // format says an error of its class, with the provider's message.
 func translatedFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *Failure {
 	status, body := formats.WireOf(client).ErrorBody(v.Class, fmt.Sprintf("%s (%s): %s", cand.Model, cand.Format, v.Message))
+	return &Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+}
+
+// cloudFailure is a cloud's error answer (Bedrock's {"message"} with its
+// x-amzn headers, Google's error envelope) as the client's own format
+// says an error of its class, with the cloud's message: the envelope is
+// the cloud's, not the format the client speaks.
+func cloudFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdict) *Failure {
+	status, body := formats.WireOf(client).ErrorBody(v.Class, fmt.Sprintf("%s (%s on %s): %s", cand.Model, cand.Deployment, cand.Cloud, v.Message))
 	return &Failure{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 }
 

@@ -57,6 +57,9 @@ type Finding struct {
 	Class string `json:"class,omitempty"`
 
 	latency time.Duration // a host's median connect, for the baseline
+	// advice is what to do about a broken finding, for the verdict (a
+	// cloud's credentials: what to check)
+	advice string
 }
 
 // Report is doctor's answer.

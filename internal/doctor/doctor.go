@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) Report {
 	if probes > 0 {
 		r.Cost = words.Count(probes, "request") + " of one output token (about ten input tokens each)"
 	} else {
-		r.Cost = "nothing: listings and connects cost no tokens"
+		r.Cost = "nothing: listings, token counts and connects cost no tokens"
 	}
 	order := map[Status]int{Broken: 0, Degraded: 1, Unknown: 2, Healthy: 3}
 	slices.SortStableFunc(findings, func(a, b Finding) int {

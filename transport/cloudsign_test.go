@@ -16,9 +16,9 @@ import (
 func TestTransportSignsForClouds(t *testing.T) {
 	cfg := config.Default()
 	for name, tr := range map[string]*transport.Transport{
-		"library":           transport.New(cfg),
-		"queue":             transport.New(cfg, transport.WithEngine(policy.New(cfg)), transport.WithEvents(events.Nop{})),
-		"own base":          transport.New(cfg, transport.WithBase(http.DefaultTransport)),
+		"library":  transport.New(cfg),
+		"queue":    transport.New(cfg, transport.WithEngine(policy.New(cfg)), transport.WithEvents(events.Nop{})),
+		"own base": transport.New(cfg, transport.WithBase(http.DefaultTransport)),
 	} {
 		if !tr.AuthorizesClouds() {
 			t.Errorf("%s: the transport does not sign for clouds", name)

@@ -115,14 +115,14 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 	// it came
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), "/model/")
 	i := strings.LastIndexByte(rest, '/')
-	unknown := bedrockError{"UnknownOperationException", 404, "The simulator's Bedrock serves POST /model/MODEL_ID/invoke and /model/MODEL_ID/invoke-with-response-stream (MODEL_ID path-escaped)."}
+	unknown := bedrockError{"UnknownOperationException", 404, "The simulator's Bedrock serves POST /model/MODEL_ID/invoke, /model/MODEL_ID/invoke-with-response-stream and /model/MODEL_ID/count-tokens (MODEL_ID path-escaped)."}
 	if i < 0 {
 		writeBedrockError(w, c.id, unknown)
 		return
 	}
 	id, err := url.PathUnescape(rest[:i])
 	action := rest[i+1:]
-	if err != nil || (action != "invoke" && action != "invoke-with-response-stream") {
+	if err != nil || (action != "invoke" && action != "invoke-with-response-stream" && action != "count-tokens") {
 		writeBedrockError(w, c.id, unknown)
 		return
 	}
@@ -143,6 +143,10 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 		p.writeError(w, c, failure{class: "model_not_found"})
 		return
 	}
+	if action == "count-tokens" {
+		s.bedrockCountTokens(w, c, body)
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	c, fields, ok := s.prepare(w, r, p, key)
 	if !ok {
@@ -157,6 +161,42 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runMessages(w, r, c, fields, betas)
+}
+
+// bedrockCountTokens answers CountTokens for an InvokeModel body:
+// {"input":{"invokeModel":{"body":"<base64>"}}} (a Converse input is not
+// served), the body checked as InvokeModel checks it, answered
+// {"inputTokens":N}. It costs nothing and no pool counts it.
+func (s *Server) bedrockCountTokens(w http.ResponseWriter, c *call, body []byte) {
+	var in struct {
+		Input struct {
+			InvokeModel *struct {
+				Body []byte `json:"body"` // base64 in JSON, as a blob is
+			} `json:"invokeModel"`
+		} `json:"input"`
+	}
+	invalid := func(msg string) {
+		writeBedrockError(w, c.id, bedrockError{"ValidationException", 400, msg})
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		invalid("Malformed input request: " + err.Error() + ", please reformat your input and try again.")
+		return
+	}
+	if in.Input.InvokeModel == nil || len(in.Input.InvokeModel.Body) == 0 {
+		invalid("1 validation error detected: Value at 'input' failed to satisfy constraint: the simulator counts an invokeModel input with a body")
+		return
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(in.Input.InvokeModel.Body, &fields); err != nil || fields == nil {
+		invalid("Malformed input request: the invokeModel body is not a JSON object, please reformat your input and try again.")
+		return
+	}
+	if _, msg := bedrockBodyCheck(fields); msg != "" {
+		invalid(msg)
+		return
+	}
+	w.Header().Set("x-amzn-RequestId", bedrockRequestID(c.id))
+	writeJSON(w, http.StatusOK, map[string]int{"inputTokens": EstimateTokens(in.Input.InvokeModel.Body)})
 }
 
 // apiVersion is an Anthropic API version (2023-06-01): the Anthropic Go

@@ -537,3 +537,53 @@ func TestBedrockSignatureScope(t *testing.T) {
 		}
 	}
 }
+
+// Bedrock's CountTokens: an InvokeModel body (base64) in CountTokens'
+// input, signed like every Bedrock request, answered {"inputTokens":N};
+// it costs nothing, and no pool counts it.
+func TestBedrockCountTokens(t *testing.T) {
+	t.Parallel()
+	good := aws.Credentials{AccessKeyID: "AKIDSIMTEST", SecretAccessKey: "sim-secret-key"}
+	srv, base := newCloudSim(t, sim.Options{Clouds: sim.CloudAuth{AWS: &sim.AWSCredentials{AccessKeyID: good.AccessKeyID, SecretAccessKey: good.SecretAccessKey}}})
+	path := "/model/us.anthropic.claude-sonnet-5-5-v1%3A0/count-tokens"
+	count := func(invoke string) string {
+		return `{"input":{"invokeModel":{"body":"` + base64.StdEncoding.EncodeToString([]byte(invoke)) + `"}}}`
+	}
+	tampered := bedrockReq(t, base, path, count(bedrockBody), &good)
+	b := []byte(count(bedrockBody))
+	b[len(b)-6] ^= 1
+	tampered.Body = io.NopCloser(bytes.NewReader(b))
+	for _, c := range []struct {
+		name   string
+		req    *http.Request
+		status int
+		typ    string
+	}{
+		{"signed", bedrockReq(t, base, path, count(bedrockBody), &good), 200, ""},
+		{"a byte tampered", tampered, 403, "InvalidSignatureException"},
+		{"unsigned", bedrockReq(t, base, path, count(bedrockBody), nil), 403, "MissingAuthenticationTokenException"},
+		{"no invokeModel input", bedrockReq(t, base, path, `{"input":{}}`, &good), 400, "ValidationException"},
+		{"not JSON", bedrockReq(t, base, path, `{"input":`, &good), 400, "ValidationException"},
+		{"a body with its model", bedrockReq(t, base, path, count(`{"anthropic_version":"bedrock-2023-05-31","model":"m","max_tokens":1,"messages":[]}`), &good), 400, "ValidationException"},
+		{"a body without anthropic_version", bedrockReq(t, base, path, count(`{"max_tokens":1,"messages":[]}`), &good), 400, "ValidationException"},
+		{"an unknown model", bedrockReq(t, base, "/model/anthropic.claude-nonesuch-v1%3A0/count-tokens", count(bedrockBody), &good), 400, "ValidationException"},
+	} {
+		resp, body := do(t, c.req)
+		if resp.StatusCode != c.status || (c.typ != "" && !strings.HasPrefix(resp.Header.Get("x-amzn-errortype"), c.typ+":")) {
+			t.Errorf("%s: %d %q %s, want %d %s", c.name, resp.StatusCode, resp.Header.Get("x-amzn-errortype"), body, c.status, c.typ)
+			continue
+		}
+		if c.status != 200 {
+			continue
+		}
+		var n struct {
+			InputTokens int `json:"inputTokens"`
+		}
+		if err := json.Unmarshal(body, &n); err != nil || n.InputTokens <= 0 {
+			t.Errorf("%s: %s, want {\"inputTokens\":N}", c.name, body)
+		}
+	}
+	if st := srv.Snapshot().Models["bedrock/claude-sonnet-5-5"]; st != nil && (st.Served != 0 || st.Received != 0) {
+		t.Errorf("a count is no request of the pool: %+v", st)
+	}
+}

@@ -143,6 +143,15 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// AuthorizesClouds reports whether t authorizes requests marked for a
+// cloud provider as they leave: its base is the cloud transport (New
+// makes it one), so that a request a caller built for a cloud and sent
+// through t is signed like the attempts t makes.
+func (t *Transport) AuthorizesClouds() bool {
+	s, ok := t.base.(interface{ AuthorizesClouds() bool })
+	return ok && s.AuthorizesClouds()
+}
+
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, _, err := t.roundTrip(req, policy.Request{})

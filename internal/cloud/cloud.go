@@ -253,3 +253,7 @@ func closeBody(req *http.Request) {
 		_ = req.Body.Close()
 	}
 }
+
+// AuthorizesClouds reports that t authorizes requests marked for a cloud
+// (With): what the senders check before they send one.
+func (t *Transport) AuthorizesClouds() bool { return true }

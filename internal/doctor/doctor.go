@@ -57,6 +57,9 @@ type Finding struct {
 	Class string `json:"class,omitempty"`
 
 	latency time.Duration // a host's median connect, for the baseline
+	// advice is what to do about a broken finding, for the verdict (a
+	// cloud's credentials: what to check)
+	advice string
 }
 
 // Report is doctor's answer.
@@ -192,7 +195,7 @@ func Run(ctx context.Context, o Options) Report {
 	if probes > 0 {
 		r.Cost = words.Count(probes, "request") + " of one output token (about ten input tokens each)"
 	} else {
-		r.Cost = "nothing: listings and connects cost no tokens"
+		r.Cost = "nothing: listings, token counts and connects cost no tokens"
 	}
 	order := map[Status]int{Broken: 0, Degraded: 1, Unknown: 2, Healthy: 3}
 	slices.SortStableFunc(findings, func(a, b Finding) int {

@@ -213,46 +213,6 @@ func probe(ctx context.Context, o Options, rt http.RoundTripper, cand policy.Can
 	return f, sent
 }
 
-// credentialSource is what says which credentials a cloud provider
-// resolves (cloud.Transport).
-type credentialSource interface {
-	Source(ctx context.Context, name string, p config.Provider) (string, error)
-}
-
-// checkCloud checks a cloud provider (Bedrock, Vertex AI): which of
-// spillway's own cloud credentials it resolves (never the secret), and with
-// o.Probe each model's smallest request. A cloud has no list of models to
-// ask for free (send.ListModels refuses one).
-func checkCloud(ctx context.Context, o Options, rt http.RoundTripper, p provider) ([]Finding, int) {
-	pc := o.Config.Providers[p.name]
-	var fs []Finding
-	if src, ok := rt.(credentialSource); ok {
-		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		from, err := src.Source(sctx, p.name, pc)
-		cancel()
-		switch {
-		case err != nil:
-			fs = append(fs, Finding{Area: "key", Subject: p.name, Status: Broken, Class: string(classify.Auth),
-				Summary: fmt.Sprintf("no %s credentials: every request to %s fails", p.cloud, p.name), Evidence: err.Error()})
-			return fs, 0
-		case from != "":
-			fs = append(fs, Finding{Area: "key", Subject: p.name, Status: Healthy, Summary: p.cloud + " credentials: " + from})
-		}
-	}
-	if !o.Probe {
-		return fs, 0
-	}
-	n := 0
-	for _, cand := range p.models {
-		f, sent := probe(ctx, o, rt, cand, http.Header{})
-		if sent {
-			n++
-		}
-		fs = append(fs, f)
-	}
-	return fs, n
-}
-
 func waitText(d time.Duration) string {
 	if d <= 0 {
 		return ""

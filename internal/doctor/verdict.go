@@ -26,6 +26,10 @@ func verdict(fs []Finding, probed bool, alternative func(model string) string) (
 		}
 	}
 	if f, ok := first(func(f Finding) bool { return f.Class == "auth" && f.Status == Broken }); ok {
+		if f.advice != "" {
+			summary, _, _ := strings.Cut(f.Summary, ": "+f.advice)
+			return st, "Your " + f.Subject + " " + summary + ": capacity is not the problem. " + f.advice
+		}
 		return st, "Your " + f.Subject + " " + strings.Replace(f.Summary, "key rejected", "key is rejected", 1) + ": capacity is not the problem. Check the key, or log in again."
 	}
 	if f, ok := first(func(f Finding) bool { return f.Class == "usage_limit" && f.Status == Broken }); ok {

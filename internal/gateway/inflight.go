@@ -228,6 +228,13 @@ type planTransport struct {
 	plans *planLimits
 }
 
+// AuthorizesClouds passes the senders' question on: whether the transport
+// under it authorizes requests marked for a cloud (cloud.Transport does).
+func (t planTransport) AuthorizesClouds() bool {
+	s, ok := t.rt.(interface{ AuthorizesClouds() bool })
+	return ok && s.AuthorizesClouds()
+}
+
 func (t planTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
 	if err == nil && t.plans != nil {

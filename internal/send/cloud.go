@@ -28,6 +28,9 @@ type cloudCall struct {
 	stream  bool
 	header  http.Header
 	query   url.Values
+	// count: the cloud's token count of payload instead (CountTokens),
+	// which costs no tokens
+	count bool
 }
 
 // cloudRequest is the request of an attempt to cand on prov, a cloud
@@ -57,15 +60,25 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 			return nil, fmt.Errorf("spillway: %s on %s: %w", cand.Model, name, err)
 		}
 		h.Set("Accept", "application/json")
-		if c.stream {
+		if c.count { // the InvokeModel body, in CountTokens' input
+			raw, escaped = bedrock.CountTokensPath(cand.Upstream)
+			body = bedrock.CountTokensBody(body)
+		} else if c.stream {
 			h.Set("Accept", bedrock.ContentType)
 		}
 	case config.Vertex:
 		publisher := config.VertexPublisher(cand.Upstream)
-		method := ""
-		switch publisher {
-		case "anthropic":
-			method = "rawPredict"
+		model, method := cand.Upstream, ""
+		switch {
+		case publisher == "anthropic" && c.count:
+			// Anthropic's token count: a model of its own, the model named
+			// in the body
+			model, method = "count-tokens", vertex.RawPredict
+			if body, err = vertex.CountTokensBody(c.payload); err != nil {
+				return nil, fmt.Errorf("spillway: %s on %s: %w", cand.Model, name, err)
+			}
+		case publisher == "anthropic":
+			method = vertex.RawPredict
 			if c.stream {
 				method = "streamRawPredict"
 				h.Set("Accept", "text/event-stream")
@@ -76,10 +89,13 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 			if beta := c.header.Values("Anthropic-Beta"); len(beta) > 0 {
 				h["Anthropic-Beta"] = beta // Vertex AI takes Anthropic's betas as a header
 			}
-		case "google":
+		case publisher == "google":
 			// Gemini's method is the endpoint's (generateContent,
 			// streamGenerateContent, countTokens); an SSE stream keeps its alt
 			_, method, _ = strings.Cut(c.ep.Upstream, ":")
+			if c.count {
+				method = "countTokens"
+			}
 			if alt := c.query.Get("alt"); alt != "" {
 				q.Set("alt", alt)
 			}
@@ -87,7 +103,7 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 			return nil, fmt.Errorf("spillway: %s: Vertex AI has no publisher spillway knows for model %q", name, cand.Upstream)
 		}
 		// (vertex.Path escapes each segment)
-		escaped = vertex.Path(prov.Project, prov.Region, publisher, cand.Upstream, method)
+		escaped = vertex.Path(prov.Project, prov.Region, publisher, model, method)
 		if raw, err = url.PathUnescape(escaped); err != nil {
 			return nil, fmt.Errorf("spillway: %s on %s: %w", cand.Model, name, err)
 		}

@@ -460,7 +460,7 @@ func TestCloudProbe(t *testing.T) {
 		{policy.Candidate{Model: "gemini-3-pro", Upstream: "gemini-2.5-pro", Provider: "vertex-global", Format: config.Gemini, Cloud: config.Vertex},
 			"/v1/projects/proj-1/locations/global/publishers/google/models/gemini-2.5-pro:generateContent"},
 	} {
-		ans, err := Probe(context.Background(), http.DefaultTransport, cfg, c.cand, http.Header{"X-Api-Key": {"caller-secret"}})
+		ans, err := Probe(context.Background(), signsClouds{http.DefaultTransport}, cfg, c.cand, http.Header{"X-Api-Key": {"caller-secret"}})
 		if err != nil || ans.Status != 200 {
 			t.Fatalf("%s: %v %+v", c.cand.Provider, err, ans)
 		}

@@ -54,6 +54,10 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 	if o.Turn != nil {
 		from, o.Turn.Now = o.Turn.Target, a.Now
 	}
+	if err := signsFor(rt, req); err != nil {
+		closeBody(req)
+		return nil, policy.Result{Verdict: classify.Verdict{Class: classify.BadRequest, Message: err.Error()}, Detail: err, NotSent: true}
+	}
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return nil, policy.Result{Verdict: a.Failure(err), Detail: err}
@@ -462,6 +466,13 @@ func Room(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand po
 	return judge(classify.Input{Status: ans.Status, Header: ans.Header, Body: ans.Body, Provider: classifyAs(cand)}).Class != classify.Capacity, true
 }
 
+// closeBody closes the body of a request that will not be sent.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
 // Probed is a provider's answer to a probe: its status, headers, the start
 // of its body, and how long it took.
 type Probed struct {
@@ -534,7 +545,13 @@ func ListModels(ctx context.Context, rt http.RoundTripper, cfg *config.Config, p
 	return send(rt, req)
 }
 
+// send sends req through rt (which must sign for clouds when req is
+// marked for one) and reads the start of its answer.
 func send(rt http.RoundTripper, req *http.Request) (*Probed, error) {
+	if err := signsFor(rt, req); err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	start := time.Now()
 	resp, err := rt.RoundTrip(req)
 	if err != nil {

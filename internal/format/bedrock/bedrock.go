@@ -6,6 +6,7 @@
 package bedrock
 
 import (
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,6 +34,24 @@ func Path(id string, stream bool) (raw, escaped string) {
 		method = "/invoke-with-response-stream"
 	}
 	return "/model/" + id + method, "/model/" + httpbinding.EscapePath(id, true) + method
+}
+
+// CountTokensPath is the path of Bedrock's CountTokens of model id, raw
+// and escaped as Path's: the count of the input an InvokeModel request
+// would have, which costs no tokens.
+func CountTokensPath(id string) (raw, escaped string) {
+	return "/model/" + id + "/count-tokens", "/model/" + httpbinding.EscapePath(id, true) + "/count-tokens"
+}
+
+// CountTokensBody is the CountTokens request of an InvokeModel body
+// (Body's): {"input":{"invokeModel":{"body":"<the body, base64>"}}}, as
+// the bedrockruntime API's CountTokensInput, whose InvokeModelTokensRequest
+// body is a blob (base64 in JSON). Its answer is {"inputTokens":N}.
+func CountTokensBody(invoke []byte) []byte {
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(invoke))+40)
+	out = append(out, `{"input":{"invokeModel":{"body":"`...)
+	out = base64.StdEncoding.AppendEncode(out, invoke)
+	return append(out, `"}}}`...)
 }
 
 // Body is a Messages request body made Bedrock's: no model and no stream

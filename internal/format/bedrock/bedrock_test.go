@@ -1,6 +1,8 @@
 package bedrock
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -97,5 +99,27 @@ func TestErrorType(t *testing.T) {
 		if got := ErrorType(in); got != want {
 			t.Errorf("ErrorType(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// CountTokens: the model escaped in the path as InvokeModel's, the
+// InvokeModel body as a blob (base64) in the input's invokeModel.
+func TestCountTokens(t *testing.T) {
+	raw, esc := CountTokensPath("arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+	if raw != "/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0/count-tokens" ||
+		esc != "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens" {
+		t.Errorf("CountTokensPath = %s, %s", raw, esc)
+	}
+	invoke := []byte(`{"max_tokens":1,"messages":[{"role":"user","content":"ping \u00e9"}],"anthropic_version":"bedrock-2023-05-31"}`)
+	var got struct {
+		Input struct {
+			InvokeModel struct {
+				Body []byte `json:"body"` // base64, as encoding/json reads a []byte
+			} `json:"invokeModel"`
+		} `json:"input"`
+	}
+	b := CountTokensBody(invoke)
+	if err := json.Unmarshal(b, &got); err != nil || !bytes.Equal(got.Input.InvokeModel.Body, invoke) {
+		t.Errorf("CountTokensBody = %s (%v): the body does not come back", b, err)
 	}
 }

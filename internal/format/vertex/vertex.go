@@ -46,3 +46,12 @@ func CountTokensPath(project, region string) string {
 func Body(messages []byte) ([]byte, error) {
 	return format.Reshape(messages, []string{"model"}, format.Member{Name: "anthropic_version", Value: []byte(`"` + Version + `"`)})
 }
+
+// CountTokensBody is a Messages request body made the body of Anthropic's
+// token count on Vertex AI (CountTokensPath): its model kept (the path
+// names none), anthropic_version set unless the body has one, and what
+// a count takes no part in (max_tokens, stream) taken out, as Anthropic's
+// count_tokens refuses them.
+func CountTokensBody(messages []byte) ([]byte, error) {
+	return format.Reshape(messages, []string{"max_tokens", "stream"}, format.Member{Name: "anthropic_version", Value: []byte(`"` + Version + `"`)})
+}

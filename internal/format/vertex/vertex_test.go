@@ -65,3 +65,19 @@ func TestBody(t *testing.T) {
 		}
 	}
 }
+
+func TestCountTokensBody(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"model":"claude-sonnet-4-5@20250929","max_tokens":1,"messages":[{"role":"user","content":"ping"}],"stream":false}`,
+			`{"model":"claude-sonnet-4-5@20250929","messages":[{"role":"user","content":"ping"}],"anthropic_version":"vertex-2023-10-16"}`},
+		{`{"anthropic_version":"2023-06-01","model":"m","messages":[]}`, `{"anthropic_version":"2023-06-01","model":"m","messages":[]}`},
+	} {
+		got, err := CountTokensBody([]byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("CountTokensBody(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := CountTokensBody([]byte(`[]`)); !errors.Is(err, wire.ErrNotObject) {
+		t.Errorf("an array: %v", err)
+	}
+}

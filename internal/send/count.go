@@ -1,0 +1,84 @@
+package send
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/cloud"
+	"github.com/spillway/spillway/internal/format/formats"
+	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/policy"
+)
+
+// cloudSigner is a RoundTripper that says whether it authorizes requests
+// marked for a cloud (cloud.With) as they leave: cloud.Transport, and the
+// wrappers over one that pass the question on.
+type cloudSigner interface{ AuthorizesClouds() bool }
+
+// signsFor refuses req, marked for a cloud, when rt does not say it
+// authorizes clouds: without the cloud transport the request would leave
+// with no credentials (a programming error, which tests catch).
+func signsFor(rt http.RoundTripper, req *http.Request) error {
+	name, marked := cloud.Marked(req.Context())
+	if !marked {
+		return nil
+	}
+	if s, ok := rt.(cloudSigner); ok && s.AuthorizesClouds() {
+		return nil
+	}
+	return fmt.Errorf("spillway: provider %s is a cloud, and this request's transport does not sign for clouds", name)
+}
+
+// Counted is a cloud's answer to a token count: the answer, and the
+// count it gives (0 when it gives none).
+type Counted struct {
+	*Probed
+	Tokens int
+	// Call is the request's method and path, as sent (escaped).
+	Call string
+}
+
+// CountTokens asks cand's provider, a cloud, to count the tokens of the
+// smallest prompt for cand's model: a call that costs no tokens (Bedrock's
+// CountTokens, Anthropic's count-tokens rawPredict on Vertex AI, Gemini's
+// countTokens on Vertex AI), built in the cloud's envelope as every
+// attempt is, and authorized by rt, which must sign for clouds
+// (cloud.Transport).
+func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate) (*Counted, error) {
+	prov, ok := cfg.Providers[cand.Provider]
+	if !ok {
+		return nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
+	}
+	if prov.Cloud() == "" {
+		return nil, fmt.Errorf("spillway: provider %s is not a cloud: it has no token count spillway asks for", cand.Provider)
+	}
+	env, ok := formats.EnvelopeOf(cand.Format)
+	if !ok {
+		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
+	}
+	ep := env.PromptEndpoint()
+	payload := formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream)
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	req, err := cloudRequest(ctx, cand.Provider, prov, cand, cloudCall{ep: ep, payload: payload, header: http.Header{}, count: true})
+	if err != nil {
+		return nil, err
+	}
+	ans, err := send(rt, req)
+	if err != nil {
+		return nil, err
+	}
+	c := &Counted{Probed: ans, Call: req.Method + " " + req.URL.EscapedPath()}
+	var n struct {
+		Bedrock int `json:"inputTokens"`  // Bedrock
+		Claude  int `json:"input_tokens"` // Anthropic's, on Vertex AI
+		Gemini  int `json:"totalTokens"`  // Gemini's, on Vertex AI
+	}
+	if ans.Status/100 == 2 && json.Unmarshal(ans.Body, &n) == nil {
+		c.Tokens = max(n.Bedrock, n.Claude, n.Gemini)
+	}
+	return c, nil
+}

@@ -1,0 +1,188 @@
+package send
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/internal/cloud"
+	"github.com/spillway/spillway/internal/wire"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
+)
+
+// signsClouds is a RoundTripper that says it signs for clouds and does
+// not: what the tests of the envelopes send through (a recorder sees the
+// request as built).
+type signsClouds struct{ http.RoundTripper }
+
+func (signsClouds) AuthorizesClouds() bool { return true }
+
+// A cloud's token count goes in the cloud's envelope: Bedrock's
+// CountTokens with the InvokeModel body (base64) in its input, Anthropic's
+// count-tokens rawPredict on Vertex AI with the model in the body and no
+// max_tokens, Gemini's countTokens; the count is read from each answer.
+func TestCountTokens(t *testing.T) {
+	var answer string
+	hs, last := recorderAnswering(t, &answer)
+	cfg := cloudConfig(hs.URL)
+	for _, c := range []struct {
+		cand   policy.Candidate
+		answer string
+		uri    string
+		check  func(t *testing.T, s seen)
+		tokens int
+	}{
+		{policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock},
+			`{"inputTokens":9}`,
+			"/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens",
+			func(t *testing.T, s seen) {
+				var in struct {
+					Input struct {
+						InvokeModel struct {
+							Body string `json:"body"`
+						} `json:"invokeModel"`
+					} `json:"input"`
+				}
+				_ = json.Unmarshal(s.raw, &in)
+				inner, err := base64.StdEncoding.DecodeString(in.Input.InvokeModel.Body)
+				if err != nil || !strings.Contains(string(inner), `"anthropic_version":"bedrock-2023-05-31"`) || strings.Contains(string(inner), `"model"`) || !strings.Contains(string(inner), `"max_tokens":1`) {
+					t.Errorf("the InvokeModel body in the count: %s (%v); raw %s", inner, err, s.raw)
+				}
+			}, 9},
+		{policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "claude-sonnet-4-5@20250929", Provider: "vertex-east", Format: config.Anthropic, Cloud: config.Vertex},
+			`{"input_tokens":8}`,
+			"/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict?trace=1",
+			func(t *testing.T, s seen) {
+				if string(s.body["model"]) != `"claude-sonnet-4-5@20250929"` || string(s.body["anthropic_version"]) != `"vertex-2023-10-16"` || s.body["max_tokens"] != nil || s.body["messages"] == nil {
+					t.Errorf("Anthropic's count on Vertex AI: %s", s.raw)
+				}
+			}, 8},
+		{policy.Candidate{Model: "gemini-3-pro", Upstream: "gemini-2.5-pro", Provider: "vertex-global", Format: config.Gemini, Cloud: config.Vertex},
+			`{"totalTokens":7}`,
+			"/v1/projects/proj-1/locations/global/publishers/google/models/gemini-2.5-pro:countTokens",
+			func(t *testing.T, s seen) {
+				if s.body["contents"] == nil { // (Vertex AI's CountTokensRequest takes a generationConfig too)
+					t.Errorf("Gemini's count on Vertex AI: %s", s.raw)
+				}
+			}, 7},
+	} {
+		answer = c.answer
+		ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, c.cand)
+		if err != nil || ans.Status != 200 || ans.Tokens != c.tokens {
+			t.Fatalf("%s: %v %+v", c.cand.Provider, err, ans)
+		}
+		s := last()
+		if s.uri != c.uri || ans.Call != "POST "+strings.Split(c.uri, "?")[0] {
+			t.Errorf("count sent to %s (%s), want %s", s.uri, ans.Call, c.uri)
+			continue
+		}
+		c.check(t, s)
+		noCallerCredentials(t, s)
+	}
+	if _, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, policy.Candidate{Model: "claude-opus-5-5", Provider: "anthropic", Format: config.Anthropic}); err == nil {
+		t.Error("a token count of a provider that is no cloud")
+	}
+}
+
+// recorderAnswering is recorder, answering *answer.
+func recorderAnswering(t *testing.T, answer *string) (*httptest.Server, func() seen) {
+	hs, last := recorder(t)
+	inner := hs.Config.Handler
+	hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(&replaced{ResponseWriter: w, body: *answer}, r)
+	})
+	return hs, last
+}
+
+// replaced writes body in place of what the handler writes.
+type replaced struct {
+	http.ResponseWriter
+	body string
+	done bool
+}
+
+func (r *replaced) Write([]byte) (int, error) {
+	if !r.done {
+		r.done = true
+		return r.ResponseWriter.Write([]byte(r.body))
+	}
+	return 0, nil
+}
+
+// A request marked for a cloud never leaves through a transport that does
+// not sign for clouds: Exchange, Probe and CountTokens refuse it before
+// sending, naming the provider; through the cloud transport (and a
+// wrapper that says so) it goes.
+func TestCloudRequestsNeedASigner(t *testing.T) {
+	hs, _ := recorder(t)
+	var sent int
+	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent++
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	cfg := cloudConfig(hs.URL)
+	cfg.Providers["bedrock-east"] = config.Provider{Type: config.Bedrock, Region: "us-east-1", BaseURL: hs.URL, Auth: config.AuthKey,
+		APIKey: config.Secret{Value: "ABSK-test-key"}} // a Bedrock API key: the cloud transport needs no AWS chain
+	cand := policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "anthropic.claude-sonnet-4-5-20250929-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock}
+	msgs := wire.EndpointOf(wire.Messages)
+	const want = "spillway: provider bedrock-east is a cloud, and this request's transport does not sign for clouds"
+	senders := map[string]func(rt http.RoundTripper) error{
+		"Probe": func(rt http.RoundTripper) error {
+			_, err := Probe(context.Background(), rt, cfg, cand, http.Header{})
+			return err
+		},
+		"CountTokens": func(rt http.RoundTripper) error {
+			_, err := CountTokens(context.Background(), rt, cfg, cand)
+			return err
+		},
+		"Exchange": func(rt http.RoundTripper) error {
+			var err error
+			policy.New(cfg, policy.WithClock(policytest.New(time.Now()))).Run(context.Background(), &policy.Call{
+				Request: policy.Request{Model: "claude-sonnet-5-5", Type: config.Anthropic, NoFallback: true},
+				Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+					req, rerr := cloudRequest(ctx, "bedrock-east", cfg.Providers["bedrock-east"], cand, cloudCall{payload: []byte(`{"model":"m","max_tokens":1,"messages":[]}`), header: http.Header{}})
+					if rerr != nil {
+						t.Fatal(rerr)
+					}
+					ans, res := Exchange(a, rt, req, msgs, Options{})
+					if ans != nil {
+						err = nil
+						return res
+					}
+					if !res.NotSent || res.Verdict.Class != classify.BadRequest {
+						t.Errorf("Exchange's refusal: %+v", res)
+					}
+					err, _ = res.Detail.(error)
+					return res
+				}})
+			return err
+		},
+	}
+	for name, sendThrough := range senders {
+		for _, rt := range []http.RoundTripper{counting, http.DefaultTransport} {
+			sent = 0
+			if err := sendThrough(rt); err == nil || err.Error() != want {
+				t.Errorf("%s through %T: %v, want %q", name, rt, err, want)
+			}
+			if sent != 0 {
+				t.Errorf("%s through %T: the request left", name, rt)
+			}
+		}
+		sent = 0
+		if err := sendThrough(cloud.NewTransport(counting, nil)); err != nil || sent != 1 {
+			t.Errorf("%s through the cloud transport: %v, %d sent", name, err, sent)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

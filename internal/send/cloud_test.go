@@ -27,34 +27,6 @@ import (
 	"github.com/spillway/spillway/policy/policytest"
 )
 
-// envelopesReal reports whether the Bedrock and Vertex AI envelopes are
-// more than their stubs (on a branch that has only the stubs, the tests of
-// what they build are skipped; the rest runs).
-func envelopesReal() (real bool) {
-	defer func() {
-		if recover() != nil {
-			real = false
-		}
-	}()
-	bedrock.Path("m", false)
-	vertex.Path("p", "us-east5", "anthropic", "m", "rawPredict")
-	_, errB := bedrock.Body([]byte(`{"model":"m"}`), http.Header{})
-	_, errV := vertex.Body([]byte(`{"model":"m"}`))
-	return errB == nil && errV == nil
-}
-
-// framingReal reports whether Bedrock's event-stream framing is more than
-// its stub.
-func framingReal() (real bool) {
-	defer func() {
-		if recover() != nil {
-			real = false
-		}
-	}()
-	bedrock.Framing{}.Events(strings.NewReader(""), Limit(1<<20)).Release()
-	return true
-}
-
 // eventStream is SSE text's events as a Bedrock event stream: each event's
 // JSON in a chunk frame (base64 in {"bytes":...}), encoded with the SDK's
 // encoder (prelude and message CRCs).
@@ -79,9 +51,6 @@ func eventStream(t *testing.T, sseText string) []byte {
 // A Bedrock stream (an AWS event stream) reaches a Messages caller as the
 // server-sent events the Anthropic API would have sent.
 func TestBedrockEventStreamAnswer(t *testing.T) {
-	if !framingReal() {
-		t.Skip("bedrock.Framing is a stub on this branch")
-	}
 	frames := eventStream(t, messagesStream)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", bedrock.ContentType)
@@ -203,9 +172,6 @@ func noCallerCredentials(t *testing.T, s seen) {
 // model's publisher, regional and global, whole and streamed; with none of
 // the caller's credentials and its own provider's query.
 func TestCloudRequests(t *testing.T) {
-	if !envelopesReal() {
-		t.Skip("the bedrock and vertex envelopes are stubs on this branch")
-	}
 	hs, last := recorder(t)
 	cfg := cloudConfig(hs.URL)
 	const arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -319,9 +285,6 @@ func TestCloudTranslated(t *testing.T) {
 			x := NewCrossing(cfg, chat, body, "", true)
 			if code, why := x.Check(cand); code != "" {
 				t.Fatalf("the step is refused: %s %s", code, why)
-			}
-			if !envelopesReal() {
-				t.Skip("the bedrock and vertex envelopes are stubs on this branch")
 			}
 			req, turn, err := x.Attempt(context.Background(), cand, callerHeader(), "")
 			if err != nil || turn == nil {
@@ -446,9 +409,6 @@ func TestAWSEscape(t *testing.T) {
 // spillway's own one-token probe of a model on a cloud goes in the cloud's
 // envelope, as a request's would.
 func TestCloudProbe(t *testing.T) {
-	if !envelopesReal() {
-		t.Skip("the bedrock and vertex envelopes are stubs on this branch")
-	}
 	hs, last := recorder(t)
 	cfg := cloudConfig(hs.URL)
 	for _, c := range []struct {

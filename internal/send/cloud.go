@@ -67,9 +67,9 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 		method := ""
 		switch publisher {
 		case "anthropic":
-			method = "rawPredict"
+			method = vertex.RawPredict
 			if c.stream {
-				method = "streamRawPredict"
+				method = vertex.StreamRawPredict
 				h.Set("Accept", "text/event-stream")
 			}
 			if body, err = vertex.Body(c.payload); err != nil {

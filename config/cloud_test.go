@@ -52,14 +52,34 @@ func TestCloudWarnings(t *testing.T) {
     credentials_file: /nonexistent/sa.json
   openai:
     region: us-east-1
+  bedrock-private:
+    type: bedrock
+    region: us-east-1
+    base_url: http://bedrock.internal.example:8080
+  bedrock-local:
+    type: bedrock
+    region: us-east-1
+    base_url: http://127.0.0.1:9000
+  vertex-local:
+    type: vertex
+    project: p
+    region: global
+    base_url: http://localhost:9001
 `), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(c.Warnings, "\n")
-	for _, want := range []string{"w.yaml:6: providers.vertex-x.credentials_file: /nonexistent/sa.json cannot be read here", "w.yaml:8: providers.openai.region: is read only for type bedrock or vertex"} {
+	for _, want := range []string{"w.yaml:6: providers.vertex-x.credentials_file: /nonexistent/sa.json cannot be read here", "w.yaml:8: providers.openai.region: is read only for type bedrock or vertex",
+		"w.yaml:12: providers.bedrock-private.base_url: http://bedrock.internal.example:8080 is plain http beyond this machine"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	// plain http on loopback (the simulator, a test) is not warned of
+	for _, name := range []string{"bedrock-local", "vertex-local"} {
+		if strings.Contains(all, "providers."+name+".base_url") {
+			t.Errorf("a loopback base_url is warned of:\n%s", all)
 		}
 	}
 }

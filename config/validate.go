@@ -168,6 +168,9 @@ func (l *loader) cloud(name string, p Provider) {
 	if p.KeyHeader != "" {
 		l.at(fp+".key_header", fmt.Sprintf("a %s provider is sent its cloud's own credentials, in the cloud's own header: leave key_header out", p.Type))
 	}
+	if u, err := url.Parse(p.BaseURL); err == nil && strings.EqualFold(u.Scheme, "http") && !Loopback(net.JoinHostPort(u.Hostname(), "0")) {
+		l.warn(fp+".base_url", fmt.Sprintf("%s is plain http beyond this machine: the %s credentials spillway sends (a bearer token, a signature) cross the network in clear text; use https", p.BaseURL, p.Type))
+	}
 	switch p.Type {
 	case Bedrock:
 		for _, f := range []struct{ field, v string }{{"project", p.Project}, {"credentials_file", p.CredentialsFile}} {

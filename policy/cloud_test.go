@@ -60,3 +60,48 @@ func TestCloudCandidates(t *testing.T) {
 		}
 	}
 }
+
+// A deployment whose own credentials are refused (spillway's: a cloud's,
+// or a key of auth: key) is passed over for the model's other
+// deployments; the caller's own key refused fails the request at once.
+func TestOwnCredentialsRefused(t *testing.T) {
+	cfg := config.Default()
+	cfg.Providers["bedrock-east"] = config.Provider{Type: config.Bedrock, Region: "us-east-1", Auth: config.AuthKey}
+	cfg.Providers["bedrock-west"] = config.Provider{Type: config.Bedrock, Region: "us-west-2", Auth: config.AuthKey}
+	cfg.Providers["vertex-east"] = config.Provider{Type: config.Vertex, Region: "us-east5", Project: "p", Auth: config.AuthKey}
+	keyed := cfg.Providers["anthropic"]
+	keyed.Auth, keyed.APIKey = config.AuthKey, config.Secret{Ref: "env:K", Value: "own-key"}
+	cfg.Providers["anthropic-own"] = keyed
+	deps := []config.Deployment{{Provider: "bedrock-east", Upstream: "anthropic.claude-x-v1:0"},
+		{Provider: "bedrock-west", Upstream: "anthropic.claude-x-v1:0"}, {Provider: "vertex-east", Upstream: "claude-x@2025"}}
+	for _, tt := range []struct {
+		name  string
+		first config.Deployment // the deployment tried first, refused
+		want  []string          // the providers after each refusal; "" for the request's failure
+	}{
+		{"a Bedrock region's credentials", deps[0], []string{"bedrock-west", "vertex-east", ""}},
+		{"spillway's own key", config.Deployment{Provider: "anthropic-own"}, []string{"bedrock-east", "bedrock-west", "vertex-east", ""}},
+		{"the caller's own key", config.Deployment{Provider: "anthropic"}, []string{""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg.Models["claude-sonnet-5-5"] = config.Model{Tier: config.Medium, Deployments: append([]config.Deployment{tt.first}, deps...)}
+			if tt.first.Provider == deps[0].Provider {
+				cfg.Models["claude-sonnet-5-5"] = config.Model{Tier: config.Medium, Deployments: deps}
+			}
+			e, _ := clocked(cfg, WithRand(func() float64 { return 0.5 }))
+			p := e.newPlan(Request{Model: "claude-sonnet-5-5", Type: config.Anthropic, NoFallback: true})
+			if st := p.start(); st.Action != send || st.Candidate.Provider != tt.first.Provider {
+				t.Fatalf("start: %+v", st)
+			}
+			for i, want := range tt.want {
+				st := p.after(classify.Verdict{Class: classify.Auth, Message: "refused"})
+				switch {
+				case want == "" && st.Action != fail:
+					t.Fatalf("after refusal %d: %+v, want the request to fail", i+1, st)
+				case want != "" && (st.Action != send || st.Candidate.Provider != want || st.Wait != 0):
+					t.Fatalf("after refusal %d: %v %s (wait %v), want %s at once", i+1, st.Action, st.Candidate.Provider, st.Wait, want)
+				}
+			}
+		})
+	}
+}

@@ -83,6 +83,18 @@ func (p *plan) decide(v classify.Verdict) step {
 			return p.switchTo(next, c)
 		}
 		return p.fail(v, "no model in the chain exists for this key")
+	case classify.Auth:
+		if c.KeyID != "" {
+			// spillway's own credentials (a key of its own, a cloud's)
+			// were refused: the deployment is not asked again, and the
+			// model's others (another region, another cloud) may answer.
+			// The caller's own key refused fails at once, below.
+			put(&p.skip, c.Key(), true)
+			if next, ok := p.onward(nil); ok {
+				return p.switchTo(next, c)
+			}
+			return p.fail(v, "spillway's own credentials for "+c.Provider+" were refused, and no other model is left to try")
+		}
 	case classify.UsageLimit:
 		return p.onUsageLimit(c, v)
 	case classify.ContextLength:

@@ -39,9 +39,6 @@ type Envelope interface {
 	// ModelList the list of entries.
 	ModelEntry(name string) map[string]any
 	ModelList(entries []any) map[string]any
-	// Framing is how the API's streams are framed (SSE for every vendor's
-	// own API).
-	Framing() Framing
 	// PromptEndpoint is where spillway's own small prompts go (the queue's
 	// steps, a probe, the demo).
 	PromptEndpoint() wire.Endpoint

@@ -8,8 +8,8 @@ import (
 
 // Framing is how a stream's bytes become events, apart from what the
 // events say (the format's) and how the request was carried (the
-// Envelope's): SSE for every API today; AWS's binary event stream is
-// another. An Envelope says which (Envelope.Framing).
+// Envelope's): SSE, or AWS's binary event stream (Bedrock's). An
+// answer's Content-Type says which (formats.Framing).
 type Framing interface {
 	// Events reads body's events; what a large one takes is counted
 	// against room.

@@ -13,14 +13,18 @@ import (
 )
 
 // Member is one member of a JSON object: its name and its value, raw JSON.
+// For Reshape, Keep (when set) says whether a body's own member of the
+// name, its raw value given, stays; one it refuses is replaced by this one.
 type Member struct {
 	Name  string
 	Value []byte
+	Keep  func(value []byte) bool
 }
 
 // Reshape is body, a JSON object, with the members named in drop taken out
 // (every one of a name that comes twice) and add's members appended after
-// the rest, each unless body has a member of its name: what a cloud's
+// the rest, each unless body has a member of its name (that its Keep
+// keeps, when it has a Keep; one it refuses is dropped): what a cloud's
 // envelope makes of a request body (Bedrock's and Vertex AI's: no model,
 // their anthropic_version). The other members keep their bytes and their
 // order: no number or string is decoded and written again, only the
@@ -63,7 +67,7 @@ func Reshape(body []byte, drop []string, add ...Member) ([]byte, error) {
 		if err != nil {
 			return nil, notObject(err)
 		}
-		if slices.Contains(drop, string(plain)) {
+		if slices.Contains(drop, string(plain)) || refused(add, string(plain), value) {
 			out = out[:mark]
 			continue
 		}
@@ -92,6 +96,24 @@ func Reshape(body []byte, drop []string, add ...Member) ([]byte, error) {
 		out = append(append(name, ':'), m.Value...)
 	}
 	return append(out, '}'), nil
+}
+
+// Prefixed is a Member's Keep that keeps a string value starting with
+// prefix (as written: an escaped letter does not match).
+func Prefixed(prefix string) func([]byte) bool {
+	quoted := []byte(`"` + prefix)
+	return func(v []byte) bool { return bytes.HasPrefix(v, quoted) }
+}
+
+// refused reports whether a member of add named name has a Keep that
+// refuses value.
+func refused(add []Member, name string, value []byte) bool {
+	for _, m := range add {
+		if m.Name == name && m.Keep != nil && !m.Keep(value) {
+			return true
+		}
+	}
+	return false
 }
 
 // notObject is the error of a body that is not a JSON object, for err,

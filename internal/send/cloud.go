@@ -2,10 +2,12 @@ package send
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/spillway/spillway/classify"
@@ -80,7 +82,7 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 		case publisher == "anthropic":
 			method = vertex.RawPredict
 			if c.stream {
-				method = "streamRawPredict"
+				method = vertex.StreamRawPredict
 				h.Set("Accept", "text/event-stream")
 			}
 			if body, err = vertex.Body(c.payload); err != nil {
@@ -132,3 +134,39 @@ func classifyAs(cand policy.Candidate) classify.Provider {
 	}
 	return classify.Provider(cand.Format)
 }
+
+// isOwnCloud reports whether cand is a model on a cloud provider (Bedrock,
+// Vertex AI), whose envelope and credentials are spillway's.
+func isOwnCloud(cand policy.Candidate) bool {
+	return cand.Cloud == config.Bedrock || cand.Cloud == config.Vertex
+}
+
+// cloudHeader removes a cloud's own headers from its answer
+// (x-amzn-requestid, x-amzn-bedrock-*, x-goog-*): the client called the
+// vendor's API, not the cloud's.
+func cloudHeader(h http.Header) {
+	for k := range h {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-amzn-") || strings.HasPrefix(lk, "x-amz-") || strings.HasPrefix(lk, "x-goog-") {
+			h.Del(k)
+		}
+	}
+}
+
+// cloudMessage is what the client and the records are told of v, a cloud's
+// error for cand. A refusal of spillway's credentials says which provider
+// refused them and what the cloud called it, and none of the cloud's words,
+// which name the account (Bedrock's AccessDenied names the caller's role
+// ARN); another error keeps its words, the account id of any ARN in them
+// hidden.
+func cloudMessage(cand policy.Candidate, v classify.Verdict) string {
+	if v.Class == classify.Auth {
+		what := cmp.Or(v.Code, fmt.Sprintf("HTTP %d", v.Status))
+		return fmt.Sprintf("provider %s's own cloud credentials were refused (%s); see spillway doctor", cand.Provider, what)
+	}
+	return arnAccount.ReplaceAllString(v.Message, "${1}…:")
+}
+
+// arnAccount matches the account id of an AWS ARN
+// (arn:aws:sts::123456789012:assumed-role/…), with what comes before it.
+var arnAccount = regexp.MustCompile(`(arn:aws[a-z-]*:[a-z0-9-]*:[a-z0-9-]*:)[0-9]{12}:`)

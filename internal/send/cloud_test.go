@@ -27,34 +27,6 @@ import (
 	"github.com/spillway/spillway/policy/policytest"
 )
 
-// envelopesReal reports whether the Bedrock and Vertex AI envelopes are
-// more than their stubs (on a branch that has only the stubs, the tests of
-// what they build are skipped; the rest runs).
-func envelopesReal() (real bool) {
-	defer func() {
-		if recover() != nil {
-			real = false
-		}
-	}()
-	bedrock.Path("m", false)
-	vertex.Path("p", "us-east5", "anthropic", "m", "rawPredict")
-	_, errB := bedrock.Body([]byte(`{"model":"m"}`), http.Header{})
-	_, errV := vertex.Body([]byte(`{"model":"m"}`))
-	return errB == nil && errV == nil
-}
-
-// framingReal reports whether Bedrock's event-stream framing is more than
-// its stub.
-func framingReal() (real bool) {
-	defer func() {
-		if recover() != nil {
-			real = false
-		}
-	}()
-	bedrock.Framing{}.Events(strings.NewReader(""), Limit(1<<20)).Release()
-	return true
-}
-
 // eventStream is SSE text's events as a Bedrock event stream: each event's
 // JSON in a chunk frame (base64 in {"bytes":...}), encoded with the SDK's
 // encoder (prelude and message CRCs).
@@ -79,9 +51,6 @@ func eventStream(t *testing.T, sseText string) []byte {
 // A Bedrock stream (an AWS event stream) reaches a Messages caller as the
 // server-sent events the Anthropic API would have sent.
 func TestBedrockEventStreamAnswer(t *testing.T) {
-	if !framingReal() {
-		t.Skip("bedrock.Framing is a stub on this branch")
-	}
 	frames := eventStream(t, messagesStream)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", bedrock.ContentType)
@@ -203,9 +172,6 @@ func noCallerCredentials(t *testing.T, s seen) {
 // model's publisher, regional and global, whole and streamed; with none of
 // the caller's credentials and its own provider's query.
 func TestCloudRequests(t *testing.T) {
-	if !envelopesReal() {
-		t.Skip("the bedrock and vertex envelopes are stubs on this branch")
-	}
 	hs, last := recorder(t)
 	cfg := cloudConfig(hs.URL)
 	const arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -319,9 +285,6 @@ func TestCloudTranslated(t *testing.T) {
 			x := NewCrossing(cfg, chat, body, "", true)
 			if code, why := x.Check(cand); code != "" {
 				t.Fatalf("the step is refused: %s %s", code, why)
-			}
-			if !envelopesReal() {
-				t.Skip("the bedrock and vertex envelopes are stubs on this branch")
 			}
 			req, turn, err := x.Attempt(context.Background(), cand, callerHeader(), "")
 			if err != nil || turn == nil {
@@ -446,9 +409,6 @@ func TestAWSEscape(t *testing.T) {
 // spillway's own one-token probe of a model on a cloud goes in the cloud's
 // envelope, as a request's would.
 func TestCloudProbe(t *testing.T) {
-	if !envelopesReal() {
-		t.Skip("the bedrock and vertex envelopes are stubs on this branch")
-	}
 	hs, last := recorder(t)
 	cfg := cloudConfig(hs.URL)
 	for _, c := range []struct {
@@ -468,6 +428,116 @@ func TestCloudProbe(t *testing.T) {
 			t.Errorf("probe sent to %s, want %s", s.uri, c.uri)
 		} else {
 			noCallerCredentials(t, s)
+		}
+	}
+}
+
+// A cloud's error answer reaches a Messages client as the Anthropic API
+// would say an error of its class, none of the cloud's headers with it; a
+// refusal of spillway's credentials says none of the cloud's words (they
+// name the account's role), and no record or reason carries the account.
+func TestCloudErrorsInClientWords(t *testing.T) {
+	const arn = "arn:aws:sts::123456789012:assumed-role/BedrockAdmin/session-7"
+	for _, tt := range []struct {
+		name, provider, upstream string
+		status, want             int // the cloud's status, the client's
+		header                   http.Header
+		body                     string
+		class                    classify.Class
+		errType                  string   // the Anthropic error type the client reads
+		has                      []string // what the client's body says
+	}{
+		{"Bedrock's access denied", "bedrock-east", "anthropic.claude-sonnet-4-5-20250929-v1:0", 403, 401,
+			http.Header{"X-Amzn-Errortype": {"AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/"}},
+			`{"message":"User: ` + arn + ` is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1::foundation-model/x"}`,
+			classify.Auth, "authentication_error", []string{"bedrock-east", "AccessDeniedException", "spillway doctor"}},
+		{"Bedrock's validation error", "bedrock-east", "anthropic.claude-sonnet-4-5-20250929-v1:0", 400, 400,
+			http.Header{"X-Amzn-Errortype": {"ValidationException"}},
+			`{"message":"Malformed input request: #: extraneous key [foo] is not permitted (caller ` + arn + `)"}`,
+			classify.BadRequest, "invalid_request_error", []string{"Malformed input request", "assumed-role/BedrockAdmin"}},
+		{"Vertex AI's permission denied", "vertex-east", "claude-sonnet-4-5@20250929", 403, 401, nil,
+			`{"error":{"code":403,"message":"Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/proj-1/locations/us-east5' (or it may not exist).","status":"PERMISSION_DENIED"}}`,
+			classify.Auth, "authentication_error", []string{"vertex-east", "spillway doctor"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, vs := range tt.header {
+					w.Header()[k] = vs
+				}
+				w.Header().Set("X-Amzn-Requestid", "a1b2c3")
+				w.Header().Set("X-Goog-Trace", "t")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			}))
+			defer hs.Close()
+			cfg := cloudConfig(hs.URL)
+			cfg.Models["claude-on-cloud"] = config.Model{Tier: config.Heavy, Deployments: []config.Deployment{{Provider: tt.provider, Upstream: tt.upstream}}}
+			msgs := wire.EndpointOf(wire.Messages)
+			out := policy.New(cfg, policy.WithClock(policytest.New(time.Now()))).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "claude-on-cloud", Type: config.Anthropic, NoFallback: true},
+				Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader("{}"))
+					_, res := Exchange(a, http.DefaultTransport, req, msgs, Options{})
+					return res
+				}})
+			if out.Verdict.Class != tt.class {
+				t.Fatalf("class %s, want %s: %+v", out.Verdict.Class, tt.class, out)
+			}
+			status, h, body := GiveUp(msgs, out)
+			var got struct {
+				Type  string `json:"type"`
+				Error struct{ Type, Message string }
+			}
+			if err := json.Unmarshal(body, &got); err != nil || got.Type != "error" || got.Error.Type != tt.errType || status != tt.want {
+				t.Fatalf("HTTP %d %s: not the Anthropic API's %s (%v)", status, body, tt.errType, err)
+			}
+			for _, want := range tt.has {
+				if !strings.Contains(got.Error.Message, want) {
+					t.Errorf("the message %q says no %q", got.Error.Message, want)
+				}
+			}
+			for k := range h {
+				if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amzn-") || strings.HasPrefix(lk, "x-goog-") {
+					t.Errorf("the client got the cloud's header %s", k)
+				}
+			}
+			for what, s := range map[string]string{"the answer": string(body), "the reason": out.Reason, "the verdict": out.Verdict.Message} {
+				if strings.Contains(s, "123456789012") || tt.class == classify.Auth && (strings.Contains(s, "arn:aws") || strings.Contains(s, "Permission 'aiplatform")) {
+					t.Errorf("%s carries the cloud's account words: %s", what, s)
+				}
+			}
+		})
+	}
+}
+
+// A cloud's own headers do not reach the client with its answer.
+func TestCloudAnswerHeaders(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-Requestid", "a1b2c3")
+		w.Header().Set("X-Amzn-Bedrock-Input-Token-Count", "12")
+		w.Header().Set("X-Goog-Trace", "t")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","content":[]}`)
+	}))
+	defer hs.Close()
+	cfg := cloudConfig(hs.URL)
+	cfg.Models["claude-on-bedrock"] = config.Model{Tier: config.Heavy, Deployments: []config.Deployment{{Provider: "bedrock-east", Upstream: "anthropic.claude-x-v1:0"}}}
+	var h http.Header
+	policy.New(cfg, policy.WithClock(policytest.New(time.Now()))).Run(context.Background(), &policy.Call{Request: policy.Request{Model: "claude-on-bedrock", Type: config.Anthropic, NoFallback: true},
+		Send: func(ctx context.Context, a *policy.Attempt) policy.Result {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader("{}"))
+			ans, res := Exchange(a, http.DefaultTransport, req, wire.EndpointOf(wire.Messages), Options{})
+			if ans != nil {
+				h = ans.Resp.Header
+			}
+			return res
+		}})
+	if h == nil || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("no answer: %v", h)
+	}
+	for k := range h {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amzn-") || strings.HasPrefix(lk, "x-goog-") {
+			t.Errorf("the client got the cloud's header %s", k)
 		}
 	}
 }

@@ -194,7 +194,7 @@ func (s *Stream) hold() (policy.Result, bool) {
 	// a large event's buffer is the request's to hold
 	framing := formats.Framing(s.resp.Header) // an AWS event stream, or SSE
 	if framing == nil {
-		framing = formats.Envelope(s.from.Format).Framing()
+		framing = format.SSE{} // as every vendor's own API streams
 	}
 	s.rd = framing.Events(s.body, s.mem.b)
 	s.open = -1

@@ -67,12 +67,20 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 	if o.Turn != nil && resp.StatusCode/100 == 2 {
 		translatedHeader(resp.Header) // another vendor's own headers are not the client's vendor's
 	}
+	ownCloud := isOwnCloud(a.Candidate)
+	if ownCloud && resp.StatusCode/100 == 2 {
+		cloudHeader(resp.Header) // (an error's are read to classify it, and not passed on)
+	}
 	res := policy.Result{Status: resp.StatusCode}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 		resp.Body.Close()
 		res.Verdict = a.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body, Provider: prov})
 		res.Detail = &Failure{Status: resp.StatusCode, Header: resp.Header, Body: body}
+		if ownCloud { // the cloud's error in the client's words, its account unnamed
+			res.Verdict.Message = cloudMessage(a.Candidate, res.Verdict)
+			res.Detail = cloudFailure(client, a.Candidate, res.Verdict)
+		}
 		if o.Turn != nil { // another vendor's error, in the client's words
 			res.Detail = translatedFailure(client, a.Candidate, res.Verdict)
 			if res.Verdict.Class == classify.BadRequest {
@@ -81,8 +89,6 @@ func Exchange(a *policy.Attempt, rt http.RoundTripper, req *http.Request, client
 				// over, and the chain goes on
 				res.Verdict.Code = policy.Untranslatable
 			}
-		} else if a.Candidate.Cloud != "" {
-			res.Detail = cloudFailure(client, a.Candidate, res.Verdict)
 		}
 		return nil, res
 	}

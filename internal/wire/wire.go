@@ -229,11 +229,6 @@ func (b *Body) With(field string, v json.RawMessage) (*Body, error) {
 	return &Body{Raw: raw, fields: m, Model: b.Model, Stream: b.Stream}, nil
 }
 
-// IsSSE reports an event-stream answer.
-func IsSSE(h http.Header) bool {
-	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
-}
-
 // KeyHash identifies a caller's credentials (for per-key pacing) without
 // keeping them.
 func KeyHash(h http.Header) string {

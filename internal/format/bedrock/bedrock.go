@@ -55,12 +55,13 @@ func CountTokensBody(invoke []byte) []byte {
 }
 
 // Body is a Messages request body made Bedrock's: no model and no stream
-// (the path says both), anthropic_version set unless the body has one, and
+// (the path says both), anthropic_version set unless the body has one of
+// Bedrock's (bedrock-…: the Anthropic API's 2023-06-01 Bedrock refuses), and
 // the betas of h's anthropic-beta headers as anthropic_beta unless the body
 // has one. The other fields keep their bytes and their order; a body that
 // is not a JSON object is an error (wire.ErrNotObject).
 func Body(messages []byte, h http.Header) ([]byte, error) {
-	add := []format.Member{{Name: "anthropic_version", Value: []byte(`"` + Version + `"`)}}
+	add := []format.Member{{Name: "anthropic_version", Value: []byte(`"` + Version + `"`), Keep: format.Prefixed("bedrock-")}}
 	if betas := Betas(h); len(betas) > 0 {
 		v := []byte{'['}
 		for i, b := range betas {

@@ -66,6 +66,12 @@ func TestBody(t *testing.T) {
 		{"a model twice", `{"model":"a","x":1,"model":"b"}`, nil, `{"x":1,"anthropic_version":"bedrock-2023-05-31"}`},
 		{"an escaped name", `{"mod\u0065l":"a","x":1}`, nil, `{"x":1,"anthropic_version":"bedrock-2023-05-31"}`},
 		{"empty", `{}`, nil, `{"anthropic_version":"bedrock-2023-05-31"}`},
+		// the Anthropic API's version, which Bedrock refuses, gives way to Bedrock's
+		{"the Anthropic API's version", `{"anthropic_version":"2023-06-01","messages":[]}`, nil,
+			`{"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
+		{"Vertex AI's version", `{"messages":[],"anthropic_version":"vertex-2023-10-16"}`, nil,
+			`{"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
+		{"a version that is not a string", `{"anthropic_version":1}`, nil, `{"anthropic_version":"bedrock-2023-05-31"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

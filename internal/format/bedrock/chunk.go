@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ func (r *Reader) chunk(payload []byte) (sse.Event, error) {
 		return sse.Event{}, fmt.Errorf("bedrock: a chunk message's bytes are not base64: %v", err)
 	}
 	data := buf[nameRoom : nameRoom+dn : nameRoom+dn]
+	oneLine(data)
 	typ, err := eventType(data)
 	if err != nil {
 		return sse.Event{}, err
@@ -61,6 +63,16 @@ func (r *Reader) chunk(payload []byte) (sse.Event, error) {
 	end := nameRoom + dn
 	buf[end], buf[end+1] = '\n', '\n'
 	return sse.Event{Name: r.name(typ), Data: data, Raw: buf[start : end+2 : end+2]}, nil
+}
+
+// oneLine makes data, an event's JSON, one line, as an SSE data line must
+// be: a JSON string holds no raw CR or LF, so every one is whitespace
+// between tokens, and a space in its place keeps the JSON's meaning.
+func oneLine(data []byte) {
+	for i := bytes.IndexAny(data, "\r\n"); i >= 0; i = bytes.IndexAny(data, "\r\n") {
+		data[i] = ' '
+		data = data[i+1:]
+	}
 }
 
 // eventType is the "type" of data, a Messages event's JSON, which it

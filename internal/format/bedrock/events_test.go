@@ -146,6 +146,29 @@ func TestNoType(t *testing.T) {
 	}
 }
 
+// An event whose JSON is spread over lines (pretty-printed, CRLF too)
+// reaches an SSE client as one data line: a raw newline would end the
+// event's data early.
+func TestMultilineEvent(t *testing.T) {
+	event := "{\n  \"type\": \"content_block_delta\",\r\n  \"delta\": {\"type\":\"text_delta\",\"text\":\"a\\nb\"}\r}\n"
+	var b bytes.Buffer
+	if err := WriteChunk(&b, []byte(event)); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := NewReader(&b).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{   \"type\": \"content_block_delta\",    \"delta\": {\"type\":\"text_delta\",\"text\":\"a\\nb\"} } "
+	if ev.Name != "content_block_delta" || string(ev.Data) != want ||
+		string(ev.Raw) != "event: content_block_delta\ndata: "+want+"\n\n" {
+		t.Errorf("%q %q %q", ev.Name, ev.Data, ev.Raw)
+	}
+	if !json.Valid(ev.Data) {
+		t.Errorf("the event's data is not JSON: %q", ev.Data)
+	}
+}
+
 // A message past the frame limit is refused from its prelude, before it
 // is read; one within it is read.
 func TestMaxFrame(t *testing.T) {

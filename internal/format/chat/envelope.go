@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"github.com/spillway/spillway/internal/format"
 	"net/http"
 	"net/url"
 
@@ -45,6 +44,3 @@ func (API) ModelList(data []any) map[string]any {
 
 // PromptEndpoint is Chat Completions.
 func (API) PromptEndpoint() wire.Endpoint { return wire.EndpointOf(wire.Chat) }
-
-// Framing is server-sent events.
-func (API) Framing() format.Framing { return format.SSE{} }

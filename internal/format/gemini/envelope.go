@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"github.com/spillway/spillway/internal/format"
 	"net/http"
 	"net/url"
 
@@ -45,6 +44,3 @@ func (API) ModelList(data []any) map[string]any { return map[string]any{"models"
 
 // PromptEndpoint is generateContent.
 func (API) PromptEndpoint() wire.Endpoint { return wire.EndpointOf(wire.GenerateContent) }
-
-// Framing is server-sent events.
-func (API) Framing() format.Framing { return format.SSE{} }

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"github.com/spillway/spillway/internal/format"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,6 +73,3 @@ func (API) ModelList(data []any) map[string]any {
 
 // PromptEndpoint is Messages.
 func (API) PromptEndpoint() wire.Endpoint { return wire.EndpointOf(wire.Messages) }
-
-// Framing is server-sent events.
-func (API) Framing() format.Framing { return format.SSE{} }

@@ -41,10 +41,11 @@ func CountTokensPath(project, region string) string {
 }
 
 // Body is a Messages request body made Vertex AI's: no model (the path
-// says it), anthropic_version set unless the body has one; stream kept.
+// says it), anthropic_version set unless the body has one of Vertex AI's
+// (vertex-…: the Anthropic API's 2023-06-01 Vertex AI refuses); stream kept.
 // The other fields keep their bytes and their order.
 func Body(messages []byte) ([]byte, error) {
-	return format.Reshape(messages, []string{"model"}, format.Member{Name: "anthropic_version", Value: []byte(`"` + Version + `"`)})
+	return format.Reshape(messages, []string{"model"}, format.Member{Name: "anthropic_version", Value: []byte(`"` + Version + `"`), Keep: format.Prefixed("vertex-")})
 }
 
 // CountTokensBody is a Messages request body made the body of Anthropic's

@@ -46,6 +46,10 @@ func TestBody(t *testing.T) {
 			`{"max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"hi"}],"anthropic_version":"vertex-2023-10-16"}`},
 		{"the body's own version", `{"anthropic_version":"vertex-2023-10-16","messages":[]}`,
 			`{"anthropic_version":"vertex-2023-10-16","messages":[]}`},
+		// the Anthropic API's version, which Vertex AI refuses, gives way to Vertex AI's
+		{"the Anthropic API's version", `{"anthropic_version":"2023-06-01","messages":[]}`,
+			`{"messages":[],"anthropic_version":"vertex-2023-10-16"}`},
+		{"Bedrock's version", `{"anthropic_version":"bedrock-2023-05-31"}`, `{"anthropic_version":"vertex-2023-10-16"}`},
 		{"numbers as they were", `{"temperature": 1.0, "top_k": 5e0, "messages": [ ]}`,
 			`{"temperature":1.0,"top_k":5e0,"messages":[ ],"anthropic_version":"vertex-2023-10-16"}`},
 		{"betas stay where they are", `{"anthropic_beta":["context-1m-2025-08-07"],"model":"m"}`,

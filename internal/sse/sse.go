@@ -62,13 +62,12 @@ type Event struct {
 type Reader struct {
 	br        *bufio.Reader
 	maxFrame  int
-	room      Room      // where a large event's buffer is taken from, if anywhere
-	taken     int64     // what the buffer took of room
-	dataTaken int64     // what the data buffer (data on several lines) took of room
-	raw       []byte    // the last event's bytes
-	data      []byte    // the last event's data, when it had several lines
-	names     [4]string // recent event names, to return without an allocation
-	next      int
+	room      Room   // where a large event's buffer is taken from, if anywhere
+	taken     int64  // what the buffer took of room
+	dataTaken int64  // what the data buffer (data on several lines) took of room
+	raw       []byte // the last event's bytes
+	data      []byte // the last event's data, when it had several lines
+	names     Names  // recent event names, to return without an allocation
 }
 
 // readBuffer is the reader's buffer: bufio's default. A line longer than
@@ -228,7 +227,7 @@ func (r *Reader) end(f *frame, line []byte, err error) (Event, error) {
 			}
 			ev.Data = append(d, bytes.TrimPrefix(v, []byte(" "))...)
 		} else if ok && string(name) == "event" {
-			ev.Name = r.name(bytes.TrimPrefix(v, []byte(" ")))
+			ev.Name = r.names.Of(bytes.TrimPrefix(v, []byte(" ")))
 		}
 	}
 	return ev, ErrTruncated
@@ -251,7 +250,7 @@ func (r *Reader) field(f *frame, line []byte, start int) error {
 	f.hasField = true
 	switch string(name) {
 	case "event":
-		f.ev.Name = r.name(v)
+		f.ev.Name = r.names.Of(v)
 	case "data":
 		if f.lines > 0 { // the data joined, its room taken as the frame's is
 			var ok bool
@@ -274,17 +273,24 @@ func (r *Reader) field(f *frame, line []byte, start int) error {
 	return nil
 }
 
-// name is b as a string, without an allocation when it is one of the
-// names seen last (a stream repeats a few names).
-func (r *Reader) name(b []byte) string {
-	for _, n := range r.names {
+// Names keeps the event names a stream used last, so that a reader makes
+// a name a string without an allocation when it is one of them (a stream
+// repeats a few names). Its zero value is ready.
+type Names struct {
+	last [4]string
+	next int
+}
+
+// Of is b as a string: one of the names seen last, or a new one kept.
+func (ns *Names) Of(b []byte) string {
+	for _, n := range ns.last {
 		if n == string(b) {
 			return n
 		}
 	}
 	n := string(b)
-	r.names[r.next] = n
-	r.next = (r.next + 1) % len(r.names)
+	ns.last[ns.next] = n
+	ns.next = (ns.next + 1) % len(ns.last)
 	return n
 }
 

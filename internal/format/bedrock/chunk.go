@@ -62,7 +62,7 @@ func (r *Reader) chunk(payload []byte) (sse.Event, error) {
 	}
 	end := nameRoom + dn
 	buf[end], buf[end+1] = '\n', '\n'
-	return sse.Event{Name: r.name(typ), Data: data, Raw: buf[start : end+2 : end+2]}, nil
+	return sse.Event{Name: r.names.Of(typ), Data: data, Raw: buf[start : end+2 : end+2]}, nil
 }
 
 // oneLine makes data, an event's JSON, one line, as an SSE data line must
@@ -102,20 +102,6 @@ func eventType(data []byte) ([]byte, error) {
 		}
 	}
 	return typ, nil
-}
-
-// name is b as a string, without an allocation when it is one of the
-// names seen last (a stream repeats a few names).
-func (r *Reader) name(b []byte) string {
-	for _, n := range r.names {
-		if n == string(b) {
-			return n
-		}
-	}
-	n := string(b)
-	r.names[r.next] = n
-	r.next = (r.next + 1) % len(r.names)
-	return n
 }
 
 // The longest error type and message an error event keeps: an

@@ -51,14 +51,13 @@ type Reader struct {
 	dec      *eventstream.Decoder
 	part     part // the message being decoded
 	maxFrame int
-	room     sse.Room // where a large message's buffers are taken from, if anywhere
-	payload  []byte   // the message's payload
-	payTaken int64    // what payload took of room
-	out      []byte   // the event's bytes
-	outTaken int64    // what out took of room
-	err      error    // what ended the stream, returned again
-	names    [4]string
-	next     int
+	room     sse.Room  // where a large message's buffers are taken from, if anywhere
+	payload  []byte    // the message's payload
+	payTaken int64     // what payload took of room
+	out      []byte    // the event's bytes
+	outTaken int64     // what out took of room
+	err      error     // what ended the stream, returned again
+	names    sse.Names // the event names seen last
 }
 
 // The sizes of an event-stream message: its prelude (total length,

@@ -86,14 +86,19 @@ func (p *plan) decide(v classify.Verdict) step {
 	case classify.Auth:
 		if c.KeyID != "" {
 			// spillway's own credentials (a key of its own, a cloud's)
-			// were refused: the deployment is not asked again, and the
-			// model's others (another region, another cloud) may answer.
-			// The caller's own key refused fails at once, below.
-			put(&p.skip, c.Key(), true)
-			if next, ok := p.onward(nil); ok {
+			// were refused: no step sent with them is asked again, and a
+			// step with other credentials (the model's deployment in
+			// another region or cloud) may answer. With none, and for the
+			// caller's own key, the request fails at once, below.
+			other := func(n Candidate) bool { return !sameCredential(n, c) }
+			if next, ok := p.onward(other); ok {
+				for _, x := range p.chain {
+					if sameCredential(x, c) {
+						put(&p.skip, x.Key(), true)
+					}
+				}
 				return p.switchTo(next, c)
 			}
-			return p.fail(v, "spillway's own credentials for "+c.Provider+" were refused, and no other model is left to try")
 		}
 	case classify.UsageLimit:
 		return p.onUsageLimit(c, v)

@@ -29,7 +29,11 @@
 //     and slow the pacer for that key; switch only when the wait would exceed
 //     the budget.
 //   - quota, auth, bad_request, content_filter, unknown: fail at once
-//     (FailFast); front ends pass the upstream's own answer on.
+//     (FailFast); front ends pass the upstream's own answer on. Auth from
+//     spillway's own credentials (a key of its own, a cloud's) is the
+//     exception: no step sent with those credentials is tried again, and
+//     a step with other credentials (the model in another region or cloud)
+//     may answer; with none left the request fails at once.
 //   - model_not_found: skip the model.
 //   - context_length: the next model with a larger context window, else fail.
 //   - server_error: one short retry on the same model, then as capacity.

@@ -144,14 +144,7 @@ func isOwnCloud(cand policy.Candidate) bool {
 // cloudHeader removes a cloud's own headers from its answer
 // (x-amzn-requestid, x-amzn-bedrock-*, x-goog-*): the client called the
 // vendor's API, not the cloud's.
-func cloudHeader(h http.Header) {
-	for k := range h {
-		lk := strings.ToLower(k)
-		if strings.HasPrefix(lk, "x-amzn-") || strings.HasPrefix(lk, "x-amz-") || strings.HasPrefix(lk, "x-goog-") {
-			h.Del(k)
-		}
-	}
-}
+func cloudHeader(h http.Header) { dropHeaders(h, "x-amzn-", "x-amz-", "x-goog-") }
 
 // cloudMessage is what the client and the records are told of v, a cloud's
 // error for cand. A refusal of spillway's credentials says which provider

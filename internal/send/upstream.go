@@ -192,10 +192,20 @@ func cloudFailure(client wire.Endpoint, cand policy.Candidate, v classify.Verdic
 // its own: no length (the body is another), no vendor headers the
 // client would read as its own vendor's.
 func translatedHeader(h http.Header) {
+	h.Del("Content-Length")
+	dropHeaders(h, "anthropic-", "openai-", "x-ratelimit-", "x-goog-")
+}
+
+// dropHeaders deletes from h every header whose name starts with one of
+// prefixes (lower case).
+func dropHeaders(h http.Header, prefixes ...string) {
 	for k := range h {
 		lk := strings.ToLower(k)
-		if lk == "content-length" || strings.HasPrefix(lk, "anthropic-") || strings.HasPrefix(lk, "openai-") || strings.HasPrefix(lk, "x-ratelimit-") || strings.HasPrefix(lk, "x-goog-") {
-			h.Del(k)
+		for _, p := range prefixes {
+			if strings.HasPrefix(lk, p) {
+				h.Del(k)
+				break
+			}
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
 
 // The cloud provider types: a format (Messages, Gemini) carried in a
 // cloud's own envelope, signed with the cloud's own credentials.
@@ -69,4 +73,77 @@ func (c *Config) DeploymentType(d Deployment) Format {
 		return ""
 	}
 	return c.ProviderType(d.Provider)
+}
+
+// BedrockVendor is the vendor's name of a Bedrock model id: the id of a
+// foundation model (anthropic.claude-x-20250101-v1:0), of a cross-region
+// inference profile (us.anthropic.…, global.anthropic.…) or of either's
+// ARN, without the provider prefix and version suffix (claude-x-20250101).
+// An id of none of these shapes is returned as it is.
+func BedrockVendor(id string) string {
+	if strings.HasPrefix(id, "arn:") {
+		// arn:aws:bedrock:REGION:ACCOUNT:inference-profile/ID, or
+		// …:foundation-model/ID
+		if _, rest, ok := strings.Cut(id, "/"); ok {
+			id = rest
+		}
+	}
+	if pre, rest, ok := strings.Cut(id, "."); ok && pre != "anthropic" && strings.HasPrefix(rest, "anthropic.") {
+		id = rest // us., eu., apac., global. …: a cross-region profile
+	}
+	id = strings.TrimPrefix(id, "anthropic.")
+	return bedrockVersion.ReplaceAllString(id, "")
+}
+
+var (
+	bedrockVersion = regexp.MustCompile(`-v\d+(:\d+)?$`)
+	dateSuffix     = regexp.MustCompile(`-\d{8}$`)
+)
+
+// vendorName is the name id stands for at its vendor, without a cloud's
+// dressing and a version: a Bedrock id's (BedrockVendor), a Vertex AI
+// id's without its "@version", without a date suffix.
+func vendorName(id string) string {
+	id, _, _ = strings.Cut(BedrockVendor(id), "@")
+	return dateSuffix.ReplaceAllString(id, "")
+}
+
+// CloudModel is the configured model a cloud client names by id (the
+// model id of a Bedrock or Vertex AI path, unescaped): the model called
+// id; else the model one of whose deployments has the upstream id; else
+// the model whose name, or one of whose deployments' ids, stands for the
+// same vendor model (vendorName: us.anthropic.claude-x-v1:0, its ARN,
+// claude-x@20250101 and claude-x all stand for claude-x). Among several,
+// the first by name. False when none does.
+func (c *Config) CloudModel(id string) (string, bool) {
+	if _, ok := c.Models[id]; ok && id != "" {
+		return id, true
+	}
+	names := make([]string, 0, len(c.Models))
+	for n := range c.Models {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		for _, d := range c.Deployments(n) {
+			if d.Upstream == id {
+				return n, true
+			}
+		}
+	}
+	want := vendorName(id)
+	if want == "" {
+		return "", false
+	}
+	for _, n := range names {
+		if vendorName(n) == want {
+			return n, true
+		}
+		for _, d := range c.Deployments(n) {
+			if vendorName(d.Upstream) == want {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/spillway/spillway/config"
 )
 
 // Amazon Bedrock's InvokeModel for Anthropic's models: POST
@@ -136,9 +137,9 @@ func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 		writeBedrockError(w, c.id, *refused)
 		return
 	}
-	m, ok := s.cloudModel(bedrockPool, bedrockVendor(id), wireBedrock)
+	m, ok := s.cloudModel(bedrockPool, config.BedrockVendor(id), wireBedrock)
 	if !ok {
-		c.model = modelInfo{name: bedrockPool + bedrockVendor(id)}
+		c.model = modelInfo{name: bedrockPool + config.BedrockVendor(id)}
 		s.count(c.model.name, func(st *ModelStats) { st.Received++; st.Rejected["model_not_found"]++ })
 		p.writeError(w, c, failure{class: "model_not_found"})
 		return

@@ -66,28 +66,8 @@ type cloudAuth struct {
 	tokens map[string]time.Time // access token → expiry (simulator's clock)
 }
 
-// bedrockVendor is the vendor's name of a Bedrock model id: the id of a
-// foundation model (anthropic.claude-x-20250101-v1:0), of a cross-region
-// inference profile (us.anthropic.…) or of either's ARN, without the
-// provider prefix and version suffix (claude-x-20250101).
-func bedrockVendor(id string) string {
-	if strings.HasPrefix(id, "arn:") {
-		// arn:aws:bedrock:REGION:ACCOUNT:inference-profile/ID, or
-		// …:foundation-model/ID
-		if _, rest, ok := strings.Cut(id, "/"); ok {
-			id = rest
-		}
-	}
-	if pre, rest, ok := strings.Cut(id, "."); ok && pre != "anthropic" && strings.HasPrefix(rest, "anthropic.") {
-		id = rest // us., eu., apac., global. …: a cross-region profile
-	}
-	id = strings.TrimPrefix(id, "anthropic.")
-	return bedrockVersion.ReplaceAllString(id, "")
-}
-
 var (
-	bedrockVersion = regexp.MustCompile(`-v\d+(:\d+)?$`)
-	dateSuffix     = regexp.MustCompile(`-\d{8}$`)
+	dateSuffix = regexp.MustCompile(`-\d{8}$`)
 )
 
 // vertexVendor is the vendor's name of a Vertex AI model id: without its
@@ -115,7 +95,7 @@ func (s *Server) addCloudModels(cfg *config.Config) {
 		for _, d := range cfg.Deployments(name) {
 			switch cfg.Providers[d.Provider].Cloud() {
 			case config.Bedrock:
-				s.addCloudModel(bedrockPool+bedrockVendor(d.Upstream), wireBedrock, info)
+				s.addCloudModel(bedrockPool+config.BedrockVendor(d.Upstream), wireBedrock, info)
 			case config.Vertex:
 				wire := wireVertexAnthropic
 				if config.VertexPublisher(d.Upstream) == "google" {

@@ -69,6 +69,15 @@ type Endpoint struct {
 	// Via is the sign-in provider whose route this is (config.ChatGPT:
 	// Codex signed in with its plan); empty on the APIs' routes.
 	Via string
+	// Cloud is the cloud whose envelope the route's clients speak
+	// (config.Bedrock, config.Vertex: Claude Code in its cloud modes, the
+	// clouds' SDKs): the request is the Messages request it stands for,
+	// and the answer goes back in the cloud's envelope. Empty on the
+	// vendors' routes.
+	Cloud string
+	// Stream: the path itself asks for a stream (Bedrock's
+	// invoke-with-response-stream, Vertex AI's streamRawPredict).
+	Stream bool
 }
 
 // Endpoints are the routes the gateway serves and the library manages.
@@ -84,6 +93,19 @@ var Endpoints = []Endpoint{
 var GeminiEndpoints = []Endpoint{
 	{Path: "/v1beta/models/{model}:generateContent", Format: Gemini, Kind: GenerateContent, Upstream: "/v1beta/models/{model}:generateContent", ModelInPath: true},
 	{Path: "/v1beta/models/{model}:streamGenerateContent", Format: Gemini, Kind: StreamGenerateContent, Upstream: "/v1beta/models/{model}:streamGenerateContent", ModelInPath: true},
+}
+
+// CloudEndpoints are the routes of Anthropic's models in a cloud's
+// envelope (Claude Code with CLAUDE_CODE_USE_BEDROCK or _VERTEX, pointed at
+// the gateway): the model is in the path, the answer goes back as the
+// cloud gives it (an AWS event stream for Bedrock's stream). The gateway
+// reads such a request as the /v1/messages request it stands for (the
+// model it names put in the body: not ModelInPath) and sends it on as one.
+var CloudEndpoints = []Endpoint{
+	{Path: "/bedrock/model/{model}/invoke", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages", Cloud: "bedrock"},
+	{Path: "/bedrock/model/{model}/invoke-with-response-stream", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages", Cloud: "bedrock", Stream: true},
+	{Path: "/vertex/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages", Cloud: "vertex"},
+	{Path: "/vertex/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:streamRawPredict", Format: Anthropic, Kind: Messages, Upstream: "/v1/messages", Cloud: "vertex", Stream: true},
 }
 
 // AnthropicCaller reports whether a request carries Anthropic's version or

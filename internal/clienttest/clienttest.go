@@ -231,13 +231,36 @@ func Env(t testing.TB, home string, extra []string) (env []string, workDir strin
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}, extra...), work
 }
 
+// The clouds Claude Code can be pointed at instead of Anthropic's API
+// (ClaudeOptions.Cloud).
+const (
+	// Bedrock is Claude Code with CLAUDE_CODE_USE_BEDROCK, its base URL
+	// BaseURL/bedrock, in AWS region us-east-1 (so --model NAME is asked
+	// for as the inference profile us.anthropic.NAME).
+	Bedrock = "bedrock"
+	// Vertex is Claude Code with CLAUDE_CODE_USE_VERTEX, its base URL
+	// BaseURL/vertex/v1, in region us-east5 of VertexProject.
+	Vertex = "vertex"
+)
+
 // ClaudeOptions configure one `claude -p` run.
 type ClaudeOptions struct {
 	// BaseURL is the server root, such as http://127.0.0.1:PORT (no /v1).
 	BaseURL string
 	Model   string
 	Prompt  string
-	APIKey  string
+	// APIKey is sent as ANTHROPIC_API_KEY; in a Cloud mode it is the
+	// gateway key instead (Bedrock: AWS_BEARER_TOKEN_BEDROCK; Vertex AI:
+	// Authorization: Bearer through ANTHROPIC_CUSTOM_HEADERS), and without
+	// it Claude Code sends no credential at all.
+	APIKey string
+	// Cloud, Bedrock or Vertex, runs Claude Code in that cloud's mode
+	// against the gateway's routes for it (no ANTHROPIC_BASE_URL or
+	// ANTHROPIC_API_KEY); "" is Anthropic's API at BaseURL.
+	Cloud string
+	// VertexProject is ANTHROPIC_VERTEX_PROJECT_ID in Vertex mode
+	// ("my-proj" when empty).
+	VertexProject string
 	// OAuthToken, instead of APIKey, signs Claude Code in as a Claude plan
 	// does (CLAUDE_CODE_OAUTH_TOKEN): it sends Authorization: Bearer and
 	// the oauth beta.
@@ -273,7 +296,7 @@ func RunClaude(t testing.TB, ctx context.Context, opts ClaudeOptions) Result {
 
 // ClaudeEnv prepares what RunClaude runs in: a fresh home and
 // CLAUDE_CONFIG_DIR and the variables that point Claude Code at
-// opts.BaseURL quietly. It returns the binary, the variables (see Env) and
+// opts.BaseURL quietly (in opts.Cloud's mode, if any). It returns the binary, the variables (see Env) and
 // the home.
 func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home string) {
 	t.Helper()
@@ -285,12 +308,39 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 	}
 	env = []string{
 		"CLAUDE_CONFIG_DIR=" + cfgDir,
-		"ANTHROPIC_BASE_URL=" + opts.BaseURL,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	}
+	if opts.MaxRetries != nil {
+		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))
+	}
+	switch opts.Cloud {
+	case "":
+	case Bedrock:
+		env = append(env, "CLAUDE_CODE_USE_BEDROCK=1", "ANTHROPIC_BEDROCK_BASE_URL="+opts.BaseURL+"/bedrock", "AWS_REGION=us-east-1")
+		if opts.APIKey != "" {
+			env = append(env, "AWS_BEARER_TOKEN_BEDROCK="+opts.APIKey)
+		} else {
+			env = append(env, "CLAUDE_CODE_SKIP_BEDROCK_AUTH=1")
+		}
+		return bin, env, home
+	case Vertex:
+		project := opts.VertexProject
+		if project == "" {
+			project = "my-proj"
+		}
+		env = append(env, "CLAUDE_CODE_USE_VERTEX=1", "ANTHROPIC_VERTEX_BASE_URL="+opts.BaseURL+"/vertex/v1",
+			"ANTHROPIC_VERTEX_PROJECT_ID="+project, "CLOUD_ML_REGION=us-east5", "CLAUDE_CODE_SKIP_VERTEX_AUTH=1")
+		if opts.APIKey != "" {
+			env = append(env, "ANTHROPIC_CUSTOM_HEADERS=Authorization: Bearer "+opts.APIKey)
+		}
+		return bin, env, home
+	default:
+		t.Fatalf("clienttest: Cloud %q: use %q, %q or \"\"", opts.Cloud, Bedrock, Vertex)
+	}
+	env = append(env, "ANTHROPIC_BASE_URL="+opts.BaseURL)
 	switch {
 	case opts.OAuthToken != "":
 		env = append(env, "CLAUDE_CODE_OAUTH_TOKEN="+opts.OAuthToken)
@@ -301,9 +351,6 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 		}
 	default:
 		env = append(env, "ANTHROPIC_API_KEY="+opts.APIKey)
-	}
-	if opts.MaxRetries != nil {
-		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))
 	}
 	return bin, env, home
 }

@@ -118,6 +118,13 @@ type cloudRig struct {
 
 func newCloudRig(t *testing.T, opt func(*gateway.Options)) *cloudRig {
 	t.Helper()
+	return newCloudRigWith(t, nil, opt)
+}
+
+// newCloudRigWith is newCloudRig with its configuration changed by mut
+// (after the clouds are set up).
+func newCloudRigWith(t *testing.T, mut func(*config.Config), opt func(*gateway.Options)) *cloudRig {
+	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", cloudKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", cloudSecret)
 	t.Setenv("AWS_SESSION_TOKEN", cloudSession)
@@ -179,6 +186,9 @@ func newCloudRig(t *testing.T, opt func(*gateway.Options)) *cloudRig {
 		g := c.Models["gemini-3-pro"]
 		g.Deployments = []config.Deployment{{Name: "gemini", Provider: "gemini", Weight: 1000}, {Name: "vertex", Provider: "vertex-global", Upstream: "gemini-3-pro", Weight: 1}}
 		c.Models["gemini-3-pro"] = g
+		if mut != nil {
+			mut(c)
+		}
 	}, func(o *gateway.Options) {
 		mem := o.Events
 		o.Events = events.SinkFunc(func(rec events.Record) { mem.Write(rec); cr.evw.Write(rec) })

@@ -29,8 +29,10 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	r = s.pin(r)
 	st := s.stateOf(r.Context())
 	cfg := st.cfg
-	login := signedIn(cfg, ep, r)
-	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
+	// a cloud client's credential is never a sign-in: a gateway key, or
+	// nothing spillway reads (clouds.go)
+	login := ep.Cloud == "" && signedIn(cfg, ep, r)
+	if ep.Cloud == "" && (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
 	if login && formats.Envelope(ep.Format).SignedIn(r.Header) {
@@ -42,6 +44,9 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		return
 	}
 	defer release()
+	if ep.Cloud != "" {
+		r = dropClientCredentials(r) // checked (a gateway key) or not spillway's: sent nowhere
+	}
 	r, held, ok := s.hold(w, r, ep, st)
 	defer s.giveHeld(held)
 	if !ok {
@@ -185,6 +190,16 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	raw, outcome := readBody(w, r, ep, st)
 	if outcome != "" {
 		return nil, outcome
+	}
+	if ep.Cloud != "" { // Bedrock's or Vertex AI's: the model in the path
+		model, ok := cloudModel(w, ep, st.cfg, r.PathValue("model"))
+		if !ok {
+			return nil, "rejected"
+		}
+		var err error
+		if raw, err = cloudRequest(ep, r, raw, model); err != nil {
+			return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
+		}
 	}
 	body, err := wire.ParseBody(ep, raw)
 	if err != nil {
@@ -410,6 +425,13 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 			return nil, so, taken
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
+	}
+	if x.ep.Cloud != "" && !x.st.cfg.Providers[a.Candidate.Provider].OwnCredentials() {
+		// a cloud client's credentials are the cloud's, never sent on: a
+		// provider that takes the caller's key has none to take
+		*res = policy.Result{Verdict: classify.Verdict{Class: classify.Auth, Code: policy.NoKey, Message: fmt.Sprintf(
+			"provider %s has no api_key of its own, and a %s client sends no key of its vendor (its credentials are the cloud's, sent nowhere)", a.Candidate.Provider, cloudName(x.ep.Cloud))}, NotSent: true}
+		return nil, so, taken
 	}
 	cross := x.cross
 	if body != x.body { // a continuation's (never another vendor's: Track is off there)

@@ -261,6 +261,10 @@ type ClaudeOptions struct {
 	// VertexProject is ANTHROPIC_VERTEX_PROJECT_ID in Vertex mode
 	// ("my-proj" when empty).
 	VertexProject string
+	// Env, when set, is instead the variables that point Claude Code at a
+	// server and give its credentials (NAME=value: what `spillway setup
+	// claude` printed, say); BaseURL, Cloud and the keys are then unused.
+	Env []string
 	// OAuthToken, instead of APIKey, signs Claude Code in as a Claude plan
 	// does (CLAUDE_CODE_OAUTH_TOKEN): it sends Authorization: Bearer and
 	// the oauth beta.
@@ -316,9 +320,11 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 	if opts.MaxRetries != nil {
 		env = append(env, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(*opts.MaxRetries))
 	}
-	switch opts.Cloud {
-	case "":
-	case Bedrock:
+	switch {
+	case opts.Env != nil:
+		return bin, append(env, opts.Env...), home
+	case opts.Cloud == "":
+	case opts.Cloud == Bedrock:
 		env = append(env, "CLAUDE_CODE_USE_BEDROCK=1", "ANTHROPIC_BEDROCK_BASE_URL="+opts.BaseURL+"/bedrock", "AWS_REGION=us-east-1")
 		if opts.APIKey != "" {
 			env = append(env, "AWS_BEARER_TOKEN_BEDROCK="+opts.APIKey)
@@ -326,7 +332,7 @@ func ClaudeEnv(t testing.TB, opts ClaudeOptions) (bin string, env []string, home
 			env = append(env, "CLAUDE_CODE_SKIP_BEDROCK_AUTH=1")
 		}
 		return bin, env, home
-	case Vertex:
+	case opts.Cloud == Vertex:
 		project := opts.VertexProject
 		if project == "" {
 			project = "my-proj"

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/spillway/spillway/internal/clienttest"
+)
+
+// Claude Code in its Bedrock mode as the docs set it up: `spillway sim`
+// with two Bedrock regions and the cloud-pools scenario (the Anthropic
+// API's claude-sonnet-5-5 full, and Bedrock's in us-east-1), `spillway
+// serve` with testdata/config/good/clouds.yaml, and the environment
+// `spillway setup claude --bedrock` prints, evaluated by sh. The real
+// Claude Code, given only that environment, is answered by Bedrock
+// us-west-2, and the event log names the pool.
+func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	clienttest.Claude(t)
+	const (
+		keyID   = "AKIDCLICLAUDE0000001"
+		secret  = "CANARYcliClaudeAwsSecret1f2e3d"
+		session = "CANARYcliClaudeAwsSession9a8b"
+	)
+	bin := spillwayBin(t)
+	dir := t.TempDir()
+	saFile := filepath.Join(dir, "secrets", "sa.json")
+	os.MkdirAll(filepath.Dir(saFile), 0o700)
+	simURL := startCloudSim(t, "--scenario", "../../testdata/sim/cloud_pools.yaml", "--regions", "us-east-1,us-west-2",
+		"--aws-credentials", keyID+":"+secret+":"+session, "--gcp-service-account", saFile)
+
+	// bedrock-west's profile "work", in the AWS shared files
+	awsDir := filepath.Join(dir, "secrets", "aws")
+	os.MkdirAll(awsDir, 0o700)
+	os.WriteFile(filepath.Join(awsDir, "config"), []byte("[profile work]\nregion = us-west-2\n"), 0o600)
+	os.WriteFile(filepath.Join(awsDir, "credentials"), []byte("[work]\naws_access_key_id = "+keyID+"\naws_secret_access_key = "+secret+"\naws_session_token = "+session+"\n"), 0o600)
+	var cfg map[string]any
+	b, err := os.ReadFile("../../testdata/config/good/clouds.yaml")
+	if err != nil || yaml.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("clouds.yaml: %v", err)
+	}
+	providers := cfg["providers"].(map[string]any)
+	for name, base := range map[string]string{"anthropic": simURL, "gemini": simURL, "bedrock-east": simURL + "/us-east-1",
+		"bedrock-west": simURL + "/us-west-2", "vertex-global": simURL} {
+		p, _ := providers[name].(map[string]any)
+		if p == nil {
+			p = map[string]any{}
+		}
+		p["base_url"] = base
+		if name == "vertex-global" {
+			p["credentials_file"] = saFile
+		}
+		providers[name] = p
+	}
+	body, _ := yaml.Marshal(cfg)
+	events := filepath.Join(dir, "state", "events.jsonl")
+	os.MkdirAll(filepath.Dir(events), 0o700)
+	t.Setenv("AWS_ACCESS_KEY_ID", keyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_SESSION_TOKEN", session)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(awsDir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(awsDir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_PROFILE", "")
+	base, logs := startServeLog(t, bin, dir, string(body), "--listen", "127.0.0.1:0", "--events", events)
+
+	// what setup prints, evaluated in sh from an empty environment: the
+	// variables it leaves set are Claude Code's whole setup
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "sh", "-c", `eval "$("$0" setup claude --bedrock --url "$1" --shell sh)" && env`, bin, base)
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatalf("eval of setup's output: %v\n%s", err, out)
+	}
+	var env []string
+	for _, kv := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PATH", "HOME", "PWD", "OLDPWD", "SHLVL", "_":
+		default:
+			env = append(env, kv)
+		}
+	}
+	for _, want := range []string{"CLAUDE_CODE_USE_BEDROCK=1", "ANTHROPIC_BEDROCK_BASE_URL=" + base + "/bedrock"} {
+		if !strings.Contains("\n"+strings.Join(env, "\n")+"\n", "\n"+want+"\n") {
+			t.Fatalf("setup's environment %q lacks %s", env, want)
+		}
+	}
+
+	zero := 0
+	res := clienttest.RunClaude(t, ctx, clienttest.ClaudeOptions{Env: env, Model: "claude-sonnet-5-5", Prompt: "Reply with pong", MaxRetries: &zero})
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "[bedrock/claude-sonnet-5-5]") {
+		t.Fatalf("exit %d: stdout %q is not Bedrock's answer\nstderr: %s\nserve's log:\n%s", res.ExitCode, res.Stdout, res.Stderr, logs())
+	}
+	if !recordsName(t, events, "/bedrock/model/{model}/invoke-with-response-stream", "bedrock-west") {
+		b, _ := os.ReadFile(events)
+		t.Fatalf("no ok record of Claude Code's turn names bedrock-west:\n%s", b)
+	}
+	if strings.Contains(logs(), secret) || strings.Contains(logs(), session) {
+		t.Fatal("serve's log holds an AWS secret")
+	}
+}

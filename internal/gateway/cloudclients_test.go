@@ -41,6 +41,11 @@ func cloudsFirst(c *config.Config) {
 		{Name: "anthropic", Provider: "anthropic", Weight: 1},
 	}
 	c.Models[cloudModel] = m
+	// a cloud client sends no vendor key: the Anthropic API gets
+	// spillway's own (spillTo set it)
+	p := c.Providers["anthropic"]
+	p.Auth = config.AuthKey
+	c.Providers["anthropic"] = p
 }
 
 // sonnetPool is one of claude-sonnet-5-5's pools in cloudsFirst's order:
@@ -248,35 +253,67 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 					nrec, ncall := len(cr.records()), cs.len()
 					loopDone(t, runClaudeCloud(t, base, mode.cloud, "", 0))
 
-					// the answering pool served the call and the answer to
-					// its result, each once and streamed, with spillway's
-					// own credential
-					after := answering.stats(cr)
-					if after.Served-before.Served != 2 || after.Streamed-before.Streamed != 2 || after.Received-before.Received != 2 {
-						t.Errorf("%s served %d, streamed %d, received %d: want the call and the answer, each streamed once",
-							answering.deployment, after.Served-before.Served, after.Streamed-before.Streamed, after.Received-before.Received)
-					}
-					if answering.credential != "" && after.Credentials[sim.Fingerprint(answering.credential, "")] != before.Credentials[sim.Fingerprint(answering.credential, "")]+2 {
-						t.Errorf("%s's credentials %v: want spillway's own for both turns", answering.deployment, after.Credentials)
-					}
-					for j, p := range full {
-						if st := p.stats(cr); st.Served != fullBefore[j].Served || st.Received-fullBefore[j].Received != 2 {
-							t.Errorf("%s (full) received %d and served %d: want each turn refused there once", p.deployment,
-								st.Received-fullBefore[j].Received, st.Served-fullBefore[j].Served)
-						}
-					}
-
-					// the records: each turn tried the full pools in order,
-					// then the answering one, on the route the client spoke
+					// what Claude Code got: the call and the turn with the
+					// tool's result, each answered in its cloud's stream
+					// (an AWS event stream from Bedrock); before them, at
+					// most one refusal of its role:system entry (sent
+					// without the per-turn-control beta in a cloud mode:
+					// the pool refuses it, and Claude Code sends the
+					// request again without it)
 					var hops []string
 					for _, p := range full {
 						hops = append(hops, cloudModel+"@"+p.deployment+":capacity")
 					}
 					wantRoute := strings.Join(append(hops, cloudModel+"@"+answering.deployment+":ok"), " > ")
-					oks, refused := 0, map[string]int{}
+					posts, turns := 0, 0
+					for _, c := range cs.since(ncall) {
+						if c.method != http.MethodPost {
+							continue
+						}
+						posts++
+						route := c.header.Get("X-Spillway-Route")
+						if c.status != 200 {
+							if c.status != 400 || turns > 0 || posts > 1 || route != strings.TrimSuffix(wantRoute, ":ok")+":bad_request" {
+								t.Errorf("%s: %d (route %q), want 200, or a first 400 of %s", c.path, c.status, route, answering.deployment)
+							}
+							continue
+						}
+						turns++
+						if ct := c.header.Get("Content-Type"); !strings.HasPrefix(ct, mode.answer) {
+							t.Errorf("%s: content type %q, want %s", c.path, ct, mode.answer)
+						}
+						if want := strings.TrimSuffix(wantRoute, ":ok") + ":streaming"; route != want {
+							t.Errorf("%s: X-Spillway-Route %q, want %q", c.path, route, want)
+						}
+					}
+					if turns != 2 {
+						t.Errorf("Claude Code's model calls: %d answered of %d, want 2 answered", turns, posts)
+					}
+
+					// the answering pool served the call and the answer to
+					// its result, each once and streamed, with spillway's
+					// own credential; each full pool refused each request
+					after := answering.stats(cr)
+					if after.Served-before.Served != 2 || after.Streamed-before.Streamed != 2 || after.Received-before.Received != posts {
+						t.Errorf("%s served %d, streamed %d, received %d: want the call and the answer, each streamed once, of %d requests",
+							answering.deployment, after.Served-before.Served, after.Streamed-before.Streamed, after.Received-before.Received, posts)
+					}
+					if fp := sim.Fingerprint(answering.credential, ""); answering.credential != "" && after.Credentials[fp]-before.Credentials[fp] != posts {
+						t.Errorf("%s's credentials %v: want spillway's own for every request", answering.deployment, after.Credentials)
+					}
+					for j, p := range full {
+						if st := p.stats(cr); st.Served != fullBefore[j].Served || st.Received-fullBefore[j].Received != posts {
+							t.Errorf("%s (full) received %d and served %d: want each of %d requests refused there once", p.deployment,
+								st.Received-fullBefore[j].Received, st.Served-fullBefore[j].Served, posts)
+						}
+					}
+
+					// the records: each request tried the full pools in
+					// order, then the answering one
+					oks, badRequests, refused := 0, 0, map[string]int{}
 					for _, rec := range cr.records()[nrec:] {
-						if rec.Endpoint != mode.turns || rec.Model != cloudModel || rec.RequestedModel == "" {
-							t.Errorf("a record of another request: %s %s (requested %s) at %s: %s", rec.Endpoint, rec.Model, rec.RequestedModel, rec.Deployment, rec.Class)
+						if rec.Endpoint != mode.turns || rec.Model != cloudModel {
+							t.Errorf("a record of another request: %s %s at %s: %s", rec.Endpoint, rec.Model, rec.Deployment, rec.Class)
 							continue
 						}
 						switch {
@@ -285,41 +322,24 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 							if rec.Route != wantRoute || !rec.Stream {
 								t.Errorf("the answer's record: route %q (want %q), stream %v", rec.Route, wantRoute, rec.Stream)
 							}
+						case rec.Class == "bad_request" && rec.Deployment == answering.deployment && strings.Contains(rec.Error, "role"):
+							badRequests++
 						case rec.Class == "capacity":
 							refused[rec.Deployment]++
 						default:
-							t.Errorf("unexpected attempt %s@%s:%s", rec.Model, rec.Deployment, rec.Class)
+							t.Errorf("unexpected attempt %s@%s:%s (%s)", rec.Model, rec.Deployment, rec.Class, rec.Error)
 						}
 					}
-					if oks != 2 {
-						t.Errorf("%d answers recorded at %s, want 2 (the call, the tool result's turn)", oks, answering.deployment)
+					if oks != 2 || badRequests != posts-2 {
+						t.Errorf("%d answers and %d refused role:system entries recorded at %s, want 2 and %d", oks, badRequests, answering.deployment, posts-2)
 					}
 					for _, p := range full {
-						if refused[p.deployment] != 2 {
-							t.Errorf("%s's capacity refusals recorded: %d, want 2 (%v)", p.deployment, refused[p.deployment], refused)
+						if refused[p.deployment] != posts {
+							t.Errorf("%s's capacity refusals recorded: %d, want %d (%v)", p.deployment, refused[p.deployment], posts, refused)
 						}
 					}
 					if len(refused) != len(full) {
-						t.Errorf("capacity refusals recorded at %v, want those of %d full pools", refused, len(full))
-					}
-
-					// what Claude Code got: two turns, each answered in its
-					// cloud's stream (an AWS event stream from Bedrock)
-					turns := 0
-					for _, c := range cs.since(ncall) {
-						if c.method != http.MethodPost {
-							continue
-						}
-						turns++
-						if ct := c.header.Get("Content-Type"); c.status != 200 || !strings.HasPrefix(ct, mode.answer) {
-							t.Errorf("%s: %d %q, want 200 %s", c.path, c.status, ct, mode.answer)
-						}
-						if route := c.header.Get("X-Spillway-Route"); !strings.HasPrefix(route, strings.TrimSuffix(wantRoute, ":ok")) {
-							t.Errorf("%s: X-Spillway-Route %q, want %q", c.path, route, wantRoute)
-						}
-					}
-					if turns != 2 {
-						t.Errorf("Claude Code made %d model calls, want 2", turns)
+						t.Errorf("capacity refusals recorded at %v, want those of the %d full pools", refused, len(full))
 					}
 				})
 			}
@@ -333,10 +353,13 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 				if res.ExitCode == 0 || !strings.Contains(out, "spillway: ") {
 					t.Fatalf("exit %d: Claude Code did not show spillway's words:\n%s", res.ExitCode, out)
 				}
-				for _, m := range []string{cloudModel, "claude-haiku-5-5"} {
-					if !strings.Contains(out, m) {
-						t.Errorf("Claude Code's words do not name %s, which was tried:\n%s", m, out)
+				for _, p := range sonnetPools {
+					if want := cloudModel + "@" + p.deployment + " (capacity)"; !strings.Contains(out, want) {
+						t.Errorf("Claude Code's words do not name %s, which was tried:\n%s", want, out)
 					}
+				}
+				if !strings.Contains(out, "claude-haiku-5-5") {
+					t.Errorf("Claude Code's words do not name claude-haiku-5-5, which was tried:\n%s", out)
 				}
 				var posts []clientCall
 				for _, c := range cs.since(ncall) {
@@ -429,7 +452,7 @@ func TestClaudeCodeCloudModesGatewayKey(t *testing.T) {
 			before, nrec, ncall := east.stats(cr), len(cr.records()), cs.len()
 			res := runClaudeCloud(t, base, mode.cloud, wrong, 0)
 			out := res.Stdout + res.Stderr
-			if res.ExitCode == 0 || !strings.Contains(out, "spillway") {
+			if res.ExitCode == 0 || !strings.Contains(out, "spillway: ") || !strings.Contains(out, "gateway key") {
 				t.Fatalf("exit %d: Claude Code did not print spillway's refusal:\n%s", res.ExitCode, out)
 			}
 			if after := east.stats(cr); after.Received != before.Received {

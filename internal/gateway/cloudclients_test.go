@@ -12,6 +12,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -95,6 +96,7 @@ type clientCall struct {
 	method, path string
 	status       int
 	header       http.Header
+	body         string // an error's
 }
 
 // clientSide stands between Claude Code and the gateway (a reverse proxy
@@ -115,8 +117,19 @@ func newClientSide(t *testing.T, gateway string) (*clientSide, string) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
 	rp.ModifyResponse = func(resp *http.Response) error {
+		c := clientCall{method: resp.Request.Method, path: resp.Request.URL.Path, status: resp.StatusCode, header: resp.Header.Clone()}
+		if resp.StatusCode >= 400 {
+			// an error's body, kept (up to 64 KiB) and sent on
+			b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			c.body = string(b)
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+		}
 		cs.mu.Lock()
-		cs.calls = append(cs.calls, clientCall{resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, resp.Header.Clone()})
+		cs.calls = append(cs.calls, c)
 		cs.mu.Unlock()
 		return nil
 	}
@@ -374,14 +387,25 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 				if c.header.Get("X-Should-Retry") != "false" {
 					t.Errorf("the give-up answer's X-Should-Retry %q", c.header.Get("X-Should-Retry"))
 				}
+				// the give-up in the cloud's own shape
+				var shape struct {
+					Message string
+					Error   struct {
+						Code            int
+						Message, Status string
+					}
+				}
+				if err := json.Unmarshal([]byte(c.body), &shape); err != nil {
+					t.Errorf("the give-up's body %q: %v", c.body, err)
+				}
 				switch mode.cloud {
 				case clienttest.Bedrock:
-					if c.status != 503 || c.header.Get("X-Amzn-Errortype") != "ServiceUnavailableException" {
-						t.Errorf("Bedrock's give-up: %d %v, want 503 ServiceUnavailableException", c.status, c.header)
+					if c.status != 503 || c.header.Get("X-Amzn-Errortype") != "ServiceUnavailableException" || !strings.HasPrefix(shape.Message, "spillway: ") {
+						t.Errorf("Bedrock's give-up: %d %v %s, want 503 ServiceUnavailableException {\"message\": \"spillway: …\"}", c.status, c.header, c.body)
 					}
 				case clienttest.Vertex:
-					if c.status != 429 {
-						t.Errorf("Vertex AI's give-up: %d %v, want 429", c.status, c.header)
+					if c.status != 429 || shape.Error.Code != 429 || shape.Error.Status != "RESOURCE_EXHAUSTED" || !strings.HasPrefix(shape.Error.Message, "spillway: ") {
+						t.Errorf("Vertex AI's give-up: %d %s, want 429 {\"error\": {\"code\": 429, \"status\": \"RESOURCE_EXHAUSTED\", \"message\": \"spillway: …\"}}", c.status, c.body)
 					}
 				}
 				tried := map[string]bool{}

@@ -67,7 +67,7 @@ type tokenWatch struct {
 	h       http.Handler
 	mu      sync.Mutex
 	granted []string
-	bearers []string // of Vertex AI requests, in order
+	bearers []string      // of Vertex AI requests, in order
 	headers []http.Header // of every request, in order
 }
 

@@ -235,7 +235,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, st: st, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: st.secrets.With(callerSecrets(r)...)}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(st.cfg, ep, r)},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(st.cfg, ep, r), Keyless: ep.Cloud != ""},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,
@@ -425,13 +425,6 @@ func (x *exchange) request(ctx context.Context, a *policy.Attempt, res *policy.R
 			return nil, so, taken
 		}
 		body, so.Splice, so.Hold = cont, rs, config.Hold{}
-	}
-	if x.ep.Cloud != "" && !x.st.cfg.Providers[a.Candidate.Provider].OwnCredentials() {
-		// a cloud client's credentials are the cloud's, never sent on: a
-		// provider that takes the caller's key has none to take
-		*res = policy.Result{Verdict: classify.Verdict{Class: classify.Auth, Code: policy.NoKey, Message: fmt.Sprintf(
-			"provider %s has no api_key of its own, and a %s client sends no key of its vendor (its credentials are the cloud's, sent nowhere)", a.Candidate.Provider, cloudName(x.ep.Cloud))}, NotSent: true}
-		return nil, so, taken
 	}
 	cross := x.cross
 	if body != x.body { // a continuation's (never another vendor's: Track is off there)

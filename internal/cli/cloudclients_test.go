@@ -103,9 +103,14 @@ func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "[bedrock/claude-sonnet-5-5]") {
 		t.Fatalf("exit %d: stdout %q is not Bedrock's answer\nstderr: %s\nserve's log:\n%s", res.ExitCode, res.Stdout, res.Stderr, logs())
 	}
-	if !recordsName(t, events, "/bedrock/model/{model}/invoke-with-response-stream", "bedrock-west") {
-		b, _ := os.ReadFile(events)
-		t.Fatalf("no ok record of Claude Code's turn names bedrock-west:\n%s", b)
+	// the event log is written in the background: its record of the
+	// stream's end may come a moment after Claude Code read it
+	for deadline := time.Now().Add(5 * time.Second); !recordsName(t, events, "/bedrock/model/{model}/invoke-with-response-stream", "bedrock-west"); {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(events)
+			t.Fatalf("no ok record of Claude Code's turn names bedrock-west:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if strings.Contains(logs(), secret) || strings.Contains(logs(), session) {
 		t.Fatal("serve's log holds an AWS secret")

@@ -525,9 +525,19 @@ func TestClaudeCodeCloudModesGatewayKey(t *testing.T) {
 			}
 		})
 	}
+	cr.mu.Lock()
+	logs := cr.logs.String()
+	cr.mu.Unlock()
 	for what, s := range map[string]string{"the gateway key": key, "the wrong key": wrong} {
 		if has, n := up.holds(s); has || n == 0 {
 			t.Errorf("%s reached the simulator (%d bytes sent upstream)", what, n)
 		}
+		if strings.Contains(logs, s) {
+			t.Errorf("the gateway's log holds %s", what)
+		}
+	}
+	// Bedrock us-east-1 saw spillway's AWS credentials only
+	if st := east.stats(cr); len(st.Credentials) != 1 || st.Credentials[sim.Fingerprint(cloudKeyID, "")] == 0 {
+		t.Errorf("bedrock-east's credentials %v: want spillway's AWS access key only", st.Credentials)
 	}
 }

@@ -234,9 +234,9 @@ func addShellScript(t *testing.T, cr *cloudRig) {
 	}
 }
 
-// runClaudeCloud runs Claude Code in cloud mode at base on
-// claude-sonnet-5-5 with the Bash tool allowed and its own retries off
-// (maxRetries, when given, instead), key its gateway key.
+// runClaudeCloud runs Claude Code in cloud mode at base (the gateway, or
+// a clientSide before it) on claude-sonnet-5-5 with the Bash tool allowed,
+// CLAUDE_CODE_MAX_RETRIES maxRetries, and key its gateway key ("": none).
 func runClaudeCloud(t *testing.T, base, cloud, key string, maxRetries int) clienttest.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -265,7 +265,10 @@ func loopDone(t *testing.T, res clienttest.Result) {
 // and the turn with the tool's result (streamed, each once), each with
 // spillway's own credential for it; the records and routes name each full
 // pool and the one that answered; Bedrock mode's answers are AWS event
-// streams. With every pool of the chain full, Claude Code prints
+// streams. (Claude Code sends its first request of a conversation with a
+// role:system entry but, in a cloud mode, without the beta that allows it:
+// the pool refuses it, and Claude Code sends it again without the entry,
+// as it is built to.) With every pool of the chain full, Claude Code prints
 // spillway's words (Bedrock's ServiceUnavailableException, Vertex AI's
 // RESOURCE_EXHAUSTED) after one request: X-Should-Retry: false holds it
 // back from its own retries.

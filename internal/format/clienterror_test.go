@@ -20,6 +20,7 @@ func TestErrorOf(t *testing.T) {
 		{"invalid UTF-8", 502, "caf\xe9 ok", "", "caf ok"},
 		{"long", 503, strings.Repeat("ab ", 200), "", strings.TrimSpace(strings.Repeat("ab ", 100)) + "…"},
 		{"empty", 404, "", "", "Not Found"},
+		{"long message", 529, `{"type":"error","error":{"type":"overloaded_error","message":"` + strings.Repeat("é", 5000) + `"}}`, "overloaded_error", strings.Repeat("é", 4096) + "…"},
 		{"spaces", 599, " \n\t ", "", "error 599"},
 	} {
 		typ, msg := ErrorOf(tt.status, []byte(tt.body))

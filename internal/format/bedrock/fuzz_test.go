@@ -67,22 +67,28 @@ func FuzzEvents(f *testing.F) {
 // as a Messages stream: no panic, never more held than its bound, and
 // what the client gets always decodes as whole event-stream messages
 // (aws-sdk-go-v2's Decoder, CRCs checked): chunks, then at most one
-// exception, last.
+// exception, last. As an error's body (failing), they always make a
+// Bedrock error: an exception's name, {"message": M} with M short.
 func FuzzAnswer(f *testing.F) {
 	sim, err := os.ReadFile("../../../testdata/frames/messages.sse")
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(sim, []byte{1, 2, 3, 250})
-	f.Add([]byte(sseText(answer)), []byte{17})
-	f.Add([]byte(": comment\r\n\r\nevent: ping\ndata: x\n\ndata: a\ndata: b\n\nevent: error\ndata: {}\n\n"), []byte{0})
-	f.Add([]byte("event: message_start\ndata: {\"type\""), []byte{5, 5})
-	f.Fuzz(func(t *testing.T, b []byte, cuts []byte) {
+	f.Add(sim, []byte{1, 2, 3, 250}, false)
+	f.Add([]byte(sseText(answer)), []byte{17}, false)
+	f.Add([]byte(": comment\r\n\r\nevent: ping\ndata: x\n\ndata: a\ndata: b\n\nevent: error\ndata: {}\n\n"), []byte{0}, false)
+	f.Add([]byte("event: message_start\ndata: {\"type\""), []byte{5, 5}, false)
+	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"full"}}`), []byte{3}, true)
+	f.Fuzz(func(t *testing.T, b []byte, cuts []byte, failing bool) {
 		rec := httptest.NewRecorder()
 		a := NewAnswer(rec)
 		a.maxEvent = 512
 		a.Header().Set("Content-Type", "text/event-stream")
-		a.WriteHeader(200)
+		if failing {
+			a.WriteHeader(529)
+		} else {
+			a.WriteHeader(200)
+		}
 		for i := 0; len(b) > 0; i++ {
 			n := len(b)
 			if len(cuts) > 0 && cuts[i%len(cuts)] > 0 {
@@ -98,6 +104,13 @@ func FuzzAnswer(f *testing.F) {
 		}
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if failing {
+			var e struct{ Message string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || exceptions[rec.Header().Get("X-Amzn-Errortype")] != rec.Code || len(e.Message) > 8<<10+len("…") {
+				t.Fatalf("%d %v %q (%v)", rec.Code, rec.Header(), rec.Body, err)
+			}
+			return
 		}
 		fs := decodeFrames(t, rec.Body.Bytes())
 		for i, fr := range fs {

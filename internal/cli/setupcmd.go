@@ -213,26 +213,67 @@ func (a *App) writeCodexSetup(o *setupCodexOptions, base string) error {
 
 func (a *App) setupClaudeCmd() *cobra.Command {
 	var shell, u string
+	var bedrock, vertex bool
 	cmd := &cobra.Command{
 		Use:   "claude",
 		Short: "Print the environment that points Claude Code at spillway",
 		Long: `claude prints ANTHROPIC_BASE_URL for the gateway in the syntax of a shell
 (default: the one $SHELL names, else sh). Claude Code keeps its own
-ANTHROPIC_API_KEY or login; spillway passes it through.`,
+ANTHROPIC_API_KEY or login; spillway passes it through.
+
+--bedrock and --vertex print the environment of Claude Code's Amazon Bedrock
+or Google Vertex AI mode instead, pointed at the gateway's /bedrock or
+/vertex/v1: the gateway answers those calls from its configured models and
+chains, and nothing of AWS or Google Cloud is used. The region (AWS_REGION,
+default us-east-1; CLOUD_ML_REGION, default us-east5) and the project
+(ANTHROPIC_VERTEX_PROJECT_ID, default spillway) are kept from the environment.
+Claude Code sends no cloud credential; on a gateway with gateway.keys it sends
+the gateway key, which setup takes from $SPILLWAY_KEY (never from a flag,
+which the shell's history would keep).`,
 		Example: `  eval "$(spillway setup claude)"
   spillway setup claude --shell fish | source
-  spillway setup claude --shell powershell | Invoke-Expression`,
+  spillway setup claude --shell powershell | Invoke-Expression
+  eval "$(spillway setup claude --bedrock)"
+  eval "$(spillway setup claude --vertex)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bedrock && vertex {
+				return fail(ExitUsage, "--bedrock and --vertex: give one (Claude Code runs in one mode at a time)")
+			}
 			sh, base, err := a.shellAndURL(shell, u)
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprint(a.Stdout, setup.ClaudeEnv(base, sh))
+			if !bedrock && !vertex {
+				_, err = fmt.Fprint(a.Stdout, setup.ClaudeEnv(base, sh))
+				return err
+			}
+			c := setup.Cloud{Key: a.Getenv("SPILLWAY_KEY"), Project: a.Getenv("ANTHROPIC_VERTEX_PROJECT_ID")}
+			if c.Key == "" && u == "" {
+				// the configuration read for the URL says whether a key is needed
+				if cfg, err := a.loadConfig(); err == nil && len(cfg.Gateway.Keys) > 0 {
+					mode := "--bedrock"
+					if vertex {
+						mode = "--vertex"
+					}
+					return fail(ExitUsage, "this gateway has gateway.keys, so Claude Code must send one: put your gateway key in SPILLWAY_KEY and run spillway setup claude %s again (the key is printed for your shell, never kept)", mode)
+				}
+			}
+			env := ""
+			if bedrock {
+				c.Region = a.Getenv("AWS_REGION")
+				env = setup.ClaudeBedrockEnv(base, sh, c)
+			} else {
+				c.Region = a.Getenv("CLOUD_ML_REGION")
+				env = setup.ClaudeVertexEnv(base, sh, c)
+			}
+			_, err = fmt.Fprint(a.Stdout, env)
 			return err
 		},
 	}
 	shellFlags(cmd, &shell, &u)
+	cmd.Flags().BoolVar(&bedrock, "bedrock", false, "Claude Code's Amazon Bedrock mode (CLAUDE_CODE_USE_BEDROCK), at the gateway's /bedrock")
+	cmd.Flags().BoolVar(&vertex, "vertex", false, "Claude Code's Google Vertex AI mode (CLAUDE_CODE_USE_VERTEX), at the gateway's /vertex/v1")
 	return cmd
 }
 

@@ -11,7 +11,10 @@ import "net/http"
 // cloudCount answers a token count of a cloud client (Bedrock's
 // POST /bedrock/model/{id}/count-tokens, Vertex AI's
 // …/publishers/anthropic/models/count-tokens:rawPredict) for model, a
-// configured model (CloudModel): TODO(helper B).
+// configured model (CloudModel). countFor (clouds.go) has checked the
+// gateway key and that the key may use model, dropped the client's
+// credentials, and left the body (read within gateway.max_body_mb) in
+// r.Body to read again: TODO(helper B).
 func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model string) {
 	http.Error(w, "not yet", http.StatusNotImplemented)
 }

@@ -61,7 +61,7 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, ":streamRawPredict"):
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, e := range answerEvents {
-			typ := e[len(`{"type":"`):strings.Index(e[len(`{"type":"`):], `"`)+len(`{"type":"`)]
+			typ := e[len(`{"type":"`) : strings.Index(e[len(`{"type":"`):], `"`)+len(`{"type":"`)]
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, e)
 		}
 	case strings.HasSuffix(r.URL.Path, "/invoke"), strings.HasSuffix(r.URL.Path, ":rawPredict"):

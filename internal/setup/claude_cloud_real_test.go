@@ -3,6 +3,7 @@ package setup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,8 +62,9 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, ":streamRawPredict"):
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, e := range answerEvents {
-			typ := e[len(`{"type":"`) : strings.Index(e[len(`{"type":"`):], `"`)+len(`{"type":"`)]
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, e)
+			var ev struct{ Type string }
+			json.Unmarshal([]byte(e), &ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, e)
 		}
 	case strings.HasSuffix(r.URL.Path, "/invoke"), strings.HasSuffix(r.URL.Path, ":rawPredict"):
 		w.Header().Set("Content-Type", "application/json")

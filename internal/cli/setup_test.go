@@ -528,3 +528,44 @@ func TestSetupClaudeCloud(t *testing.T) {
 		})
 	}
 }
+
+// setup claude --bedrock / --vertex say on stderr (stdout stays the
+// environment) when no step of the configuration could answer a client
+// that sends no Anthropic key: every Claude deployment's provider takes the
+// caller's key.
+func TestSetupClaudeCloudNote(t *testing.T) {
+	t.Parallel()
+	env, _ := setupEnv(t)
+	tests := []struct {
+		name string
+		yaml string // "" for no file: the defaults
+		args []string
+		note bool
+	}{
+		{"defaults: anthropic passes the caller's key", "", []string{"claude", "--bedrock"}, true},
+		{"an api_key under passthrough is not enough", "providers:\n  anthropic: { api_key: sk-ant-own, auth: passthrough }\n", []string{"claude", "--vertex"}, true},
+		{"auth: key", "providers:\n  anthropic: { api_key: sk-ant-own, auth: key }\n", []string{"claude", "--bedrock"}, false},
+		{"a Bedrock deployment", "providers:\n  bedrock-east: { type: bedrock, region: us-east-1 }\nmodels:\n  claude-sonnet-5-5:\n    deployments:\n      - { name: bedrock, provider: bedrock-east, upstream: us.anthropic.claude-sonnet-5-5-v1:0 }\n",
+			[]string{"claude", "--vertex"}, false},
+		{"--url: the configuration is not read", "", []string{"claude", "--bedrock", "--url", "http://127.0.0.1:9000"}, false},
+		{"plain setup claude: no note", "", []string{"claude"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := env
+			if tt.yaml != "" {
+				e = withConfig(t, env, tt.yaml)
+			}
+			out, errOut, code := runSetup(t, e, append(tt.args, "--shell", "sh")...)
+			if code != 0 || !strings.Contains(out, "export ") {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			if got := strings.Contains(errOut, "auth: key"); got != tt.note {
+				t.Errorf("note %v, want %v: stderr %q", got, tt.note, errOut)
+			}
+			if strings.Contains(out, "note:") {
+				t.Errorf("the note went to stdout (eval would run it):\n%s", out)
+			}
+		})
+	}
+}

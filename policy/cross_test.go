@@ -232,7 +232,7 @@ func TestNames(t *testing.T) {
 func TestAKeylessRequestPassesOverPassthroughSteps(t *testing.T) {
 	cfg := config.Default()
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
-	cfg.Providers["anthropic"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:1"} // passthrough, no key of its own
+	cfg.Providers["anthropic"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:1"}                                                 // passthrough, no key of its own
 	cfg.Providers["anthropic-own"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:2", APIKey: config.Secret{Value: "sk-ant-own"}} // passthrough, a key of its own
 	cfg.Providers["bedrock-east"] = config.Provider{Type: config.Bedrock, Region: "us-east-1"}
 	m := cfg.Models["claude-sonnet-5-5"]

@@ -542,8 +542,8 @@ func TestSetupClaudeCloudNote(t *testing.T) {
 		args []string
 		note bool
 	}{
-		{"defaults: anthropic passes the caller's key", "", []string{"claude", "--bedrock"}, true},
-		{"an api_key under passthrough is not enough", "providers:\n  anthropic: { api_key: sk-ant-own, auth: passthrough }\n", []string{"claude", "--vertex"}, true},
+		{"defaults without ANTHROPIC_API_KEY: no key of the provider's own", "", []string{"claude", "--bedrock"}, true},
+		{"an api_key under passthrough", "providers:\n  anthropic: { api_key: sk-ant-own, auth: passthrough }\n", []string{"claude", "--vertex"}, false},
 		{"auth: key", "providers:\n  anthropic: { api_key: sk-ant-own, auth: key }\n", []string{"claude", "--bedrock"}, false},
 		{"a Bedrock deployment", "providers:\n  bedrock-east: { type: bedrock, region: us-east-1 }\nmodels:\n  claude-sonnet-5-5:\n    deployments:\n      - { name: bedrock, provider: bedrock-east, upstream: us.anthropic.claude-sonnet-5-5-v1:0 }\n",
 			[]string{"claude", "--vertex"}, false},
@@ -560,7 +560,7 @@ func TestSetupClaudeCloudNote(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "export ") {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 			}
-			if got := strings.Contains(errOut, "auth: key"); got != tt.note {
+			if got := strings.Contains(errOut, "note: no Claude model"); got != tt.note {
 				t.Errorf("note %v, want %v: stderr %q", got, tt.note, errOut)
 			}
 			if strings.Contains(out, "note:") {

@@ -263,7 +263,7 @@ Bedrock, Vertex AI): setup says so on stderr when the configuration has none.`,
 						return fail(ExitUsage, "this gateway has gateway.keys, so Claude Code must send one: put your gateway key in SPILLWAY_KEY and run spillway setup claude %s again (the key is printed for your shell, never kept)", mode)
 					}
 					if !ownClaudeStep(cfg) {
-						fmt.Fprintf(a.Stderr, "note: no Claude model of this configuration has a deployment sent with spillway's own credentials (a provider with auth: key and its api_key, or a Bedrock or Vertex AI provider); Claude Code in its %s mode sends no Anthropic key, so the gateway could answer none of its requests: give the anthropic provider auth: key (see docs/clouds.md)\n", cloud)
+						fmt.Fprintf(a.Stderr, "note: no Claude model of this configuration has a deployment whose provider has credentials of its own (an api_key, or a Bedrock or Vertex AI provider); Claude Code in its %s mode sends no Anthropic key, so the gateway could answer none of its requests: give the anthropic provider an api_key (see docs/clouds.md)\n", cloud)
 					}
 				}
 			}
@@ -287,10 +287,10 @@ Bedrock, Vertex AI): setup says so on stderr when the configuration has none.`,
 
 // ownClaudeStep reports whether the configuration has a deployment a
 // keyless client (Claude Code in a cloud mode) can be answered from: one
-// sent with spillway's own credentials, of a model of Anthropic's format
-// (auth: key with an api_key, or a cloud provider's), or of another
-// vendor's model a chain crosses to (its api_key, whatever its auth). It
-// does not follow the chains: it is the note's check, not the driver's.
+// whose provider has credentials of its own (an api_key, whatever its
+// auth, or a cloud's), of a model of Anthropic's format or of another
+// vendor's model a chain crosses to. It does not follow the chains: it is
+// the note's check, not the driver's.
 func ownClaudeStep(cfg *config.Config) bool {
 	cross := cfg.CrossVendor()
 	for name := range cfg.Models {
@@ -300,7 +300,7 @@ func ownClaudeStep(cfg *config.Config) bool {
 		}
 		for _, d := range cfg.Deployments(name) {
 			p := cfg.Providers[d.Provider]
-			if p.Cloud() != "" || p.APIKey.Value != "" && (p.Auth == config.AuthKey || !claude) {
+			if p.OwnCredentials() {
 				return true
 			}
 		}

@@ -92,7 +92,7 @@ func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	for _, want := range []string{"CLAUDE_CODE_USE_BEDROCK=1", "ANTHROPIC_BEDROCK_BASE_URL=" + base + "/bedrock"} {
+	for _, want := range []string{"CLAUDE_CODE_USE_BEDROCK=1", "ANTHROPIC_BEDROCK_BASE_URL=" + base + "/bedrock", "CLAUDE_CODE_SKIP_BEDROCK_AUTH=1"} {
 		if !strings.Contains("\n"+strings.Join(env, "\n")+"\n", "\n"+want+"\n") {
 			t.Fatalf("setup's environment %q lacks %s", env, want)
 		}

@@ -33,7 +33,9 @@ import (
 
 // cloudsFirst orders claude-sonnet-5-5's pools as a team that pays for
 // its clouds would: Bedrock us-east-1, Bedrock us-west-2, Vertex AI, and
-// Anthropic's own API last (the weights make the order certain).
+// Anthropic's own API last (the weights make the order certain). A cloud
+// client sends no vendor key: the Anthropic API step goes with spillway's
+// own (spillTo's), its auth passthrough as by default.
 func cloudsFirst(c *config.Config) {
 	m := c.Models[cloudModel]
 	m.Deployments = []config.Deployment{
@@ -43,11 +45,6 @@ func cloudsFirst(c *config.Config) {
 		{Name: "anthropic", Provider: "anthropic", Weight: 1},
 	}
 	c.Models[cloudModel] = m
-	// a cloud client sends no vendor key: the Anthropic API gets
-	// spillway's own (spillTo set it)
-	p := c.Providers["anthropic"]
-	p.Auth = config.AuthKey
-	c.Providers["anthropic"] = p
 }
 
 // sonnetPool is one of claude-sonnet-5-5's pools in cloudsFirst's order:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/cloud"
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/format/formats"
 	"github.com/spillway/spillway/internal/wire"
 	"github.com/spillway/spillway/policy"
@@ -41,13 +42,18 @@ type Counted struct {
 	Call string
 }
 
-// CountTokens asks cand's provider, a cloud, to count the tokens of the
-// smallest prompt for cand's model: a call that costs no tokens (Bedrock's
-// CountTokens, Anthropic's count-tokens rawPredict on Vertex AI, Gemini's
-// countTokens on Vertex AI), built in the cloud's envelope as every
-// attempt is, and authorized by rt, which must sign for clouds
-// (cloud.Transport).
-func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate) (*Counted, error) {
+// CountTokens asks cand's provider, a cloud, to count the tokens of body, a
+// request body of cand's format (a Messages body for Anthropic's models),
+// with the betas of header's anthropic-beta (header may be nil); with a
+// nil body, of the smallest prompt for cand's model (what doctor asks). It
+// is a call that costs no tokens (Bedrock's CountTokens, Anthropic's
+// count-tokens rawPredict on Vertex AI, Gemini's countTokens on Vertex
+// AI), built in the cloud's envelope as every attempt is: body's model
+// becomes cand's upstream id, and Bedrock's InvokeModel body gets the
+// max_tokens it needs when body has none (Anthropic's count takes none). It
+// is authorized by rt, which must sign for clouds (cloud.Transport); none
+// of header's credentials go (only its betas are read).
+func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, cand policy.Candidate, body []byte, header http.Header) (*Counted, error) {
 	prov, ok := cfg.Providers[cand.Provider]
 	if !ok {
 		return nil, fmt.Errorf("spillway: no provider %q configured for model %s", cand.Provider, cand.Model)
@@ -60,10 +66,29 @@ func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, 
 		return nil, fmt.Errorf("spillway: no prompt endpoint for %s models", cand.Format)
 	}
 	ep := env.PromptEndpoint()
-	payload := formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream)
+	payload := body
+	if payload == nil {
+		payload = formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream)
+	} else if cand.Format == config.Anthropic {
+		model, err := json.Marshal(cand.Upstream)
+		if err != nil {
+			return nil, err
+		}
+		add := []format.Member{{Name: "model", Value: model}}
+		if prov.Type == config.Bedrock { // (InvokeModel needs one; the count ignores it)
+			add = append(add, format.Member{Name: "max_tokens", Value: []byte("1")})
+		}
+		if payload, err = format.Reshape(payload, []string{"model"}, add...); err != nil {
+			return nil, fmt.Errorf("spillway: the body to count: %w", err)
+		}
+	}
+	h := http.Header{}
+	if beta := header.Values("Anthropic-Beta"); len(beta) > 0 {
+		h["Anthropic-Beta"] = beta
+	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	req, err := cloudRequest(ctx, cand.Provider, prov, cand, cloudCall{ep: ep, payload: payload, header: http.Header{}, count: true})
+	req, err := cloudRequest(ctx, cand.Provider, prov, cand, cloudCall{ep: ep, payload: payload, header: h, count: true})
 	if err != nil {
 		return nil, err
 	}

@@ -223,3 +223,53 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// A keyless request (a cloud client's: its credentials are the cloud's)
+// passes over every step that would go with the caller's credentials
+// (auth: passthrough), its reason in the route, and is answered by a step
+// sent with spillway's own key or a cloud's credentials; a request with a
+// key of its own takes the passthrough step as before.
+func TestAKeylessRequestPassesOverPassthroughSteps(t *testing.T) {
+	cfg := config.Default()
+	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
+	cfg.Providers["anthropic-own"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:1", Auth: config.AuthKey, APIKey: config.Secret{Value: "sk-ant-own"}}
+	cfg.Providers["bedrock-east"] = config.Provider{Type: config.Bedrock, Region: "us-east-1"}
+	m := cfg.Models["claude-sonnet-5-5"]
+	m.Deployments = []config.Deployment{
+		{Name: "anthropic", Provider: "anthropic", Weight: 1_000_000},
+		{Name: "own", Provider: "anthropic-own", Weight: 100},
+		{Name: "bedrock", Provider: "bedrock-east", Upstream: "us.anthropic.claude-sonnet-5-5-v1:0", Weight: 1},
+	}
+	cfg.Models["claude-sonnet-5-5"] = m
+	cases := []struct {
+		name    string
+		req     Request
+		answers map[string][]classify.Class
+		route   string
+		sent    []string
+	}{
+		{"keyless: the passthrough step passed over", Request{Model: "claude-sonnet-5-5", Type: "anthropic", Keyless: true}, nil,
+			"claude-sonnet-5-5@anthropic:no_key > claude-sonnet-5-5@own:ok", []string{"own"}},
+		{"keyless, its own key's pool full: the cloud's", Request{Model: "claude-sonnet-5-5", Type: "anthropic", Keyless: true},
+			map[string][]classify.Class{"claude-sonnet-5-5@own": {classify.Capacity}},
+			"claude-sonnet-5-5@anthropic:no_key > claude-sonnet-5-5@own:capacity > claude-sonnet-5-5@bedrock:ok", []string{"own", "bedrock"}},
+		{"with the caller's key: the passthrough step first", Request{Model: "claude-sonnet-5-5", Type: "anthropic"}, nil,
+			"claude-sonnet-5-5@anthropic:ok", []string{"anthropic"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := clocked(cfg)
+			var sent []string
+			out := e.Run(context.Background(), &Call{Request: c.req, Send: func(ctx context.Context, a *Attempt) Result {
+				sent = append(sent, a.Candidate.Deployment)
+				if cls := c.answers[a.Candidate.Name()]; len(cls) > 0 {
+					return Result{Verdict: classify.Verdict{Class: cls[0]}}
+				}
+				return Result{Verdict: classify.Verdict{Class: classify.OK}, Committed: true}
+			}})
+			if out.Route != c.route || !slices.Equal(sent, c.sent) {
+				t.Fatalf("route %q sent %v; want %q, %v", out.Route, sent, c.route, c.sent)
+			}
+		})
+	}
+}

@@ -52,6 +52,11 @@
 // is open new requests start at medium. A breaker refusal and a pacing slot
 // that does not come free within the budget are local refusals: shown in
 // the route (breaker_open, no_slot), never logged or counted as attempts.
+// So are the steps a request can never take, passed over for the rest of
+// it: another vendor's it cannot be translated for (untranslatable), a
+// cross-vendor step without a key of its own, and, for a keyless request
+// (Request.Keyless: a cloud client's), a step that would go with the
+// caller's credentials (no_key).
 //
 // Time and randomness are injected (WithClock, WithRand); package
 // policytest has a fake clock, so no test sleeps for real.

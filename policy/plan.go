@@ -71,6 +71,12 @@ type Request struct {
 	// own: Call.Key is not part of it (nothing derived from the token
 	// reaches the fleet).
 	SignIn bool
+	// Keyless: the caller sends no credential a vendor's API takes (a
+	// cloud client of the gateway's: its credentials are the cloud's, and
+	// go nowhere). A step that would go with the caller's credentials (a
+	// provider with auth: passthrough) is passed over (NoKey); steps sent
+	// with spillway's own key or a cloud's credentials are taken.
+	Keyless bool
 	// Via, when set, is the sign-in provider every candidate goes to (the
 	// ChatGPT plan's backend): each model of the chain once, under its own
 	// name, on that provider alone, so that a plan's models never share a

@@ -476,9 +476,14 @@ func (r *run) takes(cand Candidate) bool {
 }
 
 // crossing is why cand, another vendor's model, is not sent this call's
-// request (Call.Cross), "" when it is not another vendor's or can be.
+// request (Call.Cross), "" when it is not another vendor's or can be; and
+// why a keyless request (Request.Keyless) is not sent to a step that
+// takes the caller's credentials.
 func (r *run) crossing(cand Candidate) (code, why string) {
 	c := r.c
+	if c.Keyless && cand.KeyID == "" && cand.Cloud == "" {
+		return NoKey, fmt.Sprintf("%s goes with the caller's credentials (provider %s has auth: passthrough), and this request carries none of its vendor's (a cloud client's are the cloud's, sent nowhere)", cand.Name(), cand.Provider)
+	}
 	if cand.Format == "" || c.Type == "" || cand.Format == c.Type {
 		return "", ""
 	}

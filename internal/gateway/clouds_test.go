@@ -67,10 +67,14 @@ type tokenWatch struct {
 	h       http.Handler
 	mu      sync.Mutex
 	granted []string
-	bearers []string // of Vertex AI requests, in order
+	bearers []string      // of Vertex AI requests, in order
+	headers []http.Header // of every request, in order
 }
 
 func (tw *tokenWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tw.mu.Lock()
+	tw.headers = append(tw.headers, r.Header.Clone())
+	tw.mu.Unlock()
 	switch {
 	case r.URL.Path == "/token":
 		rec := httptest.NewRecorder()

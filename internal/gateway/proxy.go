@@ -29,8 +29,10 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 	r = s.pin(r)
 	st := s.stateOf(r.Context())
 	cfg := st.cfg
-	login := signedIn(cfg, ep, r)
-	if (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
+	// a cloud client's credential is never a sign-in: a gateway key, or
+	// nothing spillway reads (clouds.go)
+	login := ep.Cloud == "" && signedIn(cfg, ep, r)
+	if ep.Cloud == "" && (login || planLoginNotKey(cfg, ep, r)) && s.signInRefused(w, r, ep) {
 		return // a sign-in on a gateway that serves others: 403, never a 401 of spillway's
 	}
 	if login && formats.Envelope(ep.Format).SignedIn(r.Header) {
@@ -42,6 +44,9 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		return
 	}
 	defer release()
+	if ep.Cloud != "" {
+		r = dropClientCredentials(r) // checked (a gateway key) or not spillway's: sent nowhere
+	}
 	r, held, ok := s.hold(w, r, ep, st)
 	defer s.giveHeld(held)
 	if !ok {
@@ -186,6 +191,16 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	if outcome != "" {
 		return nil, outcome
 	}
+	if ep.Cloud != "" { // Bedrock's or Vertex AI's: the model in the path
+		model, ok := cloudModel(w, ep, st.cfg, r.PathValue("model"))
+		if !ok {
+			return nil, "rejected"
+		}
+		var err error
+		if raw, err = cloudRequest(ep, r, raw, model); err != nil {
+			return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
+		}
+	}
 	body, err := wire.ParseBody(ep, raw)
 	if err != nil {
 		return nil, reject(w, ep, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
@@ -220,7 +235,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, ep wire.Endpoin
 	x := &exchange{s: s, st: st, w: w, r: r, ep: ep, body: body, opts: opts, lg: lg, secrets: st.secrets.With(callerSecrets(r)...)}
 	x.call = policy.Call{
 		Request: policy.Request{Model: body.Model, Type: ep.Format, MinTier: opts.MinTier, NoFallback: opts.NoFallback,
-			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(st.cfg, ep, r)},
+			InputTokens: len(raw) / 4, Tokens: body.Tokens, Budget: opts.Budget, Via: ep.Via, SignIn: signedIn(st.cfg, ep, r), Keyless: ep.Cloud != ""},
 		Source: events.SourceGateway, Endpoint: ep.Path, Stream: body.Stream, ReqBytes: int64(len(raw)),
 		Key: wire.CallerKey(r), Watchdogs: true, ChargeFailures: true, Events: events.SinkFunc(x.record),
 		Send: x.send, OnSwitch: x.switched,

@@ -308,6 +308,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.keyed(s.handleModels))
 	mux.HandleFunc("GET /v1beta/models/{model}", s.keyed(s.handleModel))
 	mux.HandleFunc("GET /v1/models/{model}", s.keyed(s.handleModel))
+	// Claude Code in its Bedrock and Vertex AI modes, and the clouds'
+	// SDKs (clouds.go)
+	mux.HandleFunc("POST /bedrock/model/{model}/{op}", s.handleBedrock)
+	mux.HandleFunc("GET /bedrock/inference-profiles", s.keyed(s.inferenceProfiles))
+	mux.HandleFunc("GET /bedrock/inference-profiles/{id}", s.keyed(s.inferenceProfile))
+	mux.HandleFunc("POST /vertex/", s.handleVertex)
 	// Codex signed in with a ChatGPT plan (signin.go)
 	mux.HandleFunc("POST "+respfmt.ChatGPT.Path, s.handleChatGPT)
 	mux.HandleFunc(respfmt.ChatGPTPrefix+"/", s.handleChatGPTOther)
@@ -328,7 +334,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.noRoute(w, r)
 	})
-	return s.guard(mux)
+	return cloudAnswers(s.guard(mux))
 }
 
 // noRoute answers a request no route of the gateway's takes: 404, or 405
@@ -360,6 +366,9 @@ func formatOf(r *http.Request) wire.Endpoint {
 		return wire.Endpoint{Format: wire.Gemini}
 	case strings.HasPrefix(path, "/v1/messages"):
 		return wire.Endpoint{Format: wire.Anthropic}
+	case cloudOf(path) != "":
+		// Messages' shape, which the cloud's answer (cloudAnswers) re-shapes
+		return wire.Endpoint{Format: wire.Anthropic, Kind: wire.Messages, Cloud: cloudOf(path)}
 	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		switch {
 		case gemini.Caller(r.Header, r.URL.Query()):
@@ -392,6 +401,10 @@ func methodsOf(path string) string {
 		}
 	case path == "/spillway/reload":
 		return http.MethodPost
+	case strings.HasPrefix(path, bedrockPrefix+"model/"), strings.HasPrefix(path, vertexPrefix):
+		return http.MethodPost
+	case path == bedrockPrefix+"inference-profiles", strings.HasPrefix(path, bedrockPrefix+"inference-profiles/"):
+		return http.MethodGet
 	}
 	return ""
 }

@@ -1,0 +1,100 @@
+package gateway_test
+
+// The cloud front ends (/bedrock, /vertex) as any client reaches them: the
+// model id of the path, in each shape a cloud client writes it, names the
+// configured model; the request walks its chain (a step that would go
+// with the caller's credentials passed over: a cloud client has none);
+// and no credential of the client's reaches an upstream.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clientCanary is a credential of the client's: finding it upstream is a
+// leak.
+const clientCanary = "CLIENTCANARYcred7d1f"
+
+func TestCloudFrontEndsNameTheirModel(t *testing.T) {
+	cr := newCloudRig(t, nil)
+	body := `{"anthropic_version":"%s","max_tokens":32,"messages":[{"role":"user","content":"hello"}]}`
+	bedrockBody := strings.Replace(body, "%s", "bedrock-2023-05-31", 1)
+	vertexBody := strings.Replace(body, "%s", "vertex-2023-10-16", 1)
+	cases := []struct {
+		name, path, body string
+		status           int
+	}{
+		{"bedrock, Claude Code's profile id", "/bedrock/model/us.anthropic.claude-sonnet-5-5/invoke", bedrockBody, 200},
+		{"bedrock, a deployment's ARN, escaped", "/bedrock/model/" + url.PathEscape(bedrockARN) + "/invoke", bedrockBody, 200},
+		{"bedrock, a foundation model id, escaped", "/bedrock/model/" + url.PathEscape("anthropic.claude-sonnet-5-5-20261001-v1:0") + "/invoke", bedrockBody, 200},
+		{"bedrock, the model's name", "/bedrock/model/claude-sonnet-5-5/invoke", bedrockBody, 200},
+		{"vertex, a deployment's id", "/vertex/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5@20261001:rawPredict", vertexBody, 200},
+		{"vertex without its API version", "/vertex/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-5-5:rawPredict", vertexBody, 200},
+		{"bedrock, a model no one serves", "/bedrock/model/us.anthropic.claude-opus-4-7/invoke", bedrockBody, 404},
+		{"bedrock, Converse", "/bedrock/model/claude-sonnet-5-5/converse", `{}`, 404},
+		{"vertex, Google's publisher", "/vertex/v1/projects/p/locations/global/publishers/google/models/gemini-3-pro:generateContent", `{}`, 404},
+		{"vertex, a path of no model", "/vertex/v1/projects/p/locations/global/endpoints/e:predict", `{}`, 404},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(cr.records())
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cr.url+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			// what a SigV4-signing client sends, and a Google token
+			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKID"+clientCanary+"/20261130/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=abc")
+			req.Header.Set("X-Amz-Security-Token", clientCanary)
+			req.Header.Set("X-Goog-User-Project", clientCanary)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
+			}
+			if c.status != 200 {
+				if !bytes.Contains(b, []byte("spillway:")) {
+					t.Fatalf("refusal %s does not say why in spillway's words", b)
+				}
+				if len(cr.records()) != before {
+					t.Fatalf("a refused request reached an upstream: %+v", cr.records()[before:])
+				}
+				return
+			}
+			var m struct {
+				Content []struct{ Text string }
+			}
+			if json.Unmarshal(b, &m) != nil || len(m.Content) == 0 || !strings.Contains(m.Content[0].Text, "hello") {
+				t.Fatalf("answer %s is not the model's Messages answer", b)
+			}
+			recs := cr.records()[before:]
+			if len(recs) != 1 || recs[0].Model != cloudModel || recs[0].Deployment != "bedrock-east" || recs[0].Class != "ok" {
+				t.Fatalf("records %+v: want one answer of %s on bedrock-east (anthropic, auth passthrough, passed over)", recs, cloudModel)
+			}
+			if !strings.Contains(resp.Header.Get("X-Spillway-Route"), "no_key") {
+				t.Errorf("route %q does not say the passthrough step was passed over", resp.Header.Get("X-Spillway-Route"))
+			}
+		})
+	}
+	cr.watch.mu.Lock()
+	defer cr.watch.mu.Unlock()
+	for _, h := range cr.watch.headers {
+		for k, vs := range h {
+			for _, v := range vs {
+				if strings.Contains(v, clientCanary) {
+					t.Errorf("the client's credential reached the simulator in %s: %s", k, v)
+				}
+			}
+		}
+	}
+}

@@ -43,9 +43,14 @@ var messagesEP = wire.EndpointOf(wire.Messages)
 //
 // The answer is the cloud's: Bedrock's {"inputTokens":N}, Vertex AI's
 // {"input_tokens":N}. A model none of whose deployments counts is 404
-// not_found; one whose counting deployments all failed is 503, naming
-// each; a body a cloud refused (400) is the client's to fix: 400 with the
-// cloud's words.
+// not_found (Bedrock's ResourceNotFoundException, Google's NOT_FOUND); one
+// whose counting deployments all failed is an api_error naming each
+// (Bedrock's 500 InternalServerException, Google's 500 INTERNAL); a body a
+// cloud refused (400) is the client's to fix: 400 with the cloud's words.
+//
+// countFor (clouds.go) has checked the gateway key and that the key may
+// use model, dropped the client's credentials, and left the body (read
+// within gateway.max_body_mb) in r.Body to read again.
 func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model string) {
 	st := s.stateOf(r.Context())
 	cfg := st.cfg
@@ -120,10 +125,10 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 		refuse(w, messagesEP, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: no deployment of %s counts tokens (its Bedrock and Vertex AI deployments would; the Anthropic API's count_tokens is not asked)", model), 0)
 		return
 	}
-	_, b := formats.WireOf(messagesEP).ErrorBody(classify.ServerError, fmt.Sprintf("spillway: no deployment of %s could count tokens: %s", model, strings.Join(failed, "; ")))
+	status, b := formats.WireOf(messagesEP).ErrorBody(classify.ServerError, fmt.Sprintf("spillway: no deployment of %s could count tokens: %s", model, strings.Join(failed, "; ")))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Should-Retry", "false")
-	w.WriteHeader(http.StatusServiceUnavailable)
+	w.WriteHeader(status)
 	w.Write(b)
 }
 

@@ -13,7 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,9 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
+	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/gateway"
 	"github.com/spillway/spillway/sim"
 )
 
@@ -91,6 +95,15 @@ func lastCloudRecord(t *testing.T, cr *cloudRig, cloud string) events.Record {
 	return last
 }
 
+// ownAnthropicKey gives the rig's Anthropic API provider a key of
+// spillway's own: a cloud client sends none the gateway could pass on, so
+// only then is Anthropic's pool a step of its requests.
+func ownAnthropicKey(o *gateway.Options) {
+	p := o.Config.Providers["anthropic"]
+	p.Auth, p.APIKey = config.AuthKey, config.Secret{Value: "sk-ant-api03-spillway-own-key"}
+	o.Config.Providers["anthropic"] = p
+}
+
 // fellBack is the route of an answer from Bedrock us-east-1 with
 // Anthropic's pool full.
 const fellBack = cloudModel + "@anthropic:capacity > " + cloudModel + "@bedrock-east:ok"
@@ -125,7 +138,7 @@ func noClientCredentials(t *testing.T, cr *cloudRig) {
 // full; CountTokens counts; with every pool full the SDK's typed
 // ServiceUnavailableException carries spillway's words.
 func TestCloudSDKBedrockRuntime(t *testing.T) {
-	cr := newCloudRig(t, nil)
+	cr := newCloudRig(t, ownAnthropicKey)
 	cr.fault(t, sim.Fault{Model: cloudModel, Kind: "capacity", Count: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -215,11 +228,9 @@ func TestCloudSDKBedrockRuntime(t *testing.T) {
 		}
 	})
 	t.Run("all full", func(t *testing.T) {
-		for _, f := range []struct {
-			srv  *sim.Server
-			pool string
-		}{{cr.sim.Region("us-east-1"), pool}, {cr.sim.Region("us-west-2"), pool}, {cr.sim, "vertex/" + cloudModel}} {
-			if err := f.srv.AddFault(sim.Fault{Model: f.pool, Kind: "capacity", Count: -1}); err != nil {
+		// (the chain goes on to claude-haiku-5-5: every pool of every cloud full)
+		for _, srv := range []*sim.Server{cr.sim, cr.sim.Region("us-east-1"), cr.sim.Region("us-west-2")} {
+			if err := srv.AddFault(sim.Fault{Model: "*", Kind: "capacity", Count: -1}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -227,7 +238,7 @@ func TestCloudSDKBedrockRuntime(t *testing.T) {
 			ContentType: aws.String("application/json")})
 		var unavailable *types.ServiceUnavailableException
 		if !errors.As(err, &unavailable) {
-			t.Fatalf("%T %v, want a ServiceUnavailableException", err, err)
+			t.Fatalf("%T %v, want a ServiceUnavailableException (the last answer's route %q)", err, err, lastCloudRecord(t, cr, "bedrock").Route)
 		}
 		if msg := unavailable.ErrorMessage(); !strings.HasPrefix(msg, "spillway: ") || !strings.Contains(msg, cloudModel) {
 			t.Errorf("the exception's message %q", msg)
@@ -252,7 +263,7 @@ func TestCloudSDKBedrockRuntime(t *testing.T) {
 // streamed answer through the gateway, from Bedrock us-east-1 with
 // Anthropic's pool full; the Vertex AI client counts tokens.
 func TestCloudSDKAnthropic(t *testing.T) {
-	cr := newCloudRig(t, nil)
+	cr := newCloudRig(t, ownAnthropicKey)
 	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "") // (the SDK's Bedrock client would take it over SigV4)
 	cr.fault(t, sim.Fault{Model: cloudModel, Kind: "capacity", Count: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -380,5 +391,97 @@ func TestCloudSDKInferenceProfiles(t *testing.T) {
 	var nf *bedrocktypes.ResourceNotFoundException
 	if !errors.As(err, &nf) || !strings.Contains(nf.ErrorMessage(), "spillway: ") {
 		t.Errorf("an unknown profile: %T %v", err, err)
+	}
+}
+
+// A cloud client's token count through the gateway's routes: counted by
+// the model's first deployment that counts and answers (Bedrock's
+// CountTokens, Vertex AI's count-tokens rawPredict), the next when one
+// cannot be reached; a model none of whose deployments counts is the
+// cloud's 404, one whose counters all fail its 503, a body it cannot read
+// its 400, each in spillway's words.
+func TestCloudCount(t *testing.T) {
+	invoke := func(prompt string) string {
+		b, _ := json.Marshal(map[string]any{"input": map[string]any{"invokeModel": map[string]any{"body": invokeBody(prompt)}}})
+		return string(b)
+	}
+	vertexBody := func(model string) string {
+		return `{"model":"` + model + `","anthropic_version":"vertex-2023-10-16","messages":[{"role":"user","content":"count these words"}]}`
+	}
+	const vertexCount = "/vertex/v1/projects/my-proj/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict"
+	bedrockCount := func(id string) string { return "/bedrock/model/" + url.PathEscape(id) + "/count-tokens" }
+	unreachable := func(names ...string) func(*gateway.Options) {
+		return func(o *gateway.Options) {
+			for _, n := range names {
+				p := o.Config.Providers[n]
+				p.BaseURL = "http://127.0.0.1:1" // (nothing listens there)
+				o.Config.Providers[n] = p
+			}
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		opt       func(*gateway.Options)
+		path      string
+		body      string
+		status    int
+		errType   string // x-amzn-errortype, or Google's status
+		answer    string // a member of the answer, or words of the error
+		countedBy string
+	}{
+		{"bedrock profile", nil, bedrockCount(bedrockProfile), invoke("count me"), 200, "", `"inputTokens":`, "bedrock-east"},
+		{"bedrock arn", nil, bedrockCount(bedrockARN), invoke("count me"), 200, "", `"inputTokens":`, "bedrock-east"},
+		{"vertex", nil, vertexCount, vertexBody(vertexClaude), 200, "", `"input_tokens":`, "bedrock-east"},
+		{"the next counts", unreachable("bedrock-east"), bedrockCount(cloudModel), invoke("count me"), 200, "", `"inputTokens":`, "bedrock-west"},
+		{"vertex counts last", unreachable("bedrock-east", "bedrock-west"), vertexCount, vertexBody(cloudModel), 200, "", `"input_tokens":`, "vertex"},
+		{"bedrock, none counts", nil, bedrockCount("claude-haiku-5-5"), invoke("count me"), 404, "ResourceNotFoundException", "spillway: no deployment of claude-haiku-5-5 counts tokens", ""},
+		{"vertex, none counts", nil, vertexCount, vertexBody("claude-haiku-5-5"), 404, "NOT_FOUND", "spillway: no deployment of claude-haiku-5-5 counts tokens", ""},
+		{"all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), bedrockCount(bedrockProfile), invoke("count me"), 500, "InternalServerException", "spillway: no deployment of claude-sonnet-5-5 could count tokens: bedrock-east: ", ""}, // (api_error: Bedrock's 500)
+		{"vertex, all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), vertexCount, vertexBody(cloudModel), 500, "INTERNAL", "spillway: no deployment of claude-sonnet-5-5 could count tokens: ", ""},
+		{"converse", nil, bedrockCount(bedrockProfile), `{"input":{"converse":{"messages":[]}}}`, 400, "ValidationException", "spillway: ", ""},
+		{"vertex, not json", nil, vertexCount, `[1]`, 400, "INVALID_ARGUMENT", "spillway: ", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cr := newCloudRig(t, c.opt)
+			req, _ := http.NewRequest("POST", cr.url+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+clientToken)
+			resp, err := cr.client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || !strings.Contains(string(b), c.answer) {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if c.status == 200 {
+				var n map[string]int
+				if err := json.Unmarshal(b, &n); err != nil || len(n) != 1 || (n["inputTokens"] <= 0 && n["input_tokens"] <= 0) {
+					t.Errorf("the count %s", b)
+				}
+				cr.mu.Lock()
+				logs := cr.logs.String()
+				cr.mu.Unlock()
+				if !strings.Contains(logs, `"counted_by":"`+c.countedBy+`"`) {
+					t.Errorf("not counted by %s: %s", c.countedBy, grep(logs, "counted_by"))
+				}
+				return
+			}
+			got := resp.Header.Get("X-Amzn-Errortype")
+			if strings.HasPrefix(c.path, "/vertex/") {
+				var g struct {
+					Error struct {
+						Status string `json:"status"`
+					} `json:"error"`
+				}
+				_ = json.Unmarshal(b, &g)
+				got = g.Error.Status
+			}
+			if !strings.HasPrefix(got, c.errType) {
+				t.Errorf("error type %q, want %s: %s", got, c.errType, b)
+			}
+			noClientCredentials(t, cr)
+		})
 	}
 }

@@ -70,14 +70,6 @@ func cloudAnswers(h http.Handler) http.Handler {
 	})
 }
 
-// cloudName is cloud's name as its users know it.
-func cloudName(cloud string) string {
-	if cloud == config.Vertex {
-		return "Vertex AI"
-	}
-	return "Bedrock"
-}
-
 // cloudEndpoint is the cloud front end of cloud whose path says stream.
 func cloudEndpoint(cloud string, stream bool) wire.Endpoint {
 	for _, ep := range wire.CloudEndpoints {

@@ -11,6 +11,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -482,6 +483,57 @@ func TestCloudCount(t *testing.T) {
 				t.Errorf("error type %q, want %s: %s", got, c.errType, b)
 			}
 			noClientCredentials(t, cr)
+		})
+	}
+}
+
+// On a gateway with keys, a cloud client's other calls need one of them
+// too, as Claude Code sends it (AWS_BEARER_TOKEN_BEDROCK: Authorization:
+// Bearer KEY): the inference profiles and a token count answer with the
+// key, refuse without it in the cloud's shape, and a key may count only
+// the models of its chains.
+func TestCloudCallsNeedAGatewayKey(t *testing.T) {
+	const alice, bob = "gw-alice-cloud-0123", "gw-bob-cloud-0123"
+	cr := newCloudRig(t, func(o *gateway.Options) {
+		o.Config.Gateway.Keys = []config.GatewayKey{
+			{Name: "alice", Hash: config.KeyHash(alice)},
+			{Name: "bob", Hash: config.KeyHash(bob), Chains: []string{"codex"}},
+		}
+	})
+	count := `{"input":{"invokeModel":{"body":"` + base64.StdEncoding.EncodeToString(invokeBody("count me")) + `"}}}`
+	for _, c := range []struct {
+		name, method, path, body, key string
+		status                        int
+		errType                       string
+	}{
+		{"profiles", "GET", "/bedrock/inference-profiles?type=SYSTEM_DEFINED", "", alice, 200, ""},
+		{"profiles, no key", "GET", "/bedrock/inference-profiles?type=SYSTEM_DEFINED", "", "", 403, "AccessDeniedException"}, // (Bedrock has no 401)
+		{"profile", "GET", "/bedrock/inference-profiles/" + url.PathEscape(bedrockProfile), "", alice, 200, ""},
+		{"profile, unknown key", "GET", "/bedrock/inference-profiles/" + url.PathEscape(bedrockProfile), "", "gw-nobody", 403, "AccessDeniedException"}, // (Bedrock has no 401)
+		{"count", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, alice, 200, ""},
+		{"count, no key", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, "", 403, "AccessDeniedException"}, // (Bedrock has no 401)
+		{"count, another chain's key", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, bob, 403, "AccessDeniedException"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, cr.url+c.path, strings.NewReader(c.body))
+			if c.key != "" {
+				req.Header.Set("Authorization", "Bearer "+c.key)
+			}
+			resp, err := cr.client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || resp.Header.Get("X-Amzn-Errortype") != c.errType {
+				t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("X-Amzn-Errortype"), b)
+			}
+			if c.status != 200 && !strings.Contains(string(b), `"message":"spillway: `) {
+				t.Errorf("the refusal %s", b)
+			}
+			if strings.Contains(string(b), alice) || strings.Contains(string(b), bob) {
+				t.Errorf("a key in the answer: %s", b)
+			}
 		})
 	}
 }

@@ -17,15 +17,20 @@ import (
 const MaxErrorBody = 1 << 20
 
 // maxErrorText is the longest message ErrorOf makes of a body that is not
-// a Messages error.
-const maxErrorText = 300
+// a Messages error; maxErrorMessage the longest it keeps of a Messages
+// error's message.
+const (
+	maxErrorText    = 300
+	maxErrorMessage = 8 << 10
+)
 
 // ErrorOf is the type and message of body, a Messages error
 // ({"type":"error","error":{"type":T,"message":M}}), what a cloud's
 // envelope says in its own shape. For any other body, typ is "" and msg
 // a short text of it: its first few hundred characters, control
 // characters and runs of spaces made one space, secrets redacted; for an
-// empty one, status's text. A Messages error's message is redacted too.
+// empty one, status's text. A Messages error's message is redacted too,
+// and cut past 8 KiB.
 func ErrorOf(status int, body []byte) (typ, msg string) {
 	var e struct {
 		Type  string `json:"type"`
@@ -35,7 +40,7 @@ func ErrorOf(status int, body []byte) (typ, msg string) {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Error != nil && e.Error.Type != "" {
-		msg = redact.String(e.Error.Message)
+		msg = cutText(redact.String(e.Error.Message), maxErrorMessage)
 		if msg == "" {
 			msg = statusText(status)
 		}
@@ -80,4 +85,16 @@ func shortText(b []byte) string {
 		t += "…"
 	}
 	return t
+}
+
+// cutText is s cut to at most n bytes, at a character's start, with "…"
+// when cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

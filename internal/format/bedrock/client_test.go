@@ -578,17 +578,23 @@ func TestAnswerErrorBound(t *testing.T) {
 	}
 }
 
-// A whole answer (2xx, not a stream) goes as it is.
+// A whole answer (2xx, not an SSE stream) goes as it is: a Messages
+// answer, and an event stream already in Bedrock's envelope (a Bedrock
+// hop's answer relayed as it came).
 func TestAnswerWhole(t *testing.T) {
-	rec := httptest.NewRecorder()
-	a := NewAnswer(rec)
-	a.Header().Set("Content-Type", "application/json")
-	body := `{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}]}`
-	a.Write([]byte(body[:10])) // no WriteHeader: 200
-	a.Write([]byte(body[10:]))
-	a.Close()
-	if rec.Code != 200 || rec.Body.String() != body || rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("X-Amzn-Errortype") != "" {
-		t.Errorf("%d %v %s", rec.Code, rec.Header(), rec.Body)
+	for _, tt := range []struct{ ct, body string }{
+		{"application/json", `{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}]}`},
+		{ContentType, string(stream(t, answer))},
+	} {
+		rec := httptest.NewRecorder()
+		a := NewAnswer(rec)
+		a.Header().Set("Content-Type", tt.ct)
+		a.Write([]byte(tt.body[:10])) // no WriteHeader: 200
+		a.Write([]byte(tt.body[10:]))
+		a.Close()
+		if rec.Code != 200 || rec.Body.String() != tt.body || rec.Header().Get("Content-Type") != tt.ct || rec.Header().Get("X-Amzn-Errortype") != "" {
+			t.Errorf("%s: %d %v %.100q", tt.ct, rec.Code, rec.Header(), rec.Body)
+		}
 	}
 }
 

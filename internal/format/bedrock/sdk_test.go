@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	abedrock "github.com/anthropics/anthropic-sdk-go/v2/bedrock"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -262,5 +265,78 @@ func TestSDKErrors(t *testing.T) {
 				t.Errorf("%d chunks, then %T %v", n, err, err)
 			}
 		})
+	}
+}
+
+// anthropicBedrock is anthropic-sdk-go's Bedrock client of url (the
+// Anthropic SDKs' Bedrock clients, as Claude Code's, read the event
+// stream back as Messages SSE), with a bearer token, no retries.
+func anthropicBedrock(url string) anthropic.Client {
+	cfg := aws.Config{Region: "us-east-1", BearerAuthTokenProvider: abedrock.NewStaticBearerTokenProvider("sk-spillway-test"),
+		AuthSchemePreference: []string{"httpBearerAuth"}}
+	return anthropic.NewClient(abedrock.WithConfig(cfg), aoption.WithBaseURL(url), aoption.WithMaxRetries(0))
+}
+
+// anthropic-sdk-go's Bedrock client reads a stream through Answer as the
+// Messages answer the simulator sent, and errors as its typed errors: the
+// all-full 503, a stream's error event the stream's error.
+func TestAnthropicSDKBedrock(t *testing.T) {
+	_, simURL := simtest.Start(t, nil)
+	rl := &relay{sim: simURL}
+	srv := httptest.NewServer(rl)
+	defer srv.Close()
+	c := anthropicBedrock(srv.URL)
+	ctx := context.Background()
+	params := anthropic.MessageNewParams{Model: "us.anthropic.claude-sonnet-5-5", MaxTokens: 64,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Say hello"))}}
+
+	s := c.Messages.NewStreaming(ctx, params)
+	msg := anthropic.Message{}
+	var n int
+	for s.Next() {
+		if err := msg.Accumulate(s.Current()); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n < 4 || len(msg.Content) == 0 || msg.Content[0].Text == "" || msg.StopReason == "" {
+		t.Fatalf("%d events: %+v", n, msg)
+	}
+	whole, err := c.Messages.New(ctx, params)
+	if err != nil || len(whole.Content) == 0 || whole.Content[0].Text == "" {
+		t.Fatalf("%+v %v", whole, err)
+	}
+
+	rl.answer = func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Should-Retry", "false")
+		w.WriteHeader(529)
+		w.Write([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"spillway: every deployment is full"}}`))
+	}
+	_, err = c.Messages.New(ctx, params)
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 503 || ae.Response.Header.Get("X-Amzn-Errortype") != "ServiceUnavailableException" || !strings.Contains(err.Error(), "every deployment is full") {
+		t.Errorf("all full: %T %v", err, err)
+	}
+
+	rl.answer = func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.Write([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"))
+		w.Write([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"spillway: cut\"}}\n\n"))
+	}
+	s = c.Messages.NewStreaming(ctx, params)
+	n = 0
+	for s.Next() {
+		n++
+	}
+	err = s.Err()
+	s.Close()
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "serviceUnavailableException") || !strings.Contains(err.Error(), "spillway: cut") {
+		t.Errorf("%d events, then %v", n, err)
 	}
 }

@@ -84,7 +84,7 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 		reject(w, messagesEP, http.StatusBadRequest, fmt.Sprintf("spillway: %v; nothing was sent upstream", err))
 		return
 	}
-	if t := cfg.ModelType(model); t != config.Anthropic {
+	if t := cfg.ModelType(model); t != messagesEP.Format {
 		refuse(w, messagesEP, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: model %s is %s's, not one of Anthropic's: a cloud client's token count counts an Anthropic model's", model, t), 0)
 		return
 	}
@@ -220,7 +220,7 @@ var profilePrefixes = []struct{ prefix, region string }{
 func profiles(cfg *config.Config) []inferenceProfile {
 	names := make([]string, 0, len(cfg.Models))
 	for n := range cfg.Models {
-		if cfg.ModelType(n) == config.Anthropic {
+		if cfg.ModelType(n) == messagesEP.Format { // (a model that speaks Messages: Anthropic's)
 			names = append(names, n)
 		}
 	}
@@ -372,7 +372,7 @@ func (s *Server) inferenceProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	id := profileID(given)
 	model, ok := cfg.CloudModel(given)
-	if !ok || cfg.ModelType(model) != config.Anthropic {
+	if !ok || cfg.ModelType(model) != messagesEP.Format {
 		refuse(w, messagesEP, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: no configured model of Anthropic's answers to inference profile %q (GET /bedrock/inference-profiles lists the ids)", given), 0)
 		return
 	}

@@ -69,7 +69,7 @@ func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, 
 	payload := body
 	if payload == nil {
 		payload = formats.WireOf(ep).Prompt(wire.Prompt{User: "ping", MaxTokens: 1}, cand.Upstream)
-	} else if cand.Format == config.Anthropic {
+	} else if !ep.ModelInPath { // the body names its model: the deployment's id
 		model, err := json.Marshal(cand.Upstream)
 		if err != nil {
 			return nil, err

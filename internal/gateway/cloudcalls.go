@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -46,7 +45,9 @@ var messagesEP = wire.EndpointOf(wire.Messages)
 // not_found (Bedrock's ResourceNotFoundException, Google's NOT_FOUND); one
 // whose counting deployments all failed is an api_error naming each
 // (Bedrock's 500 InternalServerException, Google's 500 INTERNAL); a body a
-// cloud refused (400) is the client's to fix: 400 with the cloud's words.
+// cloud refused (400) everywhere is the client's to fix: 400 with the
+// cloud's words. A cloud's words never carry an account (send.Counted's
+// Error).
 //
 // countFor (clouds.go) has checked the gateway key and that the key may
 // use model, dropped the client's credentials, and left the body (read
@@ -90,6 +91,7 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 	}
 	secrets := st.secrets.With(callerSecrets(r)...)
 	var failed []string
+	refused := 0 // counts refused as bad requests (400)
 	for _, d := range cfg.Deployments(model) {
 		cand, ok := counter(cfg, model, d)
 		if !ok {
@@ -114,15 +116,18 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 			writeJSON(w, http.StatusOK, map[string]int{"input_tokens": ans.Tokens})
 			return
 		case ans.Status == http.StatusBadRequest:
-			// the body is what the cloud refused: the next would too
-			reject(w, messagesEP, http.StatusBadRequest, fmt.Sprintf("spillway: %s refused the token count: %s", deploymentName(d), secrets.String(cloudWords(ans.Body))))
-			return
+			refused++
 		}
-		failed = append(failed, fmt.Sprintf("%s: HTTP %d %s", deploymentName(d), ans.Status, secrets.String(cloudWords(ans.Body))))
+		failed = append(failed, fmt.Sprintf("%s: HTTP %d: %s", deploymentName(d), ans.Status, secrets.String(ans.Error)))
 	}
 	s.log.Info("request", "endpoint", r.URL.Path, "model", model, "outcome", "not_counted")
-	if len(failed) == 0 {
+	switch {
+	case len(failed) == 0:
 		refuse(w, messagesEP, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: no deployment of %s counts tokens (its Bedrock and Vertex AI deployments would; the Anthropic API's count_tokens is not asked)", model), 0)
+		return
+	case refused == len(failed):
+		// every cloud refused the body: the client's to fix
+		reject(w, messagesEP, http.StatusBadRequest, fmt.Sprintf("spillway: the token count of %s was refused: %s", model, strings.Join(failed, "; ")))
 		return
 	}
 	status, b := formats.WireOf(messagesEP).ErrorBody(classify.ServerError, fmt.Sprintf("spillway: no deployment of %s could count tokens: %s", model, strings.Join(failed, "; ")))
@@ -154,28 +159,6 @@ func deploymentName(d config.Deployment) string {
 		return d.Name
 	}
 	return d.Provider
-}
-
-// cloudWords is the message of a cloud's error body: Bedrock's
-// {"message"}, Google's {"error":{"message"}}, cut short; the body's
-// first bytes when it is neither.
-func cloudWords(b []byte) string {
-	var e struct {
-		Message  string `json:"message"`
-		Message2 string `json:"Message"`
-		Error    struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(b, &e)
-	msg := e.Message + e.Message2 + e.Error.Message
-	if msg == "" {
-		msg = string(b)
-	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	return msg
 }
 
 // A Bedrock inference profile as ListInferenceProfiles and

@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -125,9 +126,10 @@ func noClientCredentials(t *testing.T, cr *cloudRig) {
 	cr.mu.Lock()
 	answers := cr.answers.String()
 	cr.mu.Unlock()
-	for _, k := range []string{clientKeyID, clientSecret, clientToken, cloudKeyID, cloudSecret, cloudSession, cloudBedrockKey} {
+	for _, k := range []string{clientKeyID, clientSecret, clientToken, cloudKeyID, cloudSecret, cloudSession, cloudBedrockKey, "CANARYwrongBedrockKey", "123456789012"} {
 		if strings.Contains(answers, k) {
-			t.Errorf("an answer carries %s", k)
+			i := strings.Index(answers, k)
+			t.Errorf("an answer carries %s: …%s…", k, answers[max(0, i-300):min(len(answers), i+100)])
 		}
 	}
 }
@@ -145,9 +147,9 @@ func TestCloudSDKBedrockRuntime(t *testing.T) {
 	defer cancel()
 	c := runtimeOf(cr)
 	const pool = "bedrock/" + cloudModel
-	for _, id := range []string{bedrockProfile, bedrockARN, cloudModel, "global.anthropic.claude-sonnet-5-5"} {
+	for i, id := range []string{bedrockProfile, bedrockARN, cloudModel, "global.anthropic.claude-sonnet-5-5"} {
 		t.Run("invoke "+id, func(t *testing.T) {
-			prompt := "invoke by " + id
+			prompt := fmt.Sprint("invoke by id ", i) // (the answer echoes it: no account in it)
 			out, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(id), Body: invokeBody(prompt),
 				ContentType: aws.String("application/json"), Accept: aws.String("application/json")})
 			if err != nil {
@@ -165,7 +167,7 @@ func TestCloudSDKBedrockRuntime(t *testing.T) {
 			}
 		})
 		t.Run("stream "+id, func(t *testing.T) {
-			prompt := "stream by " + id
+			prompt := fmt.Sprint("stream by id ", i)
 			out, err := c.InvokeModelWithResponseStream(ctx, &bedrockruntime.InvokeModelWithResponseStreamInput{ModelId: aws.String(id),
 				Body: invokeBody(prompt), ContentType: aws.String("application/json")})
 			if err != nil {
@@ -420,6 +422,16 @@ func TestCloudCount(t *testing.T) {
 			}
 		}
 	}
+	wrongKey := func(name string) func(*gateway.Options) {
+		return func(o *gateway.Options) {
+			p := o.Config.Providers[name]
+			p.APIKey = config.Secret{Value: "CANARYwrongBedrockKey"}
+			o.Config.Providers[name] = p
+		}
+	}
+	both := func(a, b func(*gateway.Options)) func(*gateway.Options) {
+		return func(o *gateway.Options) { a(o); b(o) }
+	}
 	for _, c := range []struct {
 		name      string
 		opt       func(*gateway.Options)
@@ -439,6 +451,9 @@ func TestCloudCount(t *testing.T) {
 		{"vertex, none counts", nil, vertexCount, vertexBody("claude-haiku-5-5"), 404, "NOT_FOUND", "spillway: no deployment of claude-haiku-5-5 counts tokens", ""},
 		{"all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), bedrockCount(bedrockProfile), invoke("count me"), 500, "InternalServerException", "spillway: no deployment of claude-sonnet-5-5 could count tokens: bedrock-east: ", ""}, // (api_error: Bedrock's 500)
 		{"vertex, all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), vertexCount, vertexBody(cloudModel), 500, "INTERNAL", "spillway: no deployment of claude-sonnet-5-5 could count tokens: ", ""},
+		{"a refusal passes on", both(unreachable("bedrock-east"), wrongKey("bedrock-west")), bedrockCount(bedrockProfile), invoke("count me"), 200, "", `"inputTokens":`, "vertex"},
+		{"a refusal named", both(unreachable("bedrock-east", "vertex-global"), wrongKey("bedrock-west")), bedrockCount(bedrockProfile), invoke("count me"), 500, "InternalServerException",
+			"bedrock-west: HTTP 403: provider bedrock-west's own cloud credentials were refused", ""},
 		{"converse", nil, bedrockCount(bedrockProfile), `{"input":{"converse":{"messages":[]}}}`, 400, "ValidationException", "spillway: ", ""},
 		{"vertex, not json", nil, vertexCount, `[1]`, 400, "INVALID_ARGUMENT", "spillway: ", ""},
 	} {

@@ -1,11 +1,14 @@
 package send
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/spillway/spillway/classify"
 	"github.com/spillway/spillway/config"
 	"github.com/spillway/spillway/internal/cloud"
 	"github.com/spillway/spillway/internal/format"
@@ -40,6 +43,10 @@ type Counted struct {
 	Tokens int
 	// Call is the request's method and path, as sent (escaped).
 	Call string
+	// Error is what the cloud said of a count it did not give (a status
+	// not 2xx), in words fit for a client: a refusal of spillway's
+	// credentials named, not quoted; an ARN's account hidden.
+	Error string
 }
 
 // CountTokens asks cand's provider, a cloud, to count the tokens of body, a
@@ -105,5 +112,30 @@ func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, 
 	if ans.Status/100 == 2 && json.Unmarshal(ans.Body, &n) == nil {
 		c.Tokens = max(n.Bedrock, n.Claude, n.Gemini)
 	}
+	if ans.Status/100 != 2 {
+		v := classify.Verdict{Status: ans.Status, Code: ans.Header.Get("X-Amzn-Errortype"), Message: errorWords(ans.Body)}
+		if ans.Status == http.StatusUnauthorized || ans.Status == http.StatusForbidden {
+			v.Class = classify.Auth
+		}
+		c.Error = cloudMessage(cand, v)
+	}
 	return c, nil
+}
+
+// errorWords is the message of a cloud's error body (Bedrock's
+// {"message"}, Google's {"error":{"message"}}), at most 300 bytes; the
+// body's first bytes when it has none.
+func errorWords(b []byte) string {
+	var e struct {
+		Message string `json:"message"`
+		Error   struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	msg := cmp.Or(e.Message, e.Error.Message, strings.TrimSpace(string(b)))
+	if len(msg) > 300 {
+		msg = strings.ToValidUTF8(msg[:300], "") + "…"
+	}
+	return msg
 }

@@ -251,3 +251,34 @@ func TestCountTokensOfABody(t *testing.T) {
 		t.Errorf("a body that is no object: %v", err)
 	}
 }
+
+// A count a cloud does not give says why in words fit for a client: a
+// refusal of spillway's credentials named (never the cloud's words, which
+// name the role), another error's words with an ARN's account hidden.
+func TestCountTokensError(t *testing.T) {
+	var status int
+	var body string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-Errortype", "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/")
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(hs.Close)
+	cfg := cloudConfig(hs.URL)
+	cand := policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "us.anthropic.claude-sonnet-5-5-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock}
+	for _, c := range []struct {
+		status     int
+		body, want string
+	}{
+		{403, `{"message":"User: arn:aws:sts::123456789012:assumed-role/spill/x is not authorized to perform: bedrock:CountTokens"}`, "provider bedrock-east's own cloud credentials were refused (AccessDeniedException"},
+		{500, `{"message":"failed for arn:aws:bedrock:us-east-1:123456789012:inference-profile/x"}`, "failed for arn:aws:bedrock:us-east-1:…:inference-profile/x"},
+		{503, `{"error":{"code":503,"message":"The service is unavailable.","status":"UNAVAILABLE"}}`, "The service is unavailable."},
+		{502, strings.Repeat("x", 1000), strings.Repeat("x", 300) + "…"},
+	} {
+		status, body = c.status, c.body
+		ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, cand, nil, nil)
+		if err != nil || ans.Status != c.status || ans.Tokens != 0 || !strings.Contains(ans.Error, c.want) || strings.Contains(ans.Error, "123456789012") {
+			t.Errorf("%d: %v %q, want %q", c.status, err, ans.Error, c.want)
+		}
+	}
+}

@@ -102,7 +102,7 @@ func (e *Engine) candidates(r Request) []Candidate {
 		for _, d := range deps {
 			f := e.cfg.DeploymentType(d)
 			out = append(out, Candidate{Model: name, Upstream: d.Upstream, Provider: d.Provider, Format: f,
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r.Type), Cloud: e.cloudOf(d.Provider)})
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r), Cloud: e.cloudOf(d.Provider)})
 		}
 	}
 	return out
@@ -146,7 +146,7 @@ func (e *Engine) overflowCandidates(r Request, from Candidate, forLimit bool) []
 				continue
 			}
 			out = append(out, Candidate{Model: mn, Upstream: d.Upstream, Provider: d.Provider, Format: f,
-				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r.Type), Cloud: e.cloudOf(d.Provider)})
+				Tier: m.Tier, Context: m.Context, Deployment: d.Name, Weight: d.Weight, KeyID: e.idFor(d.Provider, f, r), Cloud: e.cloudOf(d.Provider)})
 		}
 	}
 	return out

@@ -225,14 +225,15 @@ func TestNames(t *testing.T) {
 }
 
 // A keyless request (a cloud client's: its credentials are the cloud's)
-// passes over every step that would go with the caller's credentials
-// (auth: passthrough), its reason in the route, and is answered by a step
-// sent with spillway's own key or a cloud's credentials; a request with a
-// key of its own takes the passthrough step as before.
+// goes with each provider's own credentials (an api_key under passthrough
+// too, its KeyID its own): a step whose provider has none is passed over,
+// its reason in the route; a request with a key of its own takes the
+// passthrough step as before.
 func TestAKeylessRequestPassesOverPassthroughSteps(t *testing.T) {
 	cfg := config.Default()
 	cfg.Breaker.Failures, cfg.Breaker.Consecutive = 1000, 0
-	cfg.Providers["anthropic-own"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:1", Auth: config.AuthKey, APIKey: config.Secret{Value: "sk-ant-own"}}
+	cfg.Providers["anthropic"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:1"}                                                 // passthrough, no key of its own
+	cfg.Providers["anthropic-own"] = config.Provider{Type: "anthropic", BaseURL: "http://127.0.0.1:2", APIKey: config.Secret{Value: "sk-ant-own"}} // passthrough, a key of its own
 	cfg.Providers["bedrock-east"] = config.Provider{Type: config.Bedrock, Region: "us-east-1"}
 	m := cfg.Models["claude-sonnet-5-5"]
 	m.Deployments = []config.Deployment{
@@ -262,6 +263,9 @@ func TestAKeylessRequestPassesOverPassthroughSteps(t *testing.T) {
 			var sent []string
 			out := e.Run(context.Background(), &Call{Request: c.req, Send: func(ctx context.Context, a *Attempt) Result {
 				sent = append(sent, a.Candidate.Deployment)
+				if c.req.Keyless && a.Candidate.KeyID == "" {
+					t.Errorf("%s sent keyless without its own credentials' id", a.Candidate.Name())
+				}
 				if cls := c.answers[a.Candidate.Name()]; len(cls) > 0 {
 					return Result{Verdict: classify.Verdict{Class: cls[0]}}
 				}

@@ -55,8 +55,8 @@
 // So are the steps a request can never take, passed over for the rest of
 // it: another vendor's it cannot be translated for (untranslatable), a
 // cross-vendor step without a key of its own, and, for a keyless request
-// (Request.Keyless: a cloud client's), a step that would go with the
-// caller's credentials (no_key).
+// (Request.Keyless: a cloud client's, sent with each provider's own
+// credentials), a step whose provider has none (no_key).
 //
 // Time and randomness are injected (WithClock, WithRand); package
 // policytest has a fake clock, so no test sleeps for real.

@@ -237,11 +237,12 @@ func (e *Engine) keyID(provider string) string {
 	return e.ownKeyID(provider)
 }
 
-// idFor is the KeyID of a candidate of format f on provider for a request
-// of format t: keyID, but another vendor's step always goes with its
-// provider's own key (whatever its auth).
-func (e *Engine) idFor(provider string, f, t config.Format) string {
-	if t != "" && f != t {
+// idFor is the KeyID of a candidate of format f on provider for request
+// r: keyID, but another vendor's step, and any step of a keyless request
+// (Request.Keyless), always goes with its provider's own key (whatever
+// its auth).
+func (e *Engine) idFor(provider string, f config.Format, r Request) string {
+	if t := r.Type; r.Keyless || t != "" && f != t {
 		return e.ownKeyID(provider)
 	}
 	return e.keyID(provider)

@@ -73,9 +73,9 @@ type Request struct {
 	SignIn bool
 	// Keyless: the caller sends no credential a vendor's API takes (a
 	// cloud client of the gateway's: its credentials are the cloud's, and
-	// go nowhere). A step that would go with the caller's credentials (a
-	// provider with auth: passthrough) is passed over (NoKey); steps sent
-	// with spillway's own key or a cloud's credentials are taken.
+	// go nowhere). Every step goes with its provider's own credentials
+	// (an api_key, under passthrough too, or a cloud's); a step whose
+	// provider has none is passed over (NoKey).
 	Keyless bool
 	// Via, when set, is the sign-in provider every candidate goes to (the
 	// ChatGPT plan's backend): each model of the chain once, under its own

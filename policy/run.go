@@ -482,7 +482,7 @@ func (r *run) takes(cand Candidate) bool {
 func (r *run) crossing(cand Candidate) (code, why string) {
 	c := r.c
 	if c.Keyless && cand.KeyID == "" && cand.Cloud == "" {
-		return NoKey, fmt.Sprintf("%s goes with the caller's credentials (provider %s has auth: passthrough), and this request carries none of its vendor's (a cloud client's are the cloud's, sent nowhere)", cand.Name(), cand.Provider)
+		return NoKey, fmt.Sprintf("provider %s of %s has no api_key of its own, and this request carries no key of its vendor's (a cloud client's credentials are the cloud's, sent nowhere)", cand.Provider, cand.Name())
 	}
 	if cand.Format == "" || c.Type == "" || cand.Format == c.Type {
 		return "", ""

@@ -458,3 +458,114 @@ func TestTextsNameGeminiCLI(t *testing.T) {
 		}
 	}
 }
+
+// setup claude --bedrock / --vertex print Claude Code's cloud mode for the
+// gateway, keeping the user's region and project; a gateway with
+// gateway.keys needs $SPILLWAY_KEY; both modes at once is a usage error.
+func TestSetupClaudeCloud(t *testing.T) {
+	t.Parallel()
+	env, _ := setupEnv(t)
+	with := func(kv ...string) map[string]string {
+		e := map[string]string{"HOME": env["HOME"]}
+		for i := 0; i+1 < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return e
+	}
+	keyed := withConfig(t, with(), "gateway:\n  keys:\n    - name: alice\n      key: sha256:1bd8fd47297046f993e608e398d5905b00a33e163c6b1172dd38887fed05ed6a\n")
+	keyedWithKey := withConfig(t, with("SPILLWAY_KEY", "sk-gw-alice"), "listen: 127.0.0.1:9787\ngateway:\n  keys:\n    - name: alice\n      key: sha256:1bd8fd47297046f993e608e398d5905b00a33e163c6b1172dd38887fed05ed6a\n")
+	tests := []struct {
+		name      string
+		env       map[string]string
+		args      []string
+		lines     []string // each a whole line of stdout
+		notInOut  []string
+		code      int
+		errSubstr string
+	}{
+		{"bedrock", env, []string{"claude", "--bedrock", "--shell", "sh"},
+			[]string{"export CLAUDE_CODE_USE_BEDROCK=1", "export ANTHROPIC_BEDROCK_BASE_URL=http://127.0.0.1:8787/bedrock",
+				"export AWS_REGION=us-east-1", "export CLAUDE_CODE_SKIP_BEDROCK_AUTH=1"},
+			[]string{"AWS_BEARER_TOKEN_BEDROCK", "export ANTHROPIC_BASE_URL"}, 0, ""},
+		{"bedrock keeps AWS_REGION", with("AWS_REGION", "eu-west-3"), []string{"claude", "--bedrock", "--shell", "fish"},
+			[]string{"set -gx AWS_REGION eu-west-3", "set -gx ANTHROPIC_BEDROCK_BASE_URL http://127.0.0.1:8787/bedrock"}, nil, 0, ""},
+		{"bedrock with a key, --url", with("SPILLWAY_KEY", "sk-gw-bob"), []string{"claude", "--bedrock", "--shell", "powershell", "--url", "https://gw.example/v1"},
+			[]string{`$env:ANTHROPIC_BEDROCK_BASE_URL = "https://gw.example/bedrock"`, `$env:AWS_BEARER_TOKEN_BEDROCK = "sk-gw-bob"`},
+			[]string{`$env:CLAUDE_CODE_SKIP_BEDROCK_AUTH`}, 0, ""},
+		{"vertex", env, []string{"claude", "--vertex", "--shell", "sh"},
+			[]string{"export CLAUDE_CODE_USE_VERTEX=1", "export ANTHROPIC_VERTEX_BASE_URL=http://127.0.0.1:8787/vertex/v1",
+				"export ANTHROPIC_VERTEX_PROJECT_ID=spillway", "export CLOUD_ML_REGION=us-east5", "export CLAUDE_CODE_SKIP_VERTEX_AUTH=1"},
+			[]string{"ANTHROPIC_CUSTOM_HEADERS="}, 0, ""},
+		{"vertex keeps project and region", with("ANTHROPIC_VERTEX_PROJECT_ID", "my-proj", "CLOUD_ML_REGION", "europe-west1"), []string{"claude", "--vertex", "--shell", "sh"},
+			[]string{"export ANTHROPIC_VERTEX_PROJECT_ID=my-proj", "export CLOUD_ML_REGION=europe-west1"}, nil, 0, ""},
+		{"vertex on a keyed gateway with $SPILLWAY_KEY", keyedWithKey, []string{"claude", "--vertex", "--shell", "sh"},
+			[]string{"export ANTHROPIC_VERTEX_BASE_URL=http://127.0.0.1:9787/vertex/v1", "export ANTHROPIC_CUSTOM_HEADERS='Authorization: Bearer sk-gw-alice'"}, nil, 0, ""},
+		{"keyed gateway without $SPILLWAY_KEY", keyed, []string{"claude", "--bedrock"}, nil, nil, ExitUsage, "put your gateway key in SPILLWAY_KEY"},
+		{"both modes", env, []string{"claude", "--bedrock", "--vertex"}, nil, nil, ExitUsage, "--bedrock and --vertex: give one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runSetup(t, tt.env, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.errSubstr) {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, errOut)
+			}
+			if tt.code != 0 {
+				if out != "" {
+					t.Errorf("stdout on refusal (eval would run it):\n%s", out)
+				}
+				return
+			}
+			for _, l := range tt.lines {
+				if !strings.Contains("\n"+out, "\n"+l+"\n") {
+					t.Errorf("no line %s in:\n%s", l, out)
+				}
+			}
+			for _, s := range tt.notInOut {
+				if strings.Contains(out, s) {
+					t.Errorf("%q in:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+// setup claude --bedrock / --vertex say on stderr (stdout stays the
+// environment) when no step of the configuration could answer a client
+// that sends no Anthropic key: every Claude deployment's provider takes the
+// caller's key.
+func TestSetupClaudeCloudNote(t *testing.T) {
+	t.Parallel()
+	env, _ := setupEnv(t)
+	tests := []struct {
+		name string
+		yaml string // "" for no file: the defaults
+		args []string
+		note bool
+	}{
+		{"defaults without ANTHROPIC_API_KEY: no key of the provider's own", "", []string{"claude", "--bedrock"}, true},
+		{"an api_key under passthrough", "providers:\n  anthropic: { api_key: sk-ant-own, auth: passthrough }\n", []string{"claude", "--vertex"}, false},
+		{"auth: key", "providers:\n  anthropic: { api_key: sk-ant-own, auth: key }\n", []string{"claude", "--bedrock"}, false},
+		{"a Bedrock deployment", "providers:\n  bedrock-east: { type: bedrock, region: us-east-1 }\nmodels:\n  claude-sonnet-5-5:\n    deployments:\n      - { name: bedrock, provider: bedrock-east, upstream: us.anthropic.claude-sonnet-5-5-v1:0 }\n",
+			[]string{"claude", "--vertex"}, false},
+		{"--url: the configuration is not read", "", []string{"claude", "--bedrock", "--url", "http://127.0.0.1:9000"}, false},
+		{"plain setup claude: no note", "", []string{"claude"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := env
+			if tt.yaml != "" {
+				e = withConfig(t, env, tt.yaml)
+			}
+			out, errOut, code := runSetup(t, e, append(tt.args, "--shell", "sh")...)
+			if code != 0 || !strings.Contains(out, "export ") {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			if got := strings.Contains(errOut, "note: no Claude model"); got != tt.note {
+				t.Errorf("note %v, want %v: stderr %q", got, tt.note, errOut)
+			}
+			if strings.Contains(out, "note:") {
+				t.Errorf("the note went to stdout (eval would run it):\n%s", out)
+			}
+		})
+	}
+}

@@ -213,27 +213,99 @@ func (a *App) writeCodexSetup(o *setupCodexOptions, base string) error {
 
 func (a *App) setupClaudeCmd() *cobra.Command {
 	var shell, u string
+	var bedrock, vertex bool
 	cmd := &cobra.Command{
 		Use:   "claude",
 		Short: "Print the environment that points Claude Code at spillway",
 		Long: `claude prints ANTHROPIC_BASE_URL for the gateway in the syntax of a shell
 (default: the one $SHELL names, else sh). Claude Code keeps its own
-ANTHROPIC_API_KEY or login; spillway passes it through.`,
+ANTHROPIC_API_KEY or login; spillway passes it through.
+
+--bedrock and --vertex print the environment of Claude Code's Amazon Bedrock
+or Google Vertex AI mode instead, pointed at the gateway's /bedrock or
+/vertex/v1: the gateway answers those calls from its configured models and
+chains, and nothing of AWS or Google Cloud is used. The region (AWS_REGION,
+default us-east-1; CLOUD_ML_REGION, default us-east5) and the project
+(ANTHROPIC_VERTEX_PROJECT_ID, default spillway) are kept from the environment.
+Claude Code sends no cloud credential; on a gateway with gateway.keys it sends
+the gateway key, which setup takes from $SPILLWAY_KEY (never from a flag,
+which the shell's history would keep). Without a vendor key, such a client is
+answered only by deployments sent with spillway's own credentials (auth: key,
+Bedrock, Vertex AI): setup says so on stderr when the configuration has none.`,
 		Example: `  eval "$(spillway setup claude)"
   spillway setup claude --shell fish | source
-  spillway setup claude --shell powershell | Invoke-Expression`,
+  spillway setup claude --shell powershell | Invoke-Expression
+  eval "$(spillway setup claude --bedrock)"
+  eval "$(spillway setup claude --vertex)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bedrock && vertex {
+				return fail(ExitUsage, "--bedrock and --vertex: give one (Claude Code runs in one mode at a time)")
+			}
 			sh, base, err := a.shellAndURL(shell, u)
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprint(a.Stdout, setup.ClaudeEnv(base, sh))
+			if !bedrock && !vertex {
+				_, err = fmt.Fprint(a.Stdout, setup.ClaudeEnv(base, sh))
+				return err
+			}
+			c := setup.Cloud{Key: a.Getenv("SPILLWAY_KEY"), Project: a.Getenv("ANTHROPIC_VERTEX_PROJECT_ID")}
+			mode, cloud := "--bedrock", "Bedrock"
+			if vertex {
+				mode, cloud = "--vertex", "Vertex AI"
+			}
+			if u == "" {
+				// the configuration read for the URL: is a key needed, and
+				// can a keyless client be answered at all
+				if cfg, err := a.loadConfig(); err == nil {
+					if c.Key == "" && len(cfg.Gateway.Keys) > 0 {
+						return fail(ExitUsage, "this gateway has gateway.keys, so Claude Code must send one: put your gateway key in SPILLWAY_KEY and run spillway setup claude %s again (the key is printed for your shell, never kept)", mode)
+					}
+					if !ownClaudeStep(cfg) {
+						fmt.Fprintf(a.Stderr, "note: no Claude model of this configuration has a deployment whose provider has credentials of its own (an api_key, or a Bedrock or Vertex AI provider); Claude Code in its %s mode sends no Anthropic key, so the gateway could answer none of its requests: give the anthropic provider an api_key (see docs/clouds.md)\n", cloud)
+					}
+				}
+			}
+			env := ""
+			if bedrock {
+				c.Region = a.Getenv("AWS_REGION")
+				env = setup.ClaudeBedrockEnv(base, sh, c)
+			} else {
+				c.Region = a.Getenv("CLOUD_ML_REGION")
+				env = setup.ClaudeVertexEnv(base, sh, c)
+			}
+			_, err = fmt.Fprint(a.Stdout, env)
 			return err
 		},
 	}
 	shellFlags(cmd, &shell, &u)
+	cmd.Flags().BoolVar(&bedrock, "bedrock", false, "Claude Code's Amazon Bedrock mode (CLAUDE_CODE_USE_BEDROCK), at the gateway's /bedrock")
+	cmd.Flags().BoolVar(&vertex, "vertex", false, "Claude Code's Google Vertex AI mode (CLAUDE_CODE_USE_VERTEX), at the gateway's /vertex/v1")
 	return cmd
+}
+
+// ownClaudeStep reports whether the configuration has a deployment a
+// keyless client (Claude Code in a cloud mode) can be answered from: one
+// whose provider has credentials of its own (an api_key, whatever its
+// auth, or a cloud's), of a model of Anthropic's format or of another
+// vendor's model a chain crosses to. It does not follow the chains: it is
+// the note's check, not the driver's.
+func ownClaudeStep(cfg *config.Config) bool {
+	cross := cfg.CrossVendor()
+	for name := range cfg.Models {
+		claude := cfg.ModelType(name) == config.Anthropic
+		if !claude && !cross {
+			continue
+		}
+		for _, d := range cfg.Deployments(name) {
+			p := cfg.Providers[d.Provider]
+			if p.OwnCredentials() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *App) setupGeminiCmd() *cobra.Command {

@@ -2,9 +2,9 @@ package gateway_test
 
 // The cloud front ends (/bedrock, /vertex) as any client reaches them: the
 // model id of the path, in each shape a cloud client writes it, names the
-// configured model; the request walks its chain (a step that would go
-// with the caller's credentials passed over: a cloud client has none);
-// and no credential of the client's reaches an upstream.
+// configured model; the request walks its chain, each step with its
+// provider's own credentials (a cloud client has none of a vendor's); and
+// no credential of the client's reaches an upstream.
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/config"
 )
 
 // clientCanary is a credential of the client's: finding it upstream is a
@@ -78,14 +80,18 @@ func TestCloudFrontEndsNameTheirModel(t *testing.T) {
 				t.Fatalf("answer %s is not the model's Messages answer", b)
 			}
 			recs := cr.records()[before:]
-			if len(recs) != 1 || recs[0].Model != cloudModel || recs[0].Deployment != "bedrock-east" || recs[0].Class != "ok" {
-				t.Fatalf("records %+v: want one answer of %s on bedrock-east (anthropic, auth passthrough, passed over)", recs, cloudModel)
-			}
-			if !strings.Contains(resp.Header.Get("X-Spillway-Route"), "no_key") {
-				t.Errorf("route %q does not say the passthrough step was passed over", resp.Header.Get("X-Spillway-Route"))
+			if len(recs) != 1 || recs[0].Model != cloudModel || recs[0].Deployment != "anthropic" || recs[0].Class != "ok" {
+				t.Fatalf("records %+v: want one answer of %s on its first deployment (anthropic, with its own key)", recs, cloudModel)
 			}
 		})
 	}
+	cr.watch.mu.Lock()
+	for _, h := range cr.watch.headers {
+		if h.Get("Anthropic-Version") != "" && h.Get("X-Api-Key") != ownKeys["anthropic"] {
+			t.Errorf("the Anthropic API was sent x-api-key %q, not the provider's own", h.Get("X-Api-Key"))
+		}
+	}
+	cr.watch.mu.Unlock()
 	cr.watch.mu.Lock()
 	defer cr.watch.mu.Unlock()
 	for _, h := range cr.watch.headers {
@@ -96,5 +102,38 @@ func TestCloudFrontEndsNameTheirModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A cloud client's request goes to each step with its provider's own key,
+// under auth: passthrough too; a step whose provider has none is passed
+// over (no_key in the route) and the next answers.
+func TestACloudClientTakesOnlyStepsWithAKeyOfTheirOwn(t *testing.T) {
+	r := newRig(t, nil, func(c *config.Config) {
+		own := c.Providers["anthropic"]
+		own.APIKey = config.Secret{Value: "sk-ant-own-cloudfront-0123"}
+		c.Providers["anthropic-own"] = own
+		bare := c.Providers["anthropic"]
+		bare.APIKey = config.Secret{}
+		c.Providers["anthropic"] = bare
+		m := c.Models["claude-sonnet-5-5"]
+		m.Deployments = []config.Deployment{{Name: "bare", Provider: "anthropic", Weight: 1_000_000}, {Name: "own", Provider: "anthropic-own", Weight: 1}}
+		c.Models["claude-sonnet-5-5"] = m
+	})
+	req, _ := http.NewRequest(http.MethodPost, r.url+"/bedrock/model/us.anthropic.claude-sonnet-5-5/invoke",
+		strings.NewReader(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+clientCanary)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	route := resp.Header.Get("X-Spillway-Route")
+	if resp.StatusCode != 200 || route != "claude-sonnet-5-5@bare:no_key > claude-sonnet-5-5@own:ok" {
+		t.Fatalf("status %d route %q: %s", resp.StatusCode, route, b)
+	}
+	if strings.Contains(r.logs.String(), clientCanary) {
+		t.Fatal("the client's bearer is in the gateway's log")
 	}
 }

@@ -289,6 +289,51 @@ func TestAgentTurnsTheGatewayLoggedCountOnce(t *testing.T) {
 	}
 }
 
+// Claude Code in its Bedrock or Vertex AI mode comes to the cloud routes
+// (records labelled with wire.CloudEndpoints' paths): its turn in the log
+// is a Claude Code turn as on /v1/messages, counted once; a record of any
+// other route (Gemini's, a count) leaves the turn to the transcript.
+func TestCloudModeTurnsTheGatewayLoggedCountOnce(t *testing.T) {
+	claude := place(t, map[string]string{"claude/transcript-ok.jsonl": "projects/-work/ok.jsonl"})
+	at, _ := time.Parse(time.RFC3339Nano, "2026-11-30T21:15:55.600Z") // the answered turn's request: 21:15:55.522
+	tests := []struct {
+		endpoint string
+		dups     int
+	}{
+		{"/v1/messages", 1},
+		{"/bedrock/model/{model}/invoke-with-response-stream", 1},
+		{"/bedrock/model/{model}/invoke", 1},
+		{"/vertex/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:streamRawPredict", 1},
+		{"/vertex/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict", 1},
+		{"/bedrock/model/{model}/count-tokens", 0},
+		{"/v1beta/models/{model}:streamGenerateContent", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.endpoint, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "events.jsonl")
+			w, err := events.NewWriter(log, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(events.Record{TS: at, RequestID: "r1", Attempt: 1, Source: "gateway", Model: "claude-opus-5-5",
+				RequestedModel: "claude-opus-5-5", Endpoint: tt.endpoint, Status: 200, Class: "ok"})
+			if err := w.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r := build(t, report.Options{EventLog: log, EventLogNamed: true, ClaudeHome: claude, Only: []string{"spillway", "claude"}, Loc: time.UTC})
+			dups := 0
+			for _, in := range r.Inputs {
+				if in.Source == "claude" {
+					dups += in.Duplicates
+				}
+			}
+			if dups != tt.dups {
+				t.Fatalf("%d of Claude Code's turns left to the log, want %d (%+v)", dups, tt.dups, r.Inputs)
+			}
+		})
+	}
+}
+
 // The pinned Codex CLI's rollouts and the event log of the gateway it went
 // through (testdata/report/agents/README.md says how they were made): a
 // Codex turn is left to the log only when the log holds its request (its

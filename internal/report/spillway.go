@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/events"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 // EventOf is an event log record as a report event.
@@ -147,9 +148,16 @@ const sameTurn = 2 * time.Second
 
 // agentOf names the agent whose kind of request came to a gateway
 // endpoint: Codex calls Responses (/v1/responses, a ChatGPT plan's
-// /backend-api/codex/responses), Claude Code Messages, Gemini CLI the
-// generateContent methods (under any API version, and Code Assist's).
+// /backend-api/codex/responses), Claude Code Messages (also in its Bedrock
+// and Vertex AI modes: the cloud routes of wire.CloudEndpoints, whose Path
+// labels the records), Gemini CLI the generateContent methods (under any
+// API version, and Code Assist's).
 func agentOf(endpoint string) string {
+	for _, ep := range wire.CloudEndpoints {
+		if endpoint == ep.Path && ep.Kind == wire.Messages {
+			return "claude"
+		}
+	}
 	switch {
 	case strings.HasSuffix(endpoint, "/responses"):
 		return "codex"

@@ -411,7 +411,14 @@ func NewRequest(ctx context.Context, cfg *config.Config, ep wire.Endpoint, body 
 		return nil, err
 	}
 	wire.Outgoing(up.Header, header)
-	SetCredentials(up.Header, prov, cand.Format)
+	if ep.Cloud != "" {
+		// a cloud client's request carries no vendor key (its own were the
+		// cloud's, dropped): the provider's own goes, under passthrough
+		// too (policy.Request.Keyless passed over a provider without one)
+		SetCredentialsOrOwn(up.Header, prov, cand.Format)
+	} else {
+		SetCredentials(up.Header, prov, cand.Format)
+	}
 	up.ContentLength = int64(len(payload))
 	return up, nil
 }

@@ -68,7 +68,7 @@ func countTokens(ctx context.Context, o Options, rt http.RoundTripper, p provide
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	ans, err := send.CountTokens(cctx, rt, o.Config, cand)
+	ans, err := send.CountTokens(cctx, rt, o.Config, cand, nil, nil)
 	if err != nil {
 		v := classify.Err(err)
 		if v.Class == classify.Auth { // the cloud transport could not get a credential

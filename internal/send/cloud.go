@@ -79,6 +79,9 @@ func cloudRequest(ctx context.Context, name string, prov config.Provider, cand p
 			if body, err = vertex.CountTokensBody(c.payload); err != nil {
 				return nil, fmt.Errorf("spillway: %s on %s: %w", cand.Model, name, err)
 			}
+			if beta := c.header.Values("Anthropic-Beta"); len(beta) > 0 {
+				h["Anthropic-Beta"] = beta // (a beta's tools count as it defines them)
+			}
 		case publisher == "anthropic":
 			method = vertex.RawPredict
 			if c.stream {

@@ -75,7 +75,7 @@ func TestCountTokens(t *testing.T) {
 			}, 7},
 	} {
 		answer = c.answer
-		ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, c.cand)
+		ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, c.cand, nil, nil)
 		if err != nil || ans.Status != 200 || ans.Tokens != c.tokens {
 			t.Fatalf("%s: %v %+v", c.cand.Provider, err, ans)
 		}
@@ -87,7 +87,7 @@ func TestCountTokens(t *testing.T) {
 		c.check(t, s)
 		noCallerCredentials(t, s)
 	}
-	if _, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, policy.Candidate{Model: "claude-opus-5-5", Provider: "anthropic", Format: config.Anthropic}); err == nil {
+	if _, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, policy.Candidate{Model: "claude-opus-5-5", Provider: "anthropic", Format: config.Anthropic}, nil, nil); err == nil {
 		t.Error("a token count of a provider that is no cloud")
 	}
 }
@@ -140,7 +140,7 @@ func TestCloudRequestsNeedASigner(t *testing.T) {
 			return err
 		},
 		"CountTokens": func(rt http.RoundTripper) error {
-			_, err := CountTokens(context.Background(), rt, cfg, cand)
+			_, err := CountTokens(context.Background(), rt, cfg, cand, nil, nil)
 			return err
 		},
 		"Exchange": func(rt http.RoundTripper) error {
@@ -186,3 +186,99 @@ func TestCloudRequestsNeedASigner(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A client's own Messages body is counted as the client sent it, in the
+// cloud's envelope: its model made the deployment's id, Bedrock's
+// InvokeModel body given the anthropic_version and max_tokens it needs and
+// the header's betas (Vertex AI's count takes them as the header), none of
+// the caller's credentials; its other members keep their bytes.
+func TestCountTokensOfABody(t *testing.T) {
+	var answer string
+	hs, last := recorderAnswering(t, &answer)
+	cfg := cloudConfig(hs.URL)
+	const body = `{"model":"claude-sonnet-5-5","system":"be brief","messages":[{"role":"user","content":"count \u00e9 me"}],"tools":[{"name":"t","input_schema":{"type":"object"}}]}`
+	for _, c := range []struct {
+		name   string
+		cand   policy.Candidate
+		answer string
+		tokens int
+		check  func(t *testing.T, s seen, inner map[string]json.RawMessage)
+	}{
+		{"bedrock", policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "us.anthropic.claude-sonnet-5-5-20261001-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock},
+			`{"inputTokens":31}`, 31,
+			func(t *testing.T, s seen, inner map[string]json.RawMessage) {
+				if inner["model"] != nil || string(inner["max_tokens"]) != "1" || string(inner["anthropic_version"]) != `"bedrock-2023-05-31"` ||
+					string(inner["anthropic_beta"]) != `["context-1m-2025-08-07"]` || string(inner["messages"]) != `[{"role":"user","content":"count \u00e9 me"}]` {
+					t.Errorf("the InvokeModel body counted: %v", inner)
+				}
+			}},
+		{"vertex", policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "claude-sonnet-5-5@20261001", Provider: "vertex-east", Format: config.Anthropic, Cloud: config.Vertex},
+			`{"input_tokens":32}`, 32,
+			func(t *testing.T, s seen, _ map[string]json.RawMessage) {
+				if string(s.body["model"]) != `"claude-sonnet-5-5@20261001"` || s.body["max_tokens"] != nil || string(s.body["system"]) != `"be brief"` ||
+					s.header.Get("Anthropic-Beta") != "context-1m-2025-08-07" {
+					t.Errorf("the count on Vertex AI: %s %v", s.raw, s.header)
+				}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			answer = c.answer
+			ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, c.cand, []byte(body), callerHeader())
+			if err != nil || ans.Status != 200 || ans.Tokens != c.tokens {
+				t.Fatalf("%v %+v", err, ans)
+			}
+			s := last()
+			var inner map[string]json.RawMessage
+			if c.cand.Cloud == config.Bedrock {
+				var in struct {
+					Input struct {
+						InvokeModel struct {
+							Body []byte `json:"body"`
+						} `json:"invokeModel"`
+					} `json:"input"`
+				}
+				if err := json.Unmarshal(s.raw, &in); err != nil || json.Unmarshal(in.Input.InvokeModel.Body, &inner) != nil {
+					t.Fatalf("CountTokens' input: %s", s.raw)
+				}
+			}
+			c.check(t, s, inner)
+			noCallerCredentials(t, s)
+		})
+	}
+	if _, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg,
+		policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "claude-sonnet-5-5@20261001", Provider: "vertex-east", Format: config.Anthropic, Cloud: config.Vertex}, []byte(`[1]`), nil); err == nil ||
+		!strings.Contains(err.Error(), "the body to count") {
+		t.Errorf("a body that is no object: %v", err)
+	}
+}
+
+// A count a cloud does not give says why in words fit for a client: a
+// refusal of spillway's credentials named (never the cloud's words, which
+// name the role), another error's words with an ARN's account hidden.
+func TestCountTokensError(t *testing.T) {
+	var status int
+	var body string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-Errortype", "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/")
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(hs.Close)
+	cfg := cloudConfig(hs.URL)
+	cand := policy.Candidate{Model: "claude-sonnet-5-5", Upstream: "us.anthropic.claude-sonnet-5-5-v1:0", Provider: "bedrock-east", Format: config.Anthropic, Cloud: config.Bedrock}
+	for _, c := range []struct {
+		status     int
+		body, want string
+	}{
+		{403, `{"message":"User: arn:aws:sts::123456789012:assumed-role/spill/x is not authorized to perform: bedrock:CountTokens"}`, "provider bedrock-east's own cloud credentials were refused (AccessDeniedException"},
+		{500, `{"message":"failed for arn:aws:bedrock:us-east-1:123456789012:inference-profile/x"}`, "failed for arn:aws:bedrock:us-east-1:…:inference-profile/x"},
+		{503, `{"error":{"code":503,"message":"The service is unavailable.","status":"UNAVAILABLE"}}`, "The service is unavailable."},
+		{502, strings.Repeat("x", 1000), strings.Repeat("x", 300) + "…"},
+	} {
+		status, body = c.status, c.body
+		ans, err := CountTokens(context.Background(), signsClouds{http.DefaultTransport}, cfg, cand, nil, nil)
+		if err != nil || ans.Status != c.status || ans.Tokens != 0 || !strings.Contains(ans.Error, c.want) || strings.Contains(ans.Error, "123456789012") {
+			t.Errorf("%d: %v %q, want %q", c.status, err, ans.Error, c.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
+	"github.com/spillway/spillway/internal/wire"
 )
 
 func (a *App) setupCmd() *cobra.Command {
@@ -294,7 +295,8 @@ Bedrock, Vertex AI): setup says so on stderr when the configuration has none.`,
 func ownClaudeStep(cfg *config.Config) bool {
 	cross := cfg.CrossVendor()
 	for name := range cfg.Models {
-		claude := cfg.ModelType(name) == config.Anthropic
+		// a model of the format the cloud routes take (Anthropic's)
+		claude := wire.Format(cfg.ModelType(name)) == wire.CloudEndpoints[0].Format
 		if !claude && !cross {
 			continue
 		}

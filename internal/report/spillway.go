@@ -153,8 +153,8 @@ const sameTurn = 2 * time.Second
 // labels the records), Gemini CLI the generateContent methods (under any
 // API version, and Code Assist's).
 func agentOf(endpoint string) string {
-	for _, ep := range wire.CloudEndpoints {
-		if endpoint == ep.Path && ep.Kind == wire.Messages {
+	for _, ep := range wire.CloudEndpoints { // each of them Anthropic's Messages
+		if endpoint == ep.Path {
 			return "claude"
 		}
 	}

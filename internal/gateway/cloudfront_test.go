@@ -39,6 +39,8 @@ func TestCloudFrontEndsNameTheirModel(t *testing.T) {
 		{"bedrock, the model's name", "/bedrock/model/claude-sonnet-5-5/invoke", bedrockBody, 200},
 		{"vertex, a deployment's id", "/vertex/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5@20261001:rawPredict", vertexBody, 200},
 		{"vertex without its API version", "/vertex/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-5-5:rawPredict", vertexBody, 200},
+		{"bedrock at the gateway's root (the Anthropic Go SDK's Bedrock client)", "/model/claude-sonnet-5-5/invoke", bedrockBody, 200},
+		{"vertex at the gateway's root (its Vertex AI client)", "/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-5-5:rawPredict", vertexBody, 200},
 		{"bedrock, a model no one serves", "/bedrock/model/us.anthropic.claude-opus-4-7/invoke", bedrockBody, 404},
 		{"bedrock, Converse", "/bedrock/model/claude-sonnet-5-5/converse", `{}`, 404},
 		{"vertex, Google's publisher", "/vertex/v1/projects/p/locations/global/publishers/google/models/gemini-3-pro:generateContent", `{}`, 404},

@@ -24,7 +24,10 @@ import (
 	"github.com/spillway/spillway/internal/wire"
 )
 
-// The path prefixes of the cloud front ends.
+// The path prefixes of the cloud front ends. Each is served at the
+// gateway's root too (/model/…, /inference-profiles, /v1/projects/…): the
+// Anthropic SDKs' Bedrock and Vertex AI clients (Go's) replace a base
+// URL's whole path with the cloud's.
 const (
 	bedrockPrefix = "/bedrock/"
 	vertexPrefix  = "/vertex/"
@@ -34,9 +37,10 @@ const (
 // ("" for a vendor's path).
 func cloudOf(path string) string {
 	switch {
-	case strings.HasPrefix(path, bedrockPrefix):
+	case strings.HasPrefix(path, bedrockPrefix), strings.HasPrefix(path, "/model/"),
+		path == "/inference-profiles", strings.HasPrefix(path, "/inference-profiles/"):
 		return config.Bedrock
-	case strings.HasPrefix(path, vertexPrefix):
+	case strings.HasPrefix(path, vertexPrefix), strings.HasPrefix(path, "/v1/projects/"):
 		return config.Vertex
 	}
 	return ""
@@ -80,7 +84,8 @@ func cloudEndpoint(cloud string, stream bool) wire.Endpoint {
 	panic("gateway: no cloud endpoint for " + cloud) // wire.CloudEndpoints has each
 }
 
-// handleBedrock serves POST /bedrock/model/{model}/{op}: invoke,
+// handleBedrock serves POST /bedrock/model/{model}/{op} (and /model/… at
+// the root): invoke,
 // invoke-with-response-stream (through the driver) and count-tokens.
 func (s *Server) handleBedrock(w http.ResponseWriter, r *http.Request) {
 	r = s.pin(r)
@@ -123,11 +128,11 @@ func (s *Server) handleVertex(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// vertexCall reads a Vertex AI model path under /vertex/ (with or without
-// its API version: v1, v1beta1): the publisher and the model's call
-// (MODEL:METHOD), unescaped.
+// vertexCall reads a Vertex AI model path, under /vertex/ or at the root
+// (with or without its API version under /vertex/: v1, v1beta1): the
+// publisher and the model's call (MODEL:METHOD), unescaped.
 func vertexCall(path string) (publisher, call string, ok bool) {
-	parts := strings.Split(strings.TrimPrefix(path, vertexPrefix), "/")
+	parts := strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, "/vertex"), "/"), "/")
 	if len(parts) > 0 && (parts[0] == "v1" || parts[0] == "v1beta1") {
 		parts = parts[1:]
 	}

@@ -67,20 +67,6 @@ func invokeBody(prompt string) []byte {
 	return b
 }
 
-// prefixPath is a middleware of the Anthropic SDK that puts prefix before
-// the path its Bedrock and Vertex AI clients set: they replace the whole
-// path of the base URL (/model/…, /v1/projects/…), so a base URL's own
-// path (the gateway's /bedrock, /vertex) would be lost.
-func prefixPath(prefix string) aoption.Middleware {
-	return func(r *http.Request, next aoption.MiddlewareNext) (*http.Response, error) {
-		r.URL.Path = prefix + r.URL.Path
-		if r.URL.RawPath != "" {
-			r.URL.RawPath = prefix + r.URL.RawPath
-		}
-		return next(r)
-	}
-}
-
 // lastCloudRecord is the last record of an answer to a request of a cloud
 // client (its endpoint under /bedrock or /vertex).
 func lastCloudRecord(t *testing.T, cr *cloudRig, cloud string) events.Record {
@@ -273,13 +259,13 @@ func TestCloudSDKAnthropic(t *testing.T) {
 	defer cancel()
 	bedrockClient := anthropic.NewClient(
 		abedrock.WithConfig(aws.Config{Region: "us-east-1", Credentials: awsClientCreds}),
-		aoption.WithBaseURL(cr.url), aoption.WithMiddleware(prefixPath("/bedrock")),
+		aoption.WithBaseURL(cr.url), // (its paths at the gateway's root: the client replaces a base URL's path)
 		aoption.WithHTTPClient(cr.client()), aoption.WithMaxRetries(0))
 	vertexClient := anthropic.NewClient(
 		aoption.WithHTTPClient(cr.client()), // (before the Vertex AI option, which wraps it with its token)
 		avertex.WithCredentials(ctx, "us-east5", "my-proj", &google.Credentials{ProjectID: "my-proj",
 			TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: clientToken, TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)})}),
-		aoption.WithBaseURL(cr.url), aoption.WithMiddleware(prefixPath("/vertex")), aoption.WithMaxRetries(0))
+		aoption.WithBaseURL(cr.url), aoption.WithMaxRetries(0))
 	const pool = "bedrock/" + cloudModel
 	for _, c := range []struct {
 		name, cloud string

@@ -310,10 +310,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models/{model}", s.keyed(s.handleModel))
 	// Claude Code in its Bedrock and Vertex AI modes, and the clouds'
 	// SDKs (clouds.go)
-	mux.HandleFunc("POST /bedrock/model/{model}/{op}", s.handleBedrock)
-	mux.HandleFunc("GET /bedrock/inference-profiles", s.keyed(s.inferenceProfiles))
-	mux.HandleFunc("GET /bedrock/inference-profiles/{id}", s.keyed(s.inferenceProfile))
+	for _, root := range []string{"/bedrock", ""} { // (cloudOf: the root too)
+		mux.HandleFunc("POST "+root+"/model/{model}/{op}", s.handleBedrock)
+		mux.HandleFunc("GET "+root+"/inference-profiles", s.keyed(s.inferenceProfiles))
+		mux.HandleFunc("GET "+root+"/inference-profiles/{id}", s.keyed(s.inferenceProfile))
+	}
 	mux.HandleFunc("POST /vertex/", s.handleVertex)
+	mux.HandleFunc("POST /v1/projects/", s.handleVertex)
 	// Codex signed in with a ChatGPT plan (signin.go)
 	mux.HandleFunc("POST "+respfmt.ChatGPT.Path, s.handleChatGPT)
 	mux.HandleFunc(respfmt.ChatGPTPrefix+"/", s.handleChatGPTOther)
@@ -401,9 +404,9 @@ func methodsOf(path string) string {
 		}
 	case path == "/spillway/reload":
 		return http.MethodPost
-	case strings.HasPrefix(path, bedrockPrefix+"model/"), strings.HasPrefix(path, vertexPrefix):
+	case strings.HasPrefix(path, bedrockPrefix+"model/"), strings.HasPrefix(path, "/model/"), strings.HasPrefix(path, vertexPrefix), strings.HasPrefix(path, "/v1/projects/"):
 		return http.MethodPost
-	case path == bedrockPrefix+"inference-profiles", strings.HasPrefix(path, bedrockPrefix+"inference-profiles/"):
+	case strings.HasSuffix(path, "/inference-profiles") && cloudOf(path) != "", strings.Contains(path, "/inference-profiles/") && cloudOf(path) != "":
 		return http.MethodGet
 	}
 	return ""

@@ -505,8 +505,9 @@ func TestClaudeCodeCloudModesGatewayKey(t *testing.T) {
 			before, nrec, ncall := east.stats(cr), len(cr.records()), cs.len()
 			res := runClaudeCloud(t, base, mode.cloud, wrong, 0)
 			out := res.Stdout + res.Stderr
-			if res.ExitCode == 0 || !strings.Contains(out, "spillway: ") || !strings.Contains(out, "gateway key") {
-				t.Fatalf("exit %d: Claude Code did not print spillway's refusal:\n%s", res.ExitCode, out)
+			hint := map[string]string{clienttest.Bedrock: "AWS_BEARER_TOKEN_BEDROCK", clienttest.Vertex: "ANTHROPIC_CUSTOM_HEADERS"}[mode.cloud]
+			if res.ExitCode == 0 || !strings.Contains(out, "spillway: ") || !strings.Contains(out, "gateway key") || !strings.Contains(out, hint) {
+				t.Fatalf("exit %d: Claude Code did not print spillway's refusal, saying where the key goes (%s):\n%s", res.ExitCode, hint, out)
 			}
 			if after := east.stats(cr); after.Received != before.Received {
 				t.Errorf("a request with a wrong key reached Bedrock us-east-1")

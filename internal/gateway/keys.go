@@ -120,7 +120,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep wire.Endpoint)
 		// the connection goes with the answer: net/http would otherwise
 		// read up to 256 KB of the unread body of a client that has no key
 		w.Header().Set("Connection", "close")
-		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), sent where your SDK sends its API key; the one sent is missing or not known", 0)
+		where := "sent where your SDK sends its API key"
+		switch ep.Cloud {
+		case config.Bedrock:
+			where = "sent as Authorization: Bearer (Claude Code: AWS_BEARER_TOKEN_BEDROCK, without CLAUDE_CODE_SKIP_BEDROCK_AUTH)"
+		case config.Vertex:
+			where = `sent as Authorization: Bearer (Claude Code: ANTHROPIC_CUSTOM_HEADERS="Authorization: Bearer KEY", with CLAUDE_CODE_SKIP_VERTEX_AUTH)`
+		}
+		refuse(w, ep, http.StatusUnauthorized, classify.Auth, "spillway: this gateway needs a gateway key (gateway.keys), "+where+"; the one sent is missing or not known", 0)
 		s.log.Info("request", "endpoint", r.URL.Path, "outcome", "refused", "status", http.StatusUnauthorized, "why", "no known gateway key")
 		return nil, nil, false
 	}

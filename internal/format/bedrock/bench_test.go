@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -56,5 +57,32 @@ func benchRead(b *testing.B, r interface{ Next() (sse.Event, error) }) {
 	}
 	if n != 1000 {
 		b.Fatal(n)
+	}
+}
+
+// discardWriter is a client's ResponseWriter that keeps nothing.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkAnswer re-envelopes the 1,000 events of BenchmarkEventsSSE for
+// a Bedrock client, as the gateway writes them (ten events a write): the
+// cost a Bedrock client's stream adds per event.
+func BenchmarkAnswer(b *testing.B) {
+	ten := []byte(strings.Repeat(sseText([]string{benchEvent}), 10))
+	b.SetBytes(int64(len(ten) * 100))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := &discardWriter{h: http.Header{"Content-Type": {"text/event-stream"}}}
+		a := NewAnswer(w)
+		a.WriteHeader(http.StatusOK)
+		for range 100 {
+			if _, err := a.Write(ten); err != nil {
+				b.Fatal(err)
+			}
+		}
+		a.Close()
 	}
 }

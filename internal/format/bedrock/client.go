@@ -191,10 +191,11 @@ type Answer struct {
 	closed   bool
 
 	// a stream
-	pending []byte // the bytes of the event being read (its lines so far)
-	scan    int    // where pending's next line starts
-	data    []byte // an event's data when it has several lines
-	ended   bool   // an exception went out: the client reads no more
+	pending []byte   // the bytes of the event being read (its lines so far)
+	scan    int      // where pending's next line starts
+	data    []byte   // an event's data when it has several lines
+	ended   bool     // an exception went out: the client reads no more
+	enc     *Encoder // made with the stream's first message, its buffers kept
 
 	// an error
 	status int
@@ -319,7 +320,7 @@ func (a *Answer) tooLarge() error {
 	if a.maxEvent < 1<<20 {
 		msg = fmt.Sprintf("spillway: an event of the answer is larger than %d bytes; the stream ends here", a.maxEvent)
 	}
-	if err := WriteException(a.w, "internalServerException", msg); err != nil {
+	if err := a.encoder().Exception(a.w, "internalServerException", msg); err != nil {
 		a.err = err
 		return err
 	}
@@ -416,9 +417,17 @@ func (a *Answer) event(ev []byte) error {
 	case string(e.name) == "error":
 		typ, msg := format.ErrorOf(http.StatusInternalServerError, e.data)
 		a.ended = true
-		return WriteException(a.w, StreamException(typ), msg)
+		return a.encoder().Exception(a.w, StreamException(typ), msg)
 	}
-	return WriteChunk(a.w, e.data)
+	return a.encoder().Chunk(a.w, e.data)
+}
+
+// encoder is the stream's Encoder.
+func (a *Answer) encoder() *Encoder {
+	if a.enc == nil {
+		a.enc = NewEncoder()
+	}
+	return a.enc
 }
 
 // Flush sends what is written so far (whole events) to the client; a held
@@ -463,7 +472,7 @@ func (a *Answer) Close() error {
 			return nil
 		}
 		a.ended = true
-		return WriteException(a.w, "internalServerException", "spillway: the answer's stream ended in the middle of an event")
+		return a.encoder().Exception(a.w, "internalServerException", "spillway: the answer's stream ended in the middle of an event")
 	}
 	return nil
 }

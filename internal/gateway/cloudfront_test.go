@@ -51,12 +51,17 @@ func TestCloudFrontEndsNameTheirModel(t *testing.T) {
 			before := len(cr.records())
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cr.url+c.path, strings.NewReader(c.body))
+			// and a presigned URL's credentials, an access token
+			query := "?X-Amz-Credential=AKID" + clientCanary + "&X-Amz-Security-Token=" + clientCanary + "&access_token=" + clientCanary + "&key=" + clientCanary
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cr.url+c.path+query, strings.NewReader(c.body))
 			req.Header.Set("Content-Type", "application/json")
 			// what a SigV4-signing client sends, and a Google token
 			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKID"+clientCanary+"/20261130/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=abc")
 			req.Header.Set("X-Amz-Security-Token", clientCanary)
 			req.Header.Set("X-Goog-User-Project", clientCanary)
+			req.Header.Set("Api-Key", clientCanary)
+			req.Header.Set("X-Api-Key", clientCanary)
+			req.Header.Set("Cookie", "session="+clientCanary)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -96,6 +101,11 @@ func TestCloudFrontEndsNameTheirModel(t *testing.T) {
 	cr.watch.mu.Unlock()
 	cr.watch.mu.Lock()
 	defer cr.watch.mu.Unlock()
+	for _, u := range cr.watch.urls {
+		if strings.Contains(u, clientCanary) {
+			t.Errorf("the client's credential reached the simulator in a URL: %s", u)
+		}
+	}
 	for _, h := range cr.watch.headers {
 		for k, vs := range h {
 			for _, v := range vs {

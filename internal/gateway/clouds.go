@@ -222,29 +222,23 @@ func cloudRequest(ep wire.Endpoint, r *http.Request, raw []byte, model string) (
 	return raw, nil
 }
 
-// clientCredentials are the headers a cloud client's credentials come in:
-// an AWS signature or Bedrock API key, a Google access token, and any
-// vendor key or cookie. A cloud front end sends none of them on, ever (a
-// gateway key among them was checked before).
-var clientCredentials = []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Proxy-Authorization"}
-
-// dropClientCredentials is r without the client's credentials: every
-// header in clientCredentials, X-Amz-* (a SigV4 date, content hash and
-// session token) and X-Goog-* (Google's user project and client headers),
-// and a ?key= in its query.
+// dropClientCredentials is r without the client's credentials (a gateway
+// key among them was checked before): every key header of the vendors'
+// (wire.ClearKeys: Authorization, x-api-key, api-key, x-goog-api-key),
+// cookies, X-Amz-* (a SigV4 date, content hash and session token) and
+// X-Goog-* (Google's user project and client headers), and its whole
+// query (a presigned URL's signature, an access_token, a ?key=: the cloud
+// routes take no parameter). A cloud front end sends none of them on.
 func dropClientCredentials(r *http.Request) *http.Request {
 	r = r.Clone(r.Context())
-	for _, k := range clientCredentials {
-		r.Header.Del(k)
-	}
+	wire.ClearKeys(r.Header)
+	r.Header.Del("Cookie")
+	r.Header.Del("Proxy-Authorization")
 	for k := range r.Header {
 		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-") || strings.HasPrefix(lk, "x-goog-") {
 			r.Header.Del(k)
 		}
 	}
-	if q := r.URL.Query(); q.Has("key") {
-		q.Del("key")
-		r.URL.RawQuery = q.Encode()
-	}
+	r.URL.RawQuery = ""
 	return r
 }

@@ -69,11 +69,13 @@ type tokenWatch struct {
 	granted []string
 	bearers []string      // of Vertex AI requests, in order
 	headers []http.Header // of every request, in order
+	urls    []string      // of every request, in order
 }
 
 func (tw *tokenWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tw.mu.Lock()
 	tw.headers = append(tw.headers, r.Header.Clone())
+	tw.urls = append(tw.urls, r.URL.String())
 	tw.mu.Unlock()
 	switch {
 	case r.URL.Path == "/token":

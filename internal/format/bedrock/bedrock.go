@@ -58,11 +58,11 @@ func CountTokensBody(invoke []byte) []byte {
 // (the path says both), anthropic_version set unless the body has one of
 // Bedrock's (bedrock-…: the Anthropic API's 2023-06-01 Bedrock refuses), and
 // the betas of h's anthropic-beta headers as anthropic_beta unless the body
-// has one. The other fields keep their bytes and their order; a body that
+// has one (but the Anthropic API's own: firstPartyOnly). The other fields keep their bytes and their order; a body that
 // is not a JSON object is an error (wire.ErrNotObject).
 func Body(messages []byte, h http.Header) ([]byte, error) {
 	add := []format.Member{{Name: "anthropic_version", Value: []byte(`"` + Version + `"`), Keep: format.Prefixed("bedrock-")}}
-	if betas := Betas(h); len(betas) > 0 {
+	if betas := slices.DeleteFunc(Betas(h), firstPartyOnly); len(betas) > 0 {
 		v := []byte{'['}
 		for i, b := range betas {
 			if i > 0 {
@@ -73,6 +73,15 @@ func Body(messages []byte, h http.Header) ([]byte, error) {
 		add = append(add, format.Member{Name: "anthropic_beta", Value: append(v, ']')})
 	}
 	return format.Reshape(messages, []string{"model", "stream"}, add...)
+}
+
+// firstPartyOnly reports a beta of the Anthropic API's own that Bedrock's
+// body never carries: Claude Code's identity (claude-code-…, which Claude
+// Code 2.1.328 in its Bedrock mode keeps in its header, out of the body:
+// testdata/clients/claude-2.1.328-bedrock-first.json) and a Claude login's
+// (oauth-…).
+func firstPartyOnly(beta string) bool {
+	return strings.HasPrefix(beta, "claude-code-") || strings.HasPrefix(beta, "oauth-")
 }
 
 // Betas are the betas h's anthropic-beta headers name (each a

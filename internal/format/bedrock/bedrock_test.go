@@ -59,6 +59,12 @@ func TestBody(t *testing.T) {
 			`{"max_tokens":1024,"messages":[{"role":"user","content":"hi"}],"anthropic_version":"bedrock-2023-05-31"}`},
 		{"betas", `{"model":"m","messages":[]}`, betas,
 			`{"messages":[],"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14","context-1m-2025-08-07","fine-grained-tool-streaming-2025-05-14"]}`},
+		// Claude Code's header betas (Vertex AI mode, or /v1/messages): its
+		// identity's and a login's stay out of Bedrock's body
+		{"the Anthropic API's own betas", `{"messages":[]}`, http.Header{"Anthropic-Beta": {"claude-code-20250219,interleaved-thinking-2025-05-14,oauth-2025-04-20,effort-2025-11-24"}},
+			`{"messages":[],"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14","effort-2025-11-24"]}`},
+		{"only the Anthropic API's own betas", `{"messages":[]}`, http.Header{"Anthropic-Beta": {"claude-code-20250219"}},
+			`{"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
 		{"the body's own version and betas", `{"anthropic_beta":["x"],"messages":[],"anthropic_version":"bedrock-2023-05-31"}`, betas,
 			`{"anthropic_beta":["x"],"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
 		{"numbers and strings as they were", "{\n  \"max_tokens\": 1e3,\n  \"temperature\": 0.70000000000000001,\n  \"system\": \"\\u00e9t\\u00e9 <b>\",\n  \"metadata\": {\"z\": 1, \"a\": 2}\n}", nil,

@@ -102,21 +102,34 @@ var (
 
 // vendorName is the name id stands for at its vendor, without a cloud's
 // dressing and a version: a Bedrock id's (BedrockVendor), a Vertex AI
-// id's without its "@version", without a date suffix.
+// id's without its "@version". undated is it without a date suffix too.
 func vendorName(id string) string {
 	id, _, _ = strings.Cut(BedrockVendor(id), "@")
-	return dateSuffix.ReplaceAllString(id, "")
+	return id
 }
 
+func undated(name string) string { return dateSuffix.ReplaceAllString(name, "") }
+
 // CloudModel is the configured model a cloud client names by id (the
-// model id of a Bedrock or Vertex AI path, unescaped): the model called
-// id; else the model one of whose deployments has the upstream id; else
-// the model whose name, or one of whose deployments' ids, stands for the
-// same vendor model (vendorName: us.anthropic.claude-x-v1:0, its ARN,
-// claude-x@20250101 and claude-x all stand for claude-x). Among several,
-// the first by name. False when none does.
+// model id of a Bedrock or Vertex AI path, unescaped), asked in this
+// order, the first that answers winning:
+//  1. the model called id;
+//  2. the model one of whose deployments has the upstream id (of several,
+//     the one called that id's vendor name, else the first by name);
+//  3. the model called the id's vendor name (vendorName:
+//     us.anthropic.claude-x-20250101-v1:0, its ARN and claude-x@20250101
+//     stand for claude-x-20250101), then a model one of whose deployments'
+//     ids stands for it;
+//  4. the same without date suffixes (claude-x-20250101 and claude-x), by
+//     name first, then by deployment.
+//
+// Among several models at one step, the first by name. False when none
+// does.
 func (c *Config) CloudModel(id string) (string, bool) {
-	if _, ok := c.Models[id]; ok && id != "" {
+	if id == "" {
+		return "", false
+	}
+	if _, ok := c.Models[id]; ok {
 		return id, true
 	}
 	names := make([]string, 0, len(c.Models))
@@ -124,23 +137,31 @@ func (c *Config) CloudModel(id string) (string, bool) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	want := vendorName(id)
+	var byID []string
 	for _, n := range names {
-		for _, d := range c.Deployments(n) {
-			if d.Upstream == id {
+		if slices.ContainsFunc(c.Deployments(n), func(d Deployment) bool { return d.Upstream == id }) {
+			byID = append(byID, n)
+		}
+	}
+	switch {
+	case slices.Contains(byID, want):
+		return want, true
+	case len(byID) > 0:
+		return byID[0], true
+	}
+	for _, same := range []func(string) string{func(s string) string { return s }, undated} {
+		w := same(want)
+		if w == "" {
+			continue
+		}
+		for _, n := range names {
+			if same(n) == w {
 				return n, true
 			}
 		}
-	}
-	want := vendorName(id)
-	if want == "" {
-		return "", false
-	}
-	for _, n := range names {
-		if vendorName(n) == want {
-			return n, true
-		}
-		for _, d := range c.Deployments(n) {
-			if vendorName(d.Upstream) == want {
+		for _, n := range names {
+			if slices.ContainsFunc(c.Deployments(n), func(d Deployment) bool { return same(vendorName(d.Upstream)) == w }) {
 				return n, true
 			}
 		}

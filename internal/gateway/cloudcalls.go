@@ -92,6 +92,7 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 	secrets := st.secrets.With(callerSecrets(r)...)
 	var failed []string
 	refused := 0 // counts refused as bad requests (400)
+	full := 0    // counts answered "full" (429, 503, 529)
 	for _, d := range cfg.Deployments(model) {
 		cand, ok := counter(cfg, model, d)
 		if !ok {
@@ -117,6 +118,8 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 			return
 		case ans.Status == http.StatusBadRequest:
 			refused++
+		case ans.Status == http.StatusTooManyRequests, ans.Status == http.StatusServiceUnavailable, ans.Status == 529:
+			full++
 		}
 		failed = append(failed, fmt.Sprintf("%s: HTTP %d: %s", deploymentName(d), ans.Status, secrets.String(ans.Error)))
 	}
@@ -130,9 +133,16 @@ func (s *Server) cloudCount(w http.ResponseWriter, r *http.Request, cloud, model
 		reject(w, messagesEP, http.StatusBadRequest, fmt.Sprintf("spillway: the token count of %s was refused: %s", model, strings.Join(failed, "; ")))
 		return
 	}
-	status, b := formats.WireOf(messagesEP).ErrorBody(classify.ServerError, fmt.Sprintf("spillway: no deployment of %s could count tokens: %s", model, strings.Join(failed, "; ")))
+	class := classify.ServerError
+	if full == len(failed) {
+		// every counter is full for now: a count later may be answered
+		class = classify.Capacity
+	}
+	status, b := formats.WireOf(messagesEP).ErrorBody(class, fmt.Sprintf("spillway: no deployment of %s could count tokens: %s", model, strings.Join(failed, "; ")))
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Should-Retry", "false")
+	if class != classify.Capacity {
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	w.WriteHeader(status)
 	w.Write(b)
 }
@@ -172,6 +182,8 @@ type inferenceProfile struct {
 	ID          string         `json:"inferenceProfileId"`
 	Status      string         `json:"status"`
 	Type        string         `json:"type"`
+
+	model string // the configured model it stands for
 }
 
 type profileModel struct {
@@ -264,6 +276,7 @@ func profileOf(model, id, region string) inferenceProfile {
 		ID:          id,
 		Status:      "ACTIVE",
 		Type:        "SYSTEM_DEFINED",
+		model:       model,
 	}
 }
 
@@ -303,7 +316,11 @@ func (s *Server) inferenceProfiles(w http.ResponseWriter, r *http.Request) {
 	var all []inferenceProfile
 	switch t := q.Get("type"); t {
 	case "", "SYSTEM_DEFINED":
-		all = profiles(cfg)
+		key := keyIn(r)
+		all = slices.DeleteFunc(profiles(cfg), func(p inferenceProfile) bool {
+			_, ok := allowed(cfg, key, p.model)
+			return !ok // a key lists the models of its chains only
+		})
 	case "APPLICATION":
 	default:
 		reject(w, messagesEP, http.StatusBadRequest, fmt.Sprintf("spillway: type %q is not SYSTEM_DEFINED or APPLICATION", t))
@@ -355,7 +372,7 @@ func (s *Server) inferenceProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	id := profileID(given)
 	model, ok := cfg.CloudModel(given)
-	if !ok || cfg.ModelType(model) != messagesEP.Format {
+	if _, mine := allowed(cfg, keyIn(r), model); !ok || !mine || cfg.ModelType(model) != messagesEP.Format {
 		refuse(w, messagesEP, http.StatusNotFound, classify.ModelNotFound, fmt.Sprintf("spillway: no configured model of Anthropic's answers to inference profile %q (GET /bedrock/inference-profiles lists the ids)", given), 0)
 		return
 	}

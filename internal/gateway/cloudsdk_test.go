@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -415,6 +416,22 @@ func TestCloudCount(t *testing.T) {
 			o.Config.Providers[name] = p
 		}
 	}
+	throttled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-Errortype", "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"message":"Too many requests, please wait before trying again."}`))
+	}))
+	t.Cleanup(throttled.Close)
+	full := func(names ...string) func(*gateway.Options) {
+		return func(o *gateway.Options) {
+			for _, n := range names {
+				p := o.Config.Providers[n]
+				p.BaseURL = throttled.URL
+				o.Config.Providers[n] = p
+			}
+		}
+	}
 	both := func(a, b func(*gateway.Options)) func(*gateway.Options) {
 		return func(o *gateway.Options) { a(o); b(o) }
 	}
@@ -436,6 +453,9 @@ func TestCloudCount(t *testing.T) {
 		{"bedrock, none counts", nil, bedrockCount("claude-haiku-5-5"), invoke("count me"), 404, "ResourceNotFoundException", "spillway: no deployment of claude-haiku-5-5 counts tokens", ""},
 		{"vertex, none counts", nil, vertexCount, vertexBody("claude-haiku-5-5"), 404, "NOT_FOUND", "spillway: no deployment of claude-haiku-5-5 counts tokens", ""},
 		{"all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), bedrockCount(bedrockProfile), invoke("count me"), 500, "InternalServerException", "spillway: no deployment of claude-sonnet-5-5 could count tokens: bedrock-east: ", ""}, // (api_error: Bedrock's 500)
+		// every counter full for now: the cloud's "full", which a client may retry later
+		{"all full", full("bedrock-east", "bedrock-west", "vertex-global"), bedrockCount(bedrockProfile), invoke("count me"), 503, "ServiceUnavailableException", "spillway: no deployment of claude-sonnet-5-5 could count tokens: bedrock-east: HTTP 429", ""},
+		{"vertex, all full", full("bedrock-east", "bedrock-west", "vertex-global"), vertexCount, vertexBody(cloudModel), 429, "RESOURCE_EXHAUSTED", "spillway: no deployment of claude-sonnet-5-5 could count tokens: ", ""},
 		{"vertex, all fail", unreachable("bedrock-east", "bedrock-west", "vertex-global"), vertexCount, vertexBody(cloudModel), 500, "INTERNAL", "spillway: no deployment of claude-sonnet-5-5 could count tokens: ", ""},
 		{"a refusal passes on", both(unreachable("bedrock-east"), wrongKey("bedrock-west")), bedrockCount(bedrockProfile), invoke("count me"), 200, "", `"inputTokens":`, "vertex"},
 		{"a refusal named", both(unreachable("bedrock-east", "vertex-global"), wrongKey("bedrock-west")), bedrockCount(bedrockProfile), invoke("count me"), 500, "InternalServerException",
@@ -491,8 +511,8 @@ func TestCloudCount(t *testing.T) {
 // On a gateway with keys, a cloud client's other calls need one of them
 // too, as Claude Code sends it (AWS_BEARER_TOKEN_BEDROCK: Authorization:
 // Bearer KEY): the inference profiles and a token count answer with the
-// key, refuse without it in the cloud's shape, and a key may count only
-// the models of its chains.
+// key, refuse without it in the cloud's shape, and a key may count and
+// list only the models of its chains.
 func TestCloudCallsNeedAGatewayKey(t *testing.T) {
 	const alice, bob = "gw-alice-cloud-0123", "gw-bob-cloud-0123"
 	cr := newCloudRig(t, func(o *gateway.Options) {
@@ -513,6 +533,8 @@ func TestCloudCallsNeedAGatewayKey(t *testing.T) {
 		{"profile, unknown key", "GET", "/bedrock/inference-profiles/" + url.PathEscape(bedrockProfile), "", "gw-nobody", 403, "AccessDeniedException"}, // (Bedrock has no 401)
 		{"count", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, alice, 200, ""},
 		{"count, no key", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, "", 403, "AccessDeniedException"}, // (Bedrock has no 401)
+		{"profiles, another chain's key: none of this chain's", "GET", "/bedrock/inference-profiles?type=SYSTEM_DEFINED", "", bob, 200, ""},
+		{"profile, another chain's key", "GET", "/bedrock/inference-profiles/" + url.PathEscape(bedrockProfile), "", bob, 404, "ResourceNotFoundException"},
 		{"count, another chain's key", "POST", "/bedrock/model/" + url.PathEscape(bedrockProfile) + "/count-tokens", count, bob, 403, "AccessDeniedException"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -534,6 +556,9 @@ func TestCloudCallsNeedAGatewayKey(t *testing.T) {
 			}
 			if strings.Contains(string(b), alice) || strings.Contains(string(b), bob) {
 				t.Errorf("a key in the answer: %s", b)
+			}
+			if c.method == "GET" && c.status == 200 && strings.Contains(string(b), cloudModel) != (c.key == alice) {
+				t.Errorf("the list for key %q names %s: %v, want %v (bob's chain is codex)", c.key, cloudModel, !(c.key == alice), c.key == alice)
 			}
 		})
 	}

@@ -148,10 +148,11 @@ func (e *HeldError) Write(b []byte) {
 }
 
 // Send writes the held error to w (once; nothing when none is held): the
-// type and message ErrorOf reads in its body (none in a body that is
-// Content-Encoded: compressed, not text to read) in the shape shape
-// gives, its Content-Length set and Content-Encoding dropped; the other
-// headers of w stay. The error is w's Write's.
+// type and message ErrorOf reads in its body (none when w's
+// Content-Encoding is other than identity, in any case: compressed, not
+// text to read) in the shape shape gives, its Content-Length set and
+// Content-Encoding dropped; the other headers of w stay. The error is w's
+// Write's.
 func (e *HeldError) Send(w http.ResponseWriter, shape ErrorShape) error {
 	if !e.Held() || e.sent {
 		return nil

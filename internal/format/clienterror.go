@@ -40,7 +40,7 @@ func ErrorOf(status int, body []byte) (typ, msg string) {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Error != nil && e.Error.Type != "" {
-		msg = cutText(redact.String(e.Error.Message), maxErrorMessage)
+		msg = Cut(redact.String(e.Error.Message), maxErrorMessage)
 		if msg == "" {
 			msg = statusText(status)
 		}
@@ -87,14 +87,88 @@ func shortText(b []byte) string {
 	return t
 }
 
-// cutText is s cut to at most n bytes, at a character's start, with "…"
-// when cut.
-func cutText(s string, n int) string {
-	if len(s) <= n {
+// Cut is s as valid UTF-8 (each byte that is not UTF-8 made U+FFFD) of
+// at most n bytes, cut at a character's start, with "…" after it when
+// anything was cut. It reads no further into s than it keeps.
+func Cut(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	var b strings.Builder
+	b.Grow(min(len(s), max(n, 0)) + len("…"))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		c := s[i : i+size]
+		if r == utf8.RuneError && size == 1 {
+			c = string(utf8.RuneError)
+		}
+		if b.Len()+len(c) > n {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(c)
+		i += size
 	}
-	return s[:n] + "…"
+	return b.String()
+}
+
+// ErrorShape is a cloud's error answer for a Messages error of type typ
+// ("" for a body that is no Messages error) and message msg answered with
+// status: it sets the answer's headers in h (its Content-Type, a name
+// header such as Bedrock's x-amzn-errortype) and returns its status and
+// body.
+type ErrorShape func(h http.Header, status int, typ, msg string) (int, []byte)
+
+// HeldError is the error a cloud's envelope (bedrock.Answer,
+// vertex.Answer) holds until it can re-shape it whole: its status (Hold)
+// and up to MaxErrorBody of its body (Write); Send writes it out, once, in
+// the cloud's shape. The zero value holds nothing.
+type HeldError struct {
+	status int    // ≥ 400: an error, held
+	body   []byte // up to MaxErrorBody of it
+	sent   bool
+}
+
+// Hold makes the error's status status (≥ 400).
+func (e *HeldError) Hold(status int) { e.status = status }
+
+// Held reports whether an error is held (Hold was called with a status ≥
+// 400), sent or not.
+func (e *HeldError) Held() bool { return e.status >= 400 }
+
+// Len is how many bytes of the error's body it holds.
+func (e *HeldError) Len() int { return len(e.body) }
+
+// Write keeps what of b fits within MaxErrorBody (nothing once the error
+// is sent); the rest is dropped.
+func (e *HeldError) Write(b []byte) {
+	if !e.sent {
+		e.body = append(e.body, b[:min(len(b), max(0, MaxErrorBody-len(e.body)))]...)
+	}
+}
+
+// Send writes the held error to w (once; nothing when none is held): the
+// type and message ErrorOf reads in its body (none when w's
+// Content-Encoding is other than identity, in any case: compressed, not
+// text to read) in the shape shape gives, its Content-Length set and
+// Content-Encoding dropped; the other headers of w stay. The error is w's
+// Write's.
+func (e *HeldError) Send(w http.ResponseWriter, shape ErrorShape) error {
+	if !e.Held() || e.sent {
+		return nil
+	}
+	e.sent = true
+	h := w.Header()
+	body := e.body
+	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		body = nil
+	}
+	typ, msg := ErrorOf(e.status, body)
+	e.body = nil
+	h.Del("Content-Encoding")
+	status, out := shape(h, e.status, typ, msg)
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(status)
+	_, err := w.Write(out)
+	return err
 }

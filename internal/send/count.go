@@ -123,8 +123,9 @@ func CountTokens(ctx context.Context, rt http.RoundTripper, cfg *config.Config, 
 }
 
 // errorWords is the message of a cloud's error body (Bedrock's
-// {"message"}, Google's {"error":{"message"}}), at most 300 bytes; the
-// body's first bytes when it has none.
+// {"message"}, Google's {"error":{"message"}}), at most 300 bytes (valid
+// UTF-8, "…" when cut: format.Cut); the body's first bytes when it has
+// none.
 func errorWords(b []byte) string {
 	var e struct {
 		Message string `json:"message"`
@@ -134,8 +135,5 @@ func errorWords(b []byte) string {
 	}
 	_ = json.Unmarshal(b, &e)
 	msg := cmp.Or(e.Message, e.Error.Message, strings.TrimSpace(string(b)))
-	if len(msg) > 300 {
-		msg = strings.ToValidUTF8(msg[:300], "") + "…"
-	}
-	return msg
+	return format.Cut(msg, 300)
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
+	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/jsonw"
 	"github.com/spillway/spillway/internal/sse"
 	"github.com/spillway/spillway/internal/wire"
@@ -104,9 +104,10 @@ func eventType(data []byte) ([]byte, error) {
 	return typ, nil
 }
 
-// The longest error type and message an error event keeps: an
-// exception's message is a sentence, and its event stays small (never
-// past keepBuffer, even with every byte escaped).
+// The longest error type and message an error event keeps (format.Cut:
+// a longer one is cut, with "…"): an exception's message is a sentence,
+// and its event stays small (never past keepBuffer, even with every byte
+// escaped).
 const (
 	maxErrorType    = 256
 	maxErrorMessage = 8 << 10
@@ -115,7 +116,7 @@ const (
 // failure is the Messages error event of an exception or an error
 // message: {"type":"error","error":{"type":typ,"message":msg}}.
 func (r *Reader) failure(typ, msg string) sse.Event {
-	typ, msg = cut(typ, maxErrorType), cut(msg, maxErrorMessage)
+	typ, msg = format.Cut(typ, maxErrorType), format.Cut(msg, maxErrorMessage)
 	r.grow(&r.out, 64+6*(len(typ)+len(msg)), &r.outTaken) // within keepBuffer: never refused
 	b := append(r.out[:0], "event: error\ndata: "...)
 	start := len(b)
@@ -160,15 +161,4 @@ func exceptionMessage(payload []byte) string {
 		}
 	}
 	return msg
-}
-
-// cut is s cut to at most n bytes, at a character's start.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -149,7 +149,7 @@ func ClientCount(body []byte, model string) (messages []byte, betas []string, er
 
 // shortErr is err's text, at most a line.
 func shortErr(err error) string {
-	return cut(strings.ReplaceAll(err.Error(), "\n", " "), 200)
+	return format.Cut(strings.ReplaceAll(err.Error(), "\n", " "), 200)
 }
 
 // CountAnswer is a CountTokens answer for n input tokens: {"inputTokens": n}.
@@ -197,10 +197,7 @@ type Answer struct {
 	ended   bool     // an exception went out: the client reads no more
 	enc     *Encoder // made with the stream's first message, its buffers kept
 
-	// an error
-	status int
-	body   []byte // up to format.MaxErrorBody of it
-	sent   bool
+	held format.HeldError // an error
 }
 
 // mode is what an Answer makes of what is written through it.
@@ -235,7 +232,8 @@ func (a *Answer) WriteHeader(status int) {
 		a.w.WriteHeader(status)
 		return
 	case status >= 400:
-		a.mode, a.status = failing, status
+		a.mode = failing
+		a.held.Hold(status)
 		return
 	case status < 300 && isSSE(h.Get("Content-Type")):
 		a.mode = streaming
@@ -268,9 +266,7 @@ func (a *Answer) Write(b []byte) (int, error) {
 	case streaming:
 		return a.stream(b)
 	case failing:
-		if !a.sent {
-			a.body = append(a.body, b[:min(len(b), max(0, format.MaxErrorBody-len(a.body)))]...)
-		}
+		a.held.Write(b)
 		return len(b), nil
 	}
 	n, err := a.w.Write(b)
@@ -479,29 +475,20 @@ func (a *Answer) Close() error {
 
 // sendError writes the held error out, in Bedrock's shape (once).
 func (a *Answer) sendError() error {
-	if a.sent {
-		return nil
-	}
-	a.sent = true
-	h := a.w.Header()
-	body := a.body
-	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		body = nil // compressed: not text to read
-	}
-	typ, msg := format.ErrorOf(a.status, body)
-	status, name := ErrorFor(a.status, typ)
-	out := append(jsonw.String([]byte(`{"message":`), msg, false), '}')
-	a.body = nil
-	h.Del("Content-Encoding")
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	h.Set("X-Amzn-Errortype", name)
-	a.w.WriteHeader(status)
-	if _, err := a.w.Write(out); err != nil {
+	if err := a.held.Send(a.w, errorAnswer); err != nil {
 		a.err = err
 		return err
 	}
 	return nil
+}
+
+// errorAnswer is Bedrock's error answer (format.ErrorShape): ErrorFor's
+// status and x-amzn-errortype, body {"message": msg}.
+func errorAnswer(h http.Header, status int, typ, msg string) (int, []byte) {
+	status, name := ErrorFor(status, typ)
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Amzn-Errortype", name)
+	return status, append(jsonw.String([]byte(`{"message":`), msg, false), '}')
 }
 
 // exceptions are the statuses of Bedrock's exceptions (x-amzn-errortype,

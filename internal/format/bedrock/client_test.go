@@ -568,8 +568,8 @@ func TestAnswerErrorBound(t *testing.T) {
 			t.Fatal(n, err)
 		}
 	}
-	if len(a.body) > format.MaxErrorBody {
-		t.Fatalf("held %d bytes", len(a.body))
+	if a.held.Len() > format.MaxErrorBody {
+		t.Fatalf("held %d bytes", a.held.Len())
 	}
 	a.Close()
 	var got struct{ Message string }

@@ -47,9 +47,7 @@ func ClientCount(body []byte, model string) ([]byte, error) {
 type Answer struct {
 	w       http.ResponseWriter
 	decided bool
-	status  int    // ≥ 400: an error, held
-	body    []byte // up to format.MaxErrorBody of it
-	sent    bool
+	held    format.HeldError
 	err     error
 }
 
@@ -72,7 +70,7 @@ func (a *Answer) WriteHeader(status int) {
 	}
 	a.decided = true
 	if status >= 400 {
-		a.status = status
+		a.held.Hold(status)
 		return
 	}
 	a.w.WriteHeader(status)
@@ -86,17 +84,12 @@ func (a *Answer) Write(b []byte) (int, error) {
 	if a.err != nil {
 		return 0, a.err
 	}
-	if a.status >= 400 {
-		if !a.sent {
-			a.body = append(a.body, b[:min(len(b), max(0, format.MaxErrorBody-len(a.body)))]...)
-		}
+	if a.held.Held() {
+		a.held.Write(b)
 		return len(b), nil
 	}
 	n, err := a.w.Write(b)
-	if err != nil {
-		a.err = err
-	}
-	return n, err
+	return n, a.keep(err)
 }
 
 // Flush sends what is written so far to the client; a held error goes
@@ -123,31 +116,27 @@ func (a *Answer) Close() error { return a.sendError() }
 
 // sendError writes the held error out, in Google's shape (once); nothing
 // when the answer is none.
-func (a *Answer) sendError() error {
-	if a.status < 400 || a.sent {
-		return nil
+func (a *Answer) sendError() error { return a.keep(a.held.Send(a.w, errorAnswer)) }
+
+// keep is err, the client's writer's, kept (when not nil) for Write to
+// return again.
+func (a *Answer) keep(err error) error {
+	if err != nil {
+		a.err = err
 	}
-	a.sent = true
-	h := a.w.Header()
-	body := a.body
-	if ce := h.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		body = nil // compressed: not text to read
-	}
-	typ, msg := format.ErrorOf(a.status, body)
-	status, name := ErrorFor(a.status, typ)
+	return err
+}
+
+// errorAnswer is Google's error answer (format.ErrorShape): ErrorFor's
+// status and name, body {"error": {"code": S, "message": msg, "status":
+// name}}.
+func errorAnswer(h http.Header, status int, typ, msg string) (int, []byte) {
+	status, name := ErrorFor(status, typ)
 	out := append(strconv.AppendInt([]byte(`{"error":{"code":`), int64(status), 10), `,"message":`...)
 	out = jsonw.String(out, msg, false)
 	out = append(jsonw.String(append(out, `,"status":`...), name, false), "}}"...)
-	a.body = nil
-	h.Del("Content-Encoding")
 	h.Set("Content-Type", "application/json; charset=UTF-8")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	a.w.WriteHeader(status)
-	if _, err := a.w.Write(out); err != nil {
-		a.err = err
-		return err
-	}
-	return nil
+	return status, out
 }
 
 // ErrorFor is Vertex AI's status and Google status name for a Messages

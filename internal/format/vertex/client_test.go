@@ -259,8 +259,8 @@ func TestAnswerBoundAndFlush(t *testing.T) {
 			t.Fatal(n, err)
 		}
 	}
-	if len(a.body) > format.MaxErrorBody {
-		t.Fatalf("held %d bytes", len(a.body))
+	if a.held.Len() > format.MaxErrorBody {
+		t.Fatalf("held %d bytes", a.held.Len())
 	}
 	if err := http.NewResponseController(a).Flush(); err != nil || !rec.Flushed {
 		t.Fatalf("flush: %v %v", err, rec.Flushed)

@@ -511,8 +511,8 @@ var exceptions = map[string]int{
 
 // ErrorFor is Bedrock's status and exception name (x-amzn-errortype) for a
 // Messages error of type typ answered with status: overloaded_error (529)
-// → 503 ServiceUnavailableException, rate_limit_error (429) → 429
-// ThrottlingException, invalid_request_error and request_too_large → 400
+// → 503 ServiceUnavailableException, rate_limit_error and billing_error
+// → 429 ThrottlingException, invalid_request_error and request_too_large → 400
 // ValidationException, authentication_error and permission_error → 403
 // AccessDeniedException, not_found_error → 404 ResourceNotFoundException,
 // timeout_error → 408 ModelTimeoutException, api_error → 500
@@ -520,15 +520,17 @@ var exceptions = map[string]int{
 // (ThrottlingException) stays, with its status. Any other type goes by
 // status: 400, 413, 422 and other 4xx → 400 ValidationException, 401 and
 // 403 → 403 AccessDeniedException, 404 → 404 ResourceNotFoundException,
-// timeouts (408, 504) → 408 ModelTimeoutException, 429 (billing_error's
-// too) → 429 ThrottlingException, 503 and 529 → 503
+// timeouts (408, 504) → 408 ModelTimeoutException, 429 → 429
+// ThrottlingException, 503 and 529 → 503
 // ServiceUnavailableException, other 5xx → 500 InternalServerException.
 // A status below 400 is no error: it stays, with no name.
 func ErrorFor(status int, typ string) (int, string) {
 	switch typ {
 	case "overloaded_error":
 		return http.StatusServiceUnavailable, "ServiceUnavailableException"
-	case "rate_limit_error":
+	case "rate_limit_error", "billing_error":
+		// (a quota's: Bedrock's throttling, as a stream ends with it too;
+		// X-Should-Retry: false says not to retry)
 		return http.StatusTooManyRequests, "ThrottlingException"
 	case "invalid_request_error", "request_too_large":
 		return http.StatusBadRequest, "ValidationException"

@@ -212,6 +212,7 @@ func TestErrorFor(t *testing.T) {
 		{503, "spillway_busy", 503, "ServiceUnavailableException"},
 		{429, "rate_limit_error", 429, "ThrottlingException"},
 		{429, "billing_error", 429, "ThrottlingException"},
+		{402, "billing_error", 429, "ThrottlingException"}, // by its type, whatever its status: as a stream's
 		{400, "invalid_request_error", 400, "ValidationException"},
 		{413, "request_too_large", 400, "ValidationException"},
 		{401, "authentication_error", 403, "AccessDeniedException"},

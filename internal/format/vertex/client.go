@@ -140,8 +140,8 @@ func errorAnswer(h http.Header, status int, typ, msg string) (int, []byte) {
 }
 
 // ErrorFor is Vertex AI's status and Google status name for a Messages
-// error of type typ answered with status: overloaded_error and
-// rate_limit_error → 429 RESOURCE_EXHAUSTED, invalid_request_error and
+// error of type typ answered with status: overloaded_error,
+// rate_limit_error and billing_error → 429 RESOURCE_EXHAUSTED, invalid_request_error and
 // request_too_large → 400 INVALID_ARGUMENT, authentication_error → 401
 // UNAUTHENTICATED, permission_error → 403 PERMISSION_DENIED,
 // not_found_error → 404 NOT_FOUND, timeout_error → 504
@@ -153,8 +153,8 @@ func errorAnswer(h http.Header, status int, typ, msg string) (int, []byte) {
 // it stays, with no name.
 func ErrorFor(status int, typ string) (int, string) {
 	switch typ {
-	case "overloaded_error", "rate_limit_error":
-		return http.StatusTooManyRequests, "RESOURCE_EXHAUSTED"
+	case "overloaded_error", "rate_limit_error", "billing_error":
+		return http.StatusTooManyRequests, "RESOURCE_EXHAUSTED" // (Google's quota status too)
 	case "invalid_request_error", "request_too_large":
 		return http.StatusBadRequest, "INVALID_ARGUMENT"
 	case "authentication_error":

@@ -137,6 +137,7 @@ func TestErrorFor(t *testing.T) {
 	}{
 		{529, "overloaded_error", 429, "RESOURCE_EXHAUSTED"},
 		{429, "rate_limit_error", 429, "RESOURCE_EXHAUSTED"},
+		{402, "billing_error", 429, "RESOURCE_EXHAUSTED"},
 		{400, "invalid_request_error", 400, "INVALID_ARGUMENT"},
 		{413, "request_too_large", 400, "INVALID_ARGUMENT"},
 		{401, "authentication_error", 401, "UNAUTHENTICATED"},

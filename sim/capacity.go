@@ -104,6 +104,7 @@ func (s *Server) admit(model string, cost float64, now time.Time) (ok bool, load
 	if st.Inflight > st.PeakConcurrency {
 		st.PeakConcurrency = st.Inflight
 	}
+	s.statsChanged()
 	return true, load
 }
 
@@ -113,6 +114,7 @@ func (s *Server) release(model string, cost float64) {
 	st := s.stat(model)
 	st.inflightCost -= cost
 	st.Inflight--
+	s.statsChanged()
 }
 
 // rateWindow is one key's recent requests to one model.

@@ -69,10 +69,13 @@ type Server struct {
 	log       *slog.Logger
 	models    map[string]modelInfo
 
-	mu     sync.Mutex
-	stats  map[string]*ModelStats
-	rates  map[string]*rateWindow
-	faults []*Fault
+	mu    sync.Mutex
+	stats map[string]*ModelStats
+	// changed is closed, and replaced, whenever stats change: WaitStats
+	// waits on it
+	changed chan struct{}
+	rates   map[string]*rateWindow
+	faults  []*Fault
 	// scripts by model ("*": every model), see Script
 	scripts map[string]*Script
 	rng     *rand.Rand
@@ -114,7 +117,7 @@ func New(o Options) (*Server, error) {
 		scn: scn, seed: o.Seed, clock: clock, start: clock.Now(),
 		tokenRate: scn.TokenRate, maxBody: o.MaxBody, log: o.Logger,
 		models: map[string]modelInfo{},
-		stats:  map[string]*ModelStats{}, rates: map[string]*rateWindow{}, scripts: map[string]*Script{},
+		stats:  map[string]*ModelStats{}, changed: make(chan struct{}), rates: map[string]*rateWindow{}, scripts: map[string]*Script{},
 		rng:  rand.New(rand.NewPCG(uint64(o.Seed), 0x5b111)),
 		done: make(chan struct{}),
 	}
@@ -303,6 +306,13 @@ func (s *Server) count(model string, f func(*ModelStats)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f(s.stat(model))
+	s.statsChanged()
+}
+
+// statsChanged wakes WaitStats's waiters; s.mu is held.
+func (s *Server) statsChanged() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // Stats is the /_sim/stats document.
@@ -340,6 +350,28 @@ func (s *Server) Snapshot() Stats {
 	return out
 }
 
+// WaitStats waits until cond holds of the counters, checking them now and
+// after each change, and returns them; when ctx ends first it returns the
+// last counters and ctx's error. A client has the end of an answer before
+// the simulator, past its last write, counts it served: a test waits here
+// for the count instead of polling Snapshot.
+func (s *Server) WaitStats(ctx context.Context, cond func(Stats) bool) (Stats, error) {
+	for {
+		s.mu.Lock()
+		changed := s.changed
+		s.mu.Unlock()
+		st := s.Snapshot()
+		if cond(st) {
+			return st, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
 func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.Snapshot())
 }
@@ -351,6 +383,7 @@ func (s *Server) ResetStats() {
 	for n, st := range s.stats {
 		s.stats[n] = &ModelStats{Rejected: map[string]int{}, Inflight: st.Inflight, inflightCost: st.inflightCost}
 	}
+	s.statsChanged()
 	s.rates = map[string]*rateWindow{}
 }
 

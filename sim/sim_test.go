@@ -329,7 +329,9 @@ func TestPoolRejectsUnderConcurrency(t *testing.T) {
 			codes <- resp.StatusCode
 		}()
 	}
-	waitFor(t, func() bool { m := srv.Snapshot().Models["gpt-6-astra"]; return m != nil && m.Inflight == 2 })
+	if _, err := srv.WaitStats(t.Context(), func(st sim.Stats) bool { m := st.Models["gpt-6-astra"]; return m != nil && m.Inflight == 2 }); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 3; i++ {
 		resp, b := post(t, base, reqSpec{"extra", "/v1/chat/completions", body, oaKey})
 		if v := classify.HTTP(resp.StatusCode, resp.Header, b); v.Class != classify.Capacity {
@@ -346,17 +348,6 @@ func TestPoolRejectsUnderConcurrency(t *testing.T) {
 	st := srv.Snapshot().Models["gpt-6-astra"]
 	if st.PeakConcurrency != 2 || st.Rejected["capacity"] != 3 || st.Served != 2 || st.Received != 5 {
 		t.Fatalf("stats = %+v", st)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -71,7 +71,7 @@ func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(awsDir, "credentials"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_PROFILE", "")
-	base, logs := startServeLog(t, bin, dir, string(body), "--listen", "127.0.0.1:0", "--events", events)
+	base, logs, stop := startServeStop(t, bin, dir, string(body), "--listen", "127.0.0.1:0", "--events", events)
 
 	// what setup prints, evaluated in sh from an empty environment: the
 	// variables it leaves set are Claude Code's whole setup
@@ -103,14 +103,13 @@ func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "[bedrock/claude-sonnet-5-5]") {
 		t.Fatalf("exit %d: stdout %q is not Bedrock's answer\nstderr: %s\nserve's log:\n%s", res.ExitCode, res.Stdout, res.Stderr, logs())
 	}
-	// the event log is written in the background: its record of the
-	// stream's end may come a moment after Claude Code read it
-	for deadline := time.Now().Add(5 * time.Second); !recordsName(t, events, "/bedrock/model/{model}/invoke-with-response-stream", "bedrock-west"); {
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(events)
-			t.Fatalf("no ok record of Claude Code's turn names bedrock-west:\n%s", b)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// the event log is written in the background, its record of the
+	// stream's end a moment after Claude Code may have read that end:
+	// serve, stopped, has finished its requests and flushed its log
+	stop()
+	if !recordsName(t, events, "/bedrock/model/{model}/invoke-with-response-stream", "bedrock-west") {
+		b, _ := os.ReadFile(events)
+		t.Fatalf("no ok record of Claude Code's turn names bedrock-west:\n%s", b)
 	}
 	if strings.Contains(logs(), secret) || strings.Contains(logs(), session) {
 		t.Fatal("serve's log holds an AWS secret")

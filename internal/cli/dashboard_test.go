@@ -15,7 +15,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -40,6 +42,18 @@ func startServe(t *testing.T, bin, dir, body string, args ...string) string {
 // stderr so far.
 func startServeLog(t *testing.T, bin, dir, body string, args ...string) (string, func() string) {
 	t.Helper()
+	base, logs, _ := startServeStop(t, bin, dir, body, args...)
+	return base, logs
+}
+
+var listeningOn = regexp.MustCompile(`listening on http://(\S+)`)
+
+// startServeStop is startServeLog, and a stop that ends the gateway as
+// SIGTERM does (it finishes the requests in flight and flushes its event
+// log) and returns once it has exited: what the gateway wrote is then
+// all there.
+func startServeStop(t *testing.T, bin, dir, body string, args ...string) (string, func() string, func()) {
+	t.Helper()
 	cfgPath := filepath.Join(dir, "spillway.yaml")
 	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -49,27 +63,64 @@ func startServeLog(t *testing.T, bin, dir, body string, args ...string) (string,
 	cmd.Env = dashEnv(dir)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
 	var mu sync.Mutex
 	var logs strings.Builder
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		logs.WriteString(sc.Text() + "\n")
-		if m := regexp.MustCompile(`listening on http://(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
-			go func() {
-				for sc.Scan() {
-					mu.Lock()
-					logs.WriteString(sc.Text() + "\n")
-					mu.Unlock()
-				}
-			}()
-			return "http://" + m[1], func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
+	found, exited := make(chan string, 1), make(chan struct{}) // exited: stderr is closed
+	go func() {
+		defer close(exited)
+		for sc := bufio.NewScanner(stderr); sc.Scan(); {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil && len(found) == 0 {
+				found <- "http://" + m[1]
+			}
+		}
+	}()
+	wait := sync.OnceFunc(func() { <-exited; cmd.Wait() }) // Wait once stderr is read whole
+	t.Cleanup(func() { cancel(); wait() })
+	logsNow := func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
+	stop := func() {
+		t.Helper()
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-waitCtx(t).Done():
+			cancel()
+			t.Errorf("spillway serve did not stop on SIGTERM:\n%s", logsNow())
+		}
+		wait()
+	}
+	select {
+	case base := <-found:
+		return base, logsNow, stop
+	case <-exited:
+		select {
+		case base := <-found:
+			return base, logsNow, stop
+		default:
 		}
 	}
-	t.Fatalf("spillway serve did not start:\n%s", logs.String())
-	return "", nil
+	t.Fatalf("spillway serve did not start:\n%s", logsNow())
+	return "", nil, nil
+}
+
+// waitCtx is t's context for a wait on another process: it ends with the
+// test, or a tenth of the time left before the test binary's deadline, so
+// that a wait for what never comes fails the test with its own message
+// rather than the binary's timeout. It is no bound on how long anything
+// should take.
+func waitCtx(t *testing.T) context.Context {
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/10))
+		t.Cleanup(cancel)
+	}
+	return ctx
 }
 
 // The dashboard, end to end: the simulator and `spillway serve`, the page

@@ -72,31 +72,28 @@ func (p sonnetPool) stats(cr *cloudRig) sim.ModelStats {
 }
 
 // servedAtLeast is the pool's stats once it has served n answers (waited
-// for at most 5 s, as poolServed does: the simulator counts an answer
-// after its last write, which the client may have read already).
-func (p sonnetPool) servedAtLeast(cr *cloudRig, n int) sim.ModelStats {
-	poolServed(p.srv(cr), p.pool, n)
-	return p.stats(cr)
+// for as poolServed does: the simulator counts an answer after its last
+// write, which the client may have read already).
+func (p sonnetPool) servedAtLeast(t testing.TB, cr *cloudRig, n int) sim.ModelStats {
+	if st := servedStats(t, p.srv(cr), p.pool, n); st != nil {
+		return *st
+	}
+	return sim.ModelStats{}
 }
 
 // recordsSince are the records from the n-th on, once want of them are
-// answers on endpoint (waited for at most 5 s: the gateway records a
+// answers on endpoint (waited for on waitCtx(t): the gateway records a
 // stream once it has relayed its end).
-func recordsSince(cr *cloudRig, n, want int, endpoint string) []events.Record {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		recs := cr.records()[n:]
+func recordsSince(t testing.TB, cr *cloudRig, n, want int, endpoint string) []events.Record {
+	return cr.waitRecords(t, func(recs []events.Record) bool {
 		oks := 0
-		for _, rec := range recs {
+		for _, rec := range recs[n:] {
 			if rec.Class == "ok" && rec.Endpoint == endpoint {
 				oks++
 			}
 		}
-		if oks >= want || time.Now().After(deadline) {
-			return recs
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return oks >= want
+	})[n:]
 }
 
 // fill makes the pool full until the test ends.
@@ -335,7 +332,7 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 					// the answering pool served the call and the answer to
 					// its result, each once and streamed, with spillway's
 					// own credential; each full pool refused each request
-					after := answering.servedAtLeast(cr, before.Served+2)
+					after := answering.servedAtLeast(t, cr, before.Served+2)
 					if after.Served-before.Served != 2 || after.Streamed-before.Streamed != 2 || after.Received-before.Received != posts {
 						t.Errorf("%s served %d, streamed %d, received %d: want the call and the answer, each streamed once, of %d requests",
 							answering.deployment, after.Served-before.Served, after.Streamed-before.Streamed, after.Received-before.Received, posts)
@@ -353,7 +350,7 @@ func TestClaudeCodeCloudModesSpill(t *testing.T) {
 					// the records: each request tried the full pools in
 					// order, then the answering one
 					oks, badRequests, refused := 0, 0, map[string]int{}
-					for _, rec := range recordsSince(cr, nrec, 2, mode.turns) {
+					for _, rec := range recordsSince(t, cr, nrec, 2, mode.turns) {
 						if rec.Endpoint != mode.turns || rec.Model != cloudModel {
 							t.Errorf("a record of another request: %s %s at %s: %s", rec.Endpoint, rec.Model, rec.Deployment, rec.Class)
 							continue
@@ -488,11 +485,11 @@ func TestClaudeCodeCloudModesGatewayKey(t *testing.T) {
 		t.Run(mode.cloud+" key", func(t *testing.T) {
 			before, nrec := east.stats(cr), len(cr.records())
 			loopDone(t, runClaudeCloud(t, base, mode.cloud, key, 0))
-			if after := east.servedAtLeast(cr, before.Served+2); after.Served-before.Served != 2 {
+			if after := east.servedAtLeast(t, cr, before.Served+2); after.Served-before.Served != 2 {
 				t.Errorf("bedrock-east served %d turns, want 2", after.Served-before.Served)
 			}
 			oks := 0
-			for _, rec := range recordsSince(cr, nrec, 2, mode.turns) {
+			for _, rec := range recordsSince(t, cr, nrec, 2, mode.turns) {
 				if rec.Endpoint == mode.turns && rec.Class == "ok" && rec.Deployment == "bedrock-east" {
 					oks++
 				}

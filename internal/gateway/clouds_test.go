@@ -243,32 +243,29 @@ func (b teeBody) Read(p []byte) (int, error) {
 }
 
 // poolServed is pool's count of answers served by srv once it reaches n
-// (waited for at most 5 s: the simulator counts an answer after its last
-// write).
-func poolServed(srv *sim.Server, pool string, n int) int {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := 0
-		if st := srv.Snapshot().Models[pool]; st != nil {
-			got = st.Served
-		}
-		if got >= n || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(5 * time.Millisecond)
+// (waited for on waitCtx(t): the simulator counts an answer after its
+// last write, which the client may have read already).
+func poolServed(t testing.TB, srv *sim.Server, pool string, n int) int {
+	if st := servedStats(t, srv, pool, n); st != nil {
+		return st.Served
 	}
+	return 0
 }
 
-// okRecord is the record of the attempt that answered request n of
-// endpoint (counted from 0 in the order of the records).
-func (cr *cloudRig) okRecords(endpoint string) []events.Record {
-	var out []events.Record
-	for _, rec := range cr.records() {
-		if rec.Endpoint == endpoint && rec.Class == "ok" {
-			out = append(out, rec)
+// okRecords are the records of the attempts that answered requests of
+// endpoint, in order, once there are at least n (waited for on
+// waitCtx(t): the gateway records a stream once it has relayed its end).
+func (cr *cloudRig) okRecords(t testing.TB, endpoint string, n int) []events.Record {
+	oks := func(recs []events.Record) []events.Record {
+		var out []events.Record
+		for _, rec := range recs {
+			if rec.Endpoint == endpoint && rec.Class == "ok" {
+				out = append(out, rec)
+			}
 		}
+		return out
 	}
-	return out
+	return oks(cr.waitRecords(t, func(recs []events.Record) bool { return len(oks(recs)) >= n }))
 }
 
 // claudeAsk is one client's request for claude-sonnet-5-5 through the
@@ -386,7 +383,7 @@ func TestClaudeSpillsAcrossCloudPools(t *testing.T) {
 		for i, a := range claudeAsks {
 			t.Run(ph.name+"/"+a.name, func(t *testing.T) {
 				prompt := "spill to " + ph.name + " " + a.name
-				before := poolServed(ph.srv, ph.pool, 0)
+				before, nok := poolServed(t, ph.srv, ph.pool, 0), len(cr.okRecords(t, a.endpoint, 0))
 				text, route, err := a.ask(ctx, cr, prompt)
 				if err != nil {
 					t.Fatal(err)
@@ -394,7 +391,7 @@ func TestClaudeSpillsAcrossCloudPools(t *testing.T) {
 				if want := sim.Answer(ph.pool, prompt, 16); text != want {
 					t.Errorf("answer %q, want %q", text, want)
 				}
-				if got := poolServed(ph.srv, ph.pool, before+1); got != before+1 {
+				if got := poolServed(t, ph.srv, ph.pool, before+1); got != before+1 {
 					t.Errorf("%s served %d, want %d", ph.pool, got, before+1)
 				}
 				// a route names each deployment (model@deployment); a
@@ -419,9 +416,9 @@ func TestClaudeSpillsAcrossCloudPools(t *testing.T) {
 				if route != wantHeader {
 					t.Errorf("X-Spillway-Route %q, want %q", route, wantHeader)
 				}
-				recs := cr.okRecords(a.endpoint)
-				if len(recs) == 0 {
-					t.Fatal("no record of the answer")
+				recs := cr.okRecords(t, a.endpoint, nok+1)
+				if len(recs) != nok+1 {
+					t.Fatalf("%d records of answers, want %d", len(recs), nok+1)
 				}
 				last := recs[len(recs)-1]
 				if last.Deployment != ph.hop || last.Model != cloudModel || last.Route != wantRoute {
@@ -477,11 +474,11 @@ func geminiToVertex(t *testing.T, ctx context.Context, cr *cloudRig) {
 	if text != want {
 		t.Fatalf("stream %q, want %q", text, want)
 	}
-	if got := poolServed(cr.sim, pool, 2); got != 2 {
+	if got := poolServed(t, cr.sim, pool, 2); got != 2 {
 		t.Fatalf("%s served %d", pool, got)
 	}
 	for _, ep := range []string{"/v1beta/models/{model}:generateContent", "/v1beta/models/{model}:streamGenerateContent"} {
-		recs := cr.okRecords(ep)
+		recs := cr.okRecords(t, ep, 1)
 		if len(recs) != 1 || recs[0].Deployment != "vertex" || recs[0].Route != "gemini-3-pro@gemini:capacity > gemini-3-pro@vertex:ok" {
 			t.Errorf("%s: records %+v", ep, recs)
 		}

@@ -36,7 +36,7 @@ func fullVendor(t *testing.T, r *rig, prefix string) {
 // each with its provider's own key) and that the records say so.
 func translatedOK(t *testing.T, r *rig, target, from string, n int) {
 	t.Helper()
-	st := r.servedStats(target, n)
+	st := r.servedStats(t, target, n)
 	if st == nil || st.Served != n || st.Received != n {
 		t.Fatalf("%s's stats %+v, want %d requests served (each tool call once)", target, st, n)
 	}
@@ -150,7 +150,7 @@ func TestGeminiCLIAnsweredByClaude(t *testing.T) {
 	if !strings.Contains(res.Stdout, "The command printed") || !strings.Contains(res.Stdout, "spill-42") {
 		t.Fatalf("stdout %q lacks the answer quoting the command's output", res.Stdout)
 	}
-	st := r.servedStats("claude-sonnet-5-5", 2)
+	st := r.servedStats(t, "claude-sonnet-5-5", 2)
 	if st == nil || st.Served < 2 {
 		t.Fatalf("claude-sonnet-5-5's stats %+v, want the call and the answer", st)
 	}

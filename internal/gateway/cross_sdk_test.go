@@ -208,7 +208,7 @@ func TestSDKsAccumulateTranslatedStreams(t *testing.T) {
 				if g.stop != c.stop || g.output <= 0 {
 					t.Fatalf("stop %q output tokens %d, want %q and the usage", g.stop, g.output, c.stop)
 				}
-				if st := r.servedStats(c.target, 1); st == nil || st.Served != 1 {
+				if st := r.servedStats(t, c.target, 1); st == nil || st.Served != 1 {
 					t.Fatalf("%s's stats %+v", c.target, st)
 				}
 			})

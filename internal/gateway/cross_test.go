@@ -149,7 +149,7 @@ func TestAgentsSpillAcrossVendors(t *testing.T) {
 			if strings.Contains(body, `"thinking"`) || strings.Contains(body, "signature") || strings.Contains(body, `"type":"reasoning"`) {
 				t.Errorf("another vendor's reasoning reached the client:\n%s", clipText(body))
 			}
-			st := r.servedStats(tc.target, 1)
+			st := r.servedStats(t, tc.target, 1)
 			if st == nil || st.Served != 1 {
 				t.Fatalf("%s served %+v, want 1", tc.target, st)
 			}

@@ -38,7 +38,10 @@ type rig struct {
 	clk    *policytest.Clock
 	mu     sync.Mutex
 	recs   []events.Record
-	logs   bytes.Buffer
+	// recorded is closed (and dropped) at the next record; waitRecords
+	// makes it
+	recorded chan struct{}
+	logs     bytes.Buffer
 }
 
 func newRig(t testing.TB, scn *sim.Scenario, mut func(*config.Config)) *rig {
@@ -81,6 +84,10 @@ func (r *rig) start(t testing.TB, mut func(*config.Config), opt func(*gateway.Op
 	o := gateway.Options{Config: cfg, Engine: engine, Logger: logger, Events: events.SinkFunc(func(rec events.Record) {
 		r.mu.Lock()
 		r.recs = append(r.recs, rec)
+		if r.recorded != nil {
+			close(r.recorded)
+			r.recorded = nil
+		}
 		r.mu.Unlock()
 	})}
 	if opt != nil {
@@ -106,6 +113,49 @@ func (r *rig) records() []events.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]events.Record(nil), r.recs...)
+}
+
+// waitRecords is the records once cond holds of them, checked now and at
+// each record; it waits as long as waitCtx(t) lasts, then returns them as
+// they are (for the caller's check to fail on). The gateway records an
+// answer once it has relayed its end, which its client may have read
+// already.
+func (r *rig) waitRecords(t testing.TB, cond func([]events.Record) bool) []events.Record {
+	ctx := waitCtx(t)
+	for {
+		r.mu.Lock()
+		if r.recorded == nil {
+			r.recorded = make(chan struct{})
+		}
+		recorded, recs := r.recorded, append([]events.Record(nil), r.recs...)
+		r.mu.Unlock()
+		if cond(recs) {
+			return recs
+		}
+		select {
+		case <-recorded:
+		case <-ctx.Done():
+			t.Logf("gave up waiting for records: %v", ctx.Err())
+			return recs
+		}
+	}
+}
+
+// waitCtx is t's context, for a test's waits on events (records, the
+// simulator's counts): it ends with the test, or a tenth of the time left
+// before the test binary's deadline, so that a wait for what never comes
+// fails the test with its own message rather than the binary's timeout.
+// It is no bound on how long anything should take.
+func waitCtx(t testing.TB) context.Context {
+	ctx := t.Context()
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dt.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/10))
+			t.Cleanup(cancel)
+		}
+	}
+	return ctx
 }
 
 type call = behaviour.Call
@@ -628,14 +678,11 @@ func TestGatewayKeys(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	waitFor := func(ok func() bool) {
-		for deadline := time.Now().Add(10 * time.Second); !ok() && time.Now().Before(deadline); {
-			runtime.Gosched()
-		}
+	if _, err := r.sim.WaitStats(waitCtx(t), func(st sim.Stats) bool {
+		return st.Models["claude-haiku-5-5"] != nil && st.Models["claude-haiku-5-5"].Received >= 2
+	}); err != nil {
+		t.Fatal(err)
 	}
-	waitFor(func() bool {
-		return r.sim.Snapshot().Models["claude-haiku-5-5"] != nil && r.sim.Snapshot().Models["claude-haiku-5-5"].Received >= 2
-	})
 	if code, body := do(messages("claude-haiku-5-5", "hi", false).With("X-Api-Key", "gw-bob-0123")); code != 429 || !strings.Contains(body, "spillway: key bob has 1 request in flight, its limit (gateway.keys concurrency); retry when one ends") {
 		t.Fatalf("bob past his concurrency: %d %s", code, body)
 	}
@@ -713,16 +760,23 @@ func TestGatewayKeyDailyTokens(t *testing.T) {
 // servedStats is model's statistics once the simulator has counted n
 // answers served: a client has the end of a stream (or the whole body)
 // before the simulator's handler, past its last write, counts it, so the
-// count is waited for (at most 5 s) rather than read at once.
-func (r *rig) servedStats(model string, n int) *sim.ModelStats {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st := r.sim.Snapshot().Models[model]
-		if st != nil && st.Served >= n || time.Now().After(deadline) {
-			return st
-		}
-		time.Sleep(5 * time.Millisecond)
+// count is waited for (on waitCtx(t)) rather than read at once.
+func (r *rig) servedStats(t testing.TB, model string, n int) *sim.ModelStats {
+	return servedStats(t, r.sim, model, n)
+}
+
+// servedStats is model's statistics at srv once srv has counted n answers
+// served (or, when waitCtx(t) ends first, as they are then: nil if srv has
+// seen no request for it).
+func servedStats(t testing.TB, srv *sim.Server, model string, n int) *sim.ModelStats {
+	st, err := srv.WaitStats(waitCtx(t), func(st sim.Stats) bool {
+		m := st.Models[model]
+		return m != nil && m.Served >= n || m == nil && n <= 0
+	})
+	if err != nil {
+		t.Logf("gave up waiting for %s to serve %d: %v", model, n, err)
 	}
+	return st.Models[model]
 }
 
 // A request for a model of another format whose chain does not translate

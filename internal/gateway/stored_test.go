@@ -84,7 +84,7 @@ func TestTranslatedResponsesAreNotStored(t *testing.T) {
 	if route := resp.Header.Get("X-Spillway-Route"); resp.StatusCode == 200 || !strings.Contains(route, "claude-sonnet-5-5[anthropic]:untranslatable") {
 		t.Fatalf("store: true: %d %q %s", resp.StatusCode, route, b)
 	}
-	if st := r.servedStats("claude-sonnet-5-5", 2); st == nil || st.Received != 2 {
+	if st := r.servedStats(t, "claude-sonnet-5-5", 2); st == nil || st.Received != 2 {
 		t.Fatalf("claude-sonnet-5-5 received %+v, want the two translated requests only", st)
 	}
 }

@@ -15,55 +15,11 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
-	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 )
-
-// member is one member of a JSON object, its value's bytes as written.
-type member struct{ name, value string }
-
-// members are the members of obj, a JSON object, in order, values as
-// written.
-func members(t testing.TB, obj []byte) []member {
-	t.Helper()
-	d := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		t.Fatalf("not an object: %v %s", err, obj)
-	}
-	var ms []member
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := tok.String()
-		v, err := d.ReadValue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, member{name, string(v)})
-	}
-	return ms
-}
-
-// recordedBody is the body of a recorded client request
-// (testdata/clients/NAME.json), its bytes as the file holds them.
-func recordedBody(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("../../../testdata/clients/" + name + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range members(t, b) {
-		if m.name == "body" {
-			return []byte(m.value)
-		}
-	}
-	t.Fatalf("%s has no body", name)
-	return nil
-}
 
 // Claude Code's Bedrock requests, as recorded, read as Messages requests:
 // model and stream set (last), anthropic_version and anthropic_beta gone,
@@ -79,7 +35,7 @@ func TestClientRequestRecorded(t *testing.T) {
 		{"claude-2.1.328-bedrock-probe", false, nil},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
-			body := recordedBody(t, tt.file)
+			body := clienttest.RecordedBody(t, tt.file)
 			out, betas, err := ClientRequest(body, "claude-sonnet-5-5", tt.stream)
 			if err != nil {
 				t.Fatal(err)
@@ -87,21 +43,21 @@ func TestClientRequestRecorded(t *testing.T) {
 			if !slices.Equal(betas, tt.betas) {
 				t.Errorf("betas %q, want %q", betas, tt.betas)
 			}
-			var want []member
-			for _, m := range members(t, body) {
-				if m.name != "anthropic_version" && m.name != "anthropic_beta" {
+			var want []clienttest.Member
+			for _, m := range clienttest.Members(t, body) {
+				if m.Name != "anthropic_version" && m.Name != "anthropic_beta" {
 					want = append(want, m)
 				}
 			}
 			if len(want) < 4 {
 				t.Fatalf("only %d members recorded", len(want))
 			}
-			want = append(want, member{"model", `"claude-sonnet-5-5"`}, member{"stream", strconv.FormatBool(tt.stream)})
-			if got := members(t, out); !slices.Equal(got, want) {
+			want = append(want, clienttest.Member{Name: "model", Value: `"claude-sonnet-5-5"`}, clienttest.Member{Name: "stream", Value: strconv.FormatBool(tt.stream)})
+			if got := clienttest.Members(t, out); !slices.Equal(got, want) {
 				t.Errorf("members\n%v\nwant\n%v", names(got), names(want))
 				for i := range min(len(got), len(want)) {
 					if got[i] != want[i] {
-						t.Errorf("member %d: %s %.80s, want %s %.80s", i, got[i].name, got[i].value, want[i].name, want[i].value)
+						t.Errorf("member %d: %s %.80s, want %s %.80s", i, got[i].Name, got[i].Value, want[i].Name, want[i].Value)
 					}
 				}
 			}
@@ -109,10 +65,10 @@ func TestClientRequestRecorded(t *testing.T) {
 	}
 }
 
-func names(ms []member) []string {
+func names(ms []clienttest.Member) []string {
 	var n []string
 	for _, m := range ms {
-		n = append(n, m.name)
+		n = append(n, m.Name)
 	}
 	return n
 }
@@ -162,7 +118,7 @@ func TestClientRequest(t *testing.T) {
 // A CountTokens body is the InvokeModel body it carries, without stream;
 // a Converse input or another shape is refused with an error that says so.
 func TestClientCount(t *testing.T) {
-	invoke := recordedBody(t, "claude-2.1.328-bedrock-first")
+	invoke := clienttest.RecordedBody(t, "claude-2.1.328-bedrock-first")
 	whole, wantBetas, err := ClientRequest(invoke, "claude-sonnet-5-5", false)
 	if err != nil {
 		t.Fatal(err)

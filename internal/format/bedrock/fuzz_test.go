@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/spillway/spillway/internal/clienttest"
 )
 
 // FuzzEvents reads any bytes as an event stream: no panic, no more taken
@@ -129,7 +131,7 @@ func FuzzAnswer(f *testing.F) {
 // no anthropic_version or anthropic_beta, and betas that are the body's.
 func FuzzClientRequest(f *testing.F) {
 	for _, name := range []string{"claude-2.1.328-bedrock-first", "claude-2.1.328-bedrock-probe"} {
-		f.Add(recordedBody(f, name))
+		f.Add(clienttest.RecordedBody(f, name))
 	}
 	f.Add([]byte(`{"anthropic_beta":["a",1],"model":"x"}`))
 	f.Add([]byte(`{"anthropic_beta":null,"stream":true,"a":{"b":[1,2]}}`))

@@ -12,53 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/spillway/spillway/internal/clienttest"
 	"github.com/spillway/spillway/internal/format"
 	"github.com/spillway/spillway/internal/wire"
 )
-
-// member is one member of a JSON object, its value's bytes as written.
-type member struct{ name, value string }
-
-func members(t testing.TB, obj []byte) []member {
-	t.Helper()
-	d := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		t.Fatalf("not an object: %v %s", err, obj)
-	}
-	var ms []member
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := tok.String()
-		v, err := d.ReadValue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, member{name, string(v)})
-	}
-	return ms
-}
-
-// recordedBody is the body of testdata/clients/NAME.json, as the file
-// holds it.
-func recordedBody(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("../../../testdata/clients/" + name + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range members(t, b) {
-		if m.name == "body" {
-			return []byte(m.value)
-		}
-	}
-	t.Fatalf("%s has no body", name)
-	return nil
-}
 
 // Claude Code's Vertex AI requests, as recorded, read as Messages
 // requests: model and stream set (last), anthropic_version gone, every
@@ -66,17 +23,17 @@ func recordedBody(t testing.TB, name string) []byte {
 func TestClientRequestRecorded(t *testing.T) {
 	for _, file := range []string{"claude-2.1.328-vertex-first", "claude-2.1.328-vertex-tool-result"} {
 		t.Run(file, func(t *testing.T) {
-			body := recordedBody(t, file)
+			body := clienttest.RecordedBody(t, file)
 			out, err := ClientRequest(body, "claude-sonnet-5-5", true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []member
+			var want []clienttest.Member
 			sawVersion := false
-			for _, m := range members(t, body) {
-				switch m.name {
+			for _, m := range clienttest.Members(t, body) {
+				switch m.Name {
 				case "anthropic_version":
-					sawVersion = m.value == `"vertex-2023-10-16"`
+					sawVersion = m.Value == `"vertex-2023-10-16"`
 				case "stream", "model":
 				default:
 					want = append(want, m)
@@ -85,8 +42,8 @@ func TestClientRequestRecorded(t *testing.T) {
 			if !sawVersion || len(want) < 4 {
 				t.Fatalf("the recording: version %v, %d members", sawVersion, len(want))
 			}
-			want = append(want, member{"model", `"claude-sonnet-5-5"`}, member{"stream", "true"})
-			if got := members(t, out); !slices.Equal(got, want) {
+			want = append(want, clienttest.Member{Name: "model", Value: `"claude-sonnet-5-5"`}, clienttest.Member{Name: "stream", Value: "true"})
+			if got := clienttest.Members(t, out); !slices.Equal(got, want) {
 				t.Errorf("members %v, want %v", got, want)
 			}
 		})

@@ -4,12 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/goccy/go-yaml"
 
 	"github.com/spillway/spillway/internal/clienttest"
 )
@@ -31,47 +28,9 @@ func TestClaudeCodeBedrockModeAsSetupSays(t *testing.T) {
 		secret  = "CANARYcliClaudeAwsSecret1f2e3d"
 		session = "CANARYcliClaudeAwsSession9a8b"
 	)
-	bin := spillwayBin(t)
-	dir := t.TempDir()
-	saFile := filepath.Join(dir, "secrets", "sa.json")
-	os.MkdirAll(filepath.Dir(saFile), 0o700)
-	simURL := startCloudSim(t, "--scenario", "../../testdata/sim/cloud_pools.yaml", "--regions", "us-east-1,us-west-2",
-		"--aws-credentials", keyID+":"+secret+":"+session, "--gcp-service-account", saFile)
-
-	// bedrock-west's profile "work", in the AWS shared files
-	awsDir := filepath.Join(dir, "secrets", "aws")
-	os.MkdirAll(awsDir, 0o700)
-	os.WriteFile(filepath.Join(awsDir, "config"), []byte("[profile work]\nregion = us-west-2\n"), 0o600)
-	os.WriteFile(filepath.Join(awsDir, "credentials"), []byte("[work]\naws_access_key_id = "+keyID+"\naws_secret_access_key = "+secret+"\naws_session_token = "+session+"\n"), 0o600)
-	var cfg map[string]any
-	b, err := os.ReadFile("../../testdata/config/good/clouds.yaml")
-	if err != nil || yaml.Unmarshal(b, &cfg) != nil {
-		t.Fatalf("clouds.yaml: %v", err)
-	}
-	providers := cfg["providers"].(map[string]any)
-	for name, base := range map[string]string{"anthropic": simURL, "gemini": simURL, "bedrock-east": simURL + "/us-east-1",
-		"bedrock-west": simURL + "/us-west-2", "vertex-global": simURL} {
-		p, _ := providers[name].(map[string]any)
-		if p == nil {
-			p = map[string]any{}
-		}
-		p["base_url"] = base
-		if name == "vertex-global" {
-			p["credentials_file"] = saFile
-		}
-		providers[name] = p
-	}
-	body, _ := yaml.Marshal(cfg)
-	events := filepath.Join(dir, "state", "events.jsonl")
-	os.MkdirAll(filepath.Dir(events), 0o700)
-	t.Setenv("AWS_ACCESS_KEY_ID", keyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	t.Setenv("AWS_SESSION_TOKEN", session)
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(awsDir, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(awsDir, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_PROFILE", "")
-	base, logs, stop := startServeStop(t, bin, dir, string(body), "--listen", "127.0.0.1:0", "--events", events)
+	docs := docsClouds(t, keyID, secret, session)
+	bin, dir, events := docs.bin, docs.dir, docs.events
+	base, logs, stop := startServeStop(t, bin, dir, docs.config, "--listen", "127.0.0.1:0", "--events", events)
 
 	// what setup prints, evaluated in sh from an empty environment: the
 	// variables it leaves set are Claude Code's whole setup

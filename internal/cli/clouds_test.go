@@ -37,51 +37,9 @@ func TestServeSpillsToTheCloudsAsTheDocsSay(t *testing.T) {
 		secret  = "CANARYcliAwsSecret9d8c7b6a5f4e"
 		session = "CANARYcliAwsSession5e4d3c2b1a"
 	)
-	bin := spillwayBin(t)
-	dir := t.TempDir()
-	saFile := filepath.Join(dir, "secrets", "sa.json")
-	os.MkdirAll(filepath.Dir(saFile), 0o700)
-	simURL := startCloudSim(t, "--scenario", "../../testdata/sim/cloud_pools.yaml", "--regions", "us-east-1,us-west-2",
-		"--aws-credentials", keyID+":"+secret+":"+session, "--gcp-service-account", saFile)
-
-	// bedrock-west's profile "work", in the AWS shared files
-	awsDir := filepath.Join(dir, "secrets", "aws")
-	os.MkdirAll(awsDir, 0o700)
-	os.WriteFile(filepath.Join(awsDir, "config"), []byte("[profile work]\nregion = us-west-2\n"), 0o600)
-	os.WriteFile(filepath.Join(awsDir, "credentials"), []byte("[work]\naws_access_key_id = "+keyID+"\naws_secret_access_key = "+secret+"\naws_session_token = "+session+"\n"), 0o600)
-
-	var cfg map[string]any
-	b, err := os.ReadFile("../../testdata/config/good/clouds.yaml")
-	if err != nil || yaml.Unmarshal(b, &cfg) != nil {
-		t.Fatalf("clouds.yaml: %v", err)
-	}
-	providers := cfg["providers"].(map[string]any)
-	set := func(name string, kv ...string) {
-		p, _ := providers[name].(map[string]any)
-		if p == nil {
-			p = map[string]any{}
-		}
-		for i := 0; i < len(kv); i += 2 {
-			p[kv[i]] = kv[i+1]
-		}
-		providers[name] = p
-	}
-	set("anthropic", "base_url", simURL)
-	set("gemini", "base_url", simURL)
-	set("bedrock-east", "base_url", simURL+"/us-east-1")
-	set("bedrock-west", "base_url", simURL+"/us-west-2")
-	set("vertex-global", "base_url", simURL, "credentials_file", saFile)
-	body, _ := yaml.Marshal(cfg)
-	events := filepath.Join(dir, "state", "events.jsonl")
-	os.MkdirAll(filepath.Dir(events), 0o700)
-	t.Setenv("AWS_ACCESS_KEY_ID", keyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	t.Setenv("AWS_SESSION_TOKEN", session)
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(awsDir, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(awsDir, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_PROFILE", "")
-	base, logs, stop := startServeStop(t, bin, dir, string(body), "--listen", "127.0.0.1:0", "--events", events)
+	docs := docsClouds(t, keyID, secret, session)
+	bin, dir, saFile, simURL, events := docs.bin, docs.dir, docs.saFile, docs.simURL, docs.events
+	base, logs, stop := startServeStop(t, bin, dir, docs.config, "--listen", "127.0.0.1:0", "--events", events)
 
 	var answers strings.Builder
 	post := func(path, body string, hdr ...string) (*http.Response, string) {
@@ -221,4 +179,60 @@ func startCloudSim(t *testing.T, args ...string) string {
 		t.Fatalf("banner %q", banner.String())
 	}
 	return m[1]
+}
+
+// docsClouds is the setup of the docs' clouds: `spillway sim` with two
+// Bedrock regions, the AWS credentials keyID:secret:session and a service
+// account, the cloud-pools scenario; bedrock-west's profile "work" in AWS
+// shared files; testdata/config/good/clouds.yaml with the simulator's
+// hosts (config), an event log's path (events), and the environment
+// serve reads its AWS credentials from.
+type docsCloudSetup struct {
+	bin, dir, saFile, simURL, config, events string
+}
+
+func docsClouds(t *testing.T, keyID, secret, session string) docsCloudSetup {
+	t.Helper()
+	d := docsCloudSetup{bin: spillwayBin(t), dir: t.TempDir()}
+	d.saFile = filepath.Join(d.dir, "secrets", "sa.json")
+	os.MkdirAll(filepath.Dir(d.saFile), 0o700)
+	d.simURL = startCloudSim(t, "--scenario", "../../testdata/sim/cloud_pools.yaml", "--regions", "us-east-1,us-west-2",
+		"--aws-credentials", keyID+":"+secret+":"+session, "--gcp-service-account", d.saFile)
+
+	// bedrock-west's profile "work", in the AWS shared files
+	awsDir := filepath.Join(d.dir, "secrets", "aws")
+	os.MkdirAll(awsDir, 0o700)
+	os.WriteFile(filepath.Join(awsDir, "config"), []byte("[profile work]\nregion = us-west-2\n"), 0o600)
+	os.WriteFile(filepath.Join(awsDir, "credentials"), []byte("[work]\naws_access_key_id = "+keyID+"\naws_secret_access_key = "+secret+"\naws_session_token = "+session+"\n"), 0o600)
+
+	var cfg map[string]any
+	b, err := os.ReadFile("../../testdata/config/good/clouds.yaml")
+	if err != nil || yaml.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("clouds.yaml: %v", err)
+	}
+	providers := cfg["providers"].(map[string]any)
+	for name, base := range map[string]string{"anthropic": d.simURL, "gemini": d.simURL, "bedrock-east": d.simURL + "/us-east-1",
+		"bedrock-west": d.simURL + "/us-west-2", "vertex-global": d.simURL} {
+		p, _ := providers[name].(map[string]any)
+		if p == nil {
+			p = map[string]any{}
+		}
+		p["base_url"] = base
+		if name == "vertex-global" {
+			p["credentials_file"] = d.saFile
+		}
+		providers[name] = p
+	}
+	body, _ := yaml.Marshal(cfg)
+	d.config = string(body)
+	d.events = filepath.Join(d.dir, "state", "events.jsonl")
+	os.MkdirAll(filepath.Dir(d.events), 0o700)
+	t.Setenv("AWS_ACCESS_KEY_ID", keyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_SESSION_TOKEN", session)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(awsDir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(awsDir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_PROFILE", "")
+	return d
 }

@@ -38,7 +38,8 @@ type ScriptTurn struct {
 // ScriptCall asks for a call of Tool with Arguments. Tool "shell" is the
 // client's own shell tool, found in the request by name and schema (Codex's
 // exec or exec_command, Claude Code's Bash, Gemini CLI's
-// run_shell_command), with {"command": "..."} shaped to it.
+// run_shell_command, OpenCode's and Copilot CLI's bash, Cline's
+// run_commands), with {"command": "..."} shaped to it.
 type ScriptCall struct {
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments,omitempty"`
@@ -215,7 +216,9 @@ type toolCall struct {
 }
 
 // shellTools are the names clients give their shell tool, by preference.
-var shellTools = []string{"Bash", "run_shell_command", "exec_command", "shell", "local_shell", "exec"}
+// (OpenCode's and Copilot CLI's bash, Cline's run_commands, Continue's Bash
+// among them).
+var shellTools = []string{"Bash", "run_shell_command", "exec_command", "shell", "local_shell", "bash", "run_commands", "exec"}
 
 // resolve turns a script's calls into the calls of this request's answer:
 // each tool found among the request's tools, its arguments shaped to it.
@@ -286,11 +289,16 @@ func shellArgs(t tool, args map[string]any) (string, error) {
 	props, _ := t.schema["properties"].(map[string]any)
 	key := "command"
 	if _, ok := props["command"]; !ok {
-		if _, ok := props["cmd"]; ok {
-			key = "cmd"
+		for _, k := range []string{"cmd", "commands"} { // Cline's run_commands takes a list
+			if _, ok := props[k]; ok {
+				key = k
+				break
+			}
 		}
 	}
-	if p, _ := props[key].(map[string]any); str(p["type"]) == "array" {
+	if p, _ := props[key].(map[string]any); str(p["type"]) == "array" && key == "commands" {
+		out[key] = []string{cmd} // a list of command lines
+	} else if str(p["type"]) == "array" {
 		out[key] = []string{"bash", "-lc", cmd} // Codex's older shell tool takes argv
 	} else {
 		out[key] = cmd

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,12 @@ func KindOf(command string) Kind {
 	case "gemini":
 		return Gemini
 	}
+	name := strings.TrimSuffix(filepath.Base(command), ".exe")
+	for k, s := range specs {
+		if slices.Contains(s.names, name) {
+			return k
+		}
+	}
 	return Other
 }
 
@@ -37,7 +44,26 @@ func modelFlags(k Kind) []string {
 	case Claude:
 		return []string{"--model"}
 	}
+	if s := specOf(k); s != nil {
+		return s.modelFlags
+	}
 	return nil
+}
+
+// flagValueFor is the model flag's value for model, as agent k takes it.
+func flagValueFor(k Kind, model string) string {
+	if s := specOf(k); s != nil && s.modelValue != nil {
+		return s.modelValue(model)
+	}
+	return model
+}
+
+// modelFromFlag is the model a model flag's value names, for agent k.
+func modelFromFlag(k Kind, value string) string {
+	if s := specOf(k); s != nil && s.modelOf != nil {
+		return s.modelOf(value)
+	}
+	return value
 }
 
 // ModelIn returns the model the command line names, if any.
@@ -46,10 +72,10 @@ func ModelIn(args []string) string {
 	for i := 1; i < len(args); i++ {
 		for _, f := range modelFlags(k) {
 			if args[i] == f && i+1 < len(args) {
-				return args[i+1]
+				return modelFromFlag(k, args[i+1])
 			}
 			if v, ok := strings.CutPrefix(args[i], f+"="); ok {
-				return v
+				return modelFromFlag(k, v)
 			}
 		}
 	}
@@ -81,11 +107,11 @@ func WithModel(args []string, model string) (out []string, ok bool) {
 	for i := 1; i < len(out); i++ {
 		for _, f := range flags {
 			if out[i] == f && i+1 < len(out) {
-				out[i+1] = model
+				out[i+1] = flagValueFor(k, model)
 				return out, true
 			}
 			if strings.HasPrefix(out[i], f+"=") {
-				out[i] = f + "=" + model
+				out[i] = f + "=" + flagValueFor(k, model)
 				return out, true
 			}
 		}
@@ -95,8 +121,11 @@ func WithModel(args []string, model string) (out []string, ok bool) {
 	if k == Codex && len(out) > 1 && out[1] == "exec" {
 		at = 2
 	}
+	if s := specOf(k); s != nil && s.flagAt != nil {
+		at = s.flagAt(out)
+	}
 	res := append([]string{}, out[:at]...)
-	res = append(res, flags[0], model)
+	res = append(res, flags[0], flagValueFor(k, model))
 	return append(res, out[at:]...), true
 }
 
@@ -128,6 +157,9 @@ func resumeArgs(args []string, id, model, prompt string) ([]string, bool) {
 		}
 		out, _ := WithModel(dropFlags(args, geminiSessionFlags, nil), model)
 		return append(replacePrompt(out, prompt), "--resume", id), true
+	}
+	if s := specOf(KindOf(args[0])); s != nil && s.resume != nil && (id != "" || s.continues) {
+		return s.resume(args, id, model, prompt)
 	}
 	return nil, false
 }

@@ -56,7 +56,13 @@ var modelSources = map[Kind]modelSource{
 // else its built-in default. "" for a command spillway does not know.
 func DefaultModel(k Kind, getenv func(string) string) (model, from string) {
 	src, ok := modelSources[k]
+	if s := specOf(k); s != nil && s.model != nil {
+		src, ok = *s.model, true
+	}
 	if !ok {
+		if s := specOf(k); s != nil && s.builtin != "" {
+			return s.builtin, string(k) + "'s own default"
+		}
 		return "", ""
 	}
 	if src.env != "" {
@@ -78,6 +84,9 @@ func DefaultModel(k Kind, getenv func(string) string) (model, from string) {
 	}
 	if m := builtinModel[k]; m != "" {
 		return m, string(k) + "'s own default"
+	}
+	if s := specOf(k); s != nil && s.builtin != "" {
+		return s.builtin, string(k) + "'s own default"
 	}
 	return "", ""
 }

@@ -198,7 +198,7 @@ func (x *execution) commandFor(a *policy.Attempt, model string) (args []string, 
 	// --resume resumes every rerun; --until-reset only the run after a
 	// usage limit's reset (the same model, waited for)
 	afterReset := o.UntilReset && x.lastClass == classify.UsageLimit
-	if (o.Resume || afterReset) && a.N > 1 && (x.session != "" || x.kind == Claude) {
+	if (o.Resume || afterReset) && a.N > 1 && (x.session != "" || x.kind == Claude || (specOf(x.kind) != nil && specOf(x.kind).continues)) {
 		if ra, ok := resumeArgs(o.Command, x.session, model, cmp.Or(o.ResumePrompt, DefaultResumePrompt)); ok {
 			args, resumed = ra, x.session
 			if resumed == "" {

@@ -20,6 +20,9 @@ func typeOf(k Kind) wire.Format {
 	case Gemini:
 		return wire.Gemini
 	}
+	if s := specOf(k); s != nil && s.format != "" {
+		return s.format
+	}
 	return wire.OpenAI
 }
 
@@ -53,8 +56,12 @@ func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runO
 	best := classify.Verdict{Class: classify.Unknown}
 	for _, t := range []*tail{out.stderr, out.stdout} {
 		var lines []string
+		own := errorLine
+		if s := specOf(kind); s != nil && s.errorLine != nil {
+			own = s.errorLine
+		}
 		for _, l := range strings.Split(t.String(), "\n") {
-			if errorLine.MatchString(l) {
+			if own.MatchString(l) {
 				lines = append(lines, l)
 			}
 		}

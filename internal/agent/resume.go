@@ -55,6 +55,10 @@ func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time)
 		if m := claudeRe.FindStringSubmatch(out.stdout.String()); m != nil {
 			return m[1]
 		}
+	default:
+		if s := specOf(kind); s != nil && s.session != nil {
+			return s.session(args, out, o, since)
+		}
 	}
 	return ""
 }

@@ -247,6 +247,17 @@ func failFast(k Kind, o *Options) (cleanup func(), err error) {
 			return cleanup, fmt.Errorf("%w; so Gemini CLI retries a 503 up to 10 times, for minutes, before spillway sees it: set general.maxAttempts to 1 in %s (spillway setup gemini does)", err, user)
 		}
 		extra = append(extra, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+path)
+	default:
+		if s := specOf(k); s != nil && s.failFast != nil {
+			env, undo, err := s.failFast(o)
+			if err != nil {
+				return cleanup, err
+			}
+			if undo != nil {
+				cleanup = undo
+			}
+			extra = append(extra, env...)
+		}
 	}
 	if len(extra) > 0 {
 		base := o.Env

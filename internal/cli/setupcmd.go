@@ -25,7 +25,9 @@ func (a *App) setupCmd() *cobra.Command {
 		Use:   "setup",
 		Short: "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway",
 	}
-	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(), a.setupServiceCmd())
+	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(),
+		a.setupOpenCodeCmd(), a.setupCopilotCmd(), a.setupQwenCmd(), a.setupClineCmd(), a.setupContinueCmd(),
+		a.setupServiceCmd())
 	return cmd
 }
 

@@ -33,59 +33,72 @@ var GeminiGoogleSettings = map[string]any{
 
 // ApplyGemini merges GeminiSettings into existing (the settings.json
 // Gemini CLI has, or nothing), keeping every other setting.
-func ApplyGemini(existing []byte) ([]byte, error) { return applyGemini(existing, GeminiSettings) }
+func ApplyGemini(existing []byte) ([]byte, error) { return geminiFile.Apply(existing, GeminiSettings) }
 
 // ApplyGeminiGoogle merges GeminiGoogleSettings into existing.
 func ApplyGeminiGoogle(existing []byte) ([]byte, error) {
-	return applyGemini(existing, GeminiGoogleSettings)
+	return geminiFile.Apply(existing, GeminiGoogleSettings)
 }
 
-// applyGemini merges settings into existing, a settings.json as Gemini CLI
-// reads it (JSON with comments: see agentfiles.ParseGeminiSettings). Each
-// setting is spliced into the text where it belongs, in the file's own
-// indentation and line ends; every other byte (comments, order, spacing)
-// stays. A file Gemini CLI cannot read is refused, not written, and the
-// result is parsed again the way Gemini CLI parses it, with every setting
-// checked, before it is returned.
-func applyGemini(existing []byte, settings map[string]any) ([]byte, error) {
+// geminiFile is Gemini CLI's settings.json.
+var geminiFile = JSONFile{Agent: "Gemini CLI", File: "settings.json", Command: "spillway setup gemini", Parse: agentfiles.ParseGeminiSettings}
+
+// JSONFile is an agent's JSON settings file (comments allowed where the
+// agent allows them) as setup merges into it.
+type JSONFile struct {
+	Agent   string // the agent's name ("Gemini CLI")
+	File    string // the file's name ("settings.json")
+	Command string // the setup command ("spillway setup gemini")
+	// Parse reads the file the way the agent does.
+	Parse func([]byte) (map[string]any, error)
+}
+
+// Apply merges settings into existing (the file the agent has, or
+// nothing). Each setting (a leaf of settings: a value that is not an
+// object, an array set whole) is spliced into the text where it belongs,
+// in the file's own indentation and line ends; every other byte
+// (comments, order, spacing) stays. A file the agent cannot read is
+// refused, not written, and the result is parsed again the way the agent
+// parses it, with every setting checked, before it is returned.
+func (f JSONFile) Apply(existing []byte, settings map[string]any) ([]byte, error) {
 	var out []byte
 	if len(bytes.TrimSpace(existing)) == 0 {
 		b, _ := json.MarshalIndent(settings, "", "  ")
 		out = append(b, '\n')
 	} else {
-		if _, err := agentfiles.ParseGeminiSettings(existing); err != nil {
-			return nil, fmt.Errorf("Gemini CLI cannot start with this file as it is: %v; fix that and run spillway setup gemini again (nothing was changed)", err)
+		if _, err := f.Parse(existing); err != nil {
+			return nil, fmt.Errorf("%s cannot start with this file as it is: %v; fix that and run %s again (nothing was changed)", f.Agent, err, f.Command)
 		}
 		out = existing
-		for _, l := range geminiLeaves(settings, nil) {
+		for _, l := range leaves(settings, nil) {
 			var err error
-			if out, err = setGemini(out, l); err != nil {
+			if out, err = f.set(out, l); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := verifyGemini(out, settings); err != nil {
+	if err := f.verify(out, settings); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// geminiLeaf is one setting: the keys down to it, and its value.
-type geminiLeaf struct {
+// leaf is one setting: the keys down to it, and its value.
+type leaf struct {
 	path  []string
 	value any
 }
 
-// geminiLeaves are the settings of m (below prefix), by path.
-func geminiLeaves(m map[string]any, prefix []string) []geminiLeaf {
-	var out []geminiLeaf
+// leaves are the settings of m (below prefix), by path.
+func leaves(m map[string]any, prefix []string) []leaf {
+	var out []leaf
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		p := append(slices.Clone(prefix), k)
-		if sub, ok := m[k].(map[string]any); ok {
-			out = append(out, geminiLeaves(sub, p)...)
+		if sub, ok := m[k].(map[string]any); ok && len(sub) > 0 { // ({} is a value)
+			out = append(out, leaves(sub, p)...)
 			continue
 		}
-		out = append(out, geminiLeaf{p, m[k]})
+		out = append(out, leaf{p, m[k]})
 	}
 	return out
 }
@@ -101,19 +114,19 @@ func nested(path []string, v any) any {
 // setGemini sets one setting in text: its value replaced where its key
 // is, else its key added at the end of the deepest object of its path that
 // exists (a value in the way that is not an object is replaced whole).
-func setGemini(text []byte, l geminiLeaf) ([]byte, error) {
+func (f JSONFile) set(text []byte, l leaf) ([]byte, error) {
 	// hujson's values alias the bytes they were parsed from, and its
 	// editing methods (Patch, Format) rewrite them: it parses a copy, is
 	// only read, and the text is edited here by offsets
 	root, err := hujson.Parse(bytes.Clone(text))
 	if err != nil {
-		return nil, fmt.Errorf("not JSON spillway can merge into (%v); add the settings by hand: spillway setup gemini --print", err)
+		return nil, fmt.Errorf("not JSON spillway can merge into (%v); add the settings by hand: %s --print", err, f.Command)
 	}
 	obj := &root
 	for i, key := range l.path {
 		o, ok := obj.Value.(*hujson.Object)
 		if !ok {
-			return nil, errors.New("not a JSON object spillway can merge into; fix it, or add the settings by hand: spillway setup gemini --print")
+			return nil, fmt.Errorf("not a JSON object spillway can merge into; fix it, or add the settings by hand: %s --print", f.Command)
 		}
 		var m *hujson.ObjectMember
 		for j := range o.Members { // JSON.parse keeps a repeated key's last value
@@ -270,15 +283,14 @@ func lineIndent(text []byte, at int) string {
 	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
 }
 
-// verifyGemini parses the merged text as Gemini CLI does and checks that
-// every setting has its value: setup never leaves a file Gemini CLI
-// cannot read.
-func verifyGemini(out []byte, settings map[string]any) error {
-	got, err := agentfiles.ParseGeminiSettings(out)
+// verify parses the merged text as the agent does and checks that every
+// setting has its value: setup never leaves a file the agent cannot read.
+func (f JSONFile) verify(out []byte, settings map[string]any) error {
+	got, err := f.Parse(out)
 	if err != nil {
-		return fmt.Errorf("internal error: Gemini CLI could not read the merged settings.json (%v), so it was not written; add the settings by hand: spillway setup gemini --print", err)
+		return fmt.Errorf("internal error: %s could not read the merged %s (%v), so it was not written; add the settings by hand: %s --print", f.Agent, f.File, err, f.Command)
 	}
-	for _, l := range geminiLeaves(settings, nil) {
+	for _, l := range leaves(settings, nil) {
 		var v any = got
 		for _, k := range l.path {
 			m, _ := v.(map[string]any)
@@ -286,7 +298,7 @@ func verifyGemini(out []byte, settings map[string]any) error {
 		}
 		want, _ := json.Marshal(l.value)
 		if have, _ := json.Marshal(v); !bytes.Equal(have, want) {
-			return fmt.Errorf("internal error: the merged settings.json has %s = %s, not %s, so it was not written; add the settings by hand: spillway setup gemini --print", strings.Join(l.path, "."), have, want)
+			return fmt.Errorf("internal error: the merged %s has %s = %s, not %s, so it was not written; add the settings by hand: %s --print", f.File, strings.Join(l.path, "."), have, want, f.Command)
 		}
 	}
 	return nil

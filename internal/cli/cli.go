@@ -194,7 +194,8 @@ func flagError(cmd *cobra.Command, err error) error {
 // groups makes every command that only holds others (config, queue,
 // setup, bench) refuse a word that is none of them, as the root does:
 // cobra would print the group's help and exit 0, so a mistyped
-// `config chek` looked like it worked. With no word it shows the help.
+// `config chek` looked like it worked. With no word it does what the group
+// does alone, else shows the help.
 func groups(c *cobra.Command) {
 	if !c.HasSubCommands() {
 		return
@@ -204,7 +205,11 @@ func groups(c *cobra.Command) {
 	}
 	c.Args = cobra.ArbitraryArgs
 	c.SuggestionsMinimumDistance = 2
+	own := c.RunE // what a group does with no word (setup lists the agents), else its help
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 && own != nil {
+			return own(cmd, args)
+		}
 		if len(args) == 0 {
 			return cmd.Help()
 		}

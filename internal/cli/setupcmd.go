@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/spillway/spillway/config"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"text/tabwriter"
 	"time"
+
+	"github.com/spillway/spillway/config"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,7 +25,17 @@ import (
 func (a *App) setupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "setup",
-		Short: "Point Codex CLI, Claude Code or Gemini CLI at the spillway gateway",
+		Short: "Point an agent at the spillway gateway; alone, list the agents and which are set up",
+		Long: `setup <agent> points one agent at the gateway (see each one's help). setup
+alone changes nothing: it lists the agents spillway knows, where each one's
+command is on PATH, and whether it is already set up for spillway, for which
+sign-in, and the file or variable that says so (variables as this shell has
+them: run it where you run the agent).`,
+		Example: `  spillway setup
+  spillway setup codex
+  spillway setup opencode --print`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.listAgents() },
 	}
 	cmd.AddCommand(a.setupCodexCmd(), a.setupClaudeCmd(), a.setupGeminiCmd(),
 		a.setupOpenCodeCmd(), a.setupCopilotCmd(), a.setupQwenCmd(), a.setupClineCmd(), a.setupContinueCmd(),
@@ -485,4 +497,44 @@ nothing.`,
 	f.StringVar(&binary, "binary", "", "the spillway binary the service runs (default: this one)")
 	f.BoolVar(&printOnly, "print", false, "print the unit; write nothing")
 	return cmd
+}
+
+// listAgents is setup with no agent: each agent, where it is on PATH, and
+// whether it is set up for spillway.
+func (a *App) listAgents() error {
+	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSETUP\tON PATH\tSET UP FOR SPILLWAY")
+	for _, ag := range setup.Agents() {
+		path := lookPath(ag.Command, a.Getenv("PATH"))
+		if path == "" {
+			path = "not found"
+		}
+		state, where := ag.State(a.Getenv)
+		if state == "" {
+			state = "no"
+		} else if where != "" {
+			state += " (" + where + ")"
+		}
+		fmt.Fprintf(tw, "%s\tspillway setup %s\t%s\t%s\n", ag.Title, ag.Name, path, state)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(a.Stdout, "\nspillway setup <agent> sets one up (--print shows what it would write, changing nothing).")
+	return err
+}
+
+// lookPath is exec.LookPath over the directories of path (the PATH of the
+// environment setup runs in), "" when command is in none of them.
+func lookPath(command, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }

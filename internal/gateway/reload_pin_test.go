@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spillway/spillway/config"
 )
@@ -36,11 +35,7 @@ func TestReloadMidRequestKeepsItsConfiguration(t *testing.T) {
 		got <- answer{h: resp.Header, body: string(b)}
 	}()
 	// the request is at the upstream, held there
-	for deadline := time.Now().Add(20 * time.Second); len(tm.up.requests()) == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the request never reached the upstream")
-		}
-	}
+	tm.up.waitHeld(t, "the request")
 	// a configuration without gateway keys (the account's headers would
 	// go to the client under it)
 	file := fmt.Sprintf("listen: \"127.0.0.1:0\"\nproviders:\n  openai: { base_url: %q, api_key: env:PROVIDER, auth: key }\n", tm.up.srv.URL+"/v1")

@@ -41,15 +41,26 @@ type hostile struct {
 	got     []*http.Request
 	hold    chan struct{} // a request for "gpt-6-sol" waits here until release
 	release func()
+	arrived chan struct{} // a request for "gpt-6-sol" says here that it is held
 }
 
 func newHostile(t *testing.T) *hostile {
-	h := &hostile{hold: make(chan struct{})}
+	h := &hostile{hold: make(chan struct{}), arrived: make(chan struct{}, 16)}
 	h.release = sync.OnceFunc(func() { close(h.hold) })
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
 	t.Cleanup(h.release) // (first: Close waits for the held request)
 	return h
+}
+
+// waitHeld waits until a request for "gpt-6-sol" is held at the upstream.
+func (h *hostile) waitHeld(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-h.arrived:
+	case <-time.After(20 * time.Second): // a bound on a real server's request, not a timing
+		t.Fatalf("%s never reached the upstream", what)
+	}
 }
 
 func (h *hostile) requests() []*http.Request {
@@ -78,6 +89,10 @@ func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"error":{"message":"bad request: you sent %q","type":"invalid_request_error","code":"invalid_value"}}`, cred)
 	case req.Model == "gpt-6-sol":
+		select {
+		case h.arrived <- struct{}{}:
+		default:
+		}
 		<-h.hold
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"held"},"finish_reason":"stop"}]}`)
@@ -443,11 +458,7 @@ func TestTeamBytesInFlight(t *testing.T) {
 		held <- b
 	}()
 	// the held request is at the upstream: its body holds 700 KB
-	for deadline := time.Now().Add(20 * time.Second); len(tm.up.requests()) == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never reached the upstream")
-		}
-	}
+	tm.up.waitHeld(t, "the first request")
 	busy := make(chan *http.Response, 1)
 	go func() {
 		resp, b := tm.post(t, "/v1/chat/completions", `{"model":"gpt-6-astra","messages":[{"role":"user","content":"`+pad+`"}]}`)

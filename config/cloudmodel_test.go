@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A cloud client's model id names the configured model it stands for: by
 // name, by a deployment's upstream id, by the same vendor model (a name
@@ -32,6 +35,40 @@ func TestCloudModel(t *testing.T) {
 		got, ok := c.CloudModel(tt.id)
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("CloudModel(%q) = %q, %v; want %q", tt.id, got, ok, tt.want)
+		}
+	}
+}
+
+// Two models deployed as the same cloud id: the one a cloud client asking
+// for that id does not reach is warned of, at its field, and naming both.
+func TestCloudIDOfTwoModelsIsWarnedOf(t *testing.T) {
+	c, err := Parse("two.yaml", []byte(`providers:
+  bedrock-east: {type: bedrock, region: us-east-1}
+models:
+  a-fast:
+    tier: light
+    deployments:
+      - {provider: bedrock-east, upstream: "us.anthropic.claude-sonnet-5-5-20261001-v1:0"}
+  b-main:
+    tier: medium
+    deployments:
+      - {provider: bedrock-east, upstream: "us.anthropic.claude-sonnet-5-5-20261001-v1:0"}
+  c-own:
+    tier: medium
+    deployments:
+      - {provider: bedrock-east, upstream: "us.anthropic.claude-haiku-5-5-20261001-v1:0"}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(c.Warnings, "\n")
+	want := "two.yaml:11: models.b-main.deployments[0].upstream: us.anthropic.claude-sonnet-5-5-20261001-v1:0 is also the upstream id of a deployment of a-fast: a Bedrock or Vertex AI client asking for us.anthropic.claude-sonnet-5-5-20261001-v1:0 is answered from a-fast's chain, never from b-main's"
+	if !strings.Contains(all, want) {
+		t.Errorf("warnings lack\n%s\nin:\n%s", want, all)
+	}
+	for _, not := range []string{"models.a-fast.deployments", "models.c-own.deployments"} {
+		if strings.Contains(all, not) {
+			t.Errorf("warned of %s, which a cloud client reaches:\n%s", not, all)
 		}
 	}
 }

@@ -21,6 +21,7 @@ func (l *loader) validate(c *Config) {
 	l.providers(c)
 	modelNames := sortedKeys(c.Models)
 	l.models(c, modelNames)
+	l.cloudIDs(c, modelNames)
 	l.chainOwners(c, modelNames)
 	l.chainRules(c)
 	l.chains(c, modelNames)
@@ -269,6 +270,43 @@ func (l *loader) upstreamNames(c *Config, name string, m Model, fp string) {
 		}
 		if err := CheckPathModel(d.Upstream); err != nil {
 			l.at(field, err.Error())
+		}
+	}
+}
+
+// cloudIDs warns of a model id that deployments of more than one model go
+// upstream as on Bedrock or Vertex AI: a cloud client asking for that id
+// (Claude Code in its Bedrock mode names one) is answered from one of
+// them only (CloudModel's), which the warning names on the others.
+func (l *loader) cloudIDs(c *Config, modelNames []string) {
+	type use struct{ model, field string }
+	byID := map[string][]use{}
+	var ids []string
+	for _, name := range modelNames {
+		m := c.Models[name]
+		for i, d := range m.Deployments {
+			p, ok := c.Providers[d.Provider]
+			if !ok || d.Upstream == "" || (p.Type != Bedrock && p.Type != Vertex) {
+				continue
+			}
+			if len(byID[d.Upstream]) == 0 {
+				ids = append(ids, d.Upstream)
+			}
+			if !slices.ContainsFunc(byID[d.Upstream], func(u use) bool { return u.model == name }) {
+				byID[d.Upstream] = append(byID[d.Upstream], use{name, fmt.Sprintf("models.%s.deployments[%d].upstream", name, i)})
+			}
+		}
+	}
+	for _, id := range ids {
+		uses := byID[id]
+		if len(uses) < 2 {
+			continue
+		}
+		chosen, _ := c.CloudModel(id)
+		for _, u := range uses {
+			if u.model != chosen {
+				l.warn(u.field, fmt.Sprintf("%s is also the upstream id of a deployment of %s: a Bedrock or Vertex AI client asking for %s is answered from %s's chain, never from %s's", id, chosen, id, chosen, u.model))
+			}
 		}
 	}
 }

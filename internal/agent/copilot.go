@@ -41,10 +41,12 @@ var copilotSpec = spec{
 // on stderr "Failed to get response from the AI model; retried 5 times …
 // Last error: 503 …", "Authentication failed with provider at URL (HTTP
 // 401).", "Model 'M' not found on provider at …", "Could not connect to
-// local model provider at …", a bare "400 <the provider's message>"; with
+// local model provider at …", a bare "400 <the provider's message>" (and
+// "503 spillway: capacity: …", the gateway's last word, which it does not
+// retry); with
 // --output-format json its session.error event. Its tool output is shown
 // indented ("  │ …", "  └ …") and never matches.
-var copilotErrorLine = regexp.MustCompile(`^(Failed to get response from the AI model|Authentication failed with provider|Model '[^']*' not found on provider|Resource not found on provider|Could not connect to (local )?model provider|[45]\d\d [A-Z]|\{"type":"session\.error")`)
+var copilotErrorLine = regexp.MustCompile(`^(Failed to get response from the AI model|Authentication failed with provider|Model '[^']*' not found on provider|Resource not found on provider|Could not connect to (local )?model provider|[45]\d\d \S|\{"type":"session\.error")`)
 
 var (
 	copilotResumeRe = regexp.MustCompile(`copilot --resume=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)

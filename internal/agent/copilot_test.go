@@ -81,6 +81,7 @@ func TestCopilotJudge(t *testing.T) {
 		{"rate limited", "Failed to get response from the AI model; retried 5 times (total retry wait time: 5.73 seconds) Last error: 429 Rate limit reached for gpt-6-luna in organization org-spillway-sim on requests per min (RPM). Please try again in 1s.", "", classify.RateLimit},
 		{"no such model", "Model 'gpt-6-mini' not found on provider at http://127.0.0.1:18701/v1 (HTTP 404).\n  Check that the model is available on your provider.\n", "", classify.ModelNotFound},
 		{"unreachable", "Could not connect to local model provider at http://127.0.0.1:18799/v1.\n  Check that the service is running and the port is correct.\n", "● Response was interrupted due to a server error. Retrying...\n", classify.Network},
+		{"the gateway's last word", "503 spillway: capacity: every model of the chain is at capacity; tried gpt-6-astra (capacity, breaker_open), gpt-6.1-sol (capacity) in 14 attempts; waited 31.942s\n", "", classify.Capacity},
 		{"context", "400 This model's maximum context length is 272000 tokens. However, your messages resulted in 13194 tokens. Please reduce the length of the messages.\n", "", classify.ContextLength},
 		{"json", "", `{"type":"session.error","data":{"errorType":"authentication","message":"Authentication failed with provider at http://127.0.0.1:18701/v1 (HTTP 401).","statusCode":401}}`, classify.Auth},
 		{"tool output", "", "● Run cat log (shell)\n  │ cat log\n  └ 503 Service Unavailable: overloaded\n\nThe log says: 503 overloaded, rate limit exceeded\n", classify.Unknown},

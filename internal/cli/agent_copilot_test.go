@@ -67,8 +67,9 @@ var copilotUndo = regexp.MustCompile(`(?m)^# Add .*; undo: (unset [A-Z_ ]+)$`)
 // spillway setup copilot's environment, run by sh, points the real Copilot
 // CLI at spillway serve, which answers from a model it did not name (its
 // first full): a real tool loop (its bash tool cats a file whose token
-// only the command can know), Responses, Anthropic's Messages, and another
-// vendor's model when every OpenAI model is full. The user's settings.json
+// only the command can know), on Chat Completions and on Responses answered
+// by another vendor's model (every OpenAI model full), and on Anthropic's
+// Messages. The user's settings.json
 // (its comments, and a model of GitHub's that this mode does not read)
 // stays byte for byte; the printed undo line takes every variable back.
 func TestCopilotSetupThroughTheGateway(t *testing.T) {
@@ -85,9 +86,8 @@ func TestCopilotSetupThroughTheGateway(t *testing.T) {
 		yaml     string // more configuration
 	}{
 		{"chat, a tool loop", nil, []string{"gpt-6-astra"}, true, "/v1/chat/completions", "openai/gpt-6-astra", "openai/gpt-6.1-sol", ""},
-		{"responses", []string{"--wire", "responses"}, []string{"gpt-6-astra"}, false, "/v1/responses", "openai/gpt-6-astra", "openai/gpt-6.1-sol", ""},
 		{"anthropic type", []string{"--type", "anthropic"}, []string{"claude-opus-5-5"}, false, "/v1/messages", "anthropic/claude-opus-5-5", "anthropic/claude-sonnet-5-5", ""},
-		{"another vendor, a tool loop", nil, []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"}, true, "/v1/chat/completions", "openai/gpt-6-astra", "anthropic/claude-opus-5-5",
+		{"responses, another vendor, a tool loop", []string{"--wire", "responses"}, []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"}, true, "/v1/responses", "openai/gpt-6-astra", "anthropic/claude-opus-5-5",
 			"  anthropic: { base_url: \"SIM\", api_key: sk-ant-own-copilot-0123 }\nchains:\n  codex: { models: [gpt-6-astra, gpt-6.1-sol, gpt-6-luna], overflow: claude }\n"},
 	}
 	for _, c := range cases {

@@ -145,6 +145,9 @@ var rules = []rule{
 	{ModelNotFound, OpenAI, []string{"model_not_found", "does not exist or you do not have access to it"}, false},
 	{ModelNotFound, Gemini, []string{"is not found for api version"}, false},
 	{ModelNotFound, NoGuess, []string{"model not found", "unknown model", "no such model", "invalid model", "model does not exist"}, false},
+	// Copilot CLI's own words for its provider's 404 and for a provider it cannot reach
+	{ModelNotFound, NoGuess, []string{"' not found on provider at"}, false},
+	{Network, NoGuess, []string{"could not connect to local model provider", "could not connect to model provider"}, false},
 	{ContentFilter, NoGuess, []string{"content_policy_violation", "content policy", "content filter", "content_filter", "safety system", "flagged as potentially violating"}, false},
 	{Timeout, NoGuess, []string{"idle timeout", "timed out", "timeout", "deadline exceeded", "deadline_exceeded", "etimedout"}, false},
 	{Network, NoGuess, []string{"stream disconnected", "model stream ended without a finish reason", "connection lost", "stream closed before", "connection reset", "connection refused", "connection closed", "connection error", "econnreset", "econnrefused", "enotfound", "eai_again", "no such host", "getaddrinfo", "dns", "tls handshake", "tls:", "x509", "certificate", "broken pipe", "unexpected eof", "socket hang up", "network error", "network is unreachable", "fetch failed", "error sending request", "upstream connect error", "no route to host", "eof"}, false},

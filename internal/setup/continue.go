@@ -472,7 +472,6 @@ func lineOffset(text []byte, lines []int, line, col int) int {
 	return at
 }
 
-
 // leading is the spaces that start b.
 func leading(b []byte) string { return string(b[:len(b)-len(bytes.TrimLeft(b, " "))]) }
 

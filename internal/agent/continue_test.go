@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/spillway/spillway/classify"
 )
@@ -14,41 +13,9 @@ func TestContinueCommandLines(t *testing.T) {
 	if k := KindOf("/x/node_modules/.bin/cn"); k != Continue {
 		t.Fatalf("KindOf(cn) = %q", k)
 	}
-	const id = "87c51472-b304-4287-8903-b5774123d045"
-	cases := []struct {
-		name  string
-		in    []string
-		id    string
-		model string
-		want  []string // nil: cannot resume
-	}{
-		{"prompt after -p", []string{"cn", "-p", "fix it"}, id, "m2",
-			[]string{"cn", "-p", "go on", "--fork", id}},
-		{"a flag between -p and the prompt", []string{"cn", "-p", "--config", "/c/{model}.yaml", "--auto", "fix it"}, id, "m2",
-			[]string{"cn", "-p", "--config", "/c/m2.yaml", "--auto", "go on", "--fork", id}},
-		{"--flag=value forms", []string{"cn", "--config=./a.yaml", "--print", "fix it", "--rule", "be brief"}, id, "m2",
-			[]string{"cn", "--config=./a.yaml", "--print", "go on", "--rule", "be brief", "--fork", id}},
-		{"its own --resume and --fork dropped", []string{"cn", "-p", "--resume", "--fork", "old", "fix it"}, id, "m2",
-			[]string{"cn", "-p", "go on", "--fork", id}},
-		{"no prompt: added", []string{"cn", "-p", "--format", "json"}, id, "m2",
-			[]string{"cn", "-p", "--format", "json", "go on", "--fork", id}},
-		{"no session found", []string{"cn", "-p", "fix it"}, "", "m2", nil},
-		{"interactive, not -p", []string{"cn", "fix it"}, id, "m2", nil},
-		{"a subcommand", []string{"cn", "-p", "ls"}, id, "m2", nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, ok := resumeArgs(c.in, c.id, c.model, "go on")
-			if c.want == nil {
-				if ok {
-					t.Fatalf("resumed: %v", got)
-				}
-				return
-			}
-			if !ok || !reflect.DeepEqual(got, c.want) {
-				t.Fatalf("resumeArgs = %v %v, want %v", got, ok, c.want)
-			}
-		})
+	// cn leaves no session after a failed run: exec reruns it from the start
+	if got, ok := resumeArgs([]string{"cn", "-p", "fix it"}, "87c51472-b304-4287-8903-b5774123d045", "m2", "go on"); ok {
+		t.Errorf("cn resumed: %v", got)
 	}
 	// cn has no flag naming a model: only a placeholder sets it
 	for _, c := range []struct {
@@ -89,46 +56,6 @@ func TestContinueErrorLines(t *testing.T) {
 		if got := judge(classify.Classify, Continue, out).Class; got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}
-	}
-}
-
-func TestContinueSession(t *testing.T) {
-	const (
-		old   = "b49ccc51-251c-4559-b6ac-a62f20178670"
-		fresh = "dd4f14bc-0fd2-4493-af39-20cb403eabf8"
-	)
-	since := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
-	write := func(dir, name string, at time.Time) {
-		os.MkdirAll(dir, 0o700)
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(`{"sessionId":"x","history":[]}`), 0o600)
-		os.Chtimes(p, at, at)
-	}
-	home, global := t.TempDir(), t.TempDir()
-	sessions := filepath.Join(home, ".continue", "sessions")
-	write(sessions, old+".json", since.Add(-time.Hour))
-	write(sessions, fresh+".json", since.Add(2*time.Second))
-	write(sessions, "sessions.json", since.Add(3*time.Second)) // cn's index, not a session
-	write(filepath.Join(global, "sessions"), old+".json", since.Add(time.Second))
-	for _, c := range []struct {
-		name string
-		env  map[string]string
-		want string
-	}{
-		{"the session written since the run began", map[string]string{"HOME": home}, fresh},
-		{"CONTINUE_GLOBAL_DIR moves it", map[string]string{"HOME": home, "CONTINUE_GLOBAL_DIR": global}, old},
-		{"a run that wrote none", map[string]string{"HOME": t.TempDir()}, ""},
-		{"no HOME", map[string]string{}, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			o := Options{Getenv: func(k string) string { return c.env[k] }}
-			if got := continueSession(nil, runOut{}, o, since); got != c.want {
-				t.Fatalf("session %q, want %q", got, c.want)
-			}
-		})
-	}
-	if got := continueSession(nil, runOut{}, Options{Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}, since.Add(time.Minute)); got != "" {
-		t.Errorf("a session older than the run was taken: %q", got)
 	}
 }
 

@@ -27,6 +27,13 @@ type ContinueOptions struct {
 	// Config, when set, is ~/.continue/config.yaml as it is (BaseURL and
 	// Model unused); else ContinueConfig(BaseURL, Model).
 	Config string
+	// Home, when set, is the home to run in, its ~/.continue as it is
+	// (set up by spillway setup continue, say): Config, BaseURL and Model
+	// are unused.
+	Home string
+	// Env are more variables (NAME=value): the key's, say, when Home's
+	// config.yaml takes it from another variable than SPILLWAY_TEST_KEY.
+	Env []string
 	// ExtraArgs go after -p, before the prompt.
 	ExtraArgs []string
 	// Timeout bounds the run; DefaultTimeout when 0.
@@ -55,6 +62,10 @@ func RunContinue(t testing.TB, ctx context.Context, opts ContinueOptions) Result
 func ContinueEnv(t testing.TB, opts ContinueOptions) (bin string, env []string, home string) {
 	t.Helper()
 	bin = Continue(t)
+	env = ContinueQuiet(append([]string{ContinueKeyVar + "=" + opts.APIKey}, opts.Env...)...)
+	if opts.Home != "" {
+		return bin, env, opts.Home
+	}
 	home = t.TempDir()
 	dir := filepath.Join(home, ".continue")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -67,7 +78,7 @@ func ContinueEnv(t testing.TB, opts ContinueOptions) (bin string, env []string, 
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return bin, ContinueQuiet(ContinueKeyVar + "=" + opts.APIKey), home
+	return bin, env, home
 }
 
 // ContinueQuiet is extra and the variables that keep cn quiet: its

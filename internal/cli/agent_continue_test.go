@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,7 +233,8 @@ func TestExecContinue(t *testing.T) {
 		{"the next model after a 404", []sim.Fault{{Model: "gpt-6-astra", Kind: "model_not_found", Count: -1}}, nil, 0, "[gpt-6.1-sol]", false},
 		{"a refused key stops at 77", []sim.Fault{{Model: "*", Kind: "auth", Count: -1}}, nil, agent.ExitAuth, "", false},
 		{"the next model when the first is full", []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}}, nil, 0, "[gpt-6.1-sol]", true},
-		{"every model full: 75", []sim.Fault{{Model: "*", Kind: "capacity", Count: -1}}, []string{"--ladder", "1ms"}, agent.ExitCapacity, "", true},
+		// one model: a walk, the ladder's wait, a walk again (cn's 130 s each)
+		{"every model full: 75", []sim.Fault{{Model: "*", Kind: "capacity", Count: -1}}, []string{"--models", "gpt-6-astra", "--ladder", "1ms"}, agent.ExitCapacity, "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,9 +256,13 @@ func TestExecContinue(t *testing.T) {
 			}
 			work := filepath.Join(home, "work")
 			os.MkdirAll(work, 0o700)
-			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 			defer cancel()
-			args := append([]string{"exec", "--events", "-", "--models", "gpt-6-astra,gpt-6.1-sol"}, c.args...)
+			args := []string{"exec", "--events", "-"}
+			if !slices.Contains(c.args, "--models") {
+				args = append(args, "--models", "gpt-6-astra,gpt-6.1-sol")
+			}
+			args = append(args, c.args...)
 			args = append(args, "--", cn, "-p", "--config", filepath.Join(dir, "{model}.yaml"), "Say hello")
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir = work

@@ -180,7 +180,11 @@ func (x *execution) fresh(a *policy.Attempt, model string) []string {
 	if model != "" {
 		var ok bool
 		if args, ok = WithModel(o.Command, model); !ok && a.N == 1 && len(x.models) > 1 {
-			x.say("cannot set the model of %q (no {model} placeholder, not a known agent): reruns use the same command", o.Command[0])
+			why := "no {model} placeholder, not a known agent"
+			if x.kind != Other {
+				why = "no {model} placeholder, and " + string(x.kind) + " has no model flag exec can set (see docs/agents.md)"
+			}
+			x.say("cannot set the model of %q (%s): reruns use the same command", o.Command[0], why)
 		}
 	}
 	if (o.Resume || o.UntilReset) && x.kind == Gemini && (a.N > 1 || flagValue(args, "--session-id") == "") {

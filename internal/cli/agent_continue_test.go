@@ -215,32 +215,28 @@ func TestContinueAnsweredByClaudeWhenOpenAIIsFull(t *testing.T) {
 // model through the {model} placeholder. A model that does not exist (a
 // 404 cn does not retry) moves exec to the next model; a refused key
 // stops at 77. cn retries a full model itself for about 130 s (no
-// setting turns that off), so the capacity cases run only with
-// SPILLWAY_CN_SLOW=1.
+// setting turns that off), so each capacity case costs that much wall
+// time (all cases run side by side; the all-full one walks once: its
+// ladder's first wait is beyond --max-wait).
 func TestExecContinue(t *testing.T) {
 	t.Parallel()
 	cn := clienttest.Continue(t)
 	bin := spillwayBin(t)
-	slow := os.Getenv("SPILLWAY_CN_SLOW") == "1"
 	cases := []struct {
 		name   string
 		faults []sim.Fault
 		args   []string
 		code   int
 		stdout string // in the answer
-		slow   bool
 	}{
-		{"the next model after a 404", []sim.Fault{{Model: "gpt-6-astra", Kind: "model_not_found", Count: -1}}, nil, 0, "[gpt-6.1-sol]", false},
-		{"a refused key stops at 77", []sim.Fault{{Model: "*", Kind: "auth", Count: -1}}, nil, agent.ExitAuth, "", false},
-		{"the next model when the first is full", []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}}, nil, 0, "[gpt-6.1-sol]", true},
-		// one model: a walk, the ladder's wait, a walk again (cn's 130 s each)
-		{"every model full: 75", []sim.Fault{{Model: "*", Kind: "capacity", Count: -1}}, []string{"--models", "gpt-6-astra", "--ladder", "1ms"}, agent.ExitCapacity, "", true},
+		{"the next model after a 404", []sim.Fault{{Model: "gpt-6-astra", Kind: "model_not_found", Count: -1}}, nil, 0, "[gpt-6.1-sol]"},
+		{"a refused key stops at 77", []sim.Fault{{Model: "*", Kind: "auth", Count: -1}}, nil, agent.ExitAuth, ""},
+		{"the next model when the first is full", []sim.Fault{{Model: "gpt-6-astra", Kind: "capacity", Count: -1}}, nil, 0, "[gpt-6.1-sol]"},
+		// one model, one walk (cn's 130 s): the ladder's first wait passes the budget
+		{"every model full: 75", []sim.Fault{{Model: "*", Kind: "capacity", Count: -1}}, []string{"--models", "gpt-6-astra", "--ladder", "1m", "--max-wait", "1ms"}, agent.ExitCapacity, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.slow && !slow {
-				t.Skip("SKIPPED: cn retries a full model for about 130 s; set SPILLWAY_CN_SLOW=1 to run it")
-			}
 			t.Parallel()
 			srv, simURL := simtest.Start(t, nil)
 			for _, f := range c.faults {

@@ -144,3 +144,30 @@ func TestOpenCodeSession(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// OpenCode's own model: opencode.json's model (provider/model, comments
+// allowed), under XDG_CONFIG_HOME or ~/.config; else none.
+func TestOpenCodeDefaultModel(t *testing.T) {
+	cfg := t.TempDir()
+	os.MkdirAll(filepath.Join(cfg, "opencode"), 0o700)
+	os.WriteFile(filepath.Join(cfg, "opencode", "opencode.json"), []byte("{\n  // mine\n  \"model\": \"spillway/gpt-6-luna\",\n}\n"), 0o600)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config", "opencode"), 0o700)
+	os.WriteFile(filepath.Join(home, ".config", "opencode", "opencode.json"), []byte(`{"model": "spillway/gpt-6.1-sol"}`), 0o600)
+	for _, c := range []struct {
+		name        string
+		env         map[string]string
+		model, from string
+	}{
+		{"XDG_CONFIG_HOME", map[string]string{"XDG_CONFIG_HOME": cfg, "HOME": home}, "gpt-6-luna", filepath.Join(cfg, "opencode", "opencode.json")},
+		{"~/.config", map[string]string{"HOME": home}, "gpt-6.1-sol", filepath.Join(home, ".config", "opencode", "opencode.json")},
+		{"none", map[string]string{"HOME": t.TempDir()}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, from := DefaultModel(OpenCode, func(k string) string { return c.env[k] })
+			if m != c.model || from != c.from {
+				t.Fatalf("%q from %q, want %q from %q", m, from, c.model, c.from)
+			}
+		})
+	}
+}

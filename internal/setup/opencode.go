@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spillway/spillway/internal/agentfiles"
@@ -72,9 +71,9 @@ func WriteOpenCode(dir string, settings map[string]any, now time.Time) (path, ba
 }
 
 // OpenCodeState says whether OpenCode is set up for spillway: "api key"
-// (the variable it takes the key from, when {env:VAR}) when a global
-// configuration file OpenCode can read defines the spillway provider, ""
-// otherwise; where is that file. getenv is the environment setup runs in.
+// when a global configuration file OpenCode can read defines the spillway
+// provider (its key from a variable, {env:VAR}), "" otherwise; where is
+// that file. getenv is the environment setup runs in.
 func OpenCodeState(getenv func(string) string) (state, where string) {
 	dir := agentfiles.OpenCodeConfigDir(getenv)
 	if dir == "" {
@@ -92,14 +91,8 @@ func OpenCodeState(getenv func(string) string) (state, where string) {
 			continue
 		}
 		providers, _ := c["provider"].(map[string]any)
-		p, ok := providers[OpenCodeProvider].(map[string]any)
-		if !ok {
+		if _, ok := providers[OpenCodeProvider].(map[string]any); !ok {
 			continue
-		}
-		opts, _ := p["options"].(map[string]any)
-		key, _ := opts["apiKey"].(string)
-		if v, ok := strings.CutPrefix(key, "{env:"); ok && strings.HasSuffix(v, "}") {
-			return "api key ($" + strings.TrimSuffix(v, "}") + ")", path
 		}
 		return "api key", path
 	}

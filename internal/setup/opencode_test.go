@@ -123,7 +123,7 @@ func TestWriteOpenCode(t *testing.T) {
 					t.Errorf("backup %s holds %q", backup, b)
 				}
 			}
-			if st, where := OpenCodeState(getenv); st != "api key ($MY_KEY)" || where != path {
+			if st, where := OpenCodeState(getenv); st != "api key" || where != path {
 				t.Errorf("state %q at %q", st, where)
 			}
 		})

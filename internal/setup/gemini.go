@@ -190,7 +190,36 @@ func insertMember(text []byte, obj *hujson.Value, key string, v any) []byte {
 		sep = newline(text) + indent
 	}
 	out := splice(text, at, at, sep+string(name)+colon+renderJSON(text, v, indent, compact, colon))
+	if trailingComma(text[last.Value.EndOffset:end]) { // (JSONC: OpenCode's files)
+		return out
+	}
 	return splice(out, last.Value.EndOffset, last.Value.EndOffset, ",")
+}
+
+// trailingComma reports whether rest (what follows an object's last
+// value, up to its closing brace) holds a comma, past blanks and comments.
+func trailingComma(rest []byte) bool {
+	for len(rest) > 0 {
+		switch {
+		case rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n':
+			rest = rest[1:]
+		case bytes.HasPrefix(rest, []byte("//")):
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				return false
+			}
+			rest = rest[i+1:]
+		case bytes.HasPrefix(rest, []byte("/*")):
+			i := bytes.Index(rest[2:], []byte("*/"))
+			if i < 0 {
+				return false
+			}
+			rest = rest[i+4:]
+		default:
+			return rest[0] == ','
+		}
+	}
+	return false
 }
 
 // colonOf is what separates m's name from its value (": ", ":"), or ": "

@@ -204,7 +204,7 @@ func TestExecCopilot(t *testing.T) {
 	}{
 		{"the next model, resumed", []sim.Fault{full("gpt-6-astra")}, []string{"--resume", "--models", "gpt-6-astra,gpt-6.1-sol"}, 0,
 			"[gpt-6.1-sol]", []string{"gpt-6-astra is at capacity", "run 2 on gpt-6.1-sol, resuming session "}},
-		{"every model full", []sim.Fault{full("gpt-6-luna")}, []string{"--models", "gpt-6-luna", "--ladder", "1ms"}, 75,
+		{"every model full", []sim.Fault{full("gpt-6-luna")}, []string{"--models", "gpt-6-luna", "--ladder", "1m", "--max-wait", "1ms"}, 75,
 			"", []string{"gpt-6-luna is at capacity", "exit 75"}},
 		{"a refused key", []sim.Fault{{Model: "gpt-6-sol", Kind: "auth", Count: -1}}, []string{"--models", "gpt-6-sol,gpt-6-luna"}, 77,
 			"", []string{"auth — stopping (exit 77)"}},

@@ -186,7 +186,7 @@ func TestOpenCodeAnsweredByClaude(t *testing.T) {
 
 // spillway exec wraps OpenCode pointed straight at the simulator: its
 // first model full, run 2 resumes its session on the next model (exit 0);
-// every model full, 75 after the ladder; a refused key, 77. The simulator
+// every model full, 75 after one walk (the ladder's first wait passes --max-wait); a refused key, 77. The simulator
 // says retry-after 10 ms, which OpenCode waits out instead of its own
 // backoff (its five retries cannot be turned off).
 func TestOpenCodeExec(t *testing.T) {
@@ -203,7 +203,7 @@ func TestOpenCodeExec(t *testing.T) {
 		{"first model full: resumed on the next", []string{`{"model":"gpt-6-astra","fault":"capacity","count":-1,"retry_after":0.01}`},
 			[]string{"--resume", "--ladder", "1ms"}, 0, []string{"gpt-6-astra is at capacity", "run 2 on gpt-6.1-sol, resuming session ses_"}},
 		{"every model full: 75", []string{`{"model":"*","fault":"capacity","count":-1,"retry_after":0.01}`},
-			[]string{"--models", "gpt-6-astra", "--ladder", "1ms"}, 75, []string{"gpt-6-astra is at capacity", "giving up (exit 75)"}},
+			[]string{"--models", "gpt-6-astra", "--ladder", "1m", "--max-wait", "1ms"}, 75, []string{"gpt-6-astra is at capacity", "giving up (exit 75)"}},
 		{"a refused key: 77", []string{`{"model":"*","fault":"auth","count":-1}`},
 			nil, 77, []string{"auth — stopping (exit 77)"}},
 	}

@@ -251,3 +251,75 @@ func TestExecCline(t *testing.T) {
 		})
 	}
 }
+
+// setup cline without the agent: --print changes nothing, --cline-dir and
+// $CLINE_DIR move the file, and a file Cline cannot read is named (its
+// path and line) and left as it is.
+func TestSetupCline(t *testing.T) {
+	t.Parallel()
+	const broken = "{\n  // Cline's JSON.parse takes no comments\n  \"version\": 1, \"providers\": {}\n}\n"
+	cases := []struct {
+		name     string
+		args     []string
+		env      func(home string) map[string]string
+		file     func(home string) string // the providers.json expected
+		existing string
+		code     int
+		want     []string
+		written  bool
+	}{
+		{"print", []string{"cline", "--print", "--url", "http://127.0.0.1:9000"}, nil, nil, "", 0,
+			[]string{`"baseUrl": "http://127.0.0.1:9000/v1"`, `"lastUsedProvider": "openai-compatible"`, "$OPENAI_API_KEY"}, false},
+		{"home", []string{"cline", "--url", "http://127.0.0.1:9000"}, nil, nil, "", 0,
+			[]string{"wrote ", "there was no providers.json before; undo: rm "}, true},
+		{"--cline-dir", []string{"cline", "--cline-dir", "CLINEDIR"}, nil, func(home string) string { return filepath.Join(home, "moved", "data", "settings", "providers.json") }, "", 0,
+			[]string{"moved/data/settings/providers.json"}, true},
+		{"$CLINE_DIR", []string{"cline"}, func(home string) map[string]string {
+			return map[string]string{"HOME": home, "CLINE_DIR": filepath.Join(home, "moved")}
+		}, func(home string) string { return filepath.Join(home, "moved", "data", "settings", "providers.json") }, "", 0,
+			[]string{"moved/data/settings/providers.json"}, true},
+		{"a file Cline cannot read", []string{"cline"}, nil, nil, broken, ExitFail,
+			[]string{"providers.json", "line 2, column 3", "nothing was changed"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			env := map[string]string{"HOME": home}
+			if c.env != nil {
+				env = c.env(home)
+			}
+			path := filepath.Join(home, ".cline", "data", "settings", "providers.json")
+			if c.file != nil {
+				path = c.file(home)
+			}
+			if c.existing != "" {
+				_ = os.MkdirAll(filepath.Dir(path), 0o700)
+				if err := os.WriteFile(path, []byte(c.existing), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string(nil), c.args...)
+			for i, a := range args {
+				if a == "CLINEDIR" {
+					args[i] = filepath.Join(home, "moved")
+				}
+			}
+			out, errOut, code := runSetup(t, env, args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("output lacks %q:\n%s%s", w, out, errOut)
+				}
+			}
+			b, err := os.ReadFile(path)
+			switch {
+			case c.existing != "" && string(b) != c.existing:
+				t.Errorf("the file changed:\n%s", b)
+			case c.existing == "" && c.written != (err == nil):
+				t.Errorf("written %v (%v), want %v", err == nil, err, c.written)
+			}
+		})
+	}
+}

@@ -24,7 +24,7 @@ import (
 // that ends the gateway (its event log then whole).
 func clineGateway(t *testing.T, faults ...sim.Fault) (srv *sim.Server, base, events string, stop func()) {
 	t.Helper()
-	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: -1})
+	srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestExecCline(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv, err := sim.New(sim.Options{Seed: 1, TokenRate: -1})
+			srv, err := sim.New(sim.Options{Seed: 1, TokenRate: 0})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,17 +1,82 @@
 package cli
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/spillway/spillway/internal/setup"
 )
 
 func (a *App) setupClineCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "cline",
-		Short:  "Point Cline at the spillway gateway",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE:   func(*cobra.Command, []string) error { return errors.New("not yet") },
+	var u, configDir, model string
+	var printOnly bool
+	cmd := &cobra.Command{
+		Use:   "cline",
+		Short: "Point Cline at spillway: its provider settings",
+		Long: `cline merges spillway into Cline's provider settings, providers.json
+(~/.cline/data/settings/providers.json; $CLINE_DIR or --cline-dir (cline --config) moves the
+directory, $CLINE_DATA_DIR the data directory, $CLINE_PROVIDER_SETTINGS_PATH the
+file, in that order, as Cline reads them): the provider "cline auth -p openai -b
+URL" saves (openai-compatible: Chat Completions) with the gateway's /v1 as its
+baseUrl, a model (--model, else the entry's own, else gpt-6.1-sol), and as the
+provider Cline runs (lastUsedProvider). An apiKey the entry held is emptied:
+Cline then sends $OPENAI_API_KEY, which spillway passes through. Every other
+setting and provider stays, byte for byte, and the old file is kept as
+providers.json.spillway-backup-<time>; the undo line is printed. Cline reads
+the file as strict JSON and ignores all of it when any part is wrong, so a file
+Cline cannot read is named with its line or field and left as it is, and the
+result is read back as Cline reads it. --print changes nothing.`,
+		Example: `  spillway setup cline
+  spillway setup cline --model gpt-6-astra
+  spillway setup cline --cline-dir ~/work/.cline --url http://127.0.0.1:9000
+  spillway setup cline --print`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := a.gatewayURL(u)
+			if err != nil {
+				return err
+			}
+			path := setup.ClineSettingsPath(a.Getenv, configDir)
+			if printOnly {
+				b, _ := json.MarshalIndent(setup.ClineSettings(base, model), "", "  ")
+				if path == "" {
+					path = "~/.cline/data/settings/providers.json"
+				}
+				fmt.Fprintf(a.Stdout, "# merge into %s (strict JSON; a new provider entry also needs \"updatedAt\" and \"tokenSource\": \"manual\"):\n%s\n", path, b)
+				fmt.Fprintln(a.Stdout, "# with no apiKey in the entry, Cline sends $OPENAI_API_KEY")
+				return nil
+			}
+			_, statErr := os.Stat(path)
+			path, backup, err := setup.WriteCline(path, base, model, time.Now())
+			if err != nil {
+				return fail(ExitFail, "%w", err)
+			}
+			at := strings.TrimRight(base, "/") + "/v1"
+			switch {
+			case backup != "":
+				fmt.Fprintf(a.Stdout, "updated %s: Cline now uses spillway at %s (provider openai-compatible)\n", path, at)
+				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
+			case statErr == nil:
+				fmt.Fprintf(a.Stdout, "%s already routes Cline through spillway at %s; nothing changed\n", path, at)
+			default:
+				fmt.Fprintf(a.Stdout, "wrote %s: Cline now uses spillway at %s (provider openai-compatible)\n", path, at)
+				fmt.Fprintf(a.Stdout, "there was no providers.json before; undo: rm %s\n", shArg(path))
+			}
+			if a.Getenv("OPENAI_API_KEY") == "" {
+				fmt.Fprintln(a.Stderr, "note: OPENAI_API_KEY is not set here; Cline sends its value as the Bearer key")
+			}
+			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
+			return nil
+		},
 	}
+	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
+	cmd.Flags().StringVar(&configDir, "cline-dir", "", "Cline's configuration directory, what cline --config takes (default $CLINE_DIR or ~/.cline)")
+	cmd.Flags().StringVar(&model, "model", "", "the model Cline starts with (default: the entry's own, else "+setup.ClineDefaultModel+")")
+	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to merge")
+	return cmd
 }

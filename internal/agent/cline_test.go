@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spillway/spillway/classify"
@@ -66,8 +67,12 @@ func TestClineErrorLines(t *testing.T) {
 			out := runOut{code: 1, stdout: newTail(1 << 16), stderr: newTail(1 << 16)}
 			_, _ = out.stdout.Write([]byte(c.stdout))
 			_, _ = out.stderr.Write([]byte(c.stderr))
-			if got := judge(classify.Classify, Cline, out).Class; got != c.want {
-				t.Errorf("judge = %s, want %s", got, c.want)
+			v := judge(classify.Classify, Cline, out)
+			if v.Class != c.want {
+				t.Errorf("judge = %s, want %s", v.Class, c.want)
+			}
+			if strings.Contains(v.Message, "\x1b") {
+				t.Errorf("the verdict's message keeps the terminal's codes: %q", v.Message)
 			}
 		})
 	}

@@ -51,6 +51,9 @@ func geminiCut(classifier func(classify.Input) classify.Verdict, out runOut) cla
 	return classify.Verdict{Class: classify.OK}
 }
 
+// ansiCodes are a terminal's colour and style codes (ESC [ … m).
+var ansiCodes = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
 // judge classifies what a failed run printed.
 func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runOut) classify.Verdict {
 	best := classify.Verdict{Class: classify.Unknown}
@@ -61,8 +64,8 @@ func judge(classifier func(classify.Input) classify.Verdict, kind Kind, out runO
 			own = s.errorLine
 		}
 		for _, l := range strings.Split(t.String(), "\n") {
-			if own.MatchString(l) {
-				lines = append(lines, l)
+			if own.MatchString(l) { // (an agent's colours tell its own lines from tool output)
+				lines = append(lines, ansiCodes.ReplaceAllString(l, "")) // and stay out of exec's words
 			}
 		}
 		if len(lines) == 0 {

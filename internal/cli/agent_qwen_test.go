@@ -243,3 +243,52 @@ func writeToken(t *testing.T, dir string) string {
 	}
 	return token
 }
+
+// setup qwen without the agent: --print changes nothing, a write keeps a
+// backup and prints the line that undoes it, and what it cannot do is a
+// usage error that says what to give.
+func TestSetupQwen(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		existing string // ~/.qwen/settings.json; "" for none
+		args     []string
+		code     int
+		out      []string
+		changed  bool
+	}{
+		{"--print changes nothing", qwenUserSettings, []string{"--model", "gpt-6-sol", "--print"}, ExitOK,
+			[]string{`"baseUrl": "http://127.0.0.1:8790/v1"`, `"maxRetries": 0`, `"modelFallbacks": ""`, "export OPENAI_API_KEY="}, false},
+		{"a write keeps a backup, and says how to undo it", qwenUserSettings, []string{"--model", "gpt-6-sol"}, ExitOK,
+			[]string{"updated ", "old file kept as ", "undo: cp "}, true},
+		{"no file yet", "", []string{"--model", "gpt-6-sol"}, ExitOK, []string{"wrote ", "undo: rm "}, true},
+		{"no --model: the file's model.name", qwenUserSettings, nil, ExitOK, []string{"for local-llama"}, true},
+		{"no --model and no model.name", "{}", nil, ExitUsage, []string{"give --model"}, false},
+		{"a file Qwen Code cannot read", "{\"ui\": {},}", []string{"--model", "m"}, ExitFail, []string{"line 1, column 10: a trailing comma"}, false},
+		{"a bad --env-key", "", []string{"--model", "m", "--env-key", "MY KEY"}, ExitUsage, []string{"--env-key"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			path := filepath.Join(home, ".qwen", "settings.json")
+			if c.existing != "" {
+				os.MkdirAll(filepath.Dir(path), 0o700)
+				os.WriteFile(path, []byte(c.existing), 0o600)
+			}
+			stdout, stderr, code := runSetup(t, map[string]string{"HOME": home}, append([]string{"qwen", "--url", "http://127.0.0.1:8790"}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, stdout, stderr)
+			}
+			for _, w := range c.out {
+				if !strings.Contains(stdout+stderr, w) {
+					t.Fatalf("output lacks %q:\n%s%s", w, stdout, stderr)
+				}
+			}
+			b, err := os.ReadFile(path)
+			if changed := string(b) != c.existing; changed != c.changed {
+				t.Fatalf("file changed: %v, want %v (%v)\n%s", changed, c.changed, err, b)
+			}
+		})
+	}
+}

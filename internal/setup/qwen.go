@@ -148,7 +148,14 @@ func ApplyQwen(existing []byte, o QwenOptions) ([]byte, error) {
 			}
 		}
 	}
-	return qwenFile.Apply(existing, QwenSettings(have, o))
+	// the merge reads plain JSON text: a byte order mark (which Qwen Code
+	// drops) is set aside, and put back
+	bom := []byte("\uFEFF")
+	out, err := qwenFile.Apply(bytes.TrimPrefix(existing, bom), QwenSettings(have, o))
+	if err != nil || !bytes.HasPrefix(existing, bom) {
+		return out, err
+	}
+	return append(bom, out...), nil
 }
 
 // QwenHome is Qwen Code's directory: $QWEN_HOME (~ expanded), else

@@ -126,7 +126,8 @@ func TestQwenCode(t *testing.T) {
 		if want := sim.Answer("gpt-6.1-sol", prompt, 16); res.ExitCode != 0 || !strings.Contains(res.Stdout, want) {
 			t.Fatalf("exit %d, stdout %q: want the fallback's answer %q", res.ExitCode, res.Stdout, want)
 		}
-		if got := routes(t, events, "/v1/chat/completions"); !strings.Contains(got, "openai/gpt-6-sol:capacity > openai/gpt-6.1-sol:ok") {
+		// (as set up, on the Responses API)
+		if got := routes(t, events, "/v1/responses"); !strings.Contains(got, "openai/gpt-6-sol:capacity > openai/gpt-6.1-sol:ok") {
 			t.Fatalf("routes %q: want gpt-6-sol full, then gpt-6.1-sol", got)
 		}
 		m := undoLine.FindStringSubmatch(string(out))
@@ -258,7 +259,7 @@ func TestSetupQwen(t *testing.T) {
 		changed  bool
 	}{
 		{"--print changes nothing", qwenUserSettings, []string{"--model", "gpt-6-sol", "--print"}, ExitOK,
-			[]string{`"baseUrl": "http://127.0.0.1:8790/v1"`, `"maxRetries": 0`, `"modelFallbacks": ""`, "export OPENAI_API_KEY="}, false},
+			[]string{`"baseUrl": "http://127.0.0.1:8790/v1"`, `"maxRetries": 0`, `"wireApi": "responses"`, `"modelFallbacks": ""`, "export OPENAI_API_KEY="}, false},
 		{"a write keeps a backup, and says how to undo it", qwenUserSettings, []string{"--model", "gpt-6-sol"}, ExitOK,
 			[]string{"updated ", "old file kept as ", "undo: cp "}, true},
 		{"no file yet", "", []string{"--model", "gpt-6-sol"}, ExitOK, []string{"wrote ", "undo: rm "}, true},

@@ -23,7 +23,10 @@ func (a *App) setupQwenCmd() *cobra.Command {
 OpenAI-compatible auth (security.auth.selectedType "openai"), the first
 --model as model.name, and one modelProviders.openai entry per --model with
 the gateway's /v1 as its baseUrl, the key from the environment variable
---env-key names (never the key itself), and generationConfig.maxRetries 0:
+--env-key names (never the key itself), the Responses API (wireApi
+"responses": there Qwen Code honours the gateway's x-should-retry: false,
+and gives up after one walk of a chain that stays full, where on Chat
+Completions it would ask seven times) and generationConfig.maxRetries 0:
 the gateway has walked the chain already, and Qwen Code's own retries of a
 full model (its SDK's, then a loop that waits 60 s to 5 min) would only add
 minutes. Your other modelProviders entries stay, in their order; spillway's

@@ -10,8 +10,9 @@ import (
 )
 
 // Qwen Code 0.24.4's recorded requests (its first turn, with its fourteen
-// tools, and the turn bringing its run_shell_command's output back) stay
-// accepted: asked for the codex chain's first model, which is full, the
+// tools, and the turn bringing its run_shell_command's output back; on
+// Chat Completions, and on the Responses API as setup qwen sets it up)
+// stay accepted: asked for the codex chain's first model, which is full, the
 // next answers; with every OpenAI model full, the overflow's Claude model
 // answers, translated, its call in Qwen Code's own tool.
 func TestQwenRecordingsThroughTheGateway(t *testing.T) {
@@ -23,6 +24,11 @@ func TestQwenRecordingsThroughTheGateway(t *testing.T) {
 		{"qwen-0.24.4-tool-result", "gpt-6-astra", "", "gpt-6.1-sol", []string{"The command printed", "spill-4711", "[DONE]"}},
 		{"qwen-0.24.4-first", "gpt-", "claude-sonnet-5-5", "claude-sonnet-5-5", []string{`"name":"run_shell_command"`, `"finish_reason":"tool_calls"`}},
 		{"qwen-0.24.4-tool-result", "gpt-", "claude-sonnet-5-5", "claude-sonnet-5-5", []string{"The command printed", "spill-4711"}},
+		// as spillway setup qwen sets it up: the Responses API
+		{"qwen-0.24.4-responses-first", "gpt-6-astra", "", "gpt-6.1-sol", []string{`"type":"function_call"`, `"name":"run_shell_command"`, "response.completed"}},
+		{"qwen-0.24.4-responses-tool-result", "gpt-6-astra", "", "gpt-6.1-sol", []string{"The command printed", "spill-4711", "response.completed"}},
+		{"qwen-0.24.4-responses-first", "gpt-", "claude-sonnet-5-5", "claude-sonnet-5-5", []string{`"name":"run_shell_command"`, "response.completed"}},
+		{"qwen-0.24.4-responses-tool-result", "gpt-", "claude-sonnet-5-5", "claude-sonnet-5-5", []string{"The command printed", "spill-4711"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.recording+"→"+tc.target, func(t *testing.T) {

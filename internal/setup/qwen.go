@@ -39,9 +39,13 @@ type QwenOptions struct {
 }
 
 // QwenEntry is the modelProviders.openai entry of one model through the
-// gateway: the key from EnvKey, and generationConfig.maxRetries 0 (the
-// gateway has walked the chain already: Qwen Code's SDK retries and its
-// rate-limit loop of 60 s to 5 min waits would only add minutes).
+// gateway: the key from EnvKey; the Responses API (wireApi "responses"),
+// on which Qwen Code honours the gateway's x-should-retry: false (on Chat
+// Completions it tries a chain the gateway found full seven times, each
+// held for the gateway's wait budget: about six minutes; on Responses it
+// gives up after the one); and generationConfig.maxRetries 0 (its SDK's
+// retries and its rate-limit loop of 60 s to 5 min waits would only add
+// minutes: the gateway has walked the chain already).
 func QwenEntry(o QwenOptions, model string) map[string]any {
 	return map[string]any{
 		"id":               model,
@@ -49,6 +53,7 @@ func QwenEntry(o QwenOptions, model string) map[string]any {
 		"description":      QwenMarker,
 		"baseUrl":          o.BaseURL,
 		"envKey":           o.EnvKey,
+		"wireApi":          "responses",
 		"generationConfig": map[string]any{"maxRetries": 0},
 	}
 }

@@ -66,7 +66,7 @@ func TestApplyQwen(t *testing.T) {
 			for _, e := range s["modelProviders"].(map[string]any)["openai"].([]any) {
 				m := e.(map[string]any)
 				ids = append(ids, m["id"].(string))
-				if m["description"] == QwenMarker && (m["baseUrl"] != qwenOpts.BaseURL || m["envKey"] != "OPENAI_API_KEY" ||
+				if m["description"] == QwenMarker && (m["baseUrl"] != qwenOpts.BaseURL || m["envKey"] != "OPENAI_API_KEY" || m["wireApi"] != "responses" ||
 					!reflect.DeepEqual(m["generationConfig"], map[string]any{"maxRetries": 0.0})) {
 					t.Fatalf("spillway's entry %v", m)
 				}

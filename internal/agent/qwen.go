@@ -213,9 +213,11 @@ const qwenSettingsVersion = 4
 // Code would read (when there is one) with the setting added, in
 // qwen/system-defaults.json of spillway's state directory, named by
 // QWEN_CODE_SYSTEM_DEFAULTS_PATH. System defaults are the lowest layer
-// of Qwen Code's settings: the user's own maxRetries (settings.json, a
-// modelProviders entry's generationConfig) still wins, and nothing of the
-// user's is touched. Nothing is done when the defaults already say.
+// of Qwen Code's settings: the user's own maxRetries in settings.json
+// still wins, and nothing of the user's is touched. Nothing is done when
+// the defaults already say. For a model of a modelProviders entry Qwen
+// Code ignores model.generationConfig altogether: only the entry's own
+// generationConfig.maxRetries (setup qwen writes 0) turns its retries off.
 func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	get := childEnv(*o)
 	src := qwenSystemDefaults(get)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,86 +191,177 @@ func qwenSystemDefaults(env func(string) string) string {
 	if p := env("QWEN_CODE_SYSTEM_DEFAULTS_PATH"); p != "" {
 		return p
 	}
-	sys := env("QWEN_CODE_SYSTEM_SETTINGS_PATH")
-	if sys == "" {
-		switch runtime.GOOS {
-		case "darwin":
-			sys = "/Library/Application Support/QwenCode/settings.json"
-		case "windows":
-			sys = `C:\ProgramData\qwen-code\settings.json`
-		default:
-			sys = "/etc/qwen-code/settings.json"
-		}
-	}
-	return filepath.Join(filepath.Dir(sys), "system-defaults.json")
+	return filepath.Join(filepath.Dir(qwenSystemSettings(env)), "system-defaults.json")
 }
 
 // qwenSettingsVersion is the settings version Qwen Code 0.24.4 writes
 // ($version): a file without it is rewritten by Qwen Code when it loads.
 const qwenSettingsVersion = 4
 
-// qwenFailFast gives Qwen Code model.generationConfig.maxRetries 0 as a
-// system default of spillway's: a copy of the system defaults file Qwen
-// Code would read (when there is one) with the setting added, in
-// qwen/system-defaults.json of spillway's state directory, named by
-// QWEN_CODE_SYSTEM_DEFAULTS_PATH. System defaults are the lowest layer
-// of Qwen Code's settings: the user's own maxRetries in settings.json
-// still wins, and nothing of the user's is touched. Nothing is done when
-// the defaults already say. For a model of a modelProviders entry Qwen
-// Code ignores model.generationConfig altogether: only the entry's own
-// generationConfig.maxRetries (setup qwen writes 0) turns its retries off.
+// qwenFailFast turns Qwen Code's SDK retries and its long rate-limit loop
+// off (model.generationConfig.maxRetries 0) for the run, in files of
+// spillway's (its state directory's qwen/), never the user's:
+//
+//   - as a system default (QWEN_CODE_SYSTEM_DEFAULTS_PATH: a copy of the
+//     system defaults Qwen Code would read, with the setting added), the
+//     lowest layer of its settings, so the user's own maxRetries in
+//     settings.json still wins;
+//   - for the models of modelProviders entries, for which Qwen Code ignores
+//     model.generationConfig altogether: when an entry in force has no
+//     generationConfig.maxRetries of its own, a system settings file
+//     (QWEN_CODE_SYSTEM_SETTINGS_PATH: a copy of the one Qwen Code would
+//     read) whose modelProviders are those in force (the system's, else
+//     the user's; modelProviders are replaced whole, never merged, from
+//     scope to scope) with maxRetries 0 added to each entry without one.
+//     A project's own .qwen/settings.json with modelProviders is left to
+//     Qwen Code (whether it trusts the folder is its business).
+//
+// Nothing is done where the settings already say.
 func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	get := childEnv(*o)
-	src := qwenSystemDefaults(get)
-	settings := map[string]any{}
-	if b, err := os.ReadFile(src); err == nil {
-		if settings, err = parseQwenJSON(b); err != nil {
-			return nil, nil, fmt.Errorf("Qwen Code cannot read its system defaults %s (%v), so spillway cannot add model.generationConfig.maxRetries 0 to them; Qwen Code retries a full model for minutes", src, err)
+	var made []string
+	cleanup = func() {
+		for _, f := range made {
+			os.Remove(f)
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("reading Qwen Code's system defaults: %w", err)
 	}
-	m, _ := settings["model"].(map[string]any)
-	if m == nil {
-		m = map[string]any{}
+	write := func(name string, settings map[string]any) (string, error) {
+		if _, ok := settings["$version"]; !ok {
+			settings["$version"] = qwenSettingsVersion // else Qwen Code writes it in
+		}
+		state := events.StateDir(o.Getenv)
+		if state == "" {
+			return "", errors.New("spillway has no state directory for Qwen Code's settings (neither XDG_STATE_HOME nor HOME is set)")
+		}
+		dir := filepath.Join(state, "qwen")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", err
+		}
+		b, _ := json.MarshalIndent(settings, "", "  ")
+		// a file of this run's own: parallel runs never read one another's
+		f, err := os.CreateTemp(dir, name+"-*.json")
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(append(b, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return "", err
+		}
+		made = append(made, f.Name())
+		return f.Name(), nil
 	}
-	g, _ := m["generationConfig"].(map[string]any)
-	if g == nil {
-		g = map[string]any{}
-	}
-	if _, set := g["maxRetries"]; set {
-		return nil, nil, nil
-	}
-	g["maxRetries"] = 0
-	m["generationConfig"] = g
-	settings["model"] = m
-	if _, ok := settings["$version"]; !ok {
-		settings["$version"] = qwenSettingsVersion // else Qwen Code writes it in
-	}
-	state := events.StateDir(o.Getenv)
-	if state == "" {
-		return nil, nil, errors.New("spillway has no state directory for Qwen Code's system defaults (neither XDG_STATE_HOME nor HOME is set)")
-	}
-	dir := filepath.Join(state, "qwen")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	b, _ := json.MarshalIndent(settings, "", "  ")
-	b = append(b, '\n')
-	// a file of this run's own, renamed into place: a run reading it
-	// never sees half of it, and parallel runs never one another's
-	f, err := os.CreateTemp(dir, "system-defaults-*.json")
+	fail := func(err error) ([]string, func(), error) { cleanup(); return nil, func() {}, err }
+
+	defaultsPath := qwenSystemDefaults(get)
+	defaults, err := readQwenSettings(defaultsPath, "system defaults")
 	if err != nil {
-		return nil, nil, err
+		return fail(err)
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if addMaxRetries(defaults, "model", "generationConfig") {
+		path, err := write("system-defaults", defaults)
+		if err != nil {
+			return fail(err)
+		}
+		env = append(env, "QWEN_CODE_SYSTEM_DEFAULTS_PATH="+path)
+	}
+
+	sysPath := qwenSystemSettings(get)
+	system, err := readQwenSettings(sysPath, "system settings")
+	if err != nil {
+		return fail(err)
+	}
+	providers, ok := system["modelProviders"].(map[string]any)
+	if !ok {
+		if o.Dir != "" {
+			if w, _ := readQwenSettings(filepath.Join(o.Dir, ".qwen", "settings.json"), ""); w["modelProviders"] != nil {
+				return env, cleanup, nil
+			}
+		}
+		user, _ := readQwenSettings(filepath.Join(qwenDir(*o), "settings.json"), "")
+		providers, _ = user["modelProviders"].(map[string]any)
+	}
+	changed := false
+	for _, list := range providers {
+		entries, _ := list.([]any)
+		for _, e := range entries {
+			if m, ok := e.(map[string]any); ok && addMaxRetries(m, "generationConfig") {
+				changed = true
+			}
+		}
+	}
+	if changed {
+		system["modelProviders"] = providers
+		path, err := write("system-settings", system)
+		if err != nil {
+			return fail(err)
+		}
+		env = append(env, "QWEN_CODE_SYSTEM_SETTINGS_PATH="+path)
+		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "QWEN_CODE_SYSTEM_DEFAULTS_PATH=") }) {
+			// the defaults stay where they were (Qwen Code looks beside
+			// the system settings otherwise)
+			env = append(env, "QWEN_CODE_SYSTEM_DEFAULTS_PATH="+defaultsPath)
+		}
+	}
+	return env, cleanup, nil
+}
+
+// qwenSystemSettings is the path of Qwen Code's system settings file as
+// it reads it (getSystemSettingsPath).
+func qwenSystemSettings(env func(string) string) string {
+	if p := env("QWEN_CODE_SYSTEM_SETTINGS_PATH"); p != "" {
+		return p
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return "/Library/Application Support/QwenCode/settings.json"
+	case "windows":
+		return `C:\ProgramData\qwen-code\settings.json`
+	}
+	return "/etc/qwen-code/settings.json"
+}
+
+// readQwenSettings reads a settings file of Qwen Code's; none is empty
+// settings. what, when set, names it in the error for a file Qwen Code
+// cannot read (else such a file is empty settings too).
+func readQwenSettings(path, what string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || err != nil && what == "" {
+		return map[string]any{}, nil
 	}
 	if err != nil {
-		os.Remove(f.Name())
-		return nil, nil, err
+		return nil, fmt.Errorf("reading Qwen Code's %s: %w", what, err)
 	}
-	path := f.Name()
-	return []string{"QWEN_CODE_SYSTEM_DEFAULTS_PATH=" + path}, func() { os.Remove(path) }, nil
+	s, err := parseQwenJSON(b)
+	if err != nil {
+		if what == "" {
+			return map[string]any{}, nil
+		}
+		return nil, fmt.Errorf("Qwen Code cannot read its %s %s (%v), so spillway cannot add maxRetries 0 to them; Qwen Code retries a full model for minutes", what, path, err)
+	}
+	return s, nil
+}
+
+// addMaxRetries sets maxRetries 0 in the object at path below m (made
+// where missing) unless it has one; it reports whether it set it.
+func addMaxRetries(m map[string]any, path ...string) bool {
+	for _, k := range path {
+		sub, ok := m[k].(map[string]any)
+		if !ok {
+			if m[k] != nil {
+				return false // not an object: Qwen Code's to complain about
+			}
+			sub = map[string]any{}
+			m[k] = sub
+		}
+		m = sub
+	}
+	if _, set := m["maxRetries"]; set {
+		return false
+	}
+	m["maxRetries"] = 0
+	return true
 }

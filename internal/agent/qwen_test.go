@@ -220,3 +220,53 @@ func TestQwenDefaultModel(t *testing.T) {
 		t.Fatal("Qwen is not among the Kinds")
 	}
 }
+
+// A model of a modelProviders entry ignores model.generationConfig: exec
+// gives the entries in force maxRetries 0 in a system settings file of its
+// own, the user's file untouched, an entry's own maxRetries kept.
+func TestQwenFailFastProviderEntries(t *testing.T) {
+	home := t.TempDir()
+	user := filepath.Join(home, ".qwen", "settings.json")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	orig := `{
+  // mine
+  "modelProviders": {"openai": [
+    {"id": "qwen-max", "baseUrl": "https://dashscope.example/v1", "envKey": "DASHSCOPE_API_KEY"},
+    {"id": "mine", "generationConfig": {"maxRetries": 2, "timeout": 9}}
+  ]}
+}`
+	os.WriteFile(user, []byte(orig), 0o600)
+	env := map[string]string{"HOME": home, "QWEN_CODE_SYSTEM_SETTINGS_PATH": filepath.Join(home, "etc", "settings.json")}
+	o := Options{Getenv: func(k string) string { return env[k] }, Env: []string{"HOME=" + home, "QWEN_CODE_SYSTEM_SETTINGS_PATH=" + env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]}}
+	cleanup, err := failFast(Qwen, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	got := map[string]string{}
+	for _, kv := range o.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	sys := got["QWEN_CODE_SYSTEM_SETTINGS_PATH"]
+	if !strings.HasPrefix(sys, filepath.Join(home, ".local", "state", "spillway", "qwen")) {
+		t.Fatalf("QWEN_CODE_SYSTEM_SETTINGS_PATH %q: want spillway's", sys)
+	}
+	b, _ := os.ReadFile(sys)
+	var s map[string]any
+	json.Unmarshal(b, &s)
+	entries := s["modelProviders"].(map[string]any)["openai"].([]any)
+	if g := entries[0].(map[string]any)["generationConfig"]; !reflect.DeepEqual(g, map[string]any{"maxRetries": 0.0}) {
+		t.Fatalf("qwen-max's generationConfig %v", g)
+	}
+	if g := entries[1].(map[string]any)["generationConfig"]; !reflect.DeepEqual(g, map[string]any{"maxRetries": 2.0, "timeout": 9.0}) {
+		t.Fatalf("mine's generationConfig %v: want the user's own kept", g)
+	}
+	if b, _ := os.ReadFile(user); string(b) != orig {
+		t.Fatal("the user's settings.json changed")
+	}
+	cleanup()
+	if _, err := os.Stat(sys); !os.IsNotExist(err) {
+		t.Fatal("spillway's system settings outlived the run")
+	}
+}

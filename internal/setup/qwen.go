@@ -1,6 +1,230 @@
 package setup
 
-// QwenState says whether Qwen is set up for spillway: state is "" when it
-// is not, else what it is set up for ("api key", ...); where is the file
-// (or environment) that says so. getenv is the environment setup runs in.
-func QwenState(getenv func(string) string) (state, where string) { return "", "" }
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
+)
+
+// Qwen Code (0.24.4) keeps its settings in settings.json of its directory
+// ($QWEN_HOME, else ~/.qwen): JSON with comments, read as Gemini CLI reads
+// its own (strip-json-comments, then JSON.parse) but with a leading byte
+// order mark dropped first. Its OpenAI-compatible models are the array
+// modelProviders.openai, each entry a model: id, name, description,
+// baseUrl, envKey (the environment variable that holds the key) and
+// generationConfig.
+
+// QwenMarker is the description of the modelProviders entries spillway
+// writes: how setup tells its own entries from the user's.
+const QwenMarker = "through spillway (spillway setup qwen)"
+
+// qwenSettingsVersion is the $version Qwen Code 0.24.4 writes; a file
+// without one is rewritten by Qwen Code when it loads it.
+const qwenSettingsVersion = 4
+
+// QwenOptions are what setup qwen writes: the gateway's OpenAI base URL
+// (http://host:port/v1), the models (the first becomes model.name) and
+// the environment variable Qwen Code reads the key from.
+type QwenOptions struct {
+	BaseURL string
+	Models  []string
+	EnvKey  string
+}
+
+// QwenEntry is the modelProviders.openai entry of one model through the
+// gateway: the key from EnvKey; the Responses API (wireApi "responses"),
+// on which Qwen Code honours the gateway's x-should-retry: false (on Chat
+// Completions it tries a chain the gateway found full seven times, each
+// held for the gateway's wait budget: about six minutes; on Responses it
+// gives up after the one); and generationConfig.maxRetries 0 (its SDK's
+// retries and its rate-limit loop of 60 s to 5 min waits would only add
+// minutes: the gateway has walked the chain already).
+func QwenEntry(o QwenOptions, model string) map[string]any {
+	return map[string]any{
+		"id":               model,
+		"name":             model + " (spillway)",
+		"description":      QwenMarker,
+		"baseUrl":          o.BaseURL,
+		"envKey":           o.EnvKey,
+		"wireApi":          "responses",
+		"generationConfig": map[string]any{"maxRetries": 0},
+	}
+}
+
+// QwenSettings are the settings setup merges into existing (the
+// settings.json Qwen Code has, already read): OpenAI-compatible auth, the
+// first model as model.name, modelProviders.openai with the user's other
+// entries kept in their order and spillway's (QwenMarker, or an id of
+// o.Models) replaced by one per model, and, where the user has some,
+// modelFallbacks "" (Qwen Code's
+// own fallback off: the gateway falls back inside each request; after
+// the gateway says every model of the chain is full, Qwen Code's
+// fallbacks, through the same gateway, would each be tried seven times
+// more before it exits).
+func QwenSettings(existing map[string]any, o QwenOptions) map[string]any {
+	mp, _ := existing["modelProviders"].(map[string]any)
+	old, _ := mp["openai"].([]any)
+	entries := []any{}
+	for _, e := range old {
+		if m, ok := e.(map[string]any); ok {
+			id, _ := m["id"].(string)
+			if m["description"] == QwenMarker || contains(o.Models, id) {
+				continue
+			}
+		}
+		entries = append(entries, e)
+	}
+	for _, m := range o.Models {
+		entries = append(entries, QwenEntry(o, m))
+	}
+	s := map[string]any{
+		"security":       map[string]any{"auth": map[string]any{"selectedType": "openai"}},
+		"model":          map[string]any{"name": o.Models[0]},
+		"modelProviders": map[string]any{"openai": entries},
+	}
+	if f, _ := existing["modelFallbacks"].(string); f != "" {
+		s["modelFallbacks"] = ""
+	}
+	if len(existing) == 0 {
+		s["$version"] = qwenSettingsVersion
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseQwenSettings reads a settings.json as Qwen Code 0.24.4 does
+// (loadSettings): a leading byte order mark dropped, comments blanked,
+// then strict JSON (no trailing comma) with an object at the top. The
+// error says where the file stops being readable.
+func ParseQwenSettings(b []byte) (map[string]any, error) {
+	bom := bytes.HasPrefix(b, []byte("\uFEFF"))
+	s, err := agentfiles.ParseGeminiSettings(bytes.TrimPrefix(b, []byte("\uFEFF")))
+	var se *agentfiles.GeminiSettingsError
+	if errors.As(err, &se) {
+		e := *se
+		if bom && e.Line == 1 {
+			e.Column += 3
+		}
+		e.Msg = strings.ReplaceAll(e.Msg, "Gemini CLI", "Qwen Code")
+		return nil, &e
+	}
+	return s, err
+}
+
+// qwenFile is Qwen Code's settings.json.
+var qwenFile = JSONFile{Agent: "Qwen Code", File: "settings.json", Command: "spillway setup qwen", Parse: ParseQwenSettings}
+
+// ApplyQwen merges QwenSettings into existing (the settings.json Qwen Code
+// has, or nothing), keeping every other byte (comments, order,
+// indentation; the modelProviders.openai array is written whole, so
+// comments inside it go).
+func ApplyQwen(existing []byte, o QwenOptions) ([]byte, error) {
+	if len(o.Models) == 0 {
+		return nil, errors.New("no model to set up: give --model")
+	}
+	have := map[string]any{}
+	if len(bytes.TrimSpace(existing)) > 0 {
+		var err error
+		if have, err = ParseQwenSettings(existing); err != nil {
+			return nil, fmt.Errorf("Qwen Code cannot start with this file as it is: %v; fix that and run %s again (nothing was changed)", err, qwenFile.Command)
+		}
+		if mp, ok := have["modelProviders"]; ok {
+			if m, ok := mp.(map[string]any); !ok {
+				return nil, errors.New("modelProviders is not an object; fix it, or add the settings by hand: spillway setup qwen --print")
+			} else if a, ok := m["openai"]; ok {
+				if _, ok := a.([]any); !ok {
+					return nil, errors.New("modelProviders.openai is not an array; fix it, or add the settings by hand: spillway setup qwen --print")
+				}
+			}
+		}
+	}
+	// the merge reads plain JSON text: a byte order mark (which Qwen Code
+	// drops) is set aside, and put back
+	bom := []byte("\uFEFF")
+	out, err := qwenFile.Apply(bytes.TrimPrefix(existing, bom), QwenSettings(have, o))
+	if err != nil || !bytes.HasPrefix(existing, bom) {
+		return out, err
+	}
+	return append(bom, out...), nil
+}
+
+// QwenHome is Qwen Code's directory: $QWEN_HOME (~ expanded), else
+// ~/.qwen; "" when neither can be told.
+func QwenHome(getenv func(string) string) string {
+	if d := getenv("QWEN_HOME"); d != "" {
+		if d == "~" || strings.HasPrefix(d, "~/") {
+			return filepath.Join(getenv("HOME"), strings.TrimPrefix(d[1:], "/"))
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".qwen")
+	}
+	return ""
+}
+
+// WriteQwen merges the settings into dir/settings.json (dir: see
+// QwenHome), keeping the old file as settings.json.spillway-backup-<time>.
+// It returns the file and the backup ("" when there was none or nothing
+// changed).
+func WriteQwen(dir string, o QwenOptions, now time.Time) (path, backup string, err error) {
+	if dir == "" {
+		return "", "", errors.New("no Qwen Code directory: set QWEN_HOME or HOME")
+	}
+	return writeMerged(dir, "settings.json", now, func(old []byte) ([]byte, error) {
+		return ApplyQwen(old, o)
+	})
+}
+
+// QwenState says whether Qwen Code is set up for spillway: "api key" when
+// its settings.json has a modelProviders.openai entry of spillway's (the
+// key from an environment variable), and where = that file.
+func QwenState(getenv func(string) string) (state, where string) {
+	dir := QwenHome(getenv)
+	if dir == "" {
+		return "", ""
+	}
+	path := filepath.Join(dir, "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", ""
+	}
+	s, err := ParseQwenSettings(b)
+	if err != nil {
+		return "", ""
+	}
+	mp, _ := s["modelProviders"].(map[string]any)
+	entries, _ := mp["openai"].([]any)
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok && m["description"] == QwenMarker {
+			return "api key", path
+		}
+	}
+	return "", ""
+}
+
+// QwenPrint is what setup qwen --print shows: the settings to merge, as
+// JSON (with the user's other modelProviders entries left out).
+func QwenPrint(o QwenOptions) string {
+	s := QwenSettings(map[string]any{"modelFallbacks": "yours"}, o)
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return string(b)
+}

@@ -87,14 +87,9 @@ func TestClineSetupThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatalf("setup cline: %v\n%s", err, out)
 	}
-	undo := ""
-	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, "undo: "); ok {
-			undo = v
-		}
-	}
-	if undo == "" || !strings.Contains(string(out), "updated "+path) {
-		t.Fatalf("setup cline printed no undo line:\n%s", out)
+	undo := undoCommand(t, string(out))
+	if !strings.Contains(string(out), "updated "+path) {
+		t.Fatalf("setup cline did not update %s:\n%s", path, out)
 	}
 
 	const key = "sk-test-cline-setup-5a"

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -150,10 +149,7 @@ func TestContinueSetUpAnswersThroughTheGateway(t *testing.T) {
 		!bytes.HasPrefix(merged, []byte("# Continue CLI configuration (mine)\nname: My Assistant   # shown in cn's header\nversion: 1.0.0\nschema: v1\n\nmodels:\n  - name: spillway\n")) {
 		t.Fatalf("the user's bytes did not stay:\n%s", merged)
 	}
-	undo := regexp.MustCompile(`(?m)^undo: (.+)$`).FindStringSubmatch(out)
-	if undo == nil {
-		t.Fatalf("no undo line:\n%s", out)
-	}
+	undo := undoCommand(t, out)
 
 	if err := srv.AddFault(sim.Fault{Model: "gpt-6-astra", Kind: "capacity", Count: -1}); err != nil {
 		t.Fatal(err)
@@ -171,9 +167,9 @@ func TestContinueSetUpAnswersThroughTheGateway(t *testing.T) {
 		t.Errorf("routes %q: want both turns (the tool call and its result) %q", got, want)
 	}
 
-	cmd := exec.Command("sh", "-c", undo[1])
+	cmd := exec.Command("sh", "-c", undo)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", undo[1], err, b)
+		t.Fatalf("%s: %v\n%s", undo, err, b)
 	}
 	if b, _ := os.ReadFile(path); string(b) != cnUserConfig {
 		t.Fatalf("undo did not restore the original bytes:\n%s", b)

@@ -83,8 +83,6 @@ const openCodeUserConfig = `{
 }
 `
 
-var undoLine = regexp.MustCompile(`(?m)^undo: (cp \S+ \S+)$`)
-
 // setup opencode on the user's own opencode.jsonc merges the provider;
 // OpenCode then answers through the gateway with gpt-6-astra full (from
 // gpt-6.1-sol, which it never named), after its own bash tool printed the
@@ -125,10 +123,7 @@ func TestOpenCodeSetUpThroughGateway(t *testing.T) {
 	if strings.Contains(string(merged), "sk-test-opencode-0123") {
 		t.Errorf("the key's value was written into %s", file)
 	}
-	m := undoLine.FindStringSubmatch(setupOut.String())
-	if m == nil {
-		t.Fatalf("no undo line in:\n%s", setupOut.String())
-	}
+	undo := undoCommand(t, setupOut.String())
 
 	ctx := waitCtx(t)
 	r := clienttest.RunOpenCode(t, ctx, openCodeTimeout, home, []string{"-m", "spillway/gpt-6-astra", "What does token.txt hold? Cat it."}, []string{"OPENAI_API_KEY=sk-test-opencode-0123"})
@@ -147,12 +142,12 @@ func TestOpenCodeSetUpThroughGateway(t *testing.T) {
 		t.Errorf("routes %q: want the call and the answer each from gpt-6.1-sol after gpt-6-astra's capacity", got)
 	}
 
-	undo := exec.Command("sh", "-c", m[1])
-	if out, err := undo.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", m[1], err, out)
+	undoCmd := exec.Command("sh", "-c", undo)
+	if out, err := undoCmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", undo, err, out)
 	}
 	if b, _ := os.ReadFile(file); !bytes.Equal(b, []byte(openCodeUserConfig)) {
-		t.Fatalf("after %q the file is not the original:\n%s", m[1], b)
+		t.Fatalf("after %q the file is not the original:\n%s", undo, b)
 	}
 }
 
@@ -303,7 +298,7 @@ func TestSetupOpenCode(t *testing.T) {
 			if again, _, code := runSetup(t, env, append([]string{"opencode"}, c.args...)...); code != 0 || !strings.Contains(again, "nothing changed") {
 				t.Errorf("again: exit %d\n%s", code, again)
 			}
-			if m := undoLine.FindStringSubmatch(out); m != nil {
+			if m := undoRe.FindStringSubmatch(out); m != nil {
 				if err := exec.Command("sh", "-c", m[1]).Run(); err != nil {
 					t.Fatal(err)
 				}

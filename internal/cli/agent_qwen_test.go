@@ -60,8 +60,6 @@ chains:
   claude: [claude-sonnet-5-5]
 `
 
-var undoLine = regexp.MustCompile(`(?m)^undo: cp (\S+) (\S+)$`)
-
 func TestQwenCode(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -130,11 +128,7 @@ func TestQwenCode(t *testing.T) {
 		if got := routes(t, events, "/v1/responses"); !strings.Contains(got, "openai/gpt-6-sol:capacity > openai/gpt-6.1-sol:ok") {
 			t.Fatalf("routes %q: want gpt-6-sol full, then gpt-6.1-sol", got)
 		}
-		m := undoLine.FindStringSubmatch(string(out))
-		if m == nil {
-			t.Fatalf("setup printed no undo line:\n%s", out)
-		}
-		if err := exec.Command("sh", "-c", m[0][len("undo: "):]).Run(); err != nil {
+		if err := exec.Command("sh", "-c", undoCommand(t, string(out))).Run(); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(path); !bytes.Equal(b, []byte(qwenUserSettings)) {

@@ -48,7 +48,8 @@ func (a *App) execCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARGS...]",
 		Short: "Run a CLI agent and rerun or resume it on the next model when one is at capacity",
-		Long: `exec runs an agent (codex exec, claude -p, gemini, or any command), passing its
+		Long: `exec runs an agent (codex exec, claude -p, gemini, opencode run, copilot -p, qwen,
+cline, cn -p, or any command), passing its
 input and output through live, and reads what it printed:
 
   capacity          rerun at once on the next model of the chain; once every model
@@ -63,14 +64,18 @@ Exit codes of exec's own: 75 (every model at capacity to the last rung), 77
 (auth, quota, a plan's usage limit), 127 (the agent could not be started), 130
 (interrupted); 128+N for an agent killed by signal N.
 
-{model} in ARGS is replaced by the current model; for codex, claude and gemini
-the model flag is added or replaced when there is no placeholder. With --resume,
-a rerun continues the session (codex exec resume <id>, claude --resume <id>,
-gemini --resume <id>) instead of starting over, when the failed run left one.`,
+{model} in ARGS is replaced by the current model; for codex, claude, gemini,
+opencode (-m spillway/MODEL), copilot, qwen and cline the model flag is added or
+replaced when there is no placeholder (cn has none: put {model} in its --config
+path). With --resume, a rerun continues the session (codex exec resume <id>,
+claude --resume <id>, gemini --resume <id>, opencode run --session <id>,
+copilot --resume=<id>, qwen -r <id>) instead of starting over, when the failed
+run left one; cline and cn cannot resume without a terminal, and start over.`,
 		Example: `  spillway exec -- codex exec "fix the failing tests"
   spillway exec --models gpt-6-astra,gpt-6.1-sol --ladder 30s,2m --resume -- codex exec --json "refactor the parser"
   spillway exec --chain claude --archive ./spillway-archive -- claude -p "write the migration"
-  spillway exec --resume -- gemini -m gemini-3-pro -p "add tests for the parser"`,
+  spillway exec --resume -- gemini -m gemini-3-pro -p "add tests for the parser"
+  spillway exec --resume -- opencode run -m spillway/gpt-6-astra "fix the failing tests"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.exec(cmd.Context(), &o, args) },
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -262,22 +261,13 @@ func TestExecContinue(t *testing.T) {
 				clienttest.ContinueQuiet(clienttest.ContinueKeyVar+"=sk-test-cn-exec")...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
+			code, stdout, stderr := runCmd(t, cmd)
+			t.Logf("spillway %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+			if code != c.code || !strings.Contains(stdout, c.stdout) {
+				t.Fatalf("exit %d, want %d; stdout %q, want %q in it", code, c.code, stdout, c.stdout)
 			}
-			t.Logf("spillway %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
-			if code != c.code || !strings.Contains(stdout.String(), c.stdout) {
-				t.Fatalf("exit %d, want %d; stdout %q, want %q in it", code, c.code, stdout.String(), c.stdout)
-			}
-			if !strings.Contains(stderr.String(), `{"status":"error"`) {
-				t.Errorf("cn's own failure line is not in its output:\n%s", stderr.String())
+			if !strings.Contains(stderr, `{"status":"error"`) {
+				t.Errorf("cn's own failure line is not in its output:\n%s", stderr)
 			}
 		})
 	}

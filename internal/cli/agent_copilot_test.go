@@ -220,21 +220,13 @@ func TestExecCopilot(t *testing.T) {
 			args := append(append([]string{"exec", "--events", "-"}, c.args...), "--", copilot, "-p", "Say hello", "--allow-all-tools")
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Env, cmd.Dir = env, work
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != c.code || !strings.Contains(stdout.String(), c.stdout) {
-				t.Fatalf("exit %d (want %d), stdout lacks %q?\nstdout:\n%s\nstderr:\n%s", code, c.code, c.stdout, stdout.String(), stderr.String())
+			code, stdout, stderr := runCmd(t, cmd)
+			if code != c.code || !strings.Contains(stdout, c.stdout) {
+				t.Fatalf("exit %d (want %d), stdout lacks %q?\nstdout:\n%s\nstderr:\n%s", code, c.code, c.stdout, stdout, stderr)
 			}
 			for _, w := range c.stderr {
-				if !strings.Contains(stderr.String(), w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
 			}
 		})

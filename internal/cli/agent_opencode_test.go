@@ -218,25 +218,17 @@ func TestOpenCodeExec(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir, cmd.Env = work, env
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, stdout, stderr := runCmd(t, cmd)
 			if code != c.code {
-				t.Fatalf("exit %d, want %d\n--- stdout:\n%s\n--- stderr:\n%s", code, c.code, stdout.String(), stderr.String())
+				t.Fatalf("exit %d, want %d\n--- stdout:\n%s\n--- stderr:\n%s", code, c.code, stdout, stderr)
 			}
 			for _, w := range c.want {
-				if !strings.Contains(stderr.String(), w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
 			}
-			if c.code == 0 && !strings.Contains(stdout.String(), "[gpt-6.1-sol]") {
-				t.Errorf("the answer is not gpt-6.1-sol's:\n%s", stdout.String())
+			if c.code == 0 && !strings.Contains(stdout, "[gpt-6.1-sol]") {
+				t.Errorf("the answer is not gpt-6.1-sol's:\n%s", stdout)
 			}
 		})
 	}

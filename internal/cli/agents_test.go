@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
+	"os/exec"
 	"regexp"
 	"testing"
 )
@@ -18,4 +21,21 @@ func undoCommand(t *testing.T, out string) string {
 		t.Fatalf("setup printed no undo line:\n%s", out)
 	}
 	return m[1]
+}
+
+// runCmd runs cmd to its end and returns its exit status and what it
+// printed; the test fails when it could not be run at all.
+func runCmd(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", cmd.Path, err)
+	}
+	return 0, out.String(), errb.String()
 }

@@ -68,9 +68,20 @@ func codexHome(o Options) string { return agentfiles.CodexHome(childEnv(o)) }
 // newestRollout is the newest $CODEX_HOME/sessions/**/rollout-*.jsonl
 // written since t.
 func newestRollout(home string, since time.Time) string {
+	return newestSince(filepath.Join(home, "sessions"), since, func(name string) bool {
+		return strings.HasPrefix(name, "rollout-") && strings.HasSuffix(name, ".jsonl")
+	})
+}
+
+// newestSince is the path of the newest file under root whose name is
+// one of an agent's session files (match), written since a run started
+// (less 2 s: a file system's times are coarse), or "" for none: the
+// session that run wrote. Every agent whose sessions are files finds its
+// run's this way.
+func newestSince(root string, since time.Time, match func(name string) bool) string {
 	best, bestT := "", since.Add(-2*time.Second)
-	_ = filepath.WalkDir(filepath.Join(home, "sessions"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !match(d.Name()) {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil && fi.ModTime().After(bestT) {

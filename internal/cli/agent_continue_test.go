@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -259,8 +258,6 @@ func TestExecContinue(t *testing.T) {
 			cmd.Dir = work
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir()},
 				clienttest.ContinueQuiet(clienttest.ContinueKeyVar+"=sk-test-cn-exec")...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			code, stdout, stderr := runCmd(t, cmd)
 			t.Logf("spillway %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
 			if code != c.code || !strings.Contains(stdout, c.stdout) {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os/exec"
 	"regexp"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // undoRe is the undo line every agent's setup prints after it wrote a
@@ -24,12 +26,22 @@ func undoCommand(t *testing.T, out string) string {
 }
 
 // runCmd runs cmd to its end and returns its exit status and what it
-// printed; the test fails when it could not be run at all.
+// printed; the test fails when it could not be run at all. Whatever cmd
+// started is killed with it.
 func runCmd(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// its own process group, killed whole when the test's context ends
+	// and after it exits: the agent exec started (node and its children)
+	// never outlives the test
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode(), out.String(), errb.String()

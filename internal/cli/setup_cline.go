@@ -57,16 +57,7 @@ result is read back as Cline reads it. --print changes nothing.`,
 				return fail(ExitFail, "%w", err)
 			}
 			at := strings.TrimRight(base, "/") + "/v1"
-			switch {
-			case backup != "":
-				fmt.Fprintf(a.Stdout, "updated %s: Cline now uses spillway at %s (provider openai-compatible)\n", path, at)
-				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-			case statErr == nil:
-				fmt.Fprintf(a.Stdout, "%s already routes Cline through spillway at %s; nothing changed\n", path, at)
-			default:
-				fmt.Fprintf(a.Stdout, "wrote %s: Cline now uses spillway at %s (provider openai-compatible)\n", path, at)
-				fmt.Fprintf(a.Stdout, "there was no providers.json before; undo: rm %s\n", shArg(path))
-			}
+			a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "Cline", at: at, what: "provider openai-compatible"})
 			if a.Getenv("OPENAI_API_KEY") == "" {
 				fmt.Fprintln(a.Stderr, "note: OPENAI_API_KEY is not set here; Cline sends its value as the Bearer key")
 			}

@@ -93,16 +93,7 @@ func (a *App) writeContinueSetup(dir string, s setup.ContinueSetup) error {
 		return fail(ExitFail, "%w", err)
 	}
 	at := setup.BaseURL(s.BaseURL) + "/v1"
-	switch {
-	case backup != "":
-		fmt.Fprintf(a.Stdout, "updated %s: cn now runs %s through spillway at %s. Merged:\n\n%s\n", path, s.Model, at, s.Entry("  "))
-		fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-	case statErr == nil:
-		fmt.Fprintf(a.Stdout, "%s already runs %s through spillway at %s; nothing changed\n", path, s.Model, at)
-	default:
-		fmt.Fprintf(a.Stdout, "wrote %s: cn now runs %s through spillway at %s:\n\n%s\n", path, s.Model, at, s.Entry("  "))
-		fmt.Fprintf(a.Stdout, "there was no config.yaml before; undo: rm %s\n", shArg(path))
-	}
+	a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "cn", at: at, what: "running " + s.Model, text: s.Entry("  ")})
 	key := s.EnvKey
 	if key == "" {
 		key = setup.DefaultEnvKey

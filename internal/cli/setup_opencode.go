@@ -78,17 +78,8 @@ changes nothing. --print changes no file and prints the JSON to merge.`,
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			what := fmt.Sprintf("OpenCode's provider spillway at %s/v1, %d models, the key from $%s", base, len(models), envKey)
-			switch {
-			case backup != "":
-				fmt.Fprintf(a.Stdout, "updated %s: %s\n", path, what)
-				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-			case statErr == nil:
-				fmt.Fprintf(a.Stdout, "%s already has %s; nothing changed\n", path, what)
-			default:
-				fmt.Fprintf(a.Stdout, "wrote %s: %s\n", path, what)
-				fmt.Fprintf(a.Stdout, "there was no %s before; undo: rm %s\n", filepath.Base(path), shArg(path))
-			}
+			what := fmt.Sprintf("provider spillway, %d models, the key from $%s", len(models), envKey)
+			a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "OpenCode", at: base + "/v1", what: what})
 			if a.Getenv(envKey) == "" {
 				fmt.Fprintf(a.Stderr, "note: %s is not set here; OpenCode sends its value as the Bearer key (an empty one when unset)\n", envKey)
 			}

@@ -76,17 +76,8 @@ With no --model, the model.name the file has.`,
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
-			what := fmt.Sprintf("Qwen Code now asks spillway at %s for %s (key from $%s, no retries of its own)", o.BaseURL, strings.Join(o.Models, ", "), envKey)
-			switch {
-			case backup != "":
-				fmt.Fprintf(a.Stdout, "updated %s: %s\n", path, what)
-				fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-			case statErr == nil:
-				fmt.Fprintf(a.Stdout, "%s already routes Qwen Code through spillway at %s; nothing changed\n", path, o.BaseURL)
-			default:
-				fmt.Fprintf(a.Stdout, "wrote %s: %s\n", path, what)
-				fmt.Fprintf(a.Stdout, "there was no settings.json before; undo: rm %s\n", shArg(path))
-			}
+			what := fmt.Sprintf("for %s, the key from $%s, no retries of its own", strings.Join(o.Models, ", "), envKey)
+			a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "Qwen Code", at: o.BaseURL, what: what})
 			fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
 			if a.Getenv(envKey) == "" {
 				fmt.Fprintf(a.Stderr, "note: %s is not set here; Qwen Code sends it as the key: export %s=…\n", envKey, envKey)

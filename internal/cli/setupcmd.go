@@ -212,16 +212,7 @@ func (a *App) writeCodexSetup(o *setupCodexOptions, base string) error {
 		}
 		return fail(ExitFail, "%w", err)
 	}
-	switch {
-	case backup != "":
-		fmt.Fprintf(a.Stdout, "updated %s: Codex now uses spillway at %s. Merged:\n\n%s\n", path, at, block)
-		fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", backup, shArg(backup), shArg(path))
-	case statErr == nil:
-		fmt.Fprintf(a.Stdout, "%s already routes Codex through spillway at %s; nothing changed\n", path, at)
-	default:
-		fmt.Fprintf(a.Stdout, "wrote %s: Codex now uses spillway at %s:\n\n%s\n", path, at, block)
-		fmt.Fprintf(a.Stdout, "there was no config.toml before; undo: rm %s\n", shArg(path))
-	}
+	a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "Codex", at: at, text: block})
 	fmt.Fprintln(a.Stdout, "start the gateway with: spillway serve")
 	return nil
 }
@@ -537,4 +528,37 @@ func lookPath(command, path string) string {
 		}
 	}
 	return ""
+}
+
+// merged is what an agent's setup did to its file, for reportMerged.
+type merged struct {
+	path, backup string
+	existed      bool   // the file was there before
+	agent, at    string // "Codex"; the gateway's URL it now uses
+	what         string // what it uses there, said after the URL ("provider openai-compatible"), or ""
+	text         string // what was merged, shown after a change, or ""
+}
+
+// reportMerged says what an agent's setup did to its file, and how to undo
+// it: the backup copied back over it, or the new file removed. Every
+// agent's setup reports the same way.
+func (a *App) reportMerged(m merged) {
+	uses := "now uses spillway at " + m.at
+	if m.what != "" {
+		uses += " (" + m.what + ")"
+	}
+	shown := "\n"
+	if m.text != "" {
+		shown = ":\n\n" + m.text + "\n"
+	}
+	switch {
+	case m.backup != "":
+		fmt.Fprintf(a.Stdout, "updated %s: %s %s%s", m.path, m.agent, uses, shown)
+		fmt.Fprintf(a.Stdout, "old file kept as %s\nundo: cp %s %s\n", m.backup, shArg(m.backup), shArg(m.path))
+	case m.existed:
+		fmt.Fprintf(a.Stdout, "%s already routes %s through spillway at %s; nothing changed\n", m.path, m.agent, m.at)
+	default:
+		fmt.Fprintf(a.Stdout, "wrote %s: %s %s%s", m.path, m.agent, uses, shown)
+		fmt.Fprintf(a.Stdout, "there was no %s before; undo: rm %s\n", filepath.Base(m.path), shArg(m.path))
+	}
 }

@@ -335,7 +335,7 @@ func TestAMistypedCommandIsRefused(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"config chek", `unknown command "chek" for "spillway config"; did you mean "check"? (its commands: check, hash-key; see 'spillway config --help')`},
 		{"queue foo", `unknown command "foo" for "spillway queue" (its commands: add, cancel, ls, purge, retry, run, show;`},
-		{"setup foo", `unknown command "foo" for "spillway setup" (its commands: claude, codex, gemini, service;`},
+		{"setup foo", `unknown command "foo" for "spillway setup" (its commands: claude, cline, codex, continue, copilot, gemini, opencode, qwen, service;`},
 		{"bench overhed", `did you mean "overhead"?`},
 	} {
 		t.Run(c.args, func(t *testing.T) {

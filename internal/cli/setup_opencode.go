@@ -104,9 +104,11 @@ changes nothing. --print changes no file and prints the JSON to merge.`,
 // models first, sorted, the codex chain's first model first.
 func openCodeModels(cfg *config.Config) []string {
 	cross := cfg.CrossVendor()
+	// the format of what OpenCode sends: its Chat Completions endpoint's
+	chat := wire.Endpoints[slices.IndexFunc(wire.Endpoints, func(e wire.Endpoint) bool { return e.Path == "/v1/chat/completions" })].Format
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
-		if cross || wire.Format(cfg.ModelType(name)) == wire.OpenAI {
+		if cross || wire.Format(cfg.ModelType(name)) == chat {
 			out = append(out, name)
 		}
 	}

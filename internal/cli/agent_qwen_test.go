@@ -257,8 +257,6 @@ func TestSetupQwen(t *testing.T) {
 		{"a write keeps a backup, and says how to undo it", qwenUserSettings, []string{"--model", "gpt-6-sol"}, ExitOK,
 			[]string{"updated ", "old file kept as ", "undo: cp "}, true},
 		{"no file yet", "", []string{"--model", "gpt-6-sol"}, ExitOK, []string{"wrote ", "undo: rm "}, true},
-		{"no --model: the file's model.name", qwenUserSettings, nil, ExitOK, []string{"for local-llama"}, true},
-		{"no --model and no model.name", "{}", nil, ExitUsage, []string{"give --model"}, false},
 		{"a file Qwen Code cannot read", "{\"ui\": {},}", []string{"--model", "m"}, ExitFail, []string{"line 1, column 10: a trailing comma"}, false},
 		{"a bad --env-key", "", []string{"--model", "m", "--env-key", "MY KEY"}, ExitUsage, []string{"--env-key"}, false},
 	}

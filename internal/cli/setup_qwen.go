@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
 )
 
@@ -41,7 +42,9 @@ reads it: comments but no trailing commas. A file Qwen Code cannot read is
 named with its line and column, and left as it is. The old file is kept
 beside it as settings.json.spillway-backup-<time>; setup prints the command
 that puts it back. --print changes nothing and prints the settings to merge.
-With no --model, the model.name the file has.`,
+With no --model, the first model of the configuration's codex chain. An
+entry of yours with the id of a --model is refused, named: spillway's
+entry would replace it.`,
 		Example: `  spillway setup qwen --model gpt-6-sol
   spillway setup qwen --model gpt-6-sol --model gpt-6.1-sol --env-key OPENAI_API_KEY
   spillway setup qwen --model gpt-6-sol --print
@@ -52,18 +55,24 @@ With no --model, the model.name the file has.`,
 			if err != nil {
 				return err
 			}
-			if strings.ContainsAny(envKey, " =$\"'") || envKey == "" {
-				return fail(ExitUsage, "--env-key %q: give the name of an environment variable (OPENAI_API_KEY)", envKey)
+			if err := setup.CheckEnvKey(envKey); err != nil || envKey == "" {
+				return fail(ExitUsage, "--env-key %q: give the name of the variable that holds your key (like %s), never the key", envKey, setup.DefaultEnvKey)
 			}
 			if home == "" {
-				home = setup.QwenHome(a.Getenv)
+				home = agentfiles.QwenHome(a.Getenv, "")
 			}
 			o := setup.QwenOptions{BaseURL: strings.TrimSuffix(base, "/") + "/v1", Models: models, EnvKey: envKey}
 			if len(o.Models) == 0 {
-				if m := currentQwenModel(home); m != "" {
-					o.Models = []string{m}
+				// the gateway's models: never the file's own model.name,
+				// which may be a provider's of the user's
+				c, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				if chain := c.Chains["codex"]; len(chain) > 0 {
+					o.Models = []string{chain[0]}
 				} else {
-					return fail(ExitUsage, "give --model: the model Qwen Code asks the gateway for (its settings.json names none)")
+					return fail(ExitUsage, "the configuration has no codex chain to take a model from: give --model")
 				}
 			}
 			if printOnly {
@@ -86,25 +95,9 @@ With no --model, the model.name the file has.`,
 		},
 	}
 	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
-	cmd.Flags().StringArrayVar(&models, "model", nil, "a model to ask the gateway for (repeat for more; the first becomes model.name)")
+	cmd.Flags().StringArrayVar(&models, "model", nil, "a model to ask the gateway for (repeat for more; the first becomes model.name; default: the first of the codex chain)")
 	cmd.Flags().StringVar(&envKey, "env-key", "OPENAI_API_KEY", "the environment variable Qwen Code reads the key from")
 	cmd.Flags().StringVar(&home, "qwen-home", "", "Qwen Code's directory (default $QWEN_HOME or ~/.qwen)")
 	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to merge")
 	return cmd
-}
-
-// currentQwenModel is the model.name of the settings.json in dir, "" for
-// none (or a file Qwen Code cannot read: WriteQwen says why).
-func currentQwenModel(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "settings.json"))
-	if err != nil || len(b) == 0 {
-		return ""
-	}
-	s, err := setup.ParseQwenSettings(b)
-	if err != nil {
-		return ""
-	}
-	m, _ := s["model"].(map[string]any)
-	name, _ := m["name"].(string)
-	return name
 }

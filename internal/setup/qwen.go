@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/spillway/spillway/internal/agentfiles"
@@ -24,10 +24,6 @@ import (
 // QwenMarker is the description of the modelProviders entries spillway
 // writes: how setup tells its own entries from the user's.
 const QwenMarker = "through spillway (spillway setup qwen)"
-
-// qwenSettingsVersion is the $version Qwen Code 0.24.4 writes; a file
-// without one is rewritten by Qwen Code when it loads it.
-const qwenSettingsVersion = 4
 
 // QwenOptions are what setup qwen writes: the gateway's OpenAI base URL
 // (http://host:port/v1), the models (the first becomes model.name) and
@@ -60,9 +56,10 @@ func QwenEntry(o QwenOptions, model string) map[string]any {
 
 // QwenSettings are the settings setup merges into existing (the
 // settings.json Qwen Code has, already read): OpenAI-compatible auth, the
-// first model as model.name, modelProviders.openai with the user's other
-// entries kept in their order and spillway's (QwenMarker, or an id of
-// o.Models) replaced by one per model, and, where the user has some,
+// first model as model.name, modelProviders.openai with the user's
+// entries kept in their order and spillway's (QwenMarker) replaced by one
+// per model (ApplyQwen refuses an entry of the user's with the id of one
+// of o.Models), and, where the user has some,
 // modelFallbacks "" (Qwen Code's
 // own fallback off: the gateway falls back inside each request; after
 // the gateway says every model of the chain is full, Qwen Code's
@@ -73,11 +70,8 @@ func QwenSettings(existing map[string]any, o QwenOptions) map[string]any {
 	old, _ := mp["openai"].([]any)
 	entries := []any{}
 	for _, e := range old {
-		if m, ok := e.(map[string]any); ok {
-			id, _ := m["id"].(string)
-			if m["description"] == QwenMarker || contains(o.Models, id) {
-				continue
-			}
+		if m, ok := e.(map[string]any); ok && m["description"] == QwenMarker {
+			continue
 		}
 		entries = append(entries, e)
 	}
@@ -93,41 +87,28 @@ func QwenSettings(existing map[string]any, o QwenOptions) map[string]any {
 		s["modelFallbacks"] = ""
 	}
 	if len(existing) == 0 {
-		s["$version"] = qwenSettingsVersion
+		s["$version"] = agentfiles.QwenSettingsVersion
 	}
 	return s
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// qwenClash is the user's own modelProviders.openai entry (one without
+// QwenMarker) with the id of one of models, nil for none.
+func qwenClash(s map[string]any, models []string) map[string]any {
+	mp, _ := s["modelProviders"].(map[string]any)
+	entries, _ := mp["openai"].([]any)
+	for _, e := range entries {
+		if m, ok := e.(map[string]any); ok && m["description"] != QwenMarker {
+			if id, _ := m["id"].(string); slices.Contains(models, id) {
+				return m
+			}
 		}
 	}
-	return false
-}
-
-// ParseQwenSettings reads a settings.json as Qwen Code 0.24.4 does
-// (loadSettings): a leading byte order mark dropped, comments blanked,
-// then strict JSON (no trailing comma) with an object at the top. The
-// error says where the file stops being readable.
-func ParseQwenSettings(b []byte) (map[string]any, error) {
-	bom := bytes.HasPrefix(b, []byte("\uFEFF"))
-	s, err := agentfiles.ParseGeminiSettings(bytes.TrimPrefix(b, []byte("\uFEFF")))
-	var se *agentfiles.GeminiSettingsError
-	if errors.As(err, &se) {
-		e := *se
-		if bom && e.Line == 1 {
-			e.Column += 3
-		}
-		e.Msg = strings.ReplaceAll(e.Msg, "Gemini CLI", "Qwen Code")
-		return nil, &e
-	}
-	return s, err
+	return nil
 }
 
 // qwenFile is Qwen Code's settings.json.
-var qwenFile = JSONFile{Agent: "Qwen Code", File: "settings.json", Command: "spillway setup qwen", Parse: ParseQwenSettings}
+var qwenFile = JSONFile{Agent: "Qwen Code", File: "settings.json", Command: "spillway setup qwen", Parse: agentfiles.ParseQwenSettings}
 
 // ApplyQwen merges QwenSettings into existing (the settings.json Qwen Code
 // has, or nothing), keeping every other byte (comments, order,
@@ -140,7 +121,7 @@ func ApplyQwen(existing []byte, o QwenOptions) ([]byte, error) {
 	have := map[string]any{}
 	if len(bytes.TrimSpace(existing)) > 0 {
 		var err error
-		if have, err = ParseQwenSettings(existing); err != nil {
+		if have, err = agentfiles.ParseQwenSettings(existing); err != nil {
 			return nil, fmt.Errorf("Qwen Code cannot start with this file as it is: %v; fix that and run %s again (nothing was changed)", err, qwenFile.Command)
 		}
 		if mp, ok := have["modelProviders"]; ok {
@@ -151,6 +132,10 @@ func ApplyQwen(existing []byte, o QwenOptions) ([]byte, error) {
 					return nil, errors.New("modelProviders.openai is not an array; fix it, or add the settings by hand: spillway setup qwen --print")
 				}
 			}
+		}
+		if m := qwenClash(have, o.Models); m != nil {
+			base, _ := m["baseUrl"].(string)
+			return nil, fmt.Errorf("modelProviders.openai has an entry of yours with id %q (baseUrl %q); spillway's entry for that model would replace it: give another --model, or rename or remove yours (nothing was changed)", m["id"], base)
 		}
 	}
 	// the merge reads plain JSON text: a byte order mark (which Qwen Code
@@ -163,26 +148,8 @@ func ApplyQwen(existing []byte, o QwenOptions) ([]byte, error) {
 	return append(bom, out...), nil
 }
 
-// QwenHome is Qwen Code's directory: $QWEN_HOME (~ expanded), else
-// ~/.qwen; "" when neither can be told.
-func QwenHome(getenv func(string) string) string {
-	if d := getenv("QWEN_HOME"); d != "" {
-		if d == "~" || strings.HasPrefix(d, "~/") {
-			return filepath.Join(getenv("HOME"), strings.TrimPrefix(d[1:], "/"))
-		}
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".qwen")
-	}
-	return ""
-}
-
 // WriteQwen merges the settings into dir/settings.json (dir: see
-// QwenHome), keeping the old file as settings.json.spillway-backup-<time>.
+// agentfiles.QwenHome), keeping the old file as settings.json.spillway-backup-<time>.
 // It returns the file and the backup ("" when there was none or nothing
 // changed).
 func WriteQwen(dir string, o QwenOptions, now time.Time) (path, backup string, err error) {
@@ -198,7 +165,7 @@ func WriteQwen(dir string, o QwenOptions, now time.Time) (path, backup string, e
 // its settings.json has a modelProviders.openai entry of spillway's (the
 // key from an environment variable), and where = that file.
 func QwenState(getenv func(string) string) (state, where string) {
-	dir := QwenHome(getenv)
+	dir := agentfiles.QwenHome(getenv, "")
 	if dir == "" {
 		return "", ""
 	}
@@ -207,7 +174,7 @@ func QwenState(getenv func(string) string) (state, where string) {
 	if err != nil {
 		return "", ""
 	}
-	s, err := ParseQwenSettings(b)
+	s, err := agentfiles.ParseQwenSettings(b)
 	if err != nil {
 		return "", ""
 	}

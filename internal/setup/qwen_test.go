@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 var qwenOpts = QwenOptions{BaseURL: "http://127.0.0.1:8790/v1", Models: []string{"gpt-6-sol", "gpt-6.1-sol"}, EnvKey: "OPENAI_API_KEY"}
@@ -28,8 +30,10 @@ func TestApplyQwen(t *testing.T) {
 		{name: "no file", existing: "", model: "gpt-6-sol", ids: []string{"gpt-6-sol", "gpt-6.1-sol"}, version: 4.0},
 		{name: "comments, another provider and own fallbacks", existing: "{\n  // mine\n  \"ui\": {\"theme\": \"GitHub\"}, /* theme */\n  \"modelProviders\": {\"openai\": [" + mine + "]},\n  \"modelFallbacks\": \"qwen-plus\",\n  \"$version\": 4\n}\n",
 			keep: []string{"// mine", "/* theme */", `"ui": {"theme": "GitHub"}`}, model: "gpt-6-sol", ids: []string{"local", "gpt-6-sol", "gpt-6.1-sol"}, fallbacks: "", version: 4.0},
-		{name: "spillway's old entries replaced", existing: `{"modelProviders": {"openai": [{"id": "gpt-5.5", "description": "` + QwenMarker + `", "baseUrl": "http://old/v1"}, {"id": "gpt-6-sol", "baseUrl": "http://elsewhere/v1"}, ` + mine + `]}}`,
+		{name: "spillway's old entries replaced", existing: `{"modelProviders": {"openai": [{"id": "gpt-5.5", "description": "` + QwenMarker + `", "baseUrl": "http://old/v1"}, {"id": "gpt-6-sol", "description": "` + QwenMarker + `"}, ` + mine + `]}}`,
 			model: "gpt-6-sol", ids: []string{"local", "gpt-6-sol", "gpt-6.1-sol"}},
+		{name: "an entry of yours with a model's id: refused, named", existing: `{"model": {"name": "gpt-6-sol"}, "modelProviders": {"openai": [{"id": "gpt-6-sol", "baseUrl": "https://dashscope.example/v1", "envKey": "DASHSCOPE_API_KEY"}]}}`,
+			err: `an entry of yours with id "gpt-6-sol" (baseUrl "https://dashscope.example/v1")`},
 		{name: "a byte order mark, which Qwen Code drops", existing: "\uFEFF{\"model\": {\"name\": \"x\"}}", keep: []string{"\uFEFF{"}, model: "gpt-6-sol", ids: []string{"gpt-6-sol", "gpt-6.1-sol"}},
 		{name: "a trailing comma", existing: "{\n  \"ui\": {},\n}\n", err: "line 2, column 11: a trailing comma before '}' (Qwen Code reads comments, not trailing commas)"},
 		{name: "modelProviders.openai not an array", existing: `{"modelProviders": {"openai": {"id": "x"}}}`, err: "modelProviders.openai is not an array"},
@@ -52,7 +56,7 @@ func TestApplyQwen(t *testing.T) {
 					t.Fatalf("lost %q:\n%s", k, out)
 				}
 			}
-			s, err := ParseQwenSettings(out)
+			s, err := agentfiles.ParseQwenSettings(out)
 			if err != nil {
 				t.Fatalf("Qwen Code could not read the result: %v\n%s", err, out)
 			}
@@ -91,7 +95,7 @@ func TestWriteQwenAndState(t *testing.T) {
 	if s, _ := QwenState(env); s != "" {
 		t.Fatalf("state %q before setup", s)
 	}
-	dir := QwenHome(env)
+	dir := agentfiles.QwenHome(env, "")
 	os.MkdirAll(dir, 0o700)
 	orig := []byte("{\n  // mine\n  \"ui\": {\"theme\": \"GitHub\"}\n}\n")
 	os.WriteFile(filepath.Join(dir, "settings.json"), orig, 0o600)
@@ -107,10 +111,23 @@ func TestWriteQwenAndState(t *testing.T) {
 	}
 	// QWEN_HOME moves it
 	other := filepath.Join(home, "q")
-	if got := QwenHome(func(k string) string { return map[string]string{"HOME": home, "QWEN_HOME": "~/q"}[k] }); got != other {
+	if got := agentfiles.QwenHome(func(k string) string { return map[string]string{"HOME": home, "QWEN_HOME": "~/q"}[k] }, ""); got != other {
 		t.Fatalf("QwenHome %q, want %q", got, other)
 	}
 	if _, _, err := WriteQwen("", qwenOpts, time.Now()); err == nil {
 		t.Fatal("no directory: want an error")
+	}
+	// the user's own entry of a model's id: refused, the file named and
+	// left as it is
+	clash := filepath.Join(home, "clash")
+	os.MkdirAll(clash, 0o700)
+	mine := []byte(`{"modelProviders": {"openai": [{"id": "gpt-6.1-sol", "baseUrl": "https://mine.example/v1"}]}}`)
+	os.WriteFile(filepath.Join(clash, "settings.json"), mine, 0o600)
+	_, _, err = WriteQwen(clash, qwenOpts, time.Now())
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(clash, "settings.json")) || !strings.Contains(err.Error(), `"gpt-6.1-sol" (baseUrl "https://mine.example/v1")`) {
+		t.Fatalf("err %v: want the file, the id and its baseUrl named", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(clash, "settings.json")); !bytes.Equal(b, mine) {
+		t.Fatal("a refused setup changed the file")
 	}
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,52 +38,41 @@ var qwenSpec = spec{
 	format:     wire.OpenAI,
 	modelFlags: []string{"-m", "--model"},
 	resume:     qwenResume,
-	continues:  true,
 	session:    qwenSession,
 	errorLine:  regexp.MustCompile(`^\[API Error: `),
 	failFast:   qwenFailFast,
 	model: &modelSource{dirEnv: "QWEN_HOME", homeDir: ".qwen", file: "settings.json", model: func(b []byte) string {
-		s, _ := parseQwenJSON(b)
-		m, _ := s["model"].(map[string]any)
-		name, _ := m["name"].(string)
-		return name
+		s, _ := agentfiles.ParseQwenSettings(b)
+		return agentfiles.QwenModel(s)
 	}},
 }
 
-// qwenDir is Qwen Code's directory as the agent sees it: $QWEN_HOME (with
-// ~ and a relative path resolved as Qwen Code resolves them), else
-// ~/.qwen.
+// qwenDir is Qwen Code's directory as the agent run sees it (a relative
+// $QWEN_HOME taken from the run's directory).
 func qwenDir(o Options) string {
-	env := childEnv(o)
-	if d := env("QWEN_HOME"); d != "" {
-		if d == "~" || strings.HasPrefix(d, "~/") {
-			d = filepath.Join(env("HOME"), strings.TrimPrefix(d[1:], "/"))
-		}
-		if !filepath.IsAbs(d) && o.Dir != "" {
-			d = filepath.Join(o.Dir, d)
-		}
-		return d
-	}
-	if h := env("HOME"); h != "" {
-		return filepath.Join(h, ".qwen")
-	}
-	return ""
+	return agentfiles.QwenHome(childEnv(o), qwenRunDir(o))
 }
 
-// parseQwenJSON reads a settings file as Qwen Code's loader does: a
-// leading byte order mark dropped, comments blanked (strip-json-comments),
-// then strict JSON with an object at the top.
-func parseQwenJSON(b []byte) (map[string]any, error) {
-	b = bytes.TrimPrefix(b, []byte("\uFEFF"))
-	var v any
-	if err := json.Unmarshal(agentfiles.StripJSONComments(b), &v); err != nil {
-		return nil, err
+// qwenRunDir is the directory the agent runs in: o.Dir, else spillway's
+// current directory (absolute, its links resolved as the agent's
+// process.cwd() has them); "" when it cannot be told.
+func qwenRunDir(o Options) string {
+	d := o.Dir
+	if d == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		d = wd
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
+	d, err := filepath.Abs(d)
+	if err != nil {
+		return ""
 	}
-	return m, nil
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	return d
 }
 
 // qwenValueFlags are Qwen Code's flags (0.24.4) that take a value, so that
@@ -144,10 +132,10 @@ func qwenResume(args []string, id, model, prompt string) ([]string, bool) {
 	// (the model flag replaced by hand: WithModel consults the specs,
 	// of which this is one)
 	out = append(out[:1:1], append([]string{"-m", model}, out[1:]...)...)
-	if id != "" {
-		return append(out, "-r", id), true
+	if id == "" || id == qwenLatest {
+		return append(out, "--continue"), true
 	}
-	return append(out, "--continue"), true
+	return append(out, "-r", id), true
 }
 
 // cutPromptEq finds a --prompt=TEXT argument.
@@ -160,27 +148,53 @@ func cutPromptEq(args []string) (int, bool) {
 	return -1, false
 }
 
+// qwenLatest is the session qwenSession reports when it could not look
+// (no Qwen Code directory, no run directory): the run's resume is then
+// --continue, the directory's latest session.
+const qwenLatest = "--continue"
+
 // qwenSession is the session a run used: the one its command line names
-// (-r, --resume, --session-id), else the newest session file written
-// since the run started.
+// (-r, --resume, --session-id), else the newest chat file of the run
+// directory's project written since the run started ("" for none: the
+// next run starts over); qwenLatest when it could not look.
 func qwenSession(args []string, _ runOut, o Options, since time.Time) string {
 	if id := flagValue(args, "--session-id", "--resume", "-r"); uuidRe.MatchString(id) {
 		return id
 	}
-	dir := qwenDir(o)
-	if dir == "" {
+	dir, wd := qwenDir(o), qwenRunDir(o)
+	if dir == "" || wd == "" {
+		return qwenLatest
+	}
+	f := newestSince(filepath.Join(dir, "projects", qwenProject(wd), "chats"), since, func(name string) bool {
+		id, ok := strings.CutSuffix(name, ".jsonl")
+		return ok && uuidRe.MatchString(id)
+	})
+	if f == "" {
 		return ""
 	}
-	best, bestT := "", since.Add(-2*time.Second)
-	files, _ := filepath.Glob(filepath.Join(dir, "projects", "*", "chats", "*.jsonl"))
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(bestT) {
-			if id := strings.TrimSuffix(filepath.Base(f), ".jsonl"); uuidRe.MatchString(id) {
-				best, bestT = id, fi.ModTime()
-			}
+	return strings.TrimSuffix(filepath.Base(f), ".jsonl")
+}
+
+// qwenProject is the name of Qwen Code's folder for the sessions of
+// directory dir (sanitizeCwd): every character but ASCII letters and
+// digits a dash, one per UTF-16 unit as JavaScript counts them (on
+// Windows, of the path in lower case).
+func qwenProject(dir string) string {
+	if runtime.GOOS == "windows" {
+		dir = strings.ToLower(dir)
+	}
+	var b strings.Builder
+	for _, c := range dir {
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+			b.WriteRune(c)
+		case c > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return best
+	return b.String()
 }
 
 // qwenSystemDefaults is the path of Qwen Code's system defaults file as
@@ -193,10 +207,6 @@ func qwenSystemDefaults(env func(string) string) string {
 	}
 	return filepath.Join(filepath.Dir(qwenSystemSettings(env)), "system-defaults.json")
 }
-
-// qwenSettingsVersion is the settings version Qwen Code 0.24.4 writes
-// ($version): a file without it is rewritten by Qwen Code when it loads.
-const qwenSettingsVersion = 4
 
 // qwenFailFast turns Qwen Code's SDK retries and its long rate-limit loop
 // off (model.generationConfig.maxRetries 0) for the run, in files of
@@ -219,6 +229,13 @@ const qwenSettingsVersion = 4
 // Nothing is done where the settings already say.
 func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	get := childEnv(*o)
+	now := time.Now
+	if o.Engine != nil {
+		now = o.Engine.Clock().Now
+	}
+	if state := events.StateDir(o.Getenv); state != "" {
+		removeStaleQwen(filepath.Join(state, "qwen"), now())
+	}
 	var made []string
 	cleanup = func() {
 		for _, f := range made {
@@ -227,7 +244,7 @@ func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	}
 	write := func(name string, settings map[string]any) (string, error) {
 		if _, ok := settings["$version"]; !ok {
-			settings["$version"] = qwenSettingsVersion // else Qwen Code writes it in
+			settings["$version"] = agentfiles.QwenSettingsVersion // else Qwen Code writes it in
 		}
 		state := events.StateDir(o.Getenv)
 		if state == "" {
@@ -276,10 +293,12 @@ func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	}
 	providers, ok := system["modelProviders"].(map[string]any)
 	if !ok {
-		if o.Dir != "" {
-			if w, _ := readQwenSettings(filepath.Join(o.Dir, ".qwen", "settings.json"), ""); w["modelProviders"] != nil {
-				return env, cleanup, nil
-			}
+		wd := qwenRunDir(*o)
+		if wd == "" {
+			return fail(errors.New("spillway cannot tell the directory Qwen Code runs in, so it cannot tell whether the project's .qwen/settings.json has modelProviders of its own"))
+		}
+		if w, _ := readQwenSettings(filepath.Join(wd, ".qwen", "settings.json"), ""); w["modelProviders"] != nil {
+			return env, cleanup, nil
 		}
 		user, _ := readQwenSettings(filepath.Join(qwenDir(*o), "settings.json"), "")
 		providers, _ = user["modelProviders"].(map[string]any)
@@ -309,6 +328,19 @@ func qwenFailFast(o *Options) (env []string, cleanup func(), err error) {
 	return env, cleanup, nil
 }
 
+// removeStaleQwen removes from dir the copies of Qwen Code's system files
+// (system-defaults-*.json, system-settings-*.json) of runs that ended
+// without their cleanup (a spillway killed): those more than a day old
+// at now. A copy may hold security.auth.apiKey.
+func removeStaleQwen(dir string, now time.Time) {
+	files, _ := filepath.Glob(filepath.Join(dir, "system-*-*.json"))
+	for _, f := range files {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > 24*time.Hour {
+			os.Remove(f)
+		}
+	}
+}
+
 // qwenSystemSettings is the path of Qwen Code's system settings file as
 // it reads it (getSystemSettingsPath).
 func qwenSystemSettings(env func(string) string) string {
@@ -335,7 +367,7 @@ func readQwenSettings(path, what string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading Qwen Code's %s: %w", what, err)
 	}
-	s, err := parseQwenJSON(b)
+	s, err := agentfiles.ParseQwenSettings(b)
 	if err != nil {
 		if what == "" {
 			return map[string]any{}, nil

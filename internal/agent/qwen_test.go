@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/spillway/spillway/classify"
+	"github.com/spillway/spillway/config"
+	"github.com/spillway/spillway/policy"
+	"github.com/spillway/spillway/policy/policytest"
 )
 
 func TestQwenModelFlag(t *testing.T) {
@@ -47,8 +50,9 @@ func TestQwenResumeArgs(t *testing.T) {
 	}{
 		{"a positional prompt, by id", []string{"qwen", "--auth-type", "openai", "--yolo", "fix it"}, "0b5e…",
 			[]string{"qwen", "-m", "m2", "--auth-type", "openai", "--yolo", "go on", "-r", "0b5e…"}, true},
-		{"its latest, without an id", []string{"qwen", "--yolo", "fix it"}, "",
+		{"its latest, when the session lookup could not run", []string{"qwen", "--yolo", "fix it"}, qwenLatest,
 			[]string{"qwen", "-m", "m2", "--yolo", "go on", "--continue"}, true},
+		{"no session found: started over, never --continue", []string{"qwen", "--yolo", "fix it"}, "", nil, false},
 		{"the old model, session and --continue go", []string{"qwen", "-m", "m1", "-r", "old", "--continue", "-o", "json", "fix it"}, "new",
 			[]string{"qwen", "-m", "m2", "-o", "json", "go on", "-r", "new"}, true},
 		{"-p PROMPT", []string{"qwen", "-p", "fix it", "--yolo"}, "id",
@@ -90,34 +94,55 @@ func TestQwenErrorLines(t *testing.T) {
 	}
 }
 
+// The session a run used: the newest chat of the run directory's own
+// project (never another directory's), --continue only when there was no
+// looking.
 func TestQwenSession(t *testing.T) {
 	home := t.TempDir()
-	chats := filepath.Join(home, ".qwen", "projects", "-work-repo", "chats")
-	os.MkdirAll(chats, 0o700)
+	work := filepath.Join(t.TempDir(), "my repo.v2")
+	os.MkdirAll(work, 0o700)
+	work, _ = filepath.EvalSymlinks(work)
+	wd, _ := os.Getwd()
+	wd, _ = filepath.EvalSymlinks(wd)
 	since := time.Now()
-	oldID, newID := "19840b9b-61d1-4273-83fb-4681a5920a45", "d54d6ac5-4b07-48d4-af45-ae931d5fbe0e"
-	for i, id := range []string{oldID, newID} {
+	oldID, newID, siblingID, cwdID := "19840b9b-61d1-4273-83fb-4681a5920a45", "d54d6ac5-4b07-48d4-af45-ae931d5fbe0e", "6f1d0b7e-3c35-4c1b-9d0e-2f1f5a0c9a11", "0c7bb0a4-5a3e-4f4e-8d4f-7e4b2b9d7f22"
+	write := func(qwen, dir, id string, at time.Time) {
+		chats := filepath.Join(qwen, "projects", qwenProject(dir), "chats")
+		os.MkdirAll(chats, 0o700)
 		p := filepath.Join(chats, id+".jsonl")
 		os.WriteFile(p, []byte("{}\n"), 0o600)
-		at := since.Add(-time.Hour) // the old one, from before the run
-		if i == 1 {
-			at = since.Add(time.Second)
-		}
 		os.Chtimes(p, at, at)
 	}
-	o := Options{Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	qwen := filepath.Join(home, ".qwen")
+	write(qwen, work, oldID, since.Add(-time.Hour)) // from before the run
+	write(qwen, work, newID, since.Add(time.Second))
+	write(qwen, work+"-other", siblingID, since.Add(time.Minute)) // another directory's, newer
+	write(qwen, wd, cwdID, since.Add(2*time.Second))
+	write(filepath.Join(work, "rel"), work, siblingID, since.Add(time.Second))
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	o := Options{Dir: work, Getenv: env("HOME", home)}
 	cases := []struct {
 		name string
 		args []string
 		o    Options
 		want string
 	}{
-		{"the newest written since the run began", []string{"qwen", "fix it"}, o, newID},
+		{"the newest of the run directory's written since the run began", []string{"qwen", "fix it"}, o, newID},
+		{"no Dir: the current directory's", []string{"qwen", "fix it"}, Options{Getenv: env("HOME", home)}, cwdID},
 		{"the one -r names", []string{"qwen", "-r", oldID, "go on"}, o, oldID},
 		{"the one --session-id names", []string{"qwen", "--session-id=" + oldID, "x"}, o, oldID},
-		{"QWEN_HOME moves the directory", []string{"qwen", "x"}, Options{Getenv: func(k string) string {
-			return map[string]string{"HOME": home, "QWEN_HOME": filepath.Join(home, "elsewhere")}[k]
-		}}, ""},
+		{"QWEN_HOME moves the directory: none there", []string{"qwen", "x"}, Options{Dir: work, Getenv: env("HOME", home, "QWEN_HOME", filepath.Join(home, "elsewhere"))}, ""},
+		{"a relative QWEN_HOME, from the run directory", []string{"qwen", "x"}, Options{Dir: work, Getenv: env("HOME", home, "QWEN_HOME", "rel")}, siblingID},
+		{"no Qwen Code directory: its latest", []string{"qwen", "x"}, Options{Dir: work, Getenv: env()}, qwenLatest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,6 +150,19 @@ func TestQwenSession(t *testing.T) {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+func TestQwenProject(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/work/repo": "-home-me-work-repo",
+		"/tmp/my repo.v2_x":  "-tmp-my-repo-v2-x",
+		"/w/é":               "-w--",  // one UTF-16 unit
+		"/w/😀":               "-w---", // two
+	} {
+		if got := qwenProject(in); got != want {
+			t.Errorf("qwenProject(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -268,5 +306,81 @@ func TestQwenFailFastProviderEntries(t *testing.T) {
 	cleanup()
 	if _, err := os.Stat(sys); !os.IsNotExist(err) {
 		t.Fatal("spillway's system settings outlived the run")
+	}
+}
+
+// With no Dir, exec runs Qwen Code in spillway's own directory: a project
+// .qwen/settings.json there with modelProviders of its own is left to Qwen
+// Code (no system settings of spillway's override it).
+func TestQwenFailFastProjectProviders(t *testing.T) {
+	home, work, plain := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(home, ".qwen", "settings.json"), filepath.Join(work, ".qwen", "settings.json")} {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(`{"modelProviders": {"openai": [{"id": "qwen-max", "baseUrl": "https://dashscope.example/v1"}]}}`), 0o600)
+	}
+	t.Chdir(work)
+	cases := []struct {
+		name   string
+		dir    string
+		system bool // want spillway's system settings
+	}{
+		{"no Dir: the current directory's project", "", false},
+		{"Dir: its project", work, false},
+		{"Dir without a project's providers: the user's get maxRetries 0", plain, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"HOME": home, "QWEN_CODE_SYSTEM_SETTINGS_PATH": filepath.Join(home, "etc", "settings.json")}
+			o := Options{Dir: c.dir, Getenv: func(k string) string { return env[k] }, Env: []string{"HOME=" + home, "QWEN_CODE_SYSTEM_SETTINGS_PATH=" + env["QWEN_CODE_SYSTEM_SETTINGS_PATH"]}}
+			cleanup, err := failFast(Qwen, &o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			got := slices.ContainsFunc(o.Env, func(kv string) bool {
+				return strings.HasPrefix(kv, "QWEN_CODE_SYSTEM_SETTINGS_PATH="+filepath.Join(home, ".local", "state", "spillway", "qwen"))
+			})
+			if got != c.system {
+				t.Fatalf("spillway's system settings %v, want %v (env %q)", got, c.system, o.Env)
+			}
+		})
+	}
+}
+
+// Copies of Qwen Code's system files that a killed exec left behind (they
+// may hold a key) go at the next run once a day old; a running exec's stay.
+func TestQwenFailFastStaleCopies(t *testing.T) {
+	home := t.TempDir()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	dir := filepath.Join(home, ".local", "state", "spillway", "qwen")
+	os.MkdirAll(dir, 0o700)
+	cases := []struct {
+		name string
+		age  time.Duration
+		gone bool
+	}{
+		{"system-settings-1.json", 25 * time.Hour, true},
+		{"system-defaults-2.json", 48 * time.Hour, true},
+		{"system-settings-3.json", time.Hour, false},
+		{"notes.json", 48 * time.Hour, false},
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		os.WriteFile(p, []byte(`{"security": {"auth": {"apiKey": "sk-test-x"}}}`), 0o600)
+		os.Chtimes(p, now.Add(-c.age), now.Add(-c.age))
+	}
+	env := map[string]string{"HOME": home, "QWEN_CODE_SYSTEM_SETTINGS_PATH": filepath.Join(home, "etc", "settings.json")}
+	o := Options{Dir: home, Getenv: func(k string) string { return env[k] },
+		Engine: policy.New(config.Default(), policy.WithClock(policytest.New(now)))}
+	cleanup, err := failFast(Qwen, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	for _, c := range cases {
+		_, err := os.Stat(filepath.Join(dir, c.name))
+		if gone := os.IsNotExist(err); gone != c.gone {
+			t.Errorf("%s (%v old): gone %v, want %v", c.name, c.age, gone, c.gone)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -174,15 +173,9 @@ func TestQwenCode(t *testing.T) {
 		token = writeToken(t, work)
 		cmd := exec.CommandContext(ctx, bin, append([]string{"exec", "--events", "-"}, args...)...)
 		cmd.Env, cmd.Dir = env, work
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		t.Logf("spillway exec %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), cmd.ProcessState.ExitCode(), out.String(), errb.String())
-		return cmd.ProcessState.ExitCode(), out.String(), errb.String(), token
+		code, stdout, stderr = runCmd(t, cmd)
+		t.Logf("spillway exec %s: exit %d\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+		return code, stdout, stderr, token
 	}
 	qwen := clienttest.Qwen(t)
 
@@ -221,8 +214,8 @@ func TestQwenCode(t *testing.T) {
 		env, work := clienttest.Env(t, home, append(clienttest.QwenQuiet(t, home), "OPENAI_BASE_URL="+ahs.URL+"/v1", "OPENAI_API_KEY=sk-test-qwen-bad"))
 		cmd := exec.CommandContext(ctx, bin, "exec", "--events", "-", "--models", "gpt-6-sol,gpt-6.1-sol", "--ladder", "1ms", "--", qwen, "--auth-type", "openai", "--yolo", "Reply with pong")
 		cmd.Env, cmd.Dir = env, work
-		out, _ := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != 77 || !strings.Contains(string(out), "auth") {
+		code, stdout, stderr := runCmd(t, cmd)
+		if out := stdout + stderr; code != 77 || !strings.Contains(out, "auth") {
 			t.Fatalf("exit %d, want 77 (auth):\n%s", code, out)
 		}
 	})

@@ -2,10 +2,8 @@ package agent
 
 import (
 	"regexp"
-	"slices"
 
-	"github.com/goccy/go-yaml"
-
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/wire"
 )
 
@@ -46,28 +44,10 @@ var continueSpec = spec{
 // failed for good: {"status":"error","message":"503 Our servers are …"}.
 var continueErrorLine = regexp.MustCompile(`^\{"status":"error"`)
 
-// ContinueChatModel is the model cn runs from config.yaml's bytes b: the
-// `model` of the first entry of models with the chat role or with no
-// roles; "" when there is none, when it is a block of the hub's (uses:),
-// or when b is not YAML.
+// ContinueChatModel is the model cn runs from config.yaml's bytes b (the
+// first chat entry's, agentfiles.ContinueFirstChat); "" when there is
+// none, when it is a block of the hub's (uses:), or when b is not YAML.
 func ContinueChatModel(b []byte) string {
-	var c struct {
-		Models []struct {
-			Model string   `yaml:"model"`
-			Roles []string `yaml:"roles"`
-			Uses  string   `yaml:"uses"`
-		} `yaml:"models"`
-	}
-	if yaml.Unmarshal(b, &c) != nil {
-		return ""
-	}
-	for _, m := range c.Models {
-		if m.Uses != "" {
-			return "" // a block of the hub's: its model is not in the file
-		}
-		if m.Roles == nil || slices.Contains(m.Roles, "chat") {
-			return m.Model
-		}
-	}
-	return ""
+	m, _ := agentfiles.ContinueFirstChat(b)
+	return m.Model
 }

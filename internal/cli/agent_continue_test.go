@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,14 +40,14 @@ rules:
 
 // cnGateway runs `spillway serve` in front of an in-process simulator:
 // the codex chain's models, every gpt- model full spilling over to the
-// claude chain (spillway's own Anthropic key). It returns the simulator,
-// the gateway's URL and its event log.
-func cnGateway(t *testing.T) (*sim.Server, string, string) {
+// claude chain (spillway's own Anthropic key). Its environment is its own
+// (a home, the key), nothing of the test's. It returns the simulator, the
+// gateway's URL, its event log and a stop after which the log is whole.
+func cnGateway(t *testing.T) (srv *sim.Server, base, events string, stop func()) {
 	t.Helper()
-	bin := spillwayBin(t)
 	srv, simURL := simtest.Start(t, nil)
 	dir := t.TempDir()
-	cfg, events := filepath.Join(dir, "spillway.yaml"), filepath.Join(dir, "events.jsonl")
+	events = filepath.Join(dir, "events.jsonl")
 	body := `providers:
   openai: { base_url: "` + simURL + `/v1" }
   anthropic: { base_url: "` + simURL + `", api_key: env:CN_TEST_ANTHROPIC_KEY }
@@ -58,29 +56,9 @@ chains:
     models: [gpt-6-astra, gpt-6.1-sol, gpt-6-luna]
     overflow: claude
 `
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--events", events)
-	cmd.Env = append(os.Environ(), "CN_TEST_ANTHROPIC_KEY=sk-test-ant-own")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, stderr)
-			return srv, "http://" + m[1], events
-		}
-	}
-	t.Fatal("spillway serve exited before it listened")
-	return nil, "", ""
+	env := []string{"HOME=" + dir, "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "CN_TEST_ANTHROPIC_KEY=sk-test-ant-own"}
+	base, _, stop = startServeEnv(t, spillwayBin(t), env, dir, body, "--listen", "127.0.0.1:0", "--events", events)
+	return srv, base, events, stop
 }
 
 // cnToolLoop scripts model's answer: cn's own Bash tool runs cat on a
@@ -105,21 +83,6 @@ func cnToolLoop(t *testing.T, srv *sim.Server, model, home string) string {
 	return token
 }
 
-// cnRoutes waits (bounded) for the event log to hold the gateway's route
-// of cn's requests, and returns them.
-func cnRoutes(t *testing.T, events, want string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for {
-		got := routes(t, events, "/v1/chat/completions")
-		if strings.Contains(got, want) || ctx.Err() != nil {
-			return got
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // `spillway setup continue` merges into the user's own config.yaml, whose
 // comments and model stay; cn then answers through the gateway with its
 // model (gpt-6-astra) full: the chain's next model ran cn's Bash tool and
@@ -128,7 +91,7 @@ func cnRoutes(t *testing.T, events, want string) string {
 func TestContinueSetUpAnswersThroughTheGateway(t *testing.T) {
 	t.Parallel()
 	clienttest.Continue(t)
-	srv, gw, events := cnGateway(t)
+	srv, gw, events, stop := cnGateway(t)
 	home := t.TempDir()
 	dir := filepath.Join(home, ".continue")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -160,8 +123,9 @@ func TestContinueSetUpAnswersThroughTheGateway(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "The command printed "+token) {
 		t.Fatalf("cn: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
+	stop()
 	const want = "openai/gpt-6-astra:capacity > openai/gpt-6.1-sol:ok"
-	if got := cnRoutes(t, events, want); strings.Count(got, want) != 2 {
+	if got := routes(t, events, "/v1/chat/completions"); strings.Count(got, want) != 2 {
 		t.Errorf("routes %q: want both turns (the tool call and its result) %q", got, want)
 	}
 
@@ -181,7 +145,7 @@ func TestContinueSetUpAnswersThroughTheGateway(t *testing.T) {
 func TestContinueAnsweredByClaudeWhenOpenAIIsFull(t *testing.T) {
 	t.Parallel()
 	clienttest.Continue(t)
-	srv, gw, events := cnGateway(t)
+	srv, gw, events, stop := cnGateway(t)
 	for _, m := range []string{"gpt-6-astra", "gpt-6.1-sol", "gpt-6-luna"} {
 		if err := srv.AddFault(sim.Fault{Model: m, Kind: "capacity", Count: -1}); err != nil {
 			t.Fatal(err)
@@ -198,8 +162,9 @@ func TestContinueAnsweredByClaudeWhenOpenAIIsFull(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "The command printed "+token) {
 		t.Fatalf("cn: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
+	stop()
 	const want = "anthropic/claude-opus-5-5:ok"
-	if got := cnRoutes(t, events, want); strings.Count(got, want) != 2 || !strings.HasPrefix(got, "openai/gpt-6-astra:capacity") {
+	if got := routes(t, events, "/v1/chat/completions"); strings.Count(got, want) != 2 || !strings.HasPrefix(got, "openai/gpt-6-astra:capacity") {
 		t.Errorf("routes %q: want both turns ending at %s", got, want)
 	}
 }

@@ -54,13 +54,20 @@ var listeningOn = regexp.MustCompile(`listening on http://(\S+)`)
 // all there.
 func startServeStop(t *testing.T, bin, dir, body string, args ...string) (string, func() string, func()) {
 	t.Helper()
+	return startServeEnv(t, bin, dashEnv(dir), dir, body, args...)
+}
+
+// startServeEnv is startServeStop with the gateway's whole environment
+// env (nothing of the test's own).
+func startServeEnv(t *testing.T, bin string, env []string, dir, body string, args ...string) (string, func() string, func()) {
+	t.Helper()
 	cfgPath := filepath.Join(dir, "spillway.yaml")
 	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--config", cfgPath}, args...)...)
-	cmd.Env = dashEnv(dir)
+	cmd.Env = env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		cancel()

@@ -31,7 +31,7 @@ func TestSetupContinue(t *testing.T) {
 			"name: Local Config\nversion: 1.0.0\nschema: v1\nmodels:\n" + entry.Entry("  ")},
 		{"merged, its key variable set", "name: a\nversion: \"1\"\nmodels:\n  - name: b\n    provider: openai\n    model: m\n",
 			[]string{"--url", "http://127.0.0.1:9000", "--env-key", "SPILLWAY_KEY", "--model", "gpt-6.1-sol"}, map[string]string{"SPILLWAY_KEY": "sk-test-x"}, 0,
-			[]string{"updated ", "cn now runs gpt-6.1-sol through spillway at http://127.0.0.1:9000/v1", "old file kept as ", "undo: cp "}, nil,
+			[]string{"updated ", "cn now uses spillway at http://127.0.0.1:9000/v1 (running gpt-6.1-sol)", "old file kept as ", "undo: cp "}, nil,
 			"name: a\nversion: \"1\"\nmodels:\n" + setup.ContinueSetup{BaseURL: "http://127.0.0.1:9000", Model: "gpt-6.1-sol", EnvKey: "SPILLWAY_KEY"}.Entry("  ") + "  - name: b\n    provider: openai\n    model: m\n"},
 		{"a file cn cannot read", "name: a\nmodels:\n  - name: b\n    provider: openai\n    model: m\n", []string{"--url", "http://127.0.0.1:9000"}, nil, ExitFail,
 			nil, []string{"config.yaml: version: cn requires a string"}, ""},

@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // Continue's CLI, cn 1.5.47, reads ~/.continue/config.yaml
@@ -395,24 +396,11 @@ func verifyContinue(out []byte, s ContinueSetup) error {
 }
 
 // ContinueFirstChat is the name of the model cn runs from config.yaml's
-// text (the first with the chat role or none); "" when there is none or
-// it is a block of the hub's.
+// text (agentfiles.ContinueFirstChat); "" when there is none or it is a
+// block of the hub's.
 func ContinueFirstChat(text []byte) string {
-	var c continueConfig
-	if yaml.Unmarshal(text, &c) != nil {
-		return ""
-	}
-	for _, m := range c.Models {
-		if _, ok := m["uses"]; ok {
-			return ""
-		}
-		if roles, has := m["roles"].([]any); has && !slices.Contains(roles, any("chat")) {
-			continue
-		}
-		name, _ := m["name"].(string)
-		return name
-	}
-	return ""
+	m, _ := agentfiles.ContinueFirstChat(text)
+	return m.Name
 }
 
 // yamlError is a YAML error with its line, in one line.

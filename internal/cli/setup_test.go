@@ -448,7 +448,7 @@ func TestTextsNameGeminiCLI(t *testing.T) {
 	starter := readTestFile(t, path)
 	for _, c := range []struct{ name, text, want string }{
 		{"spillway --help", root, "Start with 'spillway serve' and 'spillway setup codex|claude|gemini' (a gateway\nfor Codex CLI, Claude Code and Gemini CLI,"},
-		{"setup --help", setupHelp, "Point an agent at the spillway gateway; alone, list the agents and which are set up\n"},
+		{"setup --help", setupHelp, "setup <agent> points one agent at the gateway: Codex CLI, Claude Code, Gemini CLI,\nOpenCode, GitHub Copilot CLI, Qwen Code, Cline or Continue's cn"},
 		{"init's file, keys", starter, "# auth: passthrough sends the client's own key (Codex CLI's, Claude Code's,\n# Gemini CLI's); auth: key replaces it with api_key."},
 		{"init's file, catalogs", starter, "# The Codex CLI, Claude Code and Gemini CLI catalogs are built in; add or\n# override here.\n"},
 		{"init's file, the Gemini chain", starter, "  gemini: [gemini-3-pro, gemini-3-flash, gemini-3-flash-lite]\n"},

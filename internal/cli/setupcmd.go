@@ -26,8 +26,9 @@ func (a *App) setupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Point an agent at the spillway gateway; alone, list the agents and which are set up",
-		Long: `setup <agent> points one agent at the gateway (see each one's help). setup
-alone changes nothing: it lists the agents spillway knows, where each one's
+		Long: `setup <agent> points one agent at the gateway: Codex CLI, Claude Code, Gemini CLI,
+OpenCode, GitHub Copilot CLI, Qwen Code, Cline or Continue's cn (see each one's
+help). setup alone changes nothing: it lists the agents spillway knows, where each one's
 command is on PATH, and whether it is already set up for spillway, for which
 sign-in, and the file or variable that says so (variables as this shell has
 them: run it where you run the agent).`,

@@ -2,9 +2,10 @@ package agent
 
 import (
 	"encoding/json"
-	"path/filepath"
+	"os"
 	"regexp"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/wire"
 )
 
@@ -25,8 +26,7 @@ var clineSpec = spec{
 	format:     wire.OpenAI,
 	modelFlags: []string{"-m", "--model"},
 	errorLine:  clineErrorLine,
-	model: &modelSource{dirEnv: "CLINE_DIR", homeDir: ".cline",
-		file: filepath.Join("data", "settings", "providers.json"), model: clineModel},
+	model:      &modelSource{find: clineDefaultModel},
 }
 
 // clineErrorLine is Cline's own failure line: "error: " (red on any
@@ -35,6 +35,20 @@ var clineSpec = spec{
 // its {"ts":…,"type":"error"} line. Its tool output is printed indented
 // after "⎿", so a command that prints "error: …" never matches.
 var clineErrorLine = regexp.MustCompile(`^(\x1b\[[0-9;]*m)*error:(\x1b\[[0-9;]*m)* |^\{"ts":"[^"]*","type":"error"`)
+
+// clineDefaultModel is the model in the providers.json Cline reads (where
+// setup cline writes it: agentfiles.ClineSettingsPath) and that file.
+func clineDefaultModel(getenv func(string) string) (model, path string) {
+	path = agentfiles.ClineSettingsPath(getenv, "")
+	if path == "" {
+		return "", ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", ""
+	}
+	return clineModel(b), path
+}
 
 // clineModel is the model of the provider Cline last used, in its
 // providers.json (strict JSON, as Cline parses it).

@@ -122,6 +122,9 @@ func TestClineDefaultModel(t *testing.T) {
 		{"HOME", map[string]string{"HOME": home}, "gpt-6-astra", filepath.Join(home, ".cline", "data", "settings", "providers.json")},
 		{"CLINE_DIR", map[string]string{"HOME": home, "CLINE_DIR": moved}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
 		{"no file", map[string]string{"HOME": t.TempDir()}, "", ""},
+		// where setup cline writes it, too (agentfiles.ClineSettingsPath)
+		{"CLINE_DATA_DIR", map[string]string{"HOME": home, "CLINE_DATA_DIR": filepath.Join(moved, "data")}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
+		{"CLINE_PROVIDER_SETTINGS_PATH", map[string]string{"HOME": home, "CLINE_PROVIDER_SETTINGS_PATH": filepath.Join(moved, "data", "settings", "providers.json")}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

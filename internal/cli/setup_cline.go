@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
 )
 
@@ -41,7 +42,7 @@ result is read back as Cline reads it. --print changes nothing.`,
 			if err != nil {
 				return err
 			}
-			path := setup.ClineSettingsPath(a.Getenv, configDir)
+			path := agentfiles.ClineSettingsPath(a.Getenv, configDir)
 			if printOnly {
 				b, _ := json.MarshalIndent(setup.ClineSettings(base, model), "", "  ")
 				if path == "" {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // ClineProvider is the provider id `cline auth -p openai -b URL` saves
@@ -21,31 +23,6 @@ const ClineProvider = "openai-compatible"
 // ClineDefaultModel is the model setup cline names when the entry has
 // none and --model gives none.
 const ClineDefaultModel = "gpt-6.1-sol"
-
-// ClineSettingsPath is the providers.json Cline 3.0.65 reads, in its own
-// order: $CLINE_PROVIDER_SETTINGS_PATH, else $CLINE_DATA_DIR/settings/,
-// else <dir>/data/settings/ where dir is configDir (Cline's --config),
-// else $CLINE_DIR, else ~/.cline. "" when there is no HOME to start from.
-func ClineSettingsPath(getenv func(string) string, configDir string) string {
-	if p := strings.TrimSpace(getenv("CLINE_PROVIDER_SETTINGS_PATH")); p != "" {
-		return p
-	}
-	if d := strings.TrimSpace(getenv("CLINE_DATA_DIR")); d != "" {
-		return filepath.Join(d, "settings", "providers.json")
-	}
-	dir := configDir
-	if dir == "" {
-		dir = strings.TrimSpace(getenv("CLINE_DIR"))
-	}
-	if dir == "" {
-		home := strings.TrimSpace(getenv("HOME"))
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cline")
-	}
-	return filepath.Join(dir, "data", "settings", "providers.json")
-}
 
 // ClineSettings are the settings setup cline merges (see ApplyCline),
 // for --print: the gateway's OpenAI base URL as the openai-compatible
@@ -118,7 +95,7 @@ func ApplyCline(existing []byte, baseURL, model string, now time.Time) ([]byte, 
 }
 
 // WriteCline merges spillway's provider into the providers.json at path
-// (see ClineSettingsPath), keeping the old file as
+// (see agentfiles.ClineSettingsPath), keeping the old file as
 // providers.json.spillway-backup-<time>. It returns the file and the
 // backup ("" when there was none or nothing changed).
 func WriteCline(path, baseURL, model string, now time.Time) (string, string, error) {
@@ -237,7 +214,7 @@ func lineCol(b []byte, off int) (line, col int) {
 // base URL on this machine (the gateway's), ending in /v1: it sends
 // $OPENAI_API_KEY there, or the key the entry holds.
 func ClineState(getenv func(string) string) (state, where string) {
-	path := ClineSettingsPath(getenv, "")
+	path := agentfiles.ClineSettingsPath(getenv, "")
 	if path == "" {
 		return "", ""
 	}

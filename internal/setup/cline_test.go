@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // clineWritten is providers.json as Cline 3.0.65 writes it (`cline auth
@@ -172,29 +174,6 @@ func TestWriteClineBackup(t *testing.T) {
 	}
 }
 
-func TestClineSettingsPath(t *testing.T) {
-	cases := []struct {
-		name   string
-		env    map[string]string
-		config string
-		want   string
-	}{
-		{"HOME", map[string]string{"HOME": "/h"}, "", "/h/.cline/data/settings/providers.json"},
-		{"CLINE_DIR", map[string]string{"HOME": "/h", "CLINE_DIR": "/c"}, "", "/c/data/settings/providers.json"},
-		{"--config over CLINE_DIR", map[string]string{"HOME": "/h", "CLINE_DIR": "/c"}, "/k", "/k/data/settings/providers.json"},
-		{"CLINE_DATA_DIR over --config", map[string]string{"HOME": "/h", "CLINE_DATA_DIR": "/d"}, "/k", "/d/settings/providers.json"},
-		{"CLINE_PROVIDER_SETTINGS_PATH first", map[string]string{"HOME": "/h", "CLINE_DATA_DIR": "/d", "CLINE_PROVIDER_SETTINGS_PATH": "/p.json"}, "/k", "/p.json"},
-		{"nothing", map[string]string{}, "", ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := ClineSettingsPath(func(k string) string { return c.env[k] }, c.config); got != filepath.FromSlash(c.want) {
-				t.Errorf("= %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 func TestClineState(t *testing.T) {
 	set, _ := ApplyCline(nil, "http://127.0.0.1:8787", "", time.Now())
 	cases := []struct {
@@ -208,7 +187,7 @@ func TestClineState(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
-			path := ClineSettingsPath(func(k string) string { return map[string]string{"HOME": home}[k] }, "")
+			path := agentfiles.ClineSettingsPath(func(k string) string { return map[string]string{"HOME": home}[k] }, "")
 			if c.file != "" {
 				_ = os.MkdirAll(filepath.Dir(path), 0o700)
 				if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {

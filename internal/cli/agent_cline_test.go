@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -215,7 +216,11 @@ func TestExecCline(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			home, _ := clienttest.ClineHome(t, clienttest.ClineProviders(hs.URL+"/v1", "sk-test-cline-exec", "gpt-6-astra"))
+			home, providers := clienttest.ClineHome(t, clienttest.ClineProviders(hs.URL+"/v1", "sk-test-cline-exec", "gpt-6-astra"))
+			before, err := os.ReadFile(providers)
+			if err != nil {
+				t.Fatal(err)
+			}
 			env, work := clienttest.Env(t, home, clienttest.ClineQuiet)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -242,6 +247,10 @@ func TestExecCline(t *testing.T) {
 			}
 			if strings.Contains(stderr.String(), "resuming") {
 				t.Errorf("Cline cannot resume headless, yet exec says it resumed:\n%s", stderr.String())
+			}
+			// cline -m saves the model of each run; exec puts the user's file back
+			if after, err := os.ReadFile(providers); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("providers.json after exec (%v):\n%s\nwant the bytes before:\n%s", err, after, before)
 			}
 		})
 	}

@@ -19,7 +19,7 @@ import (
 // No resume: `cline --id <session>` needs a terminal ("interactive mode
 // requires a TTY"), so exec reruns it from the start on the next model.
 //
-// No failFast: Cline's requests go through the AI SDK with maxRetries 5,
+// Its own retries stay: Cline's requests go through the AI SDK with maxRetries 5,
 // a constant no setting or variable changes (6 requests, 2+4+8+16+32 s
 // apart, about a minute, unless the answer carries a retry-after under a
 // minute, which the AI SDK honours); exec sees the failure after that.

@@ -156,7 +156,9 @@ func TestClineKeepsSettings(t *testing.T) {
 	}{
 		{"HOME", func(h string) map[string]string { return map[string]string{"HOME": h} }, []string{"cline", "hi"},
 			func(h, _ string) string { return filepath.Join(h, ".cline", "data", "settings", "providers.json") }},
-		{"CLINE_DATA_DIR", func(h string) map[string]string { return map[string]string{"HOME": h, "CLINE_DATA_DIR": filepath.Join(h, "d")} }, []string{"cline", "hi"},
+		{"CLINE_DATA_DIR", func(h string) map[string]string {
+			return map[string]string{"HOME": h, "CLINE_DATA_DIR": filepath.Join(h, "d")}
+		}, []string{"cline", "hi"},
 			func(h, _ string) string { return filepath.Join(h, "d", "settings", "providers.json") }},
 		{"--config relative to the run's directory", func(h string) map[string]string { return map[string]string{"HOME": h} }, []string{"cline", "--config", "cfg", "hi"},
 			func(_, w string) string { return filepath.Join(w, "cfg", "data", "settings", "providers.json") }},

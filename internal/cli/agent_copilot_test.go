@@ -275,3 +275,34 @@ func TestSetupCopilotFlags(t *testing.T) {
 		t.Errorf("setup copilot wrote %v", entries)
 	}
 }
+
+// A configuration that cannot be read is an error (naming it), not the
+// built-in chain silently.
+func TestSetupCopilotBrokenConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "spillway.yaml")
+	if err := os.WriteFile(cfg, []byte("chains: [not, a, map\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": dir, "SPILLWAY_CONFIG": cfg}
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no --model: the chain is read", []string{"copilot", "--url", "http://127.0.0.1:9000", "--shell", "sh"}, ExitFail},
+		{"--model: no chain needed", []string{"copilot", "--url", "http://127.0.0.1:9000", "--shell", "sh", "--model", "gpt-6-luna"}, ExitOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runSetup(t, env, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			if c.code != ExitOK && (!strings.Contains(errOut, cfg) || out != "") {
+				t.Fatalf("want an error naming %s and nothing on stdout:\n%s\n%s", cfg, out, errOut)
+			}
+		})
+	}
+}

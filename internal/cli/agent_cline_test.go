@@ -262,6 +262,7 @@ func TestExecCline(t *testing.T) {
 func TestSetupCline(t *testing.T) {
 	t.Parallel()
 	const broken = "{\n  // Cline's JSON.parse takes no comments\n  \"version\": 1, \"providers\": {}\n}\n"
+	const elsewhere = `{"version":1,"lastUsedProvider":"openai-compatible","modes":{},"providers":{"openai-compatible":{"settings":{"provider":"openai-compatible","apiKey":"sk-test-or-0000","model":"my-own","baseUrl":"https://openrouter.example.test/api/v1"},"updatedAt":"2026-12-06T15:20:03.633Z","tokenSource":"manual"}}}`
 	cases := []struct {
 		name     string
 		args     []string
@@ -284,6 +285,14 @@ func TestSetupCline(t *testing.T) {
 			[]string{"moved/data/settings/providers.json"}, true},
 		{"a file Cline cannot read", []string{"cline"}, nil, nil, broken, ExitFail,
 			[]string{"providers.json", "line 2, column 3", "nothing was changed"}, false},
+		// an entry of another endpoint: its model gives way to the codex
+		// chain's first, and its emptied key is said
+		{"another endpoint's entry", []string{"cline", "--url", "http://127.0.0.1:9000"}, nil, nil, elsewhere, 0,
+			[]string{"model gpt-6-astra", "note: the apiKey of providers.openai-compatible was removed (kept in ", "providers.json.spillway-backup-", "Cline now sends $OPENAI_API_KEY"}, true},
+		{"the gateway's entry keeps its model", []string{"cline", "--url", "http://127.0.0.1:9000", "--print"}, nil, nil, strings.Replace(elsewhere, "https://openrouter.example.test/api/v1", "http://127.0.0.1:9000/v1", 1), 0,
+			[]string{`"model": "my-own"`}, false},
+		{"--print shows the model it would write", []string{"cline", "--url", "http://127.0.0.1:9000", "--print"}, nil, nil, elsewhere, 0,
+			[]string{`"model": "gpt-6-astra"`}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -319,7 +328,7 @@ func TestSetupCline(t *testing.T) {
 			}
 			b, err := os.ReadFile(path)
 			switch {
-			case c.existing != "" && string(b) != c.existing:
+			case c.existing != "" && !c.written && string(b) != c.existing:
 				t.Errorf("the file changed:\n%s", b)
 			case c.existing == "" && c.written != (err == nil):
 				t.Errorf("written %v (%v), want %v", err == nil, err, c.written)

@@ -20,18 +20,11 @@ import (
 // entry setup cline merges into providers.json.
 const ClineProvider = "openai-compatible"
 
-// ClineDefaultModel is the model setup cline names when the entry has
-// none and --model gives none.
-const ClineDefaultModel = "gpt-6.1-sol"
-
 // ClineSettings are the settings setup cline merges (see ApplyCline),
 // for --print: the gateway's OpenAI base URL as the openai-compatible
 // provider's, that provider the one Cline runs, and no key of its own,
 // so that Cline sends $OPENAI_API_KEY.
 func ClineSettings(baseURL, model string) map[string]any {
-	if model == "" {
-		model = ClineDefaultModel
-	}
 	return map[string]any{
 		"lastUsedProvider": ClineProvider,
 		"providers": map[string]any{ClineProvider: map[string]any{
@@ -49,10 +42,42 @@ func clineBase(baseURL string) string {
 
 var clineFile = JSONFile{Agent: "Cline", File: "providers.json", Command: "spillway setup cline", Parse: ParseClineSettings}
 
+// clineOpenAI is the settings of existing's openai-compatible entry (nil
+// for none, or a file that does not parse).
+func clineOpenAI(existing []byte) map[string]any {
+	m, err := ParseClineSettings(existing)
+	if err != nil {
+		return nil
+	}
+	e, _ := m["providers"].(map[string]any)[ClineProvider].(map[string]any)
+	s, _ := e["settings"].(map[string]any)
+	return s
+}
+
+// ClineModel is the model setup cline writes when --model names none: the
+// openai-compatible entry's own when its baseUrl is the gateway's already
+// (baseURL + "/v1"; a model of another endpoint, LM Studio's or
+// OpenRouter's, is one the gateway may not serve), else fallback (the
+// configuration's chain's first).
+func ClineModel(existing []byte, baseURL, fallback string) string {
+	s := clineOpenAI(existing)
+	if m, _ := s["model"].(string); m != "" && s["baseUrl"] == clineBase(baseURL) {
+		return m
+	}
+	return fallback
+}
+
+// ClineKeyRemoved says whether merging into existing empties a key the
+// openai-compatible entry held (Cline then sends $OPENAI_API_KEY).
+func ClineKeyRemoved(existing []byte) bool {
+	k, _ := clineOpenAI(existing)["apiKey"].(string)
+	return k != ""
+}
+
 // ApplyCline merges spillway's provider into existing (Cline's
 // providers.json, or nothing): the openai-compatible entry's provider,
 // baseUrl (baseURL + "/v1") and model (model; with "", the entry's own,
-// else ClineDefaultModel), an apiKey the entry had emptied (Cline then
+// and an error when it has none: see ClineModel), an apiKey the entry had emptied (Cline then
 // sends $OPENAI_API_KEY, which the gateway passes through), and
 // lastUsedProvider. A new entry gets updatedAt (now) and tokenSource, a
 // new file version and modes, as Cline writes them. Every other byte
@@ -84,7 +109,7 @@ func ApplyCline(existing []byte, baseURL, model string, now time.Time) ([]byte, 
 	case model != "":
 		s["model"] = model
 	case m == "":
-		s["model"] = ClineDefaultModel
+		return nil, errors.New("no model for Cline's openai-compatible provider: give one (setup cline --model)")
 	}
 	if _, ok := hs["apiKey"]; ok {
 		s["apiKey"] = ""

@@ -77,7 +77,9 @@ func CopilotEnv(c CopilotSetup, shell string) string {
 # of this from the environment. Add COPILOT_OFFLINE=true to keep it off the
 # network altogether (no GitHub, telemetry, web tools or updates).
 # Add the lines below to your shell profile to keep them; undo: %s
-`, api, c.EnvKey, unsetLine(names, s, false))
+# The first line unsets what would override these (%s);
+# the undo line does not bring them back: set any you had again by hand.
+`, api, c.EnvKey, unsetLine(names, s, false), strings.Join(copilotOff, ", "))
 	fmt.Fprintln(&b, unsetLine(copilotOff, s, true))
 	for _, v := range vars {
 		fmt.Fprintln(&b, setLine(v.name, v.value, s))

@@ -44,6 +44,10 @@ func TestCopilotEnv(t *testing.T) {
 			if c.c.Type == CopilotAnthropic && strings.Contains(got, "WIRE_API=") {
 				t.Errorf("a wire API for the anthropic type:\n%s", got)
 			}
+			// the variables unset are named, and that undo leaves them unset
+			if !strings.Contains(got, "# The first line unsets what would override these (COPILOT_PROVIDER_BEARER_TOKEN, COPILOT_PROVIDER_API_KEY_COMMAND, COPILOT_PROVIDER_WIRE_MODEL, COPILOT_PROVIDER_MODEL_ID);\n# the undo line does not bring them back") {
+				t.Errorf("it does not say the undo line leaves the overriding variables unset:\n%s", got)
+			}
 			if !strings.Contains(got, "writes no file") || !strings.Contains(got, "undo: ") {
 				t.Errorf("it does not say it writes no file, or how to undo:\n%s", got)
 			}

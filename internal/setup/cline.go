@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -235,8 +234,9 @@ func lineCol(b []byte, off int) (line, col int) {
 // ClineState says whether Cline is set up for spillway: state is "" when it
 // is not, else what it is set up for ("api key", ...); where is the file
 // (or environment) that says so. getenv is the environment setup runs in.
-// Cline is set up when the provider it runs is openai-compatible with a
-// base URL on this machine (the gateway's), ending in /v1: it sends
+// Cline is set up when the provider it runs is openai-compatible with the
+// gateway's base URL (GatewayBase, the rule setup copilot's listing
+// follows too: a /v1 URL that is not a vendor's own API): it sends
 // $OPENAI_API_KEY there, or the key the entry holds.
 func ClineState(getenv func(string) string) (state, where string) {
 	path := agentfiles.ClineSettingsPath(getenv, "")
@@ -251,16 +251,9 @@ func ClineState(getenv func(string) string) (state, where string) {
 	if err != nil || m["lastUsedProvider"] != ClineProvider {
 		return "", ""
 	}
-	e, _ := m["providers"].(map[string]any)[ClineProvider].(map[string]any)
-	s, _ := e["settings"].(map[string]any)
-	u, err := url.Parse(fmt.Sprint(s["baseUrl"]))
-	if err != nil || !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
+	base, _ := clineOpenAI(b)["baseUrl"].(string)
+	if _, ok := GatewayBase(base, "/v1"); !ok {
 		return "", ""
-	}
-	if h := u.Hostname(); h != "localhost" {
-		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
-			return "", ""
-		}
 	}
 	return "api key", path
 }

@@ -215,7 +215,9 @@ func TestClineState(t *testing.T) {
 	}{
 		{"set up", string(set), "api key"},
 		{"its own provider", clineWritten, ""},
-		{"another host", strings.Replace(string(set), "127.0.0.1", "llm.example.test", 1), ""},
+		{"a gateway on another host", strings.Replace(string(set), "127.0.0.1", "gw.example.test", 1), "api key"},
+		{"OpenRouter's /api/v1", strings.Replace(string(set), "http://127.0.0.1:8787/v1", "https://openrouter.example.test/api/v1", 1), ""},
+		{"OpenAI itself", strings.Replace(string(set), "http://127.0.0.1:8787/v1", "https://api.openai.com/v1", 1), ""},
 		{"no file", "", ""},
 	}
 	for _, c := range cases {

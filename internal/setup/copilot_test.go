@@ -97,6 +97,10 @@ func TestCopilotState(t *testing.T) {
 		{"OpenAI itself", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://api.openai.com/v1"}, ""},
 		{"Azure", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://mine.openai.azure.com"}, ""},
 		{"not a URL", map[string]string{"COPILOT_PROVIDER_BASE_URL": "127.0.0.1"}, ""},
+		{"OpenRouter's /api/v1", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://openrouter.example.test/api/v1"}, ""},
+		{"anthropic type: the gateway's root", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:8787", "COPILOT_PROVIDER_TYPE": "anthropic"}, "api key"},
+		{"openai type at a root: not the gateway's path", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:11434"}, ""},
+		{"a password in it", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://me:hunter2@gw.internal:8787/v1"}, "api key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +110,9 @@ func TestCopilotState(t *testing.T) {
 			}
 			if (state != "") != strings.Contains(where, "COPILOT_PROVIDER_BASE_URL") {
 				t.Errorf("where %q", where)
+			}
+			if strings.Contains(where, "hunter2") {
+				t.Errorf("where %q shows the URL's password", where)
 			}
 		})
 	}

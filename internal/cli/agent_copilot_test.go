@@ -140,20 +140,19 @@ func TestCopilotSetupThroughTheGateway(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, copilot, "-p", prompt, "--allow-all-tools")
 			cmd.Env, cmd.Dir = env, work
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
+			// (runCmd kills copilot's whole process group with it)
+			exit, stdout, stderr := runCmd(t, cmd)
 			stop()
-			if err != nil {
-				t.Fatalf("copilot: %v\nstdout:\n%s\nstderr:\n%s\ngateway:\n%s", err, stdout.String(), stderr.String(), logs())
+			if exit != 0 {
+				t.Fatalf("copilot: exit %d\nstdout:\n%s\nstderr:\n%s\ngateway:\n%s", exit, stdout, stderr, logs())
 			}
 			model := c.answered[strings.Index(c.answered, "/")+1:]
 			want := "[" + model + "]"
 			if c.tools {
 				want = "The file says " + token
 			}
-			if !strings.Contains(stdout.String(), want) {
-				t.Fatalf("the answer lacks %q:\n%s", want, stdout.String())
+			if !strings.Contains(stdout, want) {
+				t.Fatalf("the answer lacks %q:\n%s", want, stdout)
 			}
 			got := routes(t, events, c.endpoint)
 			if !strings.HasPrefix(got, c.first+":capacity > ") || !strings.HasSuffix(got, c.answered+":ok") {

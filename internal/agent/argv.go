@@ -50,10 +50,11 @@ func modelFlags(k Kind) []string {
 	return nil
 }
 
-// flagValueFor is the model flag's value for model, as agent k takes it.
-func flagValueFor(k Kind, model string) string {
+// flagValueFor is the model flag's value for model, as agent k takes it,
+// in place of the value old ("" when the command named none).
+func flagValueFor(k Kind, old, model string) string {
 	if s := specOf(k); s != nil && s.modelValue != nil {
-		return s.modelValue(model)
+		return s.modelValue(old, model)
 	}
 	return model
 }
@@ -107,11 +108,11 @@ func WithModel(args []string, model string) (out []string, ok bool) {
 	for i := 1; i < len(out); i++ {
 		for _, f := range flags {
 			if out[i] == f && i+1 < len(out) {
-				out[i+1] = flagValueFor(k, model)
+				out[i+1] = flagValueFor(k, out[i+1], model)
 				return out, true
 			}
-			if strings.HasPrefix(out[i], f+"=") {
-				out[i] = f + "=" + flagValueFor(k, model)
+			if old, ok := strings.CutPrefix(out[i], f+"="); ok {
+				out[i] = f + "=" + flagValueFor(k, old, model)
 				return out, true
 			}
 		}
@@ -125,7 +126,7 @@ func WithModel(args []string, model string) (out []string, ok bool) {
 		at = s.flagAt(out)
 	}
 	res := append([]string{}, out[:at]...)
-	res = append(res, flags[0], flagValueFor(k, model))
+	res = append(res, flags[0], flagValueFor(k, "", model))
 	return append(res, out[at:]...), true
 }
 

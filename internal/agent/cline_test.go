@@ -122,6 +122,9 @@ func TestClineDefaultModel(t *testing.T) {
 		{"HOME", map[string]string{"HOME": home}, "gpt-6-astra", filepath.Join(home, ".cline", "data", "settings", "providers.json")},
 		{"CLINE_DIR", map[string]string{"HOME": home, "CLINE_DIR": moved}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
 		{"no file", map[string]string{"HOME": t.TempDir()}, "", ""},
+		// where setup cline writes it, too (agentfiles.ClineSettingsPath)
+		{"CLINE_DATA_DIR", map[string]string{"HOME": home, "CLINE_DATA_DIR": filepath.Join(moved, "data")}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
+		{"CLINE_PROVIDER_SETTINGS_PATH", map[string]string{"HOME": home, "CLINE_PROVIDER_SETTINGS_PATH": filepath.Join(moved, "data", "settings", "providers.json")}, "claude-sonnet-5-5", filepath.Join(moved, "data", "settings", "providers.json")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,5 +141,57 @@ func TestClineModelOfBrokenFiles(t *testing.T) {
 		if m := clineModel([]byte(b)); m != "" {
 			t.Errorf("clineModel(%q) = %q, want none", b, m)
 		}
+	}
+}
+
+// exec keeps the bytes of the providers.json Cline reads (cline -m saves
+// the model it is given there) and puts them back after its runs.
+func TestClineKeepsSettings(t *testing.T) {
+	const mine = "{\"version\": 1, \"mine\": true}\n"
+	cases := []struct {
+		name string
+		env  func(home string) map[string]string
+		args []string
+		file func(home, work string) string
+	}{
+		{"HOME", func(h string) map[string]string { return map[string]string{"HOME": h} }, []string{"cline", "hi"},
+			func(h, _ string) string { return filepath.Join(h, ".cline", "data", "settings", "providers.json") }},
+		{"CLINE_DATA_DIR", func(h string) map[string]string {
+			return map[string]string{"HOME": h, "CLINE_DATA_DIR": filepath.Join(h, "d")}
+		}, []string{"cline", "hi"},
+			func(h, _ string) string { return filepath.Join(h, "d", "settings", "providers.json") }},
+		{"--config relative to the run's directory", func(h string) map[string]string { return map[string]string{"HOME": h} }, []string{"cline", "--config", "cfg", "hi"},
+			func(_, w string) string { return filepath.Join(w, "cfg", "data", "settings", "providers.json") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home, work := t.TempDir(), t.TempDir()
+			path := c.file(home, work)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := c.env(home)
+			o := Options{Command: c.args, Dir: work, Getenv: func(k string) string { return env[k] }}
+			cleanup, err := failFast(Cline, &o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// what cline -m does to it
+			if err := os.WriteFile(path, []byte(`{"version": 1, "model": "gpt-6.1-sol"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cleanup()
+			got, _ := os.ReadFile(path)
+			fi, _ := os.Stat(path)
+			if string(got) != mine || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("after exec: %q (%v), want the user's bytes back %q (-rw-------)", got, fi.Mode().Perm(), mine)
+			}
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*spillway*")); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
 	}
 }

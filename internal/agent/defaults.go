@@ -24,6 +24,10 @@ type modelSource struct {
 	homeDir string // under HOME when dirEnv is unset
 	file    string
 	model   func([]byte) string
+	// find, when set, finds the model and its file itself (an agent
+	// that reads several files, or resolves its file in its own way), in
+	// place of dirEnv, homeDir, file and model.
+	find func(getenv func(string) string) (model, path string)
 }
 
 var modelSources = map[Kind]modelSource{
@@ -70,11 +74,16 @@ func DefaultModel(k Kind, getenv func(string) string) (model, from string) {
 			return m, src.env
 		}
 	}
+	if src.find != nil {
+		if m, path := src.find(getenv); m != "" {
+			return m, path
+		}
+	}
 	dir := getenv(src.dirEnv)
-	if home := getenv("HOME"); dir == "" && home != "" {
+	if home := getenv("HOME"); src.find == nil && dir == "" && home != "" {
 		dir = filepath.Join(home, src.homeDir)
 	}
-	if dir != "" { // never a path relative to wherever spillway runs
+	if src.find == nil && dir != "" { // never a path relative to wherever spillway runs
 		path := filepath.Join(dir, src.file)
 		if b, err := os.ReadFile(path); err == nil {
 			if m := src.model(b); m != "" {

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,26 +37,37 @@ var opencodeSpec = spec{
 	modelOf:    opencodeModelOf,
 	flagAt:     opencodeFlagAt,
 	resume:     opencodeResume,
-	continues:  true,
 	session:    opencodeSession,
 	// its own failure line on stderr: "Error: " in bold bright red (with
 	// or without NO_COLOR), or the error event of --format json; the
 	// output of its tools is printed plain, so never matches
 	errorLine: regexp.MustCompile(`^(\x1b\[91m\x1b\[1mError: |\{"type":"error")`),
-	model: &modelSource{env: "", dirEnv: "XDG_CONFIG_HOME", homeDir: ".config", file: filepath.Join("opencode", "opencode.json"), model: func(b []byte) string {
-		c, _ := agentfiles.ParseOpenCodeConfig(b)
-		m, _ := c["model"].(string)
-		return opencodeModelOf(m)
-	}},
+	model:     &modelSource{find: opencodeDefaultModel},
 }
 
-// opencodeModelValue is -m's value for model: spillway's provider and the
-// model, or model as it is when it names a provider already.
-func opencodeModelValue(model string) string {
-	if strings.Contains(model, "/") {
-		return model
+// opencodeDefaultModel is the model OpenCode's global configuration names
+// (config.json, opencode.json, opencode.jsonc: the last that sets "model"
+// wins): the model id of spillway's provider, or provider/model whole for
+// another provider's, which is then no model of spillway's configuration.
+func opencodeDefaultModel(getenv func(string) string) (model, path string) {
+	m, path := agentfiles.OpenCodeModel(agentfiles.OpenCodeConfigDir(getenv))
+	if id, ok := strings.CutPrefix(m, "spillway/"); ok {
+		return id, path
 	}
-	return "spillway/" + model
+	return m, path
+}
+
+// opencodeModelValue is -m's value for model in place of old: old's
+// provider and the model (exec run straight against the user's provider
+// keeps it), spillway's provider when old named none. The provider is
+// always written, so a model id holding "/" (meta/llama) is never read as
+// a provider of its own.
+func opencodeModelValue(old, model string) string {
+	provider, _, ok := strings.Cut(old, "/")
+	if !ok || provider == "" {
+		provider = "spillway"
+	}
+	return provider + "/" + model
 }
 
 // opencodeModelOf is the model of -m's provider/model (the model id is
@@ -82,15 +95,24 @@ var opencodeRunValueFlags = map[string]bool{
 	"-p": true, "--password": true, "-u": true, "--username": true, "--dir": true, "--port": true, "--variant": true,
 }
 
+// opencodeContinue is the session opencodeSession reports when it could
+// not look (no data directory, a database it could not query): the run
+// then resumes with --continue, the directory's most recent session.
+// When it looked and found none, the run left no session, and the next
+// one starts over: --continue would pick up an older, unrelated session.
+const opencodeContinue = "--continue"
+
 // opencodeResume turns `opencode run [flags] MESSAGE…` into `opencode run
 // [flags] -m MODEL --session ID PROMPT` (--continue, its most recent
-// session, when id is ""): the message words are replaced by prompt, the
-// model and session flags by the new ones. Only run resumes headlessly.
+// session, when id is opencodeContinue): the message words are replaced by
+// prompt, the model and session flags by the new ones, the model keeping
+// the provider the command named. Only run resumes headlessly.
 func opencodeResume(args []string, id, model, prompt string) ([]string, bool) {
 	at := slices.Index(args, "run")
-	if at < 1 {
+	if at < 1 || id == "" {
 		return nil, false
 	}
+	old := flagValue(args[at:], "-m", "--model")
 	out := slices.Clone(args[:at+1])
 	rest := args[at+1:]
 	for i := 0; i < len(rest); i++ {
@@ -116,11 +138,11 @@ func opencodeResume(args []string, id, model, prompt string) ([]string, bool) {
 			out = append(out, a)
 		}
 	}
-	out = append(out, "-m", opencodeModelValue(model))
-	if id != "" {
-		out = append(out, "--session", id)
-	} else {
+	out = append(out, "-m", opencodeModelValue(old, model))
+	if id == opencodeContinue {
 		out = append(out, "--continue")
+	} else {
+		out = append(out, "--session", id)
 	}
 	return append(out, prompt), true
 }
@@ -130,9 +152,10 @@ var opencodeSessionRe = regexp.MustCompile(`"sessionID":"(ses_[A-Za-z0-9]+)"`)
 
 // opencodeSession finds the session a run used: from --format json's
 // events, else from OpenCode's opencode.db (the newest top-level session
-// of the run's directory updated since the run started). OpenCode keeps
-// the user's message of a run whose request failed, so any such session
-// can be resumed.
+// of the run's directory updated since the run started); "" when it
+// looked and there is none, opencodeContinue when it could not look.
+// OpenCode keeps the user's message of a run whose request failed, so any
+// such session can be resumed.
 func opencodeSession(args []string, out runOut, o Options, since time.Time) string {
 	if m := opencodeSessionRe.FindStringSubmatch(out.stdout.String()); m != nil {
 		return m[1]
@@ -142,7 +165,7 @@ func opencodeSession(args []string, out runOut, o Options, since time.Time) stri
 	if db == "" || !filepath.IsAbs(db) {
 		dir := agentfiles.OpenCodeDataDir(env)
 		if dir == "" {
-			return ""
+			return opencodeContinue
 		}
 		name := "opencode.db"
 		if db != "" {
@@ -164,14 +187,18 @@ func opencodeSession(args []string, out runOut, o Options, since time.Time) stri
 }
 
 // opencodeNewestSession is the id of the newest top-level session of
-// directory dir in the database at path updated since t, "" for none.
+// directory dir in the database at path updated since t: "" for none (no
+// database: OpenCode wrote no session at all), opencodeContinue when the
+// database could not be queried (locked, say).
 func opencodeNewestSession(path, dir string, since time.Time) string {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return ""
+	} else if err != nil {
+		return opencodeContinue
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(2000)")
 	if err != nil {
-		return ""
+		return opencodeContinue
 	}
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -179,8 +206,11 @@ func opencodeNewestSession(path, dir string, since time.Time) string {
 	var id string
 	err = db.QueryRowContext(ctx, "SELECT id FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",
 		dir, since.Add(-2*time.Second).UnixMilli()).Scan(&id)
-	if err != nil {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return ""
+	case err != nil:
+		return opencodeContinue
 	}
 	return id
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -12,8 +13,9 @@ import (
 	"github.com/spillway/spillway/classify"
 )
 
-// OpenCode's model flag takes provider/model: exec sets spillway's
-// provider, reads the model back, and adds -m after run.
+// OpenCode's model flag takes provider/model: exec keeps the provider the
+// command named (spillway's when it named none), reads the model back, and
+// adds -m after run.
 func TestOpenCodeModelFlag(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -25,8 +27,11 @@ func TestOpenCodeModelFlag(t *testing.T) {
 		{"added after run", []string{"opencode", "run", "hi"}, "gpt-6.1-sol", []string{"opencode", "run", "-m", "spillway/gpt-6.1-sol", "hi"}, ""},
 		{"replaced", []string{"opencode", "run", "-m", "spillway/gpt-6-astra", "hi"}, "gpt-6.1-sol", []string{"opencode", "run", "-m", "spillway/gpt-6.1-sol", "hi"}, "gpt-6-astra"},
 		{"--model=", []string{"opencode", "run", "--model=spillway/gpt-6-astra", "hi"}, "gpt-6-luna", []string{"opencode", "run", "--model=spillway/gpt-6-luna", "hi"}, "gpt-6-astra"},
-		{"a model with its provider stays", []string{"opencode", "run", "hi"}, "openrouter/x/y", []string{"opencode", "run", "-m", "openrouter/x/y", "hi"}, ""},
-		{"another provider's model id", []string{"opencode", "run", "-m", "openrouter/anthropic/claude", "hi"}, "gpt-6-luna", []string{"opencode", "run", "-m", "spillway/gpt-6-luna", "hi"}, "anthropic/claude"},
+		{"a model id with a slash gets spillway's provider", []string{"opencode", "run", "hi"}, "meta/llama", []string{"opencode", "run", "-m", "spillway/meta/llama", "hi"}, ""},
+		{"a model id with a slash replaced", []string{"opencode", "run", "-m", "spillway/meta/llama", "hi"}, "meta/llama-2", []string{"opencode", "run", "-m", "spillway/meta/llama-2", "hi"}, "meta/llama"},
+		{"the command's provider stays", []string{"opencode", "run", "-m", "openai/gpt-6-astra", "hi"}, "gpt-6-luna", []string{"opencode", "run", "-m", "openai/gpt-6-luna", "hi"}, "gpt-6-astra"},
+		{"the command's provider stays, --model=", []string{"opencode", "run", "--model=openrouter/anthropic/claude", "hi"}, "gpt-6-luna", []string{"opencode", "run", "--model=openrouter/gpt-6-luna", "hi"}, "anthropic/claude"},
+		{"a value with no provider", []string{"opencode", "run", "-m", "gpt-6-astra", "hi"}, "gpt-6-luna", []string{"opencode", "run", "-m", "spillway/gpt-6-luna", "hi"}, "gpt-6-astra"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,8 +61,11 @@ func TestOpenCodeResume(t *testing.T) {
 	}{
 		{"a session", []string{"opencode", "run", "-m", "spillway/gpt-6-astra", "fix", "the", "bug"}, "ses_1",
 			[]string{"opencode", "run", "-m", "spillway/gpt-6.1-sol", "--session", "ses_1", "go on"}, true},
-		{"its most recent", []string{"opencode", "run", "fix it"}, "",
+		{"its most recent, when the lookup could not run", []string{"opencode", "run", "fix it"}, opencodeContinue,
 			[]string{"opencode", "run", "-m", "spillway/gpt-6.1-sol", "--continue", "go on"}, true},
+		{"no session found: no resume (the run starts over)", []string{"opencode", "run", "fix it"}, "", nil, false},
+		{"the command's provider stays", []string{"opencode", "run", "-m", "openai/gpt-6-astra", "fix it"}, "ses_1",
+			[]string{"opencode", "run", "-m", "openai/gpt-6.1-sol", "--session", "ses_1", "go on"}, true},
 		{"flags with values kept, old session dropped", []string{"opencode", "run", "--agent", "build", "--session", "ses_0", "-c", "--format=json", "--title", "t", "--auto", "fix", "--", "-x"}, "ses_2",
 			[]string{"opencode", "run", "--agent", "build", "--format=json", "--title", "t", "--auto", "-m", "spillway/gpt-6.1-sol", "--session", "ses_2", "go on"}, true},
 		{"the TUI: no", []string{"opencode", "-m", "spillway/gpt-6-astra"}, "ses_1", nil, false},
@@ -121,6 +129,8 @@ func TestOpenCodeSession(t *testing.T) {
 		}
 	}
 	db.Close()
+	bad := filepath.Join(t.TempDir(), "opencode.db")
+	os.WriteFile(bad, []byte("not a database, a file of text long enough to be read as one"), 0o600)
 	cases := []struct {
 		name, stdout string
 		env          map[string]string
@@ -130,12 +140,15 @@ func TestOpenCodeSession(t *testing.T) {
 		{"opencode.db", "hello", map[string]string{"XDG_DATA_HOME": data}, "ses_new"},
 		{"OPENCODE_DB", "hello", map[string]string{"OPENCODE_DB": filepath.Join(dir, "opencode.db")}, "ses_new"},
 		{"no database", "hello", map[string]string{"XDG_DATA_HOME": t.TempDir()}, ""},
+		{"none of this directory's since the run", "hello", map[string]string{"XDG_DATA_HOME": data, "PWD_": "/elsewhere/not"}, ""},
+		{"a database that cannot be queried", "hello", map[string]string{"OPENCODE_DB": bad}, opencodeContinue},
+		{"no data directory", "hello", map[string]string{}, opencodeContinue},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
 			out.stdout.Write([]byte(c.stdout))
-			o := Options{Dir: "/work", Getenv: func(k string) string { return c.env[k] }}
+			o := Options{Dir: cmp.Or(c.env["PWD_"], "/work"), Getenv: func(k string) string { return c.env[k] }}
 			if got := sessionOf(OpenCode, []string{"opencode", "run", "hi"}, out, o, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}
@@ -145,9 +158,23 @@ func TestOpenCodeSession(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// OpenCode's own model: opencode.json's model (provider/model, comments
-// allowed), under XDG_CONFIG_HOME or ~/.config; else none.
+// OpenCode's own model: the model of its global configuration (provider/
+// model, comments allowed; config.json, opencode.json, opencode.jsonc, the
+// last that sets it wins), under XDG_CONFIG_HOME or ~/.config; another
+// provider's model is reported with its provider; else none.
 func TestOpenCodeDefaultModel(t *testing.T) {
+	jsonc := t.TempDir()
+	os.MkdirAll(filepath.Join(jsonc, "opencode"), 0o700)
+	os.WriteFile(filepath.Join(jsonc, "opencode", "config.json"), []byte(`{"model": "spillway/gpt-6-mini"}`), 0o600)
+	os.WriteFile(filepath.Join(jsonc, "opencode", "opencode.json"), []byte(`{"model": "spillway/gpt-6-luna"}`), 0o600)
+	os.WriteFile(filepath.Join(jsonc, "opencode", "opencode.jsonc"), []byte("{\n  // mine\n  \"model\": \"spillway/gpt-6-astra\",\n}\n"), 0o600)
+	onlyConfig := t.TempDir()
+	os.MkdirAll(filepath.Join(onlyConfig, "opencode"), 0o700)
+	os.WriteFile(filepath.Join(onlyConfig, "opencode", "config.json"), []byte(`{"model": "spillway/gpt-6-mini"}`), 0o600)
+	os.WriteFile(filepath.Join(onlyConfig, "opencode", "opencode.jsonc"), []byte(`{"theme": "x"}`), 0o600)
+	other := t.TempDir()
+	os.MkdirAll(filepath.Join(other, "opencode"), 0o700)
+	os.WriteFile(filepath.Join(other, "opencode", "opencode.json"), []byte(`{"model": "anthropic/claude-x"}`), 0o600)
 	cfg := t.TempDir()
 	os.MkdirAll(filepath.Join(cfg, "opencode"), 0o700)
 	os.WriteFile(filepath.Join(cfg, "opencode", "opencode.json"), []byte("{\n  // mine\n  \"model\": \"spillway/gpt-6-luna\",\n}\n"), 0o600)
@@ -162,6 +189,9 @@ func TestOpenCodeDefaultModel(t *testing.T) {
 		{"XDG_CONFIG_HOME", map[string]string{"XDG_CONFIG_HOME": cfg, "HOME": home}, "gpt-6-luna", filepath.Join(cfg, "opencode", "opencode.json")},
 		{"~/.config", map[string]string{"HOME": home}, "gpt-6.1-sol", filepath.Join(home, ".config", "opencode", "opencode.json")},
 		{"none", map[string]string{"HOME": t.TempDir()}, "", ""},
+		{"opencode.jsonc wins", map[string]string{"XDG_CONFIG_HOME": jsonc}, "gpt-6-astra", filepath.Join(jsonc, "opencode", "opencode.jsonc")},
+		{"config.json, the later files naming none", map[string]string{"XDG_CONFIG_HOME": onlyConfig}, "gpt-6-mini", filepath.Join(onlyConfig, "opencode", "config.json")},
+		{"another provider's model, with its provider", map[string]string{"XDG_CONFIG_HOME": other}, "anthropic/claude-x", filepath.Join(other, "opencode", "opencode.json")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, from := DefaultModel(OpenCode, func(k string) string { return c.env[k] })

@@ -21,9 +21,10 @@ type spec struct {
 	// modelFlags name the model on the command line, the first one added
 	// when the command has none.
 	modelFlags []string
-	// modelValue is the flag's value for a model ("spillway/" + model for
-	// OpenCode); nil: the model as it is.
-	modelValue func(model string) string
+	// modelValue is the flag's value for a model, given the value the
+	// command had ("" for none): OpenCode keeps old's provider; nil: the
+	// model as it is.
+	modelValue func(old, model string) string
 	// modelOf is the model a flag's value names (the inverse of
 	// modelValue); nil: the value as it is.
 	modelOf func(value string) string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -70,4 +71,47 @@ func ParseOpenCodeConfig(b []byte) (map[string]any, error) {
 		return nil, &OpenCodeConfigError{Msg: "the top level is not a JSON object"}
 	}
 	return m, nil
+}
+
+// OpenCodeConfigNames are the global configuration files of OpenCode
+// 1.18, in the order it reads and merges them: what a later one sets wins.
+var OpenCodeConfigNames = []string{"config.json", "opencode.json", "opencode.jsonc"}
+
+// OpenCodeConfig is one global configuration file OpenCode reads.
+type OpenCodeConfig struct {
+	Path   string
+	Config map[string]any
+}
+
+// OpenCodeConfigs are the global configuration files of dir that OpenCode
+// can read, in its order (OpenCodeConfigNames); a file it cannot parse is
+// left out, as OpenCode drops it.
+func OpenCodeConfigs(dir string) []OpenCodeConfig {
+	if dir == "" {
+		return nil
+	}
+	var out []OpenCodeConfig
+	for _, name := range OpenCodeConfigNames {
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if c, err := ParseOpenCodeConfig(b); err == nil {
+			out = append(out, OpenCodeConfig{Path: path, Config: c})
+		}
+	}
+	return out
+}
+
+// OpenCodeModel is the model OpenCode runs by default, as the global
+// configuration of dir says (its "model", provider/model, from the last
+// file that sets it), and that file; "" for none.
+func OpenCodeModel(dir string) (model, path string) {
+	for _, c := range OpenCodeConfigs(dir) {
+		if m, ok := c.Config["model"].(string); ok && m != "" {
+			model, path = m, c.Path
+		}
+	}
+	return model, path
 }

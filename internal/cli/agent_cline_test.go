@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -215,7 +216,11 @@ func TestExecCline(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			home, _ := clienttest.ClineHome(t, clienttest.ClineProviders(hs.URL+"/v1", "sk-test-cline-exec", "gpt-6-astra"))
+			home, providers := clienttest.ClineHome(t, clienttest.ClineProviders(hs.URL+"/v1", "sk-test-cline-exec", "gpt-6-astra"))
+			before, err := os.ReadFile(providers)
+			if err != nil {
+				t.Fatal(err)
+			}
 			env, work := clienttest.Env(t, home, clienttest.ClineQuiet)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -243,6 +248,10 @@ func TestExecCline(t *testing.T) {
 			if strings.Contains(stderr.String(), "resuming") {
 				t.Errorf("Cline cannot resume headless, yet exec says it resumed:\n%s", stderr.String())
 			}
+			// cline -m saves the model of each run; exec puts the user's file back
+			if after, err := os.ReadFile(providers); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("providers.json after exec (%v):\n%s\nwant the bytes before:\n%s", err, after, before)
+			}
 		})
 	}
 }
@@ -253,6 +262,7 @@ func TestExecCline(t *testing.T) {
 func TestSetupCline(t *testing.T) {
 	t.Parallel()
 	const broken = "{\n  // Cline's JSON.parse takes no comments\n  \"version\": 1, \"providers\": {}\n}\n"
+	const elsewhere = `{"version":1,"lastUsedProvider":"openai-compatible","modes":{},"providers":{"openai-compatible":{"settings":{"provider":"openai-compatible","apiKey":"sk-test-or-0000","model":"my-own","baseUrl":"https://openrouter.example.test/api/v1"},"updatedAt":"2026-12-06T15:20:03.633Z","tokenSource":"manual"}}}`
 	cases := []struct {
 		name     string
 		args     []string
@@ -275,6 +285,14 @@ func TestSetupCline(t *testing.T) {
 			[]string{"moved/data/settings/providers.json"}, true},
 		{"a file Cline cannot read", []string{"cline"}, nil, nil, broken, ExitFail,
 			[]string{"providers.json", "line 2, column 3", "nothing was changed"}, false},
+		// an entry of another endpoint: its model gives way to the codex
+		// chain's first, and its emptied key is said
+		{"another endpoint's entry", []string{"cline", "--url", "http://127.0.0.1:9000"}, nil, nil, elsewhere, 0,
+			[]string{"model gpt-6-astra", "note: the apiKey of providers.openai-compatible was removed (kept in ", "providers.json.spillway-backup-", "Cline now sends $OPENAI_API_KEY"}, true},
+		{"the gateway's entry keeps its model", []string{"cline", "--url", "http://127.0.0.1:9000", "--print"}, nil, nil, strings.Replace(elsewhere, "https://openrouter.example.test/api/v1", "http://127.0.0.1:9000/v1", 1), 0,
+			[]string{`"model": "my-own"`}, false},
+		{"--print shows the model it would write", []string{"cline", "--url", "http://127.0.0.1:9000", "--print"}, nil, nil, elsewhere, 0,
+			[]string{`"model": "gpt-6-astra"`}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -310,7 +328,7 @@ func TestSetupCline(t *testing.T) {
 			}
 			b, err := os.ReadFile(path)
 			switch {
-			case c.existing != "" && string(b) != c.existing:
+			case c.existing != "" && !c.written && string(b) != c.existing:
 				t.Errorf("the file changed:\n%s", b)
 			case c.existing == "" && c.written != (err == nil):
 				t.Errorf("written %v (%v), want %v", err == nil, err, c.written)

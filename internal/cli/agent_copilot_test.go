@@ -140,20 +140,19 @@ func TestCopilotSetupThroughTheGateway(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, copilot, "-p", prompt, "--allow-all-tools")
 			cmd.Env, cmd.Dir = env, work
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
+			// (runCmd kills copilot's whole process group with it)
+			exit, stdout, stderr := runCmd(t, cmd)
 			stop()
-			if err != nil {
-				t.Fatalf("copilot: %v\nstdout:\n%s\nstderr:\n%s\ngateway:\n%s", err, stdout.String(), stderr.String(), logs())
+			if exit != 0 {
+				t.Fatalf("copilot: exit %d\nstdout:\n%s\nstderr:\n%s\ngateway:\n%s", exit, stdout, stderr, logs())
 			}
 			model := c.answered[strings.Index(c.answered, "/")+1:]
 			want := "[" + model + "]"
 			if c.tools {
 				want = "The file says " + token
 			}
-			if !strings.Contains(stdout.String(), want) {
-				t.Fatalf("the answer lacks %q:\n%s", want, stdout.String())
+			if !strings.Contains(stdout, want) {
+				t.Fatalf("the answer lacks %q:\n%s", want, stdout)
 			}
 			got := routes(t, events, c.endpoint)
 			if !strings.HasPrefix(got, c.first+":capacity > ") || !strings.HasSuffix(got, c.answered+":ok") {
@@ -273,5 +272,36 @@ func TestSetupCopilotFlags(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {
 		t.Errorf("setup copilot wrote %v", entries)
+	}
+}
+
+// A configuration that cannot be read is an error (naming it), not the
+// built-in chain silently.
+func TestSetupCopilotBrokenConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "spillway.yaml")
+	if err := os.WriteFile(cfg, []byte("chains: [not, a, map\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": dir, "SPILLWAY_CONFIG": cfg}
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no --model: the chain is read", []string{"copilot", "--url", "http://127.0.0.1:9000", "--shell", "sh"}, ExitFail},
+		{"--model: no chain needed", []string{"copilot", "--url", "http://127.0.0.1:9000", "--shell", "sh", "--model", "gpt-6-luna"}, ExitOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runSetup(t, env, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			if c.code != ExitOK && (!strings.Contains(errOut, cfg) || out != "") {
+				t.Fatalf("want an error naming %s and nothing on stdout:\n%s\n%s", cfg, out, errOut)
+			}
+		})
 	}
 }

@@ -255,6 +255,8 @@ func TestSetupOpenCode(t *testing.T) {
 		{"the user's file", openCodeUserConfig, []string{"--env-key", "MY_OPENAI_KEY"}, 0, []string{"updated ", "old file kept as ", "undo: cp ", "the key from $MY_OPENAI_KEY", "note: MY_OPENAI_KEY is not set here"}, true},
 		{"a file OpenCode cannot read", "{\n  \"theme\": \"x\"\n  \"share\": \"disabled\"\n}\n", nil, 1, []string{"opencode.jsonc", "line 3, column 3", "OpenCode cannot start with this file"}, false},
 		{"a bad --env-key", openCodeUserConfig, []string{"--env-key", "MY-KEY"}, 2, []string{"--env-key"}, false},
+		{"an empty --env-key", openCodeUserConfig, []string{"--env-key", ""}, 2, []string{"--env-key \"\"", "the name of the variable"}, false},
+		{"an empty --env-key, no file yet", "", []string{"--env-key="}, 2, []string{"--env-key \"\""}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spillway/spillway/internal/agentfiles"
 	"github.com/spillway/spillway/internal/setup"
 )
 
@@ -23,9 +24,11 @@ func (a *App) setupClineCmd() *cobra.Command {
 directory, $CLINE_DATA_DIR the data directory, $CLINE_PROVIDER_SETTINGS_PATH the
 file, in that order, as Cline reads them): the provider "cline auth -p openai -b
 URL" saves (openai-compatible: Chat Completions) with the gateway's /v1 as its
-baseUrl, a model (--model, else the entry's own, else gpt-6.1-sol), and as the
-provider Cline runs (lastUsedProvider). An apiKey the entry held is emptied:
-Cline then sends $OPENAI_API_KEY, which spillway passes through. Every other
+baseUrl, a model (--model, else the entry's own when it pointed at the gateway
+already, else the first of the configuration's codex chain), and as the
+provider Cline runs (lastUsedProvider). An apiKey the entry held is emptied
+(and said so; it stays in the backup): Cline then sends $OPENAI_API_KEY,
+which spillway passes through. Every other
 setting and provider stays, byte for byte, and the old file is kept as
 providers.json.spillway-backup-<time>; the undo line is printed. Cline reads
 the file as strict JSON and ignores all of it when any part is wrong, so a file
@@ -41,7 +44,18 @@ result is read back as Cline reads it. --print changes nothing.`,
 			if err != nil {
 				return err
 			}
-			path := setup.ClineSettingsPath(a.Getenv, configDir)
+			path := agentfiles.ClineSettingsPath(a.Getenv, configDir)
+			var existing []byte
+			if path != "" {
+				existing, _ = os.ReadFile(path)
+			}
+			if model == "" {
+				first, err := a.chainFirst("codex")
+				if err != nil {
+					return err
+				}
+				model = setup.ClineModel(existing, base, first)
+			}
 			if printOnly {
 				b, _ := json.MarshalIndent(setup.ClineSettings(base, model), "", "  ")
 				if path == "" {
@@ -52,12 +66,16 @@ result is read back as Cline reads it. --print changes nothing.`,
 				return nil
 			}
 			_, statErr := os.Stat(path)
+			keyRemoved := setup.ClineKeyRemoved(existing)
 			path, backup, err := setup.WriteCline(path, base, model, time.Now())
 			if err != nil {
 				return fail(ExitFail, "%w", err)
 			}
 			at := strings.TrimRight(base, "/") + "/v1"
-			a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "Cline", at: at, what: "provider openai-compatible"})
+			a.reportMerged(merged{path: path, backup: backup, existed: statErr == nil, agent: "Cline", at: at, what: "provider openai-compatible, model " + model})
+			if keyRemoved && backup != "" {
+				fmt.Fprintf(a.Stderr, "note: the apiKey of providers.openai-compatible was removed (kept in %s); Cline now sends $OPENAI_API_KEY\n", backup)
+			}
 			if a.Getenv("OPENAI_API_KEY") == "" {
 				fmt.Fprintln(a.Stderr, "note: OPENAI_API_KEY is not set here; Cline sends its value as the Bearer key")
 			}
@@ -67,7 +85,7 @@ result is read back as Cline reads it. --print changes nothing.`,
 	}
 	cmd.Flags().StringVar(&u, "url", "", "gateway URL (default http://<listen> from the spillway configuration)")
 	cmd.Flags().StringVar(&configDir, "cline-dir", "", "Cline's configuration directory, what cline --config takes (default $CLINE_DIR or ~/.cline)")
-	cmd.Flags().StringVar(&model, "model", "", "the model Cline starts with (default: the entry's own, else "+setup.ClineDefaultModel+")")
+	cmd.Flags().StringVar(&model, "model", "", "the model Cline starts with (default: the entry's own when it points at the gateway, else the codex chain's first)")
 	cmd.Flags().BoolVar(&printOnly, "print", false, "change no file: print the settings to merge")
 	return cmd
 }

@@ -66,7 +66,13 @@ is --model, else the first of the configuration's chain for the format
 				return err
 			}
 			if model == "" {
-				model = a.copilotModel(typ)
+				chain := "codex"
+				if typ == setup.CopilotAnthropic {
+					chain = "claude"
+				}
+				if model, err = a.chainFirst(chain); err != nil {
+					return err
+				}
 			}
 			if a.Getenv(envKey) == "" {
 				fmt.Fprintf(a.Stderr, "note: %s is not set here; Copilot sends its value as the provider key (COPILOT_PROVIDER_API_KEY)\n", envKey)
@@ -86,16 +92,17 @@ is --model, else the first of the configuration's chain for the format
 	return cmd
 }
 
-// copilotModel is the model setup copilot gives COPILOT_MODEL: the first
-// of the configuration's chain for the format (the built-in one when the
-// configuration cannot be read or has no such chain).
-func (a *App) copilotModel(typ string) string {
-	chain := "codex"
-	if typ == setup.CopilotAnthropic {
-		chain = "claude"
+// chainFirst is the model a setup names when --model names none: the
+// first of the configuration's chain (the built-in one when the
+// configuration has no such chain); a configuration that cannot be read is
+// an error, as for every setup.
+func (a *App) chainFirst(chain string) (string, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return "", err
 	}
-	if cfg, err := a.loadConfig(); err == nil && len(cfg.Chains[chain]) > 0 {
-		return cfg.Chains[chain][0]
+	if c := cfg.Chains[chain]; len(c) > 0 {
+		return c[0], nil
 	}
-	return config.Default().Chains[chain][0]
+	return config.Default().Chains[chain][0], nil
 }

@@ -48,6 +48,9 @@ changes nothing. --print changes no file and prints the JSON to merge.`,
 			if err := setup.CheckEnvKey(envKey); err != nil {
 				return fail(ExitUsage, "--env-key: %w", err)
 			}
+			if envKey == "" {
+				return fail(ExitUsage, "--env-key \"\": give the name of the variable that holds your key (like %s)", setup.DefaultEnvKey)
+			}
 			cfg, err := a.loadConfig()
 			if err != nil {
 				return err

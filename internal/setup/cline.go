@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // ClineProvider is the provider id `cline auth -p openai -b URL` saves
@@ -18,43 +19,11 @@ import (
 // entry setup cline merges into providers.json.
 const ClineProvider = "openai-compatible"
 
-// ClineDefaultModel is the model setup cline names when the entry has
-// none and --model gives none.
-const ClineDefaultModel = "gpt-6.1-sol"
-
-// ClineSettingsPath is the providers.json Cline 3.0.65 reads, in its own
-// order: $CLINE_PROVIDER_SETTINGS_PATH, else $CLINE_DATA_DIR/settings/,
-// else <dir>/data/settings/ where dir is configDir (Cline's --config),
-// else $CLINE_DIR, else ~/.cline. "" when there is no HOME to start from.
-func ClineSettingsPath(getenv func(string) string, configDir string) string {
-	if p := strings.TrimSpace(getenv("CLINE_PROVIDER_SETTINGS_PATH")); p != "" {
-		return p
-	}
-	if d := strings.TrimSpace(getenv("CLINE_DATA_DIR")); d != "" {
-		return filepath.Join(d, "settings", "providers.json")
-	}
-	dir := configDir
-	if dir == "" {
-		dir = strings.TrimSpace(getenv("CLINE_DIR"))
-	}
-	if dir == "" {
-		home := strings.TrimSpace(getenv("HOME"))
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cline")
-	}
-	return filepath.Join(dir, "data", "settings", "providers.json")
-}
-
 // ClineSettings are the settings setup cline merges (see ApplyCline),
 // for --print: the gateway's OpenAI base URL as the openai-compatible
 // provider's, that provider the one Cline runs, and no key of its own,
 // so that Cline sends $OPENAI_API_KEY.
 func ClineSettings(baseURL, model string) map[string]any {
-	if model == "" {
-		model = ClineDefaultModel
-	}
 	return map[string]any{
 		"lastUsedProvider": ClineProvider,
 		"providers": map[string]any{ClineProvider: map[string]any{
@@ -72,10 +41,42 @@ func clineBase(baseURL string) string {
 
 var clineFile = JSONFile{Agent: "Cline", File: "providers.json", Command: "spillway setup cline", Parse: ParseClineSettings}
 
+// clineOpenAI is the settings of existing's openai-compatible entry (nil
+// for none, or a file that does not parse).
+func clineOpenAI(existing []byte) map[string]any {
+	m, err := ParseClineSettings(existing)
+	if err != nil {
+		return nil
+	}
+	e, _ := m["providers"].(map[string]any)[ClineProvider].(map[string]any)
+	s, _ := e["settings"].(map[string]any)
+	return s
+}
+
+// ClineModel is the model setup cline writes when --model names none: the
+// openai-compatible entry's own when its baseUrl is the gateway's already
+// (baseURL + "/v1"; a model of another endpoint, LM Studio's or
+// OpenRouter's, is one the gateway may not serve), else fallback (the
+// configuration's chain's first).
+func ClineModel(existing []byte, baseURL, fallback string) string {
+	s := clineOpenAI(existing)
+	if m, _ := s["model"].(string); m != "" && s["baseUrl"] == clineBase(baseURL) {
+		return m
+	}
+	return fallback
+}
+
+// ClineKeyRemoved says whether merging into existing empties a key the
+// openai-compatible entry held (Cline then sends $OPENAI_API_KEY).
+func ClineKeyRemoved(existing []byte) bool {
+	k, _ := clineOpenAI(existing)["apiKey"].(string)
+	return k != ""
+}
+
 // ApplyCline merges spillway's provider into existing (Cline's
 // providers.json, or nothing): the openai-compatible entry's provider,
 // baseUrl (baseURL + "/v1") and model (model; with "", the entry's own,
-// else ClineDefaultModel), an apiKey the entry had emptied (Cline then
+// and an error when it has none: see ClineModel), an apiKey the entry had emptied (Cline then
 // sends $OPENAI_API_KEY, which the gateway passes through), and
 // lastUsedProvider. A new entry gets updatedAt (now) and tokenSource, a
 // new file version and modes, as Cline writes them. Every other byte
@@ -107,7 +108,7 @@ func ApplyCline(existing []byte, baseURL, model string, now time.Time) ([]byte, 
 	case model != "":
 		s["model"] = model
 	case m == "":
-		s["model"] = ClineDefaultModel
+		return nil, errors.New("no model for Cline's openai-compatible provider: give one (setup cline --model)")
 	}
 	if _, ok := hs["apiKey"]; ok {
 		s["apiKey"] = ""
@@ -118,7 +119,7 @@ func ApplyCline(existing []byte, baseURL, model string, now time.Time) ([]byte, 
 }
 
 // WriteCline merges spillway's provider into the providers.json at path
-// (see ClineSettingsPath), keeping the old file as
+// (see agentfiles.ClineSettingsPath), keeping the old file as
 // providers.json.spillway-backup-<time>. It returns the file and the
 // backup ("" when there was none or nothing changed).
 func WriteCline(path, baseURL, model string, now time.Time) (string, string, error) {
@@ -233,11 +234,12 @@ func lineCol(b []byte, off int) (line, col int) {
 // ClineState says whether Cline is set up for spillway: state is "" when it
 // is not, else what it is set up for ("api key", ...); where is the file
 // (or environment) that says so. getenv is the environment setup runs in.
-// Cline is set up when the provider it runs is openai-compatible with a
-// base URL on this machine (the gateway's), ending in /v1: it sends
+// Cline is set up when the provider it runs is openai-compatible with the
+// gateway's base URL (GatewayBase, the rule setup copilot's listing
+// follows too: a /v1 URL that is not a vendor's own API): it sends
 // $OPENAI_API_KEY there, or the key the entry holds.
 func ClineState(getenv func(string) string) (state, where string) {
-	path := ClineSettingsPath(getenv, "")
+	path := agentfiles.ClineSettingsPath(getenv, "")
 	if path == "" {
 		return "", ""
 	}
@@ -249,16 +251,9 @@ func ClineState(getenv func(string) string) (state, where string) {
 	if err != nil || m["lastUsedProvider"] != ClineProvider {
 		return "", ""
 	}
-	e, _ := m["providers"].(map[string]any)[ClineProvider].(map[string]any)
-	s, _ := e["settings"].(map[string]any)
-	u, err := url.Parse(fmt.Sprint(s["baseUrl"]))
-	if err != nil || !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
+	base, _ := clineOpenAI(b)["baseUrl"].(string)
+	if _, ok := GatewayBase(base, "/v1"); !ok {
 		return "", ""
-	}
-	if h := u.Hostname(); h != "localhost" {
-		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
-			return "", ""
-		}
 	}
 	return "api key", path
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spillway/spillway/internal/agentfiles"
 )
 
 // clineWritten is providers.json as Cline 3.0.65 writes it (`cline auth
@@ -68,11 +70,11 @@ func TestApplyCline(t *testing.T) {
 		keep      []string // bytes of the old file that stay
 		wantKey   any      // settings.apiKey: nil for none
 	}{
-		{"no file", "", "", ClineDefaultModel, nil, nil},
+		{"no file", "", "gpt-6-mini", "gpt-6-mini", nil, nil},
 		{"no file, --model", "", "gpt-6-luna", "gpt-6-luna", nil, nil},
 		{"Cline's own file", clineWritten, "", "gpt-6-astra", []string{`"sk-ant-test-0000"`, `"voiceInput": {`, `"X-Team": "infra"`, `"updatedAt": "2026-12-06T15:20:03.633Z"`}, ""},
 		{"Cline's own file, --model", clineWritten, "gpt-6.1-sol", "gpt-6.1-sol", []string{`"claude-sonnet-5-5"`}, ""},
-		{"no openai-compatible entry yet", `{"version":1,"modes":{},"providers":{}}`, "", ClineDefaultModel, []string{`"modes":{}`}, nil},
+		{"no openai-compatible entry yet", `{"version":1,"modes":{},"providers":{}}`, "gpt-6-mini", "gpt-6-mini", []string{`"modes":{}`}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,6 +102,40 @@ func TestApplyCline(t *testing.T) {
 				t.Errorf("a second merge changed the file (%v):\n%s\n---\n%s", err, out, again)
 			}
 		})
+	}
+}
+
+// With no --model, setup keeps the entry's own model only when the entry
+// already pointed at the gateway; a model of another endpoint gives way to
+// the configuration's (the fallback). A key the entry held is reported, as
+// the merge empties it.
+func TestClineModel(t *testing.T) {
+	const gateway = "http://127.0.0.1:8787"
+	atGateway := strings.Replace(clineWritten, "https://llm.example.test/v1", gateway+"/v1", 1)
+	noKey := strings.Replace(atGateway, `"apiKey": "sk-test-abc",`, "", 1)
+	cases := []struct {
+		name, existing string
+		model          string
+		keyRemoved     bool
+	}{
+		{"no file", "", "gpt-6.1-sol", false},
+		{"another endpoint's model", clineWritten, "gpt-6.1-sol", true},
+		{"the gateway's already", atGateway, "gpt-6-astra", true},
+		{"no key to remove", noKey, "gpt-6-astra", false},
+		{"a file Cline cannot read", "{", "gpt-6.1-sol", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ClineModel([]byte(c.existing), gateway, "gpt-6.1-sol"); got != c.model {
+				t.Errorf("ClineModel = %q, want %q", got, c.model)
+			}
+			if got := ClineKeyRemoved([]byte(c.existing)); got != c.keyRemoved {
+				t.Errorf("ClineKeyRemoved = %v, want %v", got, c.keyRemoved)
+			}
+		})
+	}
+	if _, err := ApplyCline(nil, gateway, "", time.Now()); err == nil {
+		t.Error("ApplyCline with no model and no entry: no error")
 	}
 }
 
@@ -148,7 +184,7 @@ func TestWriteClineBackup(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, backup, err := WriteCline(path, "http://127.0.0.1:8787", "", now)
+			got, backup, err := WriteCline(path, "http://127.0.0.1:8787", "gpt-6-astra", now)
 			if err != nil || got != path || (backup != "") != c.wantBackup {
 				t.Fatalf("WriteCline = %q %q %v", got, backup, err)
 			}
@@ -165,50 +201,29 @@ func TestWriteClineBackup(t *testing.T) {
 			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("mode %v %v, want 0600 (it holds keys)", fi.Mode(), err)
 			}
-			if _, backup, err := WriteCline(path, "http://127.0.0.1:8787", "", now); err != nil || backup != "" {
+			if _, backup, err := WriteCline(path, "http://127.0.0.1:8787", "gpt-6-astra", now); err != nil || backup != "" {
 				t.Errorf("a second run: backup %q, err %v; want nothing to do", backup, err)
 			}
 		})
 	}
 }
 
-func TestClineSettingsPath(t *testing.T) {
-	cases := []struct {
-		name   string
-		env    map[string]string
-		config string
-		want   string
-	}{
-		{"HOME", map[string]string{"HOME": "/h"}, "", "/h/.cline/data/settings/providers.json"},
-		{"CLINE_DIR", map[string]string{"HOME": "/h", "CLINE_DIR": "/c"}, "", "/c/data/settings/providers.json"},
-		{"--config over CLINE_DIR", map[string]string{"HOME": "/h", "CLINE_DIR": "/c"}, "/k", "/k/data/settings/providers.json"},
-		{"CLINE_DATA_DIR over --config", map[string]string{"HOME": "/h", "CLINE_DATA_DIR": "/d"}, "/k", "/d/settings/providers.json"},
-		{"CLINE_PROVIDER_SETTINGS_PATH first", map[string]string{"HOME": "/h", "CLINE_DATA_DIR": "/d", "CLINE_PROVIDER_SETTINGS_PATH": "/p.json"}, "/k", "/p.json"},
-		{"nothing", map[string]string{}, "", ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := ClineSettingsPath(func(k string) string { return c.env[k] }, c.config); got != filepath.FromSlash(c.want) {
-				t.Errorf("= %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 func TestClineState(t *testing.T) {
-	set, _ := ApplyCline(nil, "http://127.0.0.1:8787", "", time.Now())
+	set, _ := ApplyCline(nil, "http://127.0.0.1:8787", "gpt-6-astra", time.Now())
 	cases := []struct {
 		name, file, want string
 	}{
 		{"set up", string(set), "api key"},
 		{"its own provider", clineWritten, ""},
-		{"another host", strings.Replace(string(set), "127.0.0.1", "llm.example.test", 1), ""},
+		{"a gateway on another host", strings.Replace(string(set), "127.0.0.1", "gw.example.test", 1), "api key"},
+		{"OpenRouter's /api/v1", strings.Replace(string(set), "http://127.0.0.1:8787/v1", "https://openrouter.example.test/api/v1", 1), ""},
+		{"OpenAI itself", strings.Replace(string(set), "http://127.0.0.1:8787/v1", "https://api.openai.com/v1", 1), ""},
 		{"no file", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
-			path := ClineSettingsPath(func(k string) string { return map[string]string{"HOME": home}[k] }, "")
+			path := agentfiles.ClineSettingsPath(func(k string) string { return map[string]string{"HOME": home}[k] }, "")
 			if c.file != "" {
 				_ = os.MkdirAll(filepath.Dir(path), 0o700)
 				if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {

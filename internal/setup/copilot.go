@@ -3,6 +3,7 @@ package setup
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -77,7 +78,9 @@ func CopilotEnv(c CopilotSetup, shell string) string {
 # of this from the environment. Add COPILOT_OFFLINE=true to keep it off the
 # network altogether (no GitHub, telemetry, web tools or updates).
 # Add the lines below to your shell profile to keep them; undo: %s
-`, api, c.EnvKey, unsetLine(names, s, false))
+# The first line unsets what would override these (%s);
+# the undo line does not bring them back: set any you had again by hand.
+`, api, c.EnvKey, unsetLine(names, s, false), strings.Join(copilotOff, ", "))
 	fmt.Fprintln(&b, unsetLine(copilotOff, s, true))
 	for _, v := range vars {
 		fmt.Fprintln(&b, setLine(v.name, v.value, s))
@@ -98,33 +101,51 @@ func refLine(name, from, shell string) string {
 	return "export " + name + `="$` + from + `"`
 }
 
-// vendorHosts are the providers' own hosts: a Copilot CLI pointed at one
-// of them is not set up for spillway.
+// vendorHosts are the providers' own hosts: an agent pointed at one of
+// them is not set up for spillway.
 var vendorHosts = []string{"api.openai.com", "api.anthropic.com", ".openai.azure.com", ".services.ai.azure.com", ".cognitiveservices.azure.com"}
+
+// GatewayBase is the one rule by which setup's listing tells an agent's
+// provider URL for the gateway (Copilot CLI's, Cline's): an http(s) URL
+// with a host that is not a vendor's own API, and the path setup writes
+// for it: /v1, or the root for an agent that appends /v1 itself (paths
+// lists them; "" is the root). A path of another kind (OpenRouter's
+// /api/v1) is not the gateway. shown is the URL as it may be printed (a
+// password in it redacted).
+func GatewayBase(raw string, paths ...string) (shown string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "", false
+	}
+	for _, h := range vendorHosts {
+		if u.Hostname() == h || strings.HasPrefix(h, ".") && strings.HasSuffix(u.Hostname(), h) {
+			return "", false
+		}
+	}
+	if !slices.Contains(paths, strings.TrimRight(u.Path, "/")) {
+		return "", false
+	}
+	return u.Redacted(), true
+}
 
 // CopilotState says whether Copilot is set up for spillway: state is "" when it
 // is not, else what it is set up for ("api key", ...); where is the file
 // (or environment) that says so. getenv is the environment setup runs in.
 // Copilot CLI keeps its provider in the environment only: it is set up
-// when COPILOT_PROVIDER_BASE_URL names a provider that is not a vendor's
-// own API (the gateway, wherever it listens).
+// when COPILOT_PROVIDER_BASE_URL is the gateway's (GatewayBase: /v1, or
+// the root with the anthropic type, which appends /v1/messages).
 func CopilotState(getenv func(string) string) (state, where string) {
-	raw := getenv("COPILOT_PROVIDER_BASE_URL")
-	if raw == "" {
-		return "", ""
+	path := "/v1"
+	if getenv("COPILOT_PROVIDER_TYPE") == CopilotAnthropic {
+		path = ""
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	shown, ok := GatewayBase(getenv("COPILOT_PROVIDER_BASE_URL"), path)
+	if !ok {
 		return "", ""
-	}
-	for _, h := range vendorHosts {
-		if u.Hostname() == h || strings.HasPrefix(h, ".") && strings.HasSuffix(u.Hostname(), h) {
-			return "", ""
-		}
 	}
 	state = "api key"
 	if getenv("COPILOT_PROVIDER_BEARER_TOKEN") != "" {
 		state = "bearer token"
 	}
-	return state, "environment (COPILOT_PROVIDER_BASE_URL=" + raw + ")"
+	return state, "environment (COPILOT_PROVIDER_BASE_URL=" + shown + ")"
 }

@@ -44,6 +44,10 @@ func TestCopilotEnv(t *testing.T) {
 			if c.c.Type == CopilotAnthropic && strings.Contains(got, "WIRE_API=") {
 				t.Errorf("a wire API for the anthropic type:\n%s", got)
 			}
+			// the variables unset are named, and that undo leaves them unset
+			if !strings.Contains(got, "# The first line unsets what would override these (COPILOT_PROVIDER_BEARER_TOKEN, COPILOT_PROVIDER_API_KEY_COMMAND, COPILOT_PROVIDER_WIRE_MODEL, COPILOT_PROVIDER_MODEL_ID);\n# the undo line does not bring them back") {
+				t.Errorf("it does not say the undo line leaves the overriding variables unset:\n%s", got)
+			}
 			if !strings.Contains(got, "writes no file") || !strings.Contains(got, "undo: ") {
 				t.Errorf("it does not say it writes no file, or how to undo:\n%s", got)
 			}
@@ -93,6 +97,10 @@ func TestCopilotState(t *testing.T) {
 		{"OpenAI itself", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://api.openai.com/v1"}, ""},
 		{"Azure", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://mine.openai.azure.com"}, ""},
 		{"not a URL", map[string]string{"COPILOT_PROVIDER_BASE_URL": "127.0.0.1"}, ""},
+		{"OpenRouter's /api/v1", map[string]string{"COPILOT_PROVIDER_BASE_URL": "https://openrouter.example.test/api/v1"}, ""},
+		{"anthropic type: the gateway's root", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:8787", "COPILOT_PROVIDER_TYPE": "anthropic"}, "api key"},
+		{"openai type at a root: not the gateway's path", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:11434"}, ""},
+		{"a password in it", map[string]string{"COPILOT_PROVIDER_BASE_URL": "http://me:hunter2@gw.internal:8787/v1"}, "api key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,6 +110,9 @@ func TestCopilotState(t *testing.T) {
 			}
 			if (state != "") != strings.Contains(where, "COPILOT_PROVIDER_BASE_URL") {
 				t.Errorf("where %q", where)
+			}
+			if strings.Contains(where, "hunter2") {
+				t.Errorf("where %q shows the URL's password", where)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spillway/spillway/internal/agentfiles"
@@ -80,21 +81,12 @@ func OpenCodeState(getenv func(string) string) (state, where string) {
 		return "", ""
 	}
 	// the later file wins, as OpenCode merges them
-	for _, name := range []string{"opencode.jsonc", "opencode.json", "config.json"} {
-		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
+	cs := agentfiles.OpenCodeConfigs(dir)
+	for _, c := range slices.Backward(cs) {
+		providers, _ := c.Config["provider"].(map[string]any)
+		if _, ok := providers[OpenCodeProvider].(map[string]any); ok {
+			return "api key", c.Path
 		}
-		c, err := agentfiles.ParseOpenCodeConfig(b)
-		if err != nil {
-			continue
-		}
-		providers, _ := c["provider"].(map[string]any)
-		if _, ok := providers[OpenCodeProvider].(map[string]any); !ok {
-			continue
-		}
-		return "api key", path
 	}
 	return "", ""
 }

@@ -70,17 +70,8 @@ func ClaudeState(getenv func(string) string) (state, where string) {
 // GeminiState reads Gemini CLI's settings.json (as setup gemini merged
 // it) and the environment it prints.
 func GeminiState(getenv func(string) string) (state, where string) {
-	dir := agentfiles.GeminiHome(getenv)
-	if dir == "" {
-		return "", ""
-	}
-	path := filepath.Join(dir, "settings.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", ""
-	}
-	s, err := agentfiles.ParseGeminiSettings(b)
-	if err != nil {
+	s, path, ok := settingsIn(agentfiles.GeminiHome(getenv), agentfiles.ParseGeminiSettings)
+	if !ok {
 		return "", ""
 	}
 	auth, _ := s["security"].(map[string]any)
@@ -94,4 +85,19 @@ func GeminiState(getenv func(string) string) (state, where string) {
 		return "api key, but GOOGLE_GEMINI_BASE_URL is not set here", path
 	}
 	return "", ""
+}
+
+// settingsIn reads dir/settings.json the way its agent does (parse); ok
+// is false when dir is "", or the file is missing or does not parse.
+func settingsIn(dir string, parse func([]byte) (map[string]any, error)) (s map[string]any, path string, ok bool) {
+	if dir == "" {
+		return nil, "", false
+	}
+	path = filepath.Join(dir, "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, path, false
+	}
+	s, err = parse(b)
+	return s, path, err == nil
 }

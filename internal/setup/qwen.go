@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -165,17 +163,8 @@ func WriteQwen(dir string, o QwenOptions, now time.Time) (path, backup string, e
 // its settings.json has a modelProviders.openai entry of spillway's (the
 // key from an environment variable), and where = that file.
 func QwenState(getenv func(string) string) (state, where string) {
-	dir := agentfiles.QwenHome(getenv, "")
-	if dir == "" {
-		return "", ""
-	}
-	path := filepath.Join(dir, "settings.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", ""
-	}
-	s, err := agentfiles.ParseQwenSettings(b)
-	if err != nil {
+	s, path, ok := settingsIn(agentfiles.QwenHome(getenv, ""), agentfiles.ParseQwenSettings)
+	if !ok {
 		return "", ""
 	}
 	mp, _ := s["modelProviders"].(map[string]any)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,7 +59,7 @@ var (
 // copilotSession is the session a run used: the resume line it printed,
 // its JSON result line, else the newest session under
 // $COPILOT_HOME/session-state (~/.copilot) written since the run began.
-func copilotSession(args []string, out runOut, o Options, since time.Time) string {
+func copilotSession(_ context.Context, args []string, out runOut, o Options, since time.Time) string {
 	for _, t := range []*tail{out.stderr, out.stdout} {
 		if t == nil {
 			continue

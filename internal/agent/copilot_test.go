@@ -126,7 +126,7 @@ func TestCopilotSession(t *testing.T) {
 			out := runOut{stdout: newTail(1 << 12), stderr: newTail(1 << 12)}
 			out.stderr.Write([]byte(c.stderr))
 			out.stdout.Write([]byte(c.stdout))
-			if got := sessionOf(Copilot, []string{"copilot", "-p", "x"}, out, Options{Env: c.env}, since); got != c.want {
+			if got := sessionOf(t.Context(), Copilot, []string{"copilot", "-p", "x"}, out, Options{Env: c.env}, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}
 		})

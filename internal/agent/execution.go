@@ -295,7 +295,7 @@ func (x *execution) runAs(ctx context.Context, a *policy.Attempt, model string, 
 	if out.interrupted {
 		at.Class = "interrupted"
 	}
-	if id := sessionOf(kind, args, out, o, started); id != "" {
+	if id := sessionOf(ctx, kind, args, out, o, started); id != "" {
 		x.session = id
 	}
 	return at, out, v

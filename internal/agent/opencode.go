@@ -156,7 +156,7 @@ var opencodeSessionRe = regexp.MustCompile(`"sessionID":"(ses_[A-Za-z0-9]+)"`)
 // looked and there is none, opencodeContinue when it could not look.
 // OpenCode keeps the user's message of a run whose request failed, so any
 // such session can be resumed.
-func opencodeSession(args []string, out runOut, o Options, since time.Time) string {
+func opencodeSession(ctx context.Context, args []string, out runOut, o Options, since time.Time) string {
 	if m := opencodeSessionRe.FindStringSubmatch(out.stdout.String()); m != nil {
 		return m[1]
 	}
@@ -183,14 +183,14 @@ func opencodeSession(args []string, out runOut, o Options, since time.Time) stri
 	if abs, err := filepath.Abs(wd); err == nil {
 		wd = abs
 	}
-	return opencodeNewestSession(db, wd, since)
+	return opencodeNewestSession(ctx, db, wd, since)
 }
 
 // opencodeNewestSession is the id of the newest top-level session of
 // directory dir in the database at path updated since t: "" for none (no
 // database: OpenCode wrote no session at all), opencodeContinue when the
 // database could not be queried (locked, say).
-func opencodeNewestSession(path, dir string, since time.Time) string {
+func opencodeNewestSession(ctx context.Context, path, dir string, since time.Time) string {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return ""
 	} else if err != nil {
@@ -201,7 +201,7 @@ func opencodeNewestSession(path, dir string, since time.Time) string {
 		return opencodeContinue
 	}
 	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // (the run's, bounded: a locked database)
 	defer cancel()
 	var id string
 	err = db.QueryRowContext(ctx, "SELECT id FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1",

@@ -149,7 +149,7 @@ func TestOpenCodeSession(t *testing.T) {
 			out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
 			out.stdout.Write([]byte(c.stdout))
 			o := Options{Dir: cmp.Or(c.env["PWD_"], "/work"), Getenv: func(k string) string { return c.env[k] }}
-			if got := sessionOf(OpenCode, []string{"opencode", "run", "hi"}, out, o, since); got != c.want {
+			if got := sessionOf(t.Context(), OpenCode, []string{"opencode", "run", "hi"}, out, o, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}
 		})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,7 +158,7 @@ const qwenLatest = "--continue"
 // (-r, --resume, --session-id), else the newest chat file of the run
 // directory's project written since the run started ("" for none: the
 // next run starts over); qwenLatest when it could not look.
-func qwenSession(args []string, _ runOut, o Options, since time.Time) string {
+func qwenSession(_ context.Context, args []string, _ runOut, o Options, since time.Time) string {
 	if id := flagValue(args, "--session-id", "--resume", "-r"); uuidRe.MatchString(id) {
 		return id
 	}

@@ -146,7 +146,7 @@ func TestQwenSession(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := sessionOf(Qwen, c.args, runOut{}, c.o, since); got != c.want {
+			if got := sessionOf(t.Context(), Qwen, c.args, runOut{}, c.o, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}
 		})

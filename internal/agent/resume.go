@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -37,7 +38,7 @@ var (
 // (--json) or its newest rollout file; Claude's session_id (json output);
 // for Gemini CLI the one its command line names, if it holds a turn to
 // resume.
-func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time) string {
+func sessionOf(ctx context.Context, kind Kind, args []string, out runOut, o Options, since time.Time) string {
 	switch kind {
 	case Gemini:
 		id := flagValue(args, "--session-id", "--resume", "-r")
@@ -57,7 +58,7 @@ func sessionOf(kind Kind, args []string, out runOut, o Options, since time.Time)
 		}
 	default:
 		if s := specOf(kind); s != nil && s.session != nil {
-			return s.session(args, out, o, since)
+			return s.session(ctx, args, out, o, since)
 		}
 	}
 	return ""

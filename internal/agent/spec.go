@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"regexp"
 	"time"
 
@@ -38,7 +39,7 @@ type spec struct {
 	// recent session in the directory, like Claude Code's --continue).
 	continues bool
 	// session finds the session a run used (from its output, its files).
-	session func(args []string, out runOut, o Options, since time.Time) string
+	session func(ctx context.Context, args []string, out runOut, o Options, since time.Time) string
 	// errorLine matches the lines the agent itself prints about a failed
 	// request (never its tool output).
 	errorLine *regexp.Regexp

@@ -158,9 +158,7 @@ func TestJudgeReadsOnlyTheAgentsOwnErrorLines(t *testing.T) {
 		{"  3 tests failed: timeout in test_io", "", "unknown"},
 	}
 	for _, c := range cases {
-		out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
-		out.stderr.Write([]byte(c.stderr))
-		out.stdout.Write([]byte(c.stdout))
+		out := printed(c.stdout, c.stderr)
 		if got := string(judge(classify.Classify, Codex, out).Class); got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}

@@ -64,9 +64,7 @@ func TestClineErrorLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOut{code: 1, stdout: newTail(1 << 16), stderr: newTail(1 << 16)}
-			_, _ = out.stdout.Write([]byte(c.stdout))
-			_, _ = out.stderr.Write([]byte(c.stderr))
+			out := printed(c.stdout, c.stderr)
 			v := judge(classify.Classify, Cline, out)
 			if v.Class != c.want {
 				t.Errorf("judge = %s, want %s", v.Class, c.want)

@@ -50,9 +50,7 @@ func TestContinueErrorLines(t *testing.T) {
 		{"Error: EACCES: permission denied, open '/etc/x'", "", classify.Unknown},
 	}
 	for _, c := range cases {
-		out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
-		out.stderr.Write([]byte(c.stderr))
-		out.stdout.Write([]byte(c.stdout))
+		out := printed(c.stdout, c.stderr)
 		if got := judge(classify.Classify, Continue, out).Class; got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}

@@ -89,9 +89,7 @@ func TestCopilotJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOut{stdout: newTail(1 << 12), stderr: newTail(1 << 12)}
-			out.stderr.Write([]byte(c.stderr))
-			out.stdout.Write([]byte(c.stdout))
+			out := printed(c.stdout, c.stderr)
 			if got := judge(classify.Classify, Copilot, out).Class; got != c.want {
 				t.Fatalf("judge = %s, want %s", got, c.want)
 			}
@@ -100,7 +98,7 @@ func TestCopilotJudge(t *testing.T) {
 }
 
 func TestCopilotSession(t *testing.T) {
-	const printed = "1e4a9c20-672c-45c5-86cf-d59e6482d4dd"
+	const id = "1e4a9c20-672c-45c5-86cf-d59e6482d4dd"
 	home := t.TempDir()
 	onDisk := "62025b12-f336-4bc4-aa26-830ab66acad1"
 	dir := filepath.Join(home, ".copilot", "session-state", onDisk)
@@ -115,17 +113,15 @@ func TestCopilotSession(t *testing.T) {
 		env            []string
 		want           string
 	}{
-		{"the resume line", "\nChanges    +0 -0\nDuration   16s\nResume     copilot --resume=" + printed + "\n", "", []string{"HOME=" + home}, printed},
-		{"the JSON result", "", `{"type":"result","timestamp":"2026-12-06T15:30:00.856Z","sessionId":"` + printed + `","exitCode":1}`, []string{"HOME=" + home}, printed},
+		{"the resume line", "\nChanges    +0 -0\nDuration   16s\nResume     copilot --resume=" + id + "\n", "", []string{"HOME=" + home}, id},
+		{"the JSON result", "", `{"type":"result","timestamp":"2026-12-06T15:30:00.856Z","sessionId":"` + id + `","exitCode":1}`, []string{"HOME=" + home}, id},
 		{"silent: the newest session on disk", "", "hi", []string{"HOME=" + home}, onDisk},
 		{"COPILOT_HOME moves it", "", "hi", []string{"HOME=/nonexistent", "COPILOT_HOME=" + filepath.Join(home, ".copilot")}, onDisk},
 		{"none", "", "", []string{"HOME=" + t.TempDir()}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOut{stdout: newTail(1 << 12), stderr: newTail(1 << 12)}
-			out.stderr.Write([]byte(c.stderr))
-			out.stdout.Write([]byte(c.stdout))
+			out := printed(c.stdout, c.stderr)
 			if got := sessionOf(t.Context(), Copilot, []string{"copilot", "-p", "x"}, out, Options{Env: c.env}, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)
 			}

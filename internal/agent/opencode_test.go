@@ -95,9 +95,7 @@ func TestOpenCodeJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOut{stdout: newTail(1 << 12), stderr: newTail(1 << 12)}
-			out.stderr.Write([]byte(c.stderr))
-			out.stdout.Write([]byte(c.stdout))
+			out := printed(c.stdout, c.stderr)
 			if got := judge(classify.Classify, OpenCode, out).Class; got != c.want {
 				t.Fatalf("judge = %s, want %s", got, c.want)
 			}
@@ -146,8 +144,7 @@ func TestOpenCodeSession(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
-			out.stdout.Write([]byte(c.stdout))
+			out := printed(c.stdout, "")
 			o := Options{Dir: cmp.Or(c.env["PWD_"], "/work"), Getenv: func(k string) string { return c.env[k] }}
 			if got := sessionOf(t.Context(), OpenCode, []string{"opencode", "run", "hi"}, out, o, since); got != c.want {
 				t.Fatalf("session %q, want %q", got, c.want)

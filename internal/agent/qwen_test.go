@@ -85,9 +85,7 @@ func TestQwenErrorLines(t *testing.T) {
 		{"", "  [API Error: 529 Overloaded] (quoted by the model)", "unknown"},
 	}
 	for _, c := range cases {
-		out := runOut{stdout: newTail(1 << 10), stderr: newTail(1 << 10)}
-		out.stderr.Write([]byte(c.stderr))
-		out.stdout.Write([]byte(c.stdout))
+		out := printed(c.stdout, c.stderr)
 		if got := string(judge(classify.Classify, Qwen, out).Class); got != c.want {
 			t.Errorf("judge(%q, %q) = %s, want %s", c.stderr, c.stdout, got, c.want)
 		}
